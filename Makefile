@@ -1,0 +1,41 @@
+# Set-up, build, tests and the demo. `make demo` and `make test` work on a fresh Debian machine:
+# both install whatever is missing first (scripts/install-deps.sh).
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+VENV := .venv
+PY := $(VENV)/bin/python
+JARS := pyclay/dataclay/_internal/jars
+MVN := mvn -B -q
+PYTEST := $(PY) -m pytest -q -p no:cacheprovider
+
+.PHONY: deps build test test-java test-python test-integration demo clean
+
+deps:
+	scripts/install-deps.sh
+
+# Java servers (shaded jars placed where the `dataclay` command finds them), Python protocol
+# modules generated from proto/, and pyclay installed (editable) into the virtualenv.
+build: deps
+	$(MVN) -DskipTests install
+	mkdir -p $(JARS)
+	cp logicmodule/target/logicmodule.jar dataservice/target/dataservice.jar $(JARS)/
+	$(PY) pyclay/generate_protos.py
+	$(PY) -m pip install -q --no-deps -e .
+
+test: build test-java test-python test-integration
+
+test-java:
+	$(MVN) test
+
+test-python:
+	$(PYTEST) pyclay/tests
+
+test-integration:
+	$(PYTEST) tests
+
+demo: build
+	PATH="$(abspath $(VENV))/bin:$$PATH" scripts/demo.sh
+
+clean:
+	$(MVN) clean
+	rm -rf $(JARS) pyclay/dataclay/_internal/proto build

@@ -1,0 +1,58 @@
+package io.dataclay.ds.store;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.Consumer;
+
+/**
+ * A backend's object store engine: objects by ID, pmemkv-shaped (put, get, remove, count,
+ * iterate) plus field-level updates. Only the Data Service calls it, and nothing outside this
+ * package knows which engine runs. Unless {@link #status()} says otherwise (memory, 2lm), every
+ * mutating call is durable when it returns and atomic per object: a crash leaves the old or
+ * the new state of an object, never a mix. Implementations are thread-safe.
+ */
+public interface ObjectStore extends AutoCloseable {
+
+  /** Stores a new object or replaces a stored one whole; durable and atomic when it returns. */
+  void put(StoredObject object);
+
+  /**
+   * Stores several objects; each one is atomic and all are durable when it returns. On failure
+   * (for example {@link io.dataclay.exceptions.StoreFullException}) none of them is stored.
+   */
+  void putAll(List<StoredObject> objects);
+
+  /** The stored object, or empty when this store does not hold it. */
+  Optional<StoredObject> get(UUID id);
+
+  /** The header of a stored object without its fields, or empty; cheap (used on every call). */
+  Optional<ObjectHeader> header(UUID id);
+
+  /**
+   * Replaces the changed fields and drops the removed ones, leaving other fields as they are;
+   * durable and atomic when it returns.
+   *
+   * @throws io.dataclay.exceptions.ObjectDoesNotExistException when the object is not stored
+   */
+  void applyDelta(ObjectDelta delta);
+
+  /** Removes an object; durable when it returns. Returns whether it was stored. */
+  boolean remove(UUID id);
+
+  /** Number of stored objects. */
+  long count();
+
+  /** Calls {@code action} for the ID of every stored object (a consistent snapshot is not promised). */
+  void forEachId(Consumer<UUID> action);
+
+  /** Engine name, durability promise, pool path, capacity and use. */
+  StoreStats stats();
+
+  /** Makes everything written so far durable (2lm writes its cache back); a no-op for engines durable at return. */
+  default void checkpoint() {}
+
+  /** Closes the store cleanly (2lm writes back); the pool can be reopened afterwards. */
+  @Override
+  void close();
+}

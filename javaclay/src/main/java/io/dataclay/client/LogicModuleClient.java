@@ -1,0 +1,162 @@
+package io.dataclay.client;
+
+import io.dataclay.proto.AliasRequest;
+import io.dataclay.proto.BackendInfo;
+import io.dataclay.proto.Empty;
+import io.dataclay.proto.GetModelRequest;
+import io.dataclay.proto.HeartbeatRequest;
+import io.dataclay.proto.Language;
+import io.dataclay.proto.ListModelsRequest;
+import io.dataclay.proto.LogicModuleGrpc;
+import io.dataclay.proto.LogicModuleStats;
+import io.dataclay.proto.Model;
+import io.dataclay.proto.NewAccountRequest;
+import io.dataclay.proto.NewAliasRequest;
+import io.dataclay.proto.NewDataContractRequest;
+import io.dataclay.proto.NewSessionRequest;
+import io.dataclay.proto.ObjectIdRequest;
+import io.dataclay.proto.ObjectInfo;
+import io.dataclay.proto.RegisterObjectsRequest;
+import io.dataclay.proto.SessionInfo;
+import io.dataclay.proto.ValidateSessionRequest;
+import io.dataclay.rpc.SessionMetadata;
+import io.grpc.Channel;
+import io.grpc.ClientInterceptors;
+import io.grpc.ManagedChannel;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * The one wrapper around the Logic Module's generated stub. Every call carries the session
+ * token from {@code token} and failures surface as {@link io.dataclay.exceptions.DataClayException}s.
+ */
+public final class LogicModuleClient implements AutoCloseable {
+  private final ManagedChannel owned;
+  private final LogicModuleGrpc.LogicModuleBlockingStub stub;
+
+  /** A client on a channel it owns (closed by {@link #close()}). */
+  public LogicModuleClient(String host, int port, Supplier<String> token) {
+    this(Channels.forAddress(host, port), true, token);
+  }
+
+  /** A client on a channel owned by the caller (tests use in-process channels). */
+  public LogicModuleClient(Channel channel, Supplier<String> token) {
+    this(channel, false, token);
+  }
+
+  private LogicModuleClient(Channel channel, boolean owns, Supplier<String> token) {
+    this.owned = owns ? (ManagedChannel) channel : null;
+    this.stub = LogicModuleGrpc.newBlockingStub(
+        ClientInterceptors.intercept(channel, SessionMetadata.clientInterceptor(token)));
+  }
+
+  /** The Logic Module's version, if it answers within {@code timeoutMs}. */
+  public String health(long timeoutMs) {
+    return RpcCalls.call(() -> stub.withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS)
+        .health(Empty.getDefaultInstance()).getVersion());
+  }
+
+  /** Opens a session; {@code dataset} may be empty for the user's own dataset. */
+  public SessionInfo newSession(String username, String password, String dataset) {
+    return RpcCalls.call(() -> stub.newSession(NewSessionRequest.newBuilder()
+        .setUsername(username).setPassword(password).setDataset(dataset).build()));
+  }
+
+  /** Closes the caller's session. */
+  public void closeSession() {
+    RpcCalls.call(() -> stub.closeSession(Empty.getDefaultInstance()));
+  }
+
+  /** What the Logic Module knows of a client's session (administrators only). */
+  public SessionInfo validateSession(String clientToken) {
+    return RpcCalls.call(() -> stub.validateSession(
+        ValidateSessionRequest.newBuilder().setToken(clientToken).build()));
+  }
+
+  /** Creates an account (administrators only). */
+  public void newAccount(String username, String password, boolean admin) {
+    RpcCalls.call(() -> stub.newAccount(NewAccountRequest.newBuilder()
+        .setUsername(username).setPassword(password).setAdmin(admin).build()));
+  }
+
+  /** Grants {@code beneficiary} access to {@code dataset}, creating it for the caller if needed. */
+  public void newDataContract(String dataset, String beneficiary) {
+    RpcCalls.call(() -> stub.newDataContract(NewDataContractRequest.newBuilder()
+        .setDataset(dataset).setBeneficiary(beneficiary).build()));
+  }
+
+  /** Registers (or updates) a model and deploys it to every live backend. */
+  public void registerModel(Model model) {
+    RpcCalls.call(() -> stub.registerModel(model));
+  }
+
+  /** The registered model of a namespace. */
+  public Model getModel(String namespace) {
+    return RpcCalls.call(() -> stub.getModel(GetModelRequest.newBuilder().setNamespace(namespace).build()));
+  }
+
+  /** Every registered model of a language ({@code LANGUAGE_UNSPECIFIED}: all). */
+  public List<Model> listModels(Language language) {
+    return RpcCalls.call(() -> stub.listModels(
+        ListModelsRequest.newBuilder().setLanguage(language).build()).getModelsList());
+  }
+
+  /** Registers or re-registers a backend under its stable ID. */
+  public void registerBackend(BackendInfo backend) {
+    RpcCalls.call(() -> stub.registerBackend(backend));
+  }
+
+  /** Tells the Logic Module the backend is alive. */
+  public void heartbeat(String backendId) {
+    RpcCalls.call(() -> stub.heartbeat(HeartbeatRequest.newBuilder().setBackendId(backendId).build()));
+  }
+
+  /** Every registered backend with its liveness. */
+  public List<BackendInfo> getBackends() {
+    return RpcCalls.call(() -> stub.getBackends(Empty.getDefaultInstance()).getBackendsList());
+  }
+
+  /** Registers stored objects and, optionally, an alias for one of them, in one transaction. */
+  public void registerObjects(List<ObjectInfo> objects, String alias, String aliasObjectId) {
+    RpcCalls.call(() -> stub.registerObjects(RegisterObjectsRequest.newBuilder()
+        .addAllObjects(objects)
+        .setAlias(alias == null ? "" : alias)
+        .setAliasObjectId(aliasObjectId == null ? "" : aliasObjectId)
+        .build()));
+  }
+
+  /** Metadata of an object. */
+  public ObjectInfo getObjectInfo(String id) {
+    return RpcCalls.call(() -> stub.getObjectInfo(ObjectIdRequest.newBuilder().setId(id).build()));
+  }
+
+  /** Metadata of the object with an alias; {@code dataset} empty means the session's dataset. */
+  public ObjectInfo getObjectByAlias(String alias, String dataset) {
+    return RpcCalls.call(() -> stub.getObjectByAlias(
+        AliasRequest.newBuilder().setAlias(alias).setDataset(dataset == null ? "" : dataset).build()));
+  }
+
+  /** Gives an existing object an alias in its dataset. */
+  public void newAlias(String alias, String objectId) {
+    RpcCalls.call(() -> stub.newAlias(NewAliasRequest.newBuilder().setAlias(alias).setObjectId(objectId).build()));
+  }
+
+  /** Removes an alias; {@code dataset} empty means the session's dataset. */
+  public void deleteAlias(String alias, String dataset) {
+    RpcCalls.call(() -> stub.deleteAlias(
+        AliasRequest.newBuilder().setAlias(alias).setDataset(dataset == null ? "" : dataset).build()));
+  }
+
+  /** Call counters and totals. */
+  public LogicModuleStats getStats() {
+    return RpcCalls.call(() -> stub.getStats(Empty.getDefaultInstance()));
+  }
+
+  @Override
+  public void close() {
+    if (owned != null) {
+      Channels.close(owned);
+    }
+  }
+}

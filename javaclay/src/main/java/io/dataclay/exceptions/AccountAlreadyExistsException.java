@@ -1,0 +1,11 @@
+package io.dataclay.exceptions;
+
+import io.dataclay.proto.ErrorCode;
+
+/** An account with this name already exists. */
+public class AccountAlreadyExistsException extends DataClayException {
+  /** Creates the error with a message that says what is wrong. */
+  public AccountAlreadyExistsException(String message) {
+    super(ErrorCode.ACCOUNT_ALREADY_EXISTS, message);
+  }
+}

@@ -1,0 +1,11 @@
+package io.dataclay.exceptions;
+
+import io.dataclay.proto.ErrorCode;
+
+/** The class is not part of any registered model. */
+public class ClassNotRegisteredException extends DataClayException {
+  /** Creates the error with a message that says what is wrong. */
+  public ClassNotRegisteredException(String message) {
+    super(ErrorCode.CLASS_NOT_REGISTERED, message);
+  }
+}

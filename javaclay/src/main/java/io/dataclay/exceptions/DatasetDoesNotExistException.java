@@ -1,0 +1,11 @@
+package io.dataclay.exceptions;
+
+import io.dataclay.proto.ErrorCode;
+
+/** No dataset has this name. */
+public class DatasetDoesNotExistException extends DataClayException {
+  /** Creates the error with a message that says what is wrong. */
+  public DatasetDoesNotExistException(String message) {
+    super(ErrorCode.DATASET_DOES_NOT_EXIST, message);
+  }
+}

@@ -1,0 +1,11 @@
+package io.dataclay.exceptions;
+
+import io.dataclay.proto.ErrorCode;
+
+/** The class has no such active method or field. */
+public class MethodDoesNotExistException extends DataClayException {
+  /** Creates the error with a message that says what is wrong. */
+  public MethodDoesNotExistException(String message) {
+    super(ErrorCode.METHOD_DOES_NOT_EXIST, message);
+  }
+}

@@ -1,0 +1,11 @@
+package io.dataclay.exceptions;
+
+import io.dataclay.proto.ErrorCode;
+
+/** A module or class already belongs to another namespace. */
+public class NamespaceConflictException extends DataClayException {
+  /** Creates the error with a message that says what is wrong. */
+  public NamespaceConflictException(String message) {
+    super(ErrorCode.NAMESPACE_CONFLICT, message);
+  }
+}

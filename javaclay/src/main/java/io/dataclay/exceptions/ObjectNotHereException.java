@@ -1,0 +1,11 @@
+package io.dataclay.exceptions;
+
+import io.dataclay.proto.ErrorCode;
+
+/** The backend asked does not hold the object: refresh its location and retry. */
+public class ObjectNotHereException extends DataClayException {
+  /** Creates the error with a message that says what is wrong. */
+  public ObjectNotHereException(String message) {
+    super(ErrorCode.OBJECT_NOT_HERE, message);
+  }
+}

@@ -1,0 +1,11 @@
+package io.dataclay.exceptions;
+
+import io.dataclay.proto.ErrorCode;
+
+/** The session is valid but may not do this. */
+public class PermissionDeniedException extends DataClayException {
+  /** Creates the error with a message that says what is wrong. */
+  public PermissionDeniedException(String message) {
+    super(ErrorCode.PERMISSION_DENIED, message);
+  }
+}

@@ -1,0 +1,152 @@
+package io.dataclay.rpc;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.dataclay.exceptions.*;
+import io.dataclay.proto.ErrorCode;
+import io.dataclay.proto.ErrorInfo;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Turns dataClay exceptions into a gRPC status plus the {@code dataclay-error-bin} trailer and
+ * back. Servers and clients in every language follow the same table (docs/internals.md).
+ */
+public final class GrpcErrors {
+  /** Trailer carrying a serialised {@link ErrorInfo}. */
+  public static final Metadata.Key<byte[]> ERROR_KEY =
+      Metadata.Key.of("dataclay-error-bin", Metadata.BINARY_BYTE_MARSHALLER);
+
+  private static final Logger LOG = Logger.getLogger(GrpcErrors.class.getName());
+
+  private GrpcErrors() {}
+
+  /** The gRPC status code an error code travels with. */
+  public static Status.Code statusCode(ErrorCode code) {
+    switch (code) {
+      case INVALID_ARGUMENT:
+      case SERIALIZATION_ERROR:
+        return Status.Code.INVALID_ARGUMENT;
+      case NOT_AUTHENTICATED:
+        return Status.Code.UNAUTHENTICATED;
+      case PERMISSION_DENIED:
+        return Status.Code.PERMISSION_DENIED;
+      case ALIAS_DOES_NOT_EXIST:
+      case OBJECT_DOES_NOT_EXIST:
+      case ACCOUNT_DOES_NOT_EXIST:
+      case DATASET_DOES_NOT_EXIST:
+      case BACKEND_DOES_NOT_EXIST:
+      case METHOD_DOES_NOT_EXIST:
+        return Status.Code.NOT_FOUND;
+      case ALIAS_ALREADY_EXISTS:
+      case OBJECT_ALREADY_EXISTS:
+      case ACCOUNT_ALREADY_EXISTS:
+        return Status.Code.ALREADY_EXISTS;
+      case BACKEND_UNAVAILABLE:
+        return Status.Code.UNAVAILABLE;
+      case STORE_FULL:
+        return Status.Code.RESOURCE_EXHAUSTED;
+      case OBJECT_NOT_HERE:
+      case NOT_A_VERSION:
+      case NAMESPACE_CONFLICT:
+      case CLASS_NOT_REGISTERED:
+        return Status.Code.FAILED_PRECONDITION;
+      case REMOTE_EXCEPTION:
+        return Status.Code.UNKNOWN;
+      default:
+        return Status.Code.INTERNAL;
+    }
+  }
+
+  /** The status a server answers for {@code t}; unexpected throwables become INTERNAL and are logged. */
+  public static StatusRuntimeException toStatus(Throwable t) {
+    if (t instanceof StatusRuntimeException) {
+      return (StatusRuntimeException) t;
+    }
+    ErrorInfo.Builder info = ErrorInfo.newBuilder();
+    if (t instanceof RemoteException) {
+      RemoteException r = (RemoteException) t;
+      info.setCode(ErrorCode.REMOTE_EXCEPTION)
+          .setMessage(r.remoteMessage())
+          .setRemoteType(r.remoteType())
+          .setRemoteArgs(ByteString.copyFrom(r.remoteArgs()))
+          .setRemoteTraceback(r.remoteTraceback());
+    } else if (t instanceof DataClayException) {
+      DataClayException d = (DataClayException) t;
+      info.setCode(d.code()).setMessage(String.valueOf(d.getMessage()));
+    } else {
+      LOG.log(Level.SEVERE, "unexpected failure while serving a call", t);
+      info.setCode(ErrorCode.INTERNAL).setMessage(t.getClass().getName() + ": " + t.getMessage());
+    }
+    return toStatus(info.build());
+  }
+
+  /** The status for an already-built {@link ErrorInfo}. */
+  public static StatusRuntimeException toStatus(ErrorInfo info) {
+    Metadata trailers = new Metadata();
+    trailers.put(ERROR_KEY, info.toByteArray());
+    return Status.fromCode(statusCode(info.getCode()))
+        .withDescription(info.getMessage())
+        .asRuntimeException(trailers);
+  }
+
+  /** The dataClay exception a client raises for a failed call. */
+  public static DataClayException fromStatus(StatusRuntimeException e) {
+    Metadata trailers = e.getTrailers();
+    byte[] raw = trailers == null ? null : trailers.get(ERROR_KEY);
+    if (raw != null) {
+      try {
+        return fromInfo(ErrorInfo.parseFrom(raw));
+      } catch (InvalidProtocolBufferException bad) {
+        return new InternalException("undecodable error detail: " + bad.getMessage());
+      }
+    }
+    Status status = e.getStatus();
+    String what = status.getDescription() == null ? status.getCode().name() : status.getDescription();
+    if (status.getCode() == Status.Code.UNAVAILABLE || status.getCode() == Status.Code.DEADLINE_EXCEEDED) {
+      return new BackendUnavailableException("service unavailable: " + what);
+    }
+    if (status.getCode() == Status.Code.UNAUTHENTICATED) {
+      return new NotAuthenticatedException(what);
+    }
+    return new InternalException("call failed with " + status.getCode() + ": " + what);
+  }
+
+  /** The exception for a decoded {@link ErrorInfo}. */
+  public static DataClayException fromInfo(ErrorInfo info) {
+    if (info.getCode() == ErrorCode.REMOTE_EXCEPTION) {
+      return new RemoteException(info.getRemoteType(), info.getMessage(),
+          info.getRemoteArgs().toByteArray(), info.getRemoteTraceback());
+    }
+    return forCode(info.getCode(), info.getMessage());
+  }
+
+  /** The exception class of an error code (anything unknown becomes {@link InternalException}). */
+  public static DataClayException forCode(ErrorCode code, String message) {
+    switch (code) {
+      case INVALID_ARGUMENT: return new InvalidArgumentException(message);
+      case NOT_AUTHENTICATED: return new NotAuthenticatedException(message);
+      case PERMISSION_DENIED: return new PermissionDeniedException(message);
+      case ALIAS_ALREADY_EXISTS: return new AliasAlreadyExistsException(message);
+      case ALIAS_DOES_NOT_EXIST: return new AliasDoesNotExistException(message);
+      case OBJECT_DOES_NOT_EXIST: return new ObjectDoesNotExistException(message);
+      case OBJECT_NOT_HERE: return new ObjectNotHereException(message);
+      case OBJECT_ALREADY_EXISTS: return new ObjectAlreadyExistsException(message);
+      case CLASS_NOT_REGISTERED: return new ClassNotRegisteredException(message);
+      case ACCOUNT_ALREADY_EXISTS: return new AccountAlreadyExistsException(message);
+      case ACCOUNT_DOES_NOT_EXIST: return new AccountDoesNotExistException(message);
+      case DATASET_DOES_NOT_EXIST: return new DatasetDoesNotExistException(message);
+      case NAMESPACE_CONFLICT: return new NamespaceConflictException(message);
+      case BACKEND_DOES_NOT_EXIST: return new BackendDoesNotExistException(message);
+      case BACKEND_UNAVAILABLE: return new BackendUnavailableException(message);
+      case STORE_FULL: return new StoreFullException(message);
+      case NOT_A_VERSION: return new NotAVersionException(message);
+      case METHOD_DOES_NOT_EXIST: return new MethodDoesNotExistException(message);
+      case SERIALIZATION_ERROR: return new SerializationException(message);
+      default: return new InternalException(message);
+    }
+  }
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what this project needs and is missing, on Debian: a JDK 17 and Maven, PMDK,
+# the PostgreSQL server binaries (tests start their own server), Python venv support;
+# then a virtualenv at .venv with the Python requirements. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sudo_cmd=""
+if [ "$(id -u)" != 0 ]; then sudo_cmd="sudo"; fi
+
+missing=()
+javac -version 2>&1 | grep -q ' 17\.' || missing+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null || missing+=(maven)
+dpkg -s libpmemobj1 >/dev/null 2>&1 || missing+=(libpmemobj1)
+dpkg -s libpmempool1 >/dev/null 2>&1 || missing+=(libpmempool1)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+command -v python3 >/dev/null || missing+=(python3)
+if command -v python3 >/dev/null && ! python3 -c 'import ensurepip, venv' 2>/dev/null; then missing+=(python3-venv); fi
+command -v runuser >/dev/null || missing+=(util-linux)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10 or newer is needed")'
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+if ! cmp -s requirements-dev.txt .venv/.requirements-installed; then
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -r requirements-dev.txt
+  cp requirements-dev.txt .venv/.requirements-installed
+fi
