@@ -8,7 +8,7 @@ import java.util.function.Consumer;
 /**
  * A backend's object store engine: objects by ID, pmemkv-shaped (put, get, remove, count,
  * iterate) plus field-level updates. Only the Data Service calls it, and nothing outside this
- * package knows which engine runs. Unless {@link #status()} says otherwise (memory, 2lm), every
+ * package knows which engine runs. Unless {@link #stats()} says otherwise (memory, 2lm), every
  * mutating call is durable when it returns and atomic per object: a crash leaves the old or
  * the new state of an object, never a mix. Implementations are thread-safe.
  */

@@ -1,0 +1,89 @@
+#!/usr/bin/env python
+"""Core latency and throughput of the Python API on a real local cluster (kv engine on /dev/shm):
+p50/p99 of an active-method call on a small object, of get_by_alias and of make_persistent of one
+small object; objects/s of make_persistent one by one and as one 10,000-object graph. The
+baseline, measured in the same run, is a bare gRPC round trip to the Logic Module (Health)."""
+import argparse
+import os
+import pathlib
+import statistics
+import sys
+import time
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from harness.cluster import Cluster  # noqa: E402
+
+
+def percentiles(samples):
+    ordered = sorted(samples)
+    return ordered[len(ordered) // 2], ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+
+def timed(fn, n, warmup=200):
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(n):
+        t = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t)
+    return samples
+
+
+def report(name, samples, baseline_p50=None):
+    p50, p99 = percentiles(samples)
+    ratio = f"  x{p50 / baseline_p50:.2f} of baseline" if baseline_p50 else ""
+    print(f"{name:<44} p50 {p50 * 1e3:7.3f} ms   p99 {p99 * 1e3:7.3f} ms{ratio}")
+    return p50
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("-n", type=int, default=5000, help="samples per latency figure")
+    parser.add_argument("--graph", type=int, default=10000, help="objects in the graph")
+    parser.add_argument("--store", default="kv")
+    args = parser.parse_args()
+
+    cluster = Cluster(backends=1, store=args.store, store_size="2G")
+    try:
+        cluster.start()
+        cluster.register_models()
+        os.environ.update(cluster.env)
+        sys.path.insert(0, str(REPO / "tests" / "models"))
+        from dataclay import api
+        from dataclay._internal.rpc import LogicModuleClient
+        api.init()
+        from people.model import Counter, Node
+
+        lm = LogicModuleClient(f"127.0.0.1:{cluster.port}")
+        base = report("baseline: gRPC round trip (LM Health)", timed(lambda: lm.health(timeout=5), args.n))
+        counter = Counter(0)
+        counter.make_persistent(alias="bench")
+        report("active method, changes state (increment)", timed(counter.increment, args.n), base)
+        report("active method, reads state (get)", timed(counter.get, args.n), base)
+        report("get_by_alias", timed(lambda: Counter.get_by_alias("bench"), args.n), base)
+        one = timed(lambda: Counter(1).make_persistent(), args.n)
+        report("make_persistent, one small object", one, base)
+        print(f"{'make_persistent one by one':<44} {len(one) / sum(one):9.0f} objects/s")
+
+        rates = []
+        for _ in range(5):
+            head = None
+            for i in range(args.graph):
+                head = Node(i, head)
+            t = time.perf_counter()
+            head.make_persistent()
+            rates.append(args.graph / (time.perf_counter() - t))
+        print(f"{f'make_persistent of a {args.graph}-object graph':<44} {statistics.median(rates):9.0f} objects/s "
+              f"(median of 5; min {min(rates):.0f}, max {max(rates):.0f})")
+        api.finish()
+        lm.close()
+    finally:
+        cluster.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

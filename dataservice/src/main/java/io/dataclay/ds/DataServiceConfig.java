@@ -1,0 +1,230 @@
+package io.dataclay.ds;
+
+import io.dataclay.exceptions.InvalidArgumentException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.util.Map;
+
+/**
+ * Everything a Data Service reads from its environment, with the defaults; nothing else in the
+ * Data Service reads environment variables. Invalid values fail here, naming the key.
+ */
+public final class DataServiceConfig {
+  /** Logic Module host. Default 127.0.0.1. */
+  public static final String HOST = "DATACLAY_HOST";
+  /** Logic Module port. Default 11034. */
+  public static final String PORT = "DATACLAY_PORT";
+  /** Administrator account the Data Service logs in with. Required. */
+  public static final String USER = "DATACLAY_USER";
+  /** Password of that administrator. Required. */
+  public static final String PASSWORD = "DATACLAY_PASSWORD";
+  /** Name of this backend. Default: the host name. */
+  public static final String BACKEND_NAME = "DATACLAY_BACKEND_NAME";
+  /** Address advertised to clients. Default 127.0.0.1. */
+  public static final String BACKEND_HOST = "DATACLAY_BACKEND_HOST";
+  /** Port to bind; 0 binds any free port, and the port actually bound is registered. Default 0. */
+  public static final String BACKEND_PORT = "DATACLAY_BACKEND_PORT";
+  /** Local state of a cluster. Default ~/.dataclay. */
+  public static final String HOME = "DATACLAY_HOME";
+  /** This backend's directory (backend.id, models/python/). Default $DATACLAY_HOME/backends/<name>. */
+  public static final String BACKEND_DIR = "DATACLAY_BACKEND_DIR";
+  /** Store engine: kv | heap | 2lm | postgres | memory. Default kv. */
+  public static final String STORE = "DATACLAY_STORE";
+  /** Pool directory of the store. Default /dev/shm/dataclay-<OS user>/<backend name>. */
+  public static final String STORE_PATH = "DATACLAY_STORE_PATH";
+  /** Pool size, e.g. 512M or 4G. Default 1G. */
+  public static final String STORE_SIZE = "DATACLAY_STORE_SIZE";
+  /** Interpreter of the Python execution environment; "none" runs no Python environment. Default python3. */
+  public static final String PYTHON = "DATACLAY_PYTHON";
+  /** Milliseconds between heartbeats to the Logic Module. Default 1000. */
+  public static final String HEARTBEAT_MS = "DATACLAY_HEARTBEAT_MS";
+  /** Milliseconds a call waits for a (re)starting execution environment before BACKEND_UNAVAILABLE. Default 10000. */
+  public static final String EE_WAIT_MS = "DATACLAY_EE_WAIT_MS";
+
+  private final Map<String, String> env;
+  private final String lmHost;
+  private final int lmPort;
+  private final String user;
+  private final String password;
+  private final String backendName;
+  private final String backendHost;
+  private final int backendPort;
+  private final Path backendDir;
+  private final String storeEngine;
+  private final Path storePath;
+  private final String storeSize;
+  private final String python;
+  private final long heartbeatMs;
+  private final long eeWaitMs;
+
+  private DataServiceConfig(Map<String, String> env) {
+    this.env = Map.copyOf(env);
+    lmHost = text(HOST, "127.0.0.1");
+    lmPort = port(PORT, 11034, false);
+    user = required(USER);
+    password = required(PASSWORD);
+    backendName = text(BACKEND_NAME, localHostName());
+    if (backendName.contains("/") || backendName.equals("..") || backendName.equals(".")) {
+      throw new InvalidArgumentException(BACKEND_NAME + " must be a plain name, not " + backendName);
+    }
+    backendHost = text(BACKEND_HOST, "127.0.0.1");
+    backendPort = port(BACKEND_PORT, 0, true);
+    Path home = Path.of(text(HOME, Path.of(System.getProperty("user.home"), ".dataclay").toString()));
+    backendDir = Path.of(text(BACKEND_DIR, home.resolve("backends").resolve(backendName).toString()));
+    storeEngine = text(STORE, "kv");
+    String osUser = text("USER", System.getProperty("user.name"));
+    storePath = Path.of(text(STORE_PATH, "/dev/shm/dataclay-" + osUser + "/" + backendName));
+    storeSize = text(STORE_SIZE, "1G");
+    python = text(PYTHON, "python3");
+    heartbeatMs = positiveMillis(HEARTBEAT_MS, 1000);
+    eeWaitMs = positiveMillis(EE_WAIT_MS, 10000);
+  }
+
+  /** The configuration in this process's environment. */
+  public static DataServiceConfig fromEnvironment() {
+    return from(System.getenv());
+  }
+
+  /** The configuration in {@code env} (tests pass their own map). */
+  public static DataServiceConfig from(Map<String, String> env) {
+    return new DataServiceConfig(env);
+  }
+
+  /** The whole environment the configuration was read from (handed on to the Python environment). */
+  public Map<String, String> environment() {
+    return env;
+  }
+
+  /** Logic Module host. */
+  public String lmHost() {
+    return lmHost;
+  }
+
+  /** Logic Module port. */
+  public int lmPort() {
+    return lmPort;
+  }
+
+  /** Administrator account of this Data Service. */
+  public String user() {
+    return user;
+  }
+
+  /** Password of the administrator account. */
+  public String password() {
+    return password;
+  }
+
+  /** Backend name. */
+  public String backendName() {
+    return backendName;
+  }
+
+  /** Address advertised to clients. */
+  public String backendHost() {
+    return backendHost;
+  }
+
+  /** Port to bind (0: any free port). */
+  public int backendPort() {
+    return backendPort;
+  }
+
+  /** This backend's directory. */
+  public Path backendDir() {
+    return backendDir;
+  }
+
+  /** Where deployed Python models are written (the Python environment's import path). */
+  public Path pythonModelsDir() {
+    return backendDir.resolve("models").resolve("python");
+  }
+
+  /** Store engine name. */
+  public String storeEngine() {
+    return storeEngine;
+  }
+
+  /** Pool directory. */
+  public Path storePath() {
+    return storePath;
+  }
+
+  /** Pool size as written (e.g. "1G"); the store parses it. */
+  public String storeSize() {
+    return storeSize;
+  }
+
+  /** Python interpreter, or null when no Python environment runs ({@code DATACLAY_PYTHON=none}). */
+  public String python() {
+    return "none".equals(python) ? null : python;
+  }
+
+  /** Heartbeat period in milliseconds. */
+  public long heartbeatMs() {
+    return heartbeatMs;
+  }
+
+  /** How long a call waits for a (re)starting execution environment, in milliseconds. */
+  public long eeWaitMs() {
+    return eeWaitMs;
+  }
+
+  private String text(String key, String fallback) {
+    String v = env.get(key);
+    return v == null || v.isBlank() ? fallback : v.trim();
+  }
+
+  private String required(String key) {
+    String v = env.get(key);
+    if (v == null || v.isEmpty()) {
+      throw new InvalidArgumentException(key + " is not set: the Data Service needs an administrator account");
+    }
+    return v;
+  }
+
+  private int port(String key, int fallback, boolean zeroAllowed) {
+    String v = text(key, null);
+    if (v == null) {
+      return fallback;
+    }
+    try {
+      int p = Integer.parseInt(v);
+      if (p >= (zeroAllowed ? 0 : 1) && p <= 65535) {
+        return p;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw new InvalidArgumentException(key + " must be a port number (" + (zeroAllowed ? 0 : 1) + "-65535), not " + v);
+  }
+
+  private long positiveMillis(String key, long fallback) {
+    String v = text(key, null);
+    if (v == null) {
+      return fallback;
+    }
+    try {
+      long ms = Long.parseLong(v);
+      if (ms > 0) {
+        return ms;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw new InvalidArgumentException(key + " must be a positive number of milliseconds, not " + v);
+  }
+
+  private String localHostName() {
+    String fromEnv = env.get("HOSTNAME");
+    if (fromEnv != null && !fromEnv.isBlank()) {
+      return fromEnv.trim();
+    }
+    try {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (UnknownHostException e) {
+      return "localhost";
+    }
+  }
+}

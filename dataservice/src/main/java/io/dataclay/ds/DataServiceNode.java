@@ -1,0 +1,181 @@
+package io.dataclay.ds;
+
+import io.dataclay.common.Language;
+import io.dataclay.ds.ee.EnvironmentSupervisor;
+import io.dataclay.ds.ee.PythonEnvironment;
+import io.dataclay.ds.ee.RestartBackoff;
+import io.dataclay.ds.lm.AdminSession;
+import io.dataclay.ds.lm.BackendRegistration;
+import io.dataclay.ds.lm.RemoteLogicModule;
+import io.dataclay.ds.service.BackendIdentity;
+import io.dataclay.ds.service.BackendReport;
+import io.dataclay.ds.service.CallCounters;
+import io.dataclay.ds.service.Environments;
+import io.dataclay.ds.service.ExecutionService;
+import io.dataclay.ds.service.IdClaims;
+import io.dataclay.ds.service.ModelBundle;
+import io.dataclay.ds.service.ModelFiles;
+import io.dataclay.ds.service.ModelRegistry;
+import io.dataclay.ds.service.ModelService;
+import io.dataclay.ds.service.ObjectService;
+import io.dataclay.ds.service.ResultApplier;
+import io.dataclay.ds.service.SessionCache;
+import io.dataclay.ds.service.StatusService;
+import io.dataclay.ds.servicer.DataServiceServicer;
+import io.dataclay.ds.servicer.ExecutionEnvironmentLinkServicer;
+import io.dataclay.ds.store.ObjectStore;
+import io.grpc.ServerBuilder;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Everything one Data Service process runs, started in order (server, registration, models,
+ * Python environment, heartbeat) and stopped in reverse. The store is the caller's: it is opened
+ * before and closed after.
+ */
+public final class DataServiceNode implements AutoCloseable {
+  private static final Logger LOG = Logger.getLogger(DataServiceNode.class.getName());
+  private static final long REGISTER_TIMEOUT_MS = 60_000;
+
+  private final ExecutorService calls = Executors.newCachedThreadPool(daemons("dataclay-ds-call"));
+  private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(daemons("dataclay-ds-ee"));
+  private final ScheduledExecutorService heartbeats =
+      Executors.newSingleThreadScheduledExecutor(daemons("dataclay-ds-heartbeat"));
+  private final AdminSession admin;
+  private final Environments environments = new Environments();
+  private StatusService status;
+  private DataServiceServer server;
+  private BackendRegistration registration;
+
+  private DataServiceNode(DataServiceConfig config, ObjectStore store, ServerBuilder<?> serverBuilder,
+      AdminSession admin) throws IOException, InterruptedException {
+    this.admin = admin;
+    try {
+      run(config, store, serverBuilder);
+    } catch (IOException | InterruptedException | RuntimeException e) {
+      close();
+      throw e;
+    }
+  }
+
+  private void run(DataServiceConfig config, ObjectStore store, ServerBuilder<?> serverBuilder)
+      throws IOException, InterruptedException {
+    UUID id = BackendIdFile.readOrCreate(config.backendDir());
+    Files.createDirectories(config.pythonModelsDir());
+    RemoteLogicModule lm = new RemoteLogicModule(admin, id);
+    IdClaims claims = new IdClaims();
+    ModelRegistry registry = new ModelRegistry();
+    CallCounters counters = new CallCounters();
+    ResultApplier applier = new ResultApplier(store, lm, claims, calls);
+    PythonEnvironment python = config.python() == null ? null : new PythonEnvironment(applier, timer, config.eeWaitMs());
+    if (python != null) {
+      environments.add(python);
+    }
+    List<Language> languages = environments.languages();
+    String engine = store.stats().engine();
+    status = new StatusService(store, environments, counters,
+        new BackendIdentity(id, config.backendName(), config.backendHost(), 0, languages, engine));
+    ModelService models = new ModelService(new ModelFiles(config.pythonModelsDir()), registry, environments);
+    DataServiceServicer dataService = new DataServiceServicer(new SessionCache(lm),
+        new ObjectService(store, lm, registry, claims), new ExecutionService(store, environments), models,
+        status, counters);
+    server = new DataServiceServer(serverBuilder, dataService, new ExecutionEnvironmentLinkServicer(python), calls)
+        .start();
+    status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));
+    registration = new BackendRegistration(admin, status::identity, heartbeats, config.heartbeatMs());
+    registration.register(REGISTER_TIMEOUT_MS);
+    installAtStart(models, registration.models());
+    if (python != null) {
+      python.start(new EnvironmentSupervisor(List.of(config.python(), "-m", "dataclay._internal.ee"),
+          pythonEnvironment(config, id, server.port()), timer, new RestartBackoff(), python));
+    }
+    registration.startHeartbeat();
+  }
+
+  /**
+   * Starts a Data Service on {@code store}: serves on {@code serverBuilder}, talks to the Logic
+   * Module through {@code admin}. On failure everything started so far is stopped.
+   */
+  public static DataServiceNode start(DataServiceConfig config, ObjectStore store, ServerBuilder<?> serverBuilder,
+      AdminSession admin) throws IOException, InterruptedException {
+    return new DataServiceNode(config, store, serverBuilder, admin);
+  }
+
+  /** Starts a Data Service as configured: its port, and the Logic Module at DATACLAY_HOST:DATACLAY_PORT. */
+  public static DataServiceNode start(DataServiceConfig config, ObjectStore store)
+      throws IOException, InterruptedException {
+    return start(config, store, DataServiceServer.onPort(config.backendPort()),
+        AdminSession.connect(config.lmHost(), config.lmPort(), config.user(), config.password()));
+  }
+
+  /** Who this backend is (ID, name, address, bound port, languages, engine). */
+  public BackendIdentity identity() {
+    return status.identity();
+  }
+
+  /** The same snapshot GetStatus answers. */
+  public BackendReport report() {
+    return status.report();
+  }
+
+  /** Waits until the server stopped. */
+  public void blockUntilShutdown() throws InterruptedException {
+    server.blockUntilShutdown();
+  }
+
+  /** Stops the heartbeat, the Python environment and the server, in that order. */
+  @Override
+  public void close() {
+    if (registration != null) {
+      registration.close();
+    }
+    environments.closeAll();
+    if (server != null) {
+      server.stop();
+    }
+    admin.close();
+    heartbeats.shutdownNow();
+    timer.shutdownNow();
+    calls.shutdownNow();
+  }
+
+  private static void installAtStart(ModelService models, List<ModelBundle> bundles) {
+    for (ModelBundle bundle : bundles) {
+      try {
+        models.install(List.of(bundle));
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "could not install model " + bundle.namespace() + ": " + e.getMessage());
+      }
+    }
+  }
+
+  private static Map<String, String> pythonEnvironment(DataServiceConfig config, UUID id, int port) {
+    Map<String, String> env = new HashMap<>(config.environment());
+    env.put("DATACLAY_EE_DS_ADDRESS", "127.0.0.1:" + port);
+    env.put("DATACLAY_BACKEND_ID", id.toString());
+    env.put("DATACLAY_EE_MODELS_DIR", config.pythonModelsDir().toString());
+    env.put(DataServiceConfig.HOST, config.lmHost());
+    env.put(DataServiceConfig.PORT, Integer.toString(config.lmPort()));
+    return env;
+  }
+
+  private static ThreadFactory daemons(String prefix) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+}

@@ -1,0 +1,71 @@
+package io.dataclay.ds;
+
+import io.dataclay.rpc.SessionMetadata;
+import io.grpc.BindableService;
+import io.grpc.Server;
+import io.grpc.ServerBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import java.io.IOException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The Data Service's gRPC server: the DataService and ExecutionEnvironmentLink services on one
+ * port, session metadata exposed to the logic, no inbound size limit, and callbacks run on the
+ * given executor (never on Netty's event loops). Start, stop, block until shutdown; nothing else.
+ */
+public final class DataServiceServer {
+  private final Server server;
+
+  /** A server built from {@code builder} (a port or an in-process name chosen by the caller). */
+  public DataServiceServer(ServerBuilder<?> builder, BindableService dataService, BindableService environmentLink,
+      Executor executor) {
+    this.server = builder
+        .addService(dataService)
+        .addService(environmentLink)
+        .intercept(SessionMetadata.serverInterceptor())
+        .executor(executor)
+        .maxInboundMessageSize(Integer.MAX_VALUE)
+        .build();
+  }
+
+  /**
+   * A builder listening on {@code port} on every interface (0: any free port); it accepts the
+   * keepalive pings clients and the Python environment send on long-lived connections.
+   */
+  public static ServerBuilder<?> onPort(int port) {
+    return NettyServerBuilder.forPort(port)
+        .permitKeepAliveTime(10, TimeUnit.SECONDS)
+        .permitKeepAliveWithoutCalls(true);
+  }
+
+  /** Binds and starts serving. */
+  public DataServiceServer start() throws IOException {
+    server.start();
+    return this;
+  }
+
+  /** The port actually bound (-1 for in-process servers). */
+  public int port() {
+    return server.getPort();
+  }
+
+  /** Stops accepting calls, lets calls in flight finish for up to 2 s, then cancels the rest. */
+  public void stop() {
+    server.shutdown();
+    try {
+      if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
+        server.shutdownNow();
+        server.awaitTermination(2, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      server.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Waits until the server has stopped. */
+  public void blockUntilShutdown() throws InterruptedException {
+    server.awaitTermination();
+  }
+}

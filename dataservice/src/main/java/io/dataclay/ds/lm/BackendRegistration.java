@@ -1,0 +1,124 @@
+package io.dataclay.ds.lm;
+
+import io.dataclay.ds.service.BackendIdentity;
+import io.dataclay.ds.service.ModelBundle;
+import io.dataclay.ds.servicer.Messages;
+import io.dataclay.exceptions.BackendDoesNotExistException;
+import io.dataclay.exceptions.BackendUnavailableException;
+import io.dataclay.exceptions.NotAuthenticatedException;
+import io.dataclay.proto.BackendInfo;
+import io.dataclay.proto.Language;
+import io.dataclay.proto.Model;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import java.util.logging.Logger;
+
+/**
+ * This backend's membership in the cluster: registers it with the Logic Module (retrying while
+ * the Logic Module is not up), fetches the models to install, and sends heartbeats, logging in
+ * and registering again when the Logic Module restarted and forgot the session or the backend.
+ */
+public final class BackendRegistration implements AutoCloseable {
+  private static final Logger LOG = Logger.getLogger(BackendRegistration.class.getName());
+  private static final long RETRY_MS = 200;
+
+  private final AdminSession admin;
+  private final Supplier<BackendIdentity> identity;
+  private final ScheduledExecutorService timer;
+  private final long heartbeatMs;
+  private ScheduledFuture<?> heartbeat;
+  private boolean lmDown;
+
+  /** Registration of the backend {@code identity} describes, heartbeating every {@code heartbeatMs}. */
+  public BackendRegistration(AdminSession admin, Supplier<BackendIdentity> identity,
+      ScheduledExecutorService timer, long heartbeatMs) {
+    this.admin = admin;
+    this.identity = identity;
+    this.timer = timer;
+    this.heartbeatMs = heartbeatMs;
+  }
+
+  /**
+   * Logs in and registers the backend, retrying while the Logic Module does not answer.
+   *
+   * @throws BackendUnavailableException when it did not answer within {@code timeoutMs}
+   * @throws io.dataclay.exceptions.DataClayException when it refused (e.g. a wrong password)
+   */
+  public void register(long timeoutMs) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    while (true) {
+      try {
+        admin.login();
+        admin.client().registerBackend(info());
+        return;
+      } catch (BackendUnavailableException e) {
+        if (System.currentTimeMillis() > deadline) {
+          throw new BackendUnavailableException("the Logic Module did not answer within " + timeoutMs + " ms: "
+              + e.getMessage());
+        }
+        Thread.sleep(RETRY_MS);
+      }
+    }
+  }
+
+  /** Every registered model, to install before serving. */
+  public List<ModelBundle> models() {
+    List<Model> models = admin.client().listModels(Language.LANGUAGE_UNSPECIFIED);
+    List<ModelBundle> out = new ArrayList<>(models.size());
+    for (int i = 0; i < models.size(); i++) {
+      out.add(Messages.bundle(models.get(i), "ListModels.models[" + i + "]"));
+    }
+    return out;
+  }
+
+  /** Starts the heartbeat. */
+  public synchronized void startHeartbeat() {
+    if (heartbeat == null) {
+      heartbeat = timer.scheduleWithFixedDelay(this::beat, heartbeatMs, heartbeatMs, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  /** Stops the heartbeat. */
+  @Override
+  public synchronized void close() {
+    if (heartbeat != null) {
+      heartbeat.cancel(false);
+    }
+  }
+
+  private void beat() {
+    String id = identity.get().id().toString();
+    try {
+      try {
+        admin.client().heartbeat(id);
+      } catch (NotAuthenticatedException forgotten) {
+        admin.login();
+        admin.client().registerBackend(info());
+      } catch (BackendDoesNotExistException forgotten) {
+        admin.client().registerBackend(info());
+      }
+      if (lmDown) {
+        LOG.info("the Logic Module answers heartbeats again");
+        lmDown = false;
+      }
+    } catch (RuntimeException e) {
+      if (!lmDown) {
+        LOG.warning("heartbeat to the Logic Module failed (will keep trying): " + e.getMessage());
+        lmDown = true;
+      }
+    }
+  }
+
+  private BackendInfo info() {
+    BackendIdentity b = identity.get();
+    BackendInfo.Builder info = BackendInfo.newBuilder()
+        .setId(b.id().toString()).setName(b.name()).setHost(b.host()).setPort(b.port())
+        .setStoreEngine(b.storeEngine()).setAlive(true);
+    b.languages().forEach(l -> info.addLanguages(Messages.language(l)));
+    return info.build();
+  }
+}

@@ -1,0 +1,65 @@
+package io.dataclay.ds.service;
+
+import io.dataclay.common.Language;
+import io.dataclay.exceptions.BackendUnavailableException;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+/** The execution environments of this backend, by language. Lookups are lock-free. */
+public final class Environments {
+  private volatile Map<Language, ExecutionEnvironment> byLanguage = new EnumMap<>(Language.class);
+
+  /** Adds the environment of its language (one per language). */
+  public synchronized void add(ExecutionEnvironment environment) {
+    if (byLanguage.containsKey(environment.language())) {
+      throw new IllegalStateException("a " + environment.language() + " environment is already installed");
+    }
+    Map<Language, ExecutionEnvironment> next = new EnumMap<>(Language.class);
+    next.putAll(byLanguage);
+    next.put(environment.language(), environment);
+    byLanguage = next;
+  }
+
+  /**
+   * The environment running objects of {@code language}.
+   *
+   * @throws BackendUnavailableException when this backend runs none
+   */
+  public ExecutionEnvironment of(Language language) {
+    ExecutionEnvironment env = byLanguage.get(language);
+    if (env == null) {
+      throw new BackendUnavailableException(
+          "this backend runs no " + language + " execution environment, so it cannot run methods of "
+              + language + " objects");
+    }
+    return env;
+  }
+
+  /** The environment of {@code language}, or null. */
+  public ExecutionEnvironment find(Language language) {
+    return byLanguage.get(language);
+  }
+
+  /** The languages this backend runs. */
+  public List<Language> languages() {
+    return new ArrayList<>(byLanguage.keySet());
+  }
+
+  /** Every environment's status. */
+  public List<EnvironmentStatus> statuses() {
+    List<EnvironmentStatus> out = new ArrayList<>();
+    for (ExecutionEnvironment e : byLanguage.values()) {
+      out.add(e.status());
+    }
+    return out;
+  }
+
+  /** Stops every environment. */
+  public void closeAll() {
+    for (ExecutionEnvironment e : byLanguage.values()) {
+      e.close();
+    }
+  }
+}

@@ -1,0 +1,39 @@
+package io.dataclay.ds.service;
+
+import io.dataclay.common.Language;
+import java.util.Collection;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Runs methods and field accesses of one language's objects next to the data (the Python
+ * environment is a supervised child process; a Java one runs in-process). Implementations hand
+ * each answer to the {@link ResultApplier} they were built with, in the order the environment
+ * produced them, and complete the call's future only after the applier stored its changes: an
+ * acknowledged call is a stored call.
+ */
+public interface ExecutionEnvironment {
+  /** The language whose objects this environment runs. */
+  Language language();
+
+  /**
+   * Runs a request. The future completes with the encoded value once the call's changes are
+   * stored, or exceptionally with a {@link io.dataclay.exceptions.DataClayException} (the call's
+   * own error, a storing error, or BACKEND_UNAVAILABLE when the environment is down). It never
+   * blocks the calling thread.
+   */
+  CompletableFuture<byte[]> execute(ExecutionRequest request);
+
+  /** Installs models whose files are already written; the environment reloads what changed. */
+  void deploy(List<ModelBundle> models);
+
+  /** Drops objects from the environment's memory, so it reloads their stored state. */
+  void evict(Collection<UUID> ids);
+
+  /** Liveness, process, restarts and calls. */
+  EnvironmentStatus status();
+
+  /** Stops the environment; calls in flight fail with BACKEND_UNAVAILABLE. */
+  void close();
+}

@@ -1,0 +1,37 @@
+package io.dataclay.ds.service;
+
+import io.dataclay.ds.store.ObjectHeader;
+import io.dataclay.ds.store.ObjectStore;
+import io.dataclay.exceptions.ObjectNotHereException;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Method calls and field accesses on stored objects: finds the object's header, checks the
+ * caller may access it, and hands the work to the environment of the object's language. The
+ * warm path is a store header lookup (served from the engine's memory) and a permission check.
+ */
+public final class ExecutionService {
+  private final ObjectStore store;
+  private final Environments environments;
+
+  /** The service over a store and this backend's environments. */
+  public ExecutionService(ObjectStore store, Environments environments) {
+    this.store = store;
+    this.environments = environments;
+  }
+
+  /**
+   * Runs {@code kind} on object {@code id}; the future completes once the call's changes are
+   * stored. Throws at once (rather than failing the future) when the object is not here, the
+   * session may not access it, or no environment runs its language.
+   */
+  public CompletableFuture<byte[]> execute(
+      Session session, UUID id, ExecutionKind kind, String name, byte[] payload) {
+    ObjectHeader header = store.header(id).orElseThrow(
+        () -> new ObjectNotHereException("object " + id + " is not stored on this backend"));
+    Permissions.check(session, id, header);
+    ExecutionEnvironment env = environments.of(header.language());
+    return env.execute(new ExecutionRequest(session, id, header.className(), kind, name, payload));
+  }
+}

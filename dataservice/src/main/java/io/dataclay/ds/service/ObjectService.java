@@ -1,0 +1,108 @@
+package io.dataclay.ds.service;
+
+import io.dataclay.ds.store.ObjectHeader;
+import io.dataclay.ds.store.ObjectStore;
+import io.dataclay.ds.store.StoredObject;
+import io.dataclay.exceptions.ClassNotRegisteredException;
+import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.exceptions.ObjectAlreadyExistsException;
+import io.dataclay.exceptions.ObjectNotHereException;
+import io.dataclay.exceptions.PermissionDeniedException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/** Stores new objects (make persistent) and serves their stored form. */
+public final class ObjectService {
+  private final ObjectStore store;
+  private final LogicModuleGateway lm;
+  private final ModelRegistry models;
+  private final IdClaims claims;
+
+  /** The service over a store, registering objects through {@code lm}. */
+  public ObjectService(ObjectStore store, LogicModuleGateway lm, ModelRegistry models, IdClaims claims) {
+    this.store = store;
+    this.lm = lm;
+    this.models = models;
+    this.claims = claims;
+  }
+
+  /**
+   * Stores a graph of new objects in the session's dataset and registers them (with the alias,
+   * if not null, for objects[0]); durable and registered when it returns. When the Logic Module
+   * refuses (for example ALIAS_ALREADY_EXISTS) nothing stays stored and its error is thrown.
+   */
+  public void makePersistent(Session session, List<StoredObject> objects, String alias) {
+    if (objects.isEmpty()) {
+      throw new InvalidArgumentException("objects is empty: nothing to make persistent");
+    }
+    List<UUID> ids = checkNew(objects);
+    claims.claim(ids);
+    try {
+      for (int i = 0; i < objects.size(); i++) {
+        if (store.header(ids.get(i)).isPresent()) {
+          throw new ObjectAlreadyExistsException("object " + ids.get(i) + " (objects[" + i + "]) is already stored");
+        }
+      }
+      List<StoredObject> inDataset = new ArrayList<>(objects.size());
+      for (StoredObject o : objects) {
+        ObjectHeader h = o.header();
+        inDataset.add(new StoredObject(o.id(),
+            new ObjectHeader(h.className(), h.language(), session.dataset(), h.versionOf(), h.masterBackendId()),
+            o.fields()));
+      }
+      store.putAll(inDataset);
+      // Crash note: from here until registerObjects returns, the objects are stored but unknown to
+      // the Logic Module. If the Data Service dies now they are unreachable garbage (no client can
+      // locate them), never half an object: each one was stored whole and atomically.
+      try {
+        lm.registerObjects(inDataset, alias, ids.get(0));
+      } catch (RuntimeException refused) {
+        for (UUID id : ids) {
+          store.remove(id);
+        }
+        throw refused;
+      }
+    } finally {
+      claims.release(ids);
+    }
+  }
+
+  /**
+   * The stored form of objects, in the order asked.
+   *
+   * @throws ObjectNotHereException naming the first ID this backend does not hold
+   * @throws PermissionDeniedException when the session may not read one of them
+   */
+  public List<StoredObject> getObjects(Session session, List<UUID> ids) {
+    List<StoredObject> out = new ArrayList<>(ids.size());
+    for (UUID id : ids) {
+      StoredObject o = store.get(id).orElseThrow(
+          () -> new ObjectNotHereException("object " + id + " is not stored on this backend"));
+      Permissions.check(session, id, o.header());
+      out.add(o);
+    }
+    return out;
+  }
+
+  private List<UUID> checkNew(List<StoredObject> objects) {
+    Map<UUID, Integer> seen = new HashMap<>();
+    List<UUID> ids = new ArrayList<>(objects.size());
+    for (int i = 0; i < objects.size(); i++) {
+      StoredObject o = objects.get(i);
+      Integer first = seen.putIfAbsent(o.id(), i);
+      if (first != null) {
+        throw new InvalidArgumentException(
+            "objects[" + i + "].id repeats objects[" + first + "].id (" + o.id() + ")");
+      }
+      if (!models.isRegistered(o.header().language(), o.header().className())) {
+        throw new ClassNotRegisteredException("class " + o.header().className() + " (objects[" + i + "], "
+            + o.header().language() + ") is not in any model deployed on this backend");
+      }
+      ids.add(o.id());
+    }
+    return ids;
+  }
+}

@@ -1,0 +1,146 @@
+package io.dataclay.ds.service;
+
+import io.dataclay.ds.store.ObjectHeader;
+import io.dataclay.ds.store.ObjectStore;
+import io.dataclay.ds.store.StoredObject;
+import io.dataclay.exceptions.DataClayException;
+import io.dataclay.exceptions.InternalException;
+import io.dataclay.exceptions.ObjectAlreadyExistsException;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+
+/**
+ * Makes an execution result durable before its caller is answered: stores the objects the call
+ * made persistent (in the caller's dataset), applies its deltas, then registers the new objects
+ * with the Logic Module. When storing fails, the touched objects are evicted from the environment
+ * (so it reloads the durable state) and the call fails with the storing error.
+ */
+public final class ResultApplier {
+  private final ObjectStore store;
+  private final LogicModuleGateway lm;
+  private final IdClaims claims;
+  private final Executor blocking;
+
+  /** An applier writing to {@code store}; Logic Module calls run on {@code blocking}. */
+  public ResultApplier(ObjectStore store, LogicModuleGateway lm, IdClaims claims, Executor blocking) {
+    this.store = store;
+    this.lm = lm;
+    this.claims = claims;
+    this.blocking = blocking;
+  }
+
+  /**
+   * Stores the result's changes in the calling thread (environments call this in the order their
+   * results were produced, so deltas of one object apply in order), then registers new objects
+   * off that thread. The future completes with the value, or exceptionally with the call's error
+   * or the storing error.
+   */
+  public CompletableFuture<byte[]> apply(
+      ExecutionEnvironment source, ExecutionRequest request, ExecutionResult result, DeltaSequences sequences) {
+    List<StoredObject> created = inDataset(result.newObjects(), request.session().dataset());
+    if (created.isEmpty() && result.deltas().isEmpty()) {
+      return finish(result);
+    }
+    List<UUID> newIds = created.stream().map(StoredObject::id).toList();
+    try {
+      claims.claim(newIds);
+      try {
+        storeChanges(request.session(), created, result.deltas(), sequences);
+      } catch (RuntimeException e) {
+        claims.release(newIds);
+        throw e;
+      }
+    } catch (RuntimeException e) {
+      source.evict(touched(result));
+      return CompletableFuture.failedFuture(asDataClay(e));
+    }
+    if (created.isEmpty()) {
+      return finish(result);
+    }
+    return CompletableFuture.runAsync(() -> register(source, created, result), blocking)
+        .whenComplete((ignored, error) -> claims.release(newIds))
+        .thenCompose(ignored -> finish(result));
+  }
+
+  // Each object's change is atomic; the set of them is not. When delta k fails, the new objects
+  // and deltas before k stay stored, and the caller evicts every touched object from the
+  // environment so that its memory matches the store again.
+  private void storeChanges(
+      Session session, List<StoredObject> created, List<SequencedDelta> deltas, DeltaSequences sequences) {
+    for (StoredObject o : created) {
+      if (store.header(o.id()).isPresent()) {
+        throw new ObjectAlreadyExistsException("the execution environment made object " + o.id()
+            + " persistent, but an object with that ID is already stored");
+      }
+    }
+    if (!created.isEmpty()) {
+      store.putAll(created);
+    }
+    try {
+      for (SequencedDelta d : deltas) {
+        UUID id = d.delta().id();
+        Optional<ObjectHeader> header = store.header(id);
+        if (header.isPresent()) {
+          Permissions.check(session, id, header.get());
+        }
+        // A delta of an object not stored here fails inside applyDelta (OBJECT_DOES_NOT_EXIST).
+        sequences.applyIfNewer(id, d.sequence(), () -> store.applyDelta(d.delta()));
+      }
+    } catch (RuntimeException e) {
+      // The new objects were never registered: remove them (a crash before this leaves them
+      // unregistered, i.e. unreachable garbage, never half an object).
+      for (StoredObject o : created) {
+        store.remove(o.id());
+      }
+      throw e;
+    }
+  }
+
+  private void register(ExecutionEnvironment source, List<StoredObject> created, ExecutionResult result) {
+    try {
+      lm.registerObjects(created, null, null);
+    } catch (RuntimeException e) {
+      // Crash note: if the Data Service dies before this removal, the stored objects stay
+      // unregistered: unreachable garbage (nobody can locate them), never half an object.
+      for (StoredObject o : created) {
+        store.remove(o.id());
+      }
+      source.evict(touched(result));
+      throw e;
+    }
+  }
+
+  private static CompletableFuture<byte[]> finish(ExecutionResult result) {
+    return result.error() != null
+        ? CompletableFuture.failedFuture(result.error())
+        : CompletableFuture.completedFuture(result.value());
+  }
+
+  private static List<StoredObject> inDataset(List<StoredObject> objects, String dataset) {
+    List<StoredObject> out = new ArrayList<>(objects.size());
+    for (StoredObject o : objects) {
+      ObjectHeader h = o.header();
+      out.add(new StoredObject(o.id(),
+          new ObjectHeader(h.className(), h.language(), dataset, h.versionOf(), h.masterBackendId()), o.fields()));
+    }
+    return out;
+  }
+
+  private static Set<UUID> touched(ExecutionResult result) {
+    Set<UUID> ids = new LinkedHashSet<>();
+    result.newObjects().forEach(o -> ids.add(o.id()));
+    result.deltas().forEach(d -> ids.add(d.delta().id()));
+    return ids;
+  }
+
+  private static DataClayException asDataClay(RuntimeException e) {
+    return e instanceof DataClayException d ? d
+        : new InternalException("storing the call's changes failed: " + e);
+  }
+}

@@ -1,0 +1,166 @@
+package io.dataclay.ds.servicer;
+
+import com.google.protobuf.ByteString;
+import io.dataclay.ds.service.BackendIdentity;
+import io.dataclay.ds.service.BackendReport;
+import io.dataclay.ds.service.CallCounters;
+import io.dataclay.ds.service.EnvironmentStatus;
+import io.dataclay.ds.service.ExecutionKind;
+import io.dataclay.ds.service.ExecutionService;
+import io.dataclay.ds.service.ModelBundle;
+import io.dataclay.ds.service.ModelService;
+import io.dataclay.ds.service.ObjectService;
+import io.dataclay.ds.service.Session;
+import io.dataclay.ds.service.SessionCache;
+import io.dataclay.ds.service.StatusService;
+import io.dataclay.ds.store.StoreStats;
+import io.dataclay.ds.store.StoredObject;
+import io.dataclay.proto.BackendInfo;
+import io.dataclay.proto.BackendStatus;
+import io.dataclay.proto.CallMethodRequest;
+import io.dataclay.proto.CallMethodResponse;
+import io.dataclay.proto.DataServiceGrpc;
+import io.dataclay.proto.Empty;
+import io.dataclay.proto.ExecutionEnvironmentStatus;
+import io.dataclay.proto.GetFieldRequest;
+import io.dataclay.proto.GetFieldResponse;
+import io.dataclay.proto.GetObjectsRequest;
+import io.dataclay.proto.GetObjectsResponse;
+import io.dataclay.proto.MakePersistentRequest;
+import io.dataclay.proto.ModelList;
+import io.dataclay.proto.SetFieldRequest;
+import io.dataclay.proto.StoreStatus;
+import io.dataclay.rpc.SessionMetadata;
+import io.grpc.stub.StreamObserver;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * The DataService gRPC adapter: counts the call, validates every field (INVALID_ARGUMENT names
+ * the bad one), resolves the caller's session, converts to plain types and calls the service.
+ */
+public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBase {
+  private static final byte[] NO_BYTES = new byte[0];
+
+  private final SessionCache sessions;
+  private final ObjectService objects;
+  private final ExecutionService execution;
+  private final ModelService models;
+  private final StatusService status;
+  private final CallCounters counters;
+
+  /** The adapter over the Data Service's logic. */
+  public DataServiceServicer(SessionCache sessions, ObjectService objects, ExecutionService execution,
+      ModelService models, StatusService status, CallCounters counters) {
+    this.sessions = sessions;
+    this.objects = objects;
+    this.execution = execution;
+    this.models = models;
+    this.status = status;
+    this.counters = counters;
+  }
+
+  @Override
+  public void makePersistent(MakePersistentRequest request, StreamObserver<Empty> observer) {
+    counters.count("MakePersistent");
+    Replies.now(observer, () -> {
+      List<StoredObject> stored = Messages.storedObjects(request.getObjectsList(), "objects");
+      String alias = request.getAlias().isEmpty() ? null : Messages.name(request.getAlias(), "alias");
+      objects.makePersistent(caller(), stored, alias);
+      return Empty.getDefaultInstance();
+    });
+  }
+
+  @Override
+  public void callMethod(CallMethodRequest request, StreamObserver<CallMethodResponse> observer) {
+    counters.count("CallMethod");
+    Replies.later(observer, () -> {
+      UUID id = Messages.uuid(request.getObjectId(), "object_id");
+      String method = Messages.name(request.getMethod(), "method");
+      return execution.execute(caller(), id, ExecutionKind.CALL_METHOD, method, request.getArgs().toByteArray());
+    }, value -> CallMethodResponse.newBuilder().setResult(ByteString.copyFrom(value)).build());
+  }
+
+  @Override
+  public void getField(GetFieldRequest request, StreamObserver<GetFieldResponse> observer) {
+    counters.count("GetField");
+    Replies.later(observer, () -> {
+      UUID id = Messages.uuid(request.getObjectId(), "object_id");
+      String field = Messages.name(request.getField(), "field");
+      return execution.execute(caller(), id, ExecutionKind.GET_FIELD, field, NO_BYTES);
+    }, value -> GetFieldResponse.newBuilder().setValue(ByteString.copyFrom(value)).build());
+  }
+
+  @Override
+  public void setField(SetFieldRequest request, StreamObserver<Empty> observer) {
+    counters.count("SetField");
+    Replies.later(observer, () -> {
+      UUID id = Messages.uuid(request.getObjectId(), "object_id");
+      String field = Messages.name(request.getField(), "field");
+      return execution.execute(caller(), id, ExecutionKind.SET_FIELD, field, request.getValue().toByteArray());
+    }, value -> Empty.getDefaultInstance());
+  }
+
+  @Override
+  public void getObjects(GetObjectsRequest request, StreamObserver<GetObjectsResponse> observer) {
+    counters.count("GetObjects");
+    Replies.now(observer, () -> {
+      List<UUID> ids = new ArrayList<>(request.getIdsCount());
+      for (int i = 0; i < request.getIdsCount(); i++) {
+        ids.add(Messages.uuid(request.getIds(i), "ids[" + i + "]"));
+      }
+      GetObjectsResponse.Builder out = GetObjectsResponse.newBuilder();
+      for (StoredObject o : objects.getObjects(caller(), ids)) {
+        out.addObjects(Messages.objectData(o));
+      }
+      return out.build();
+    });
+  }
+
+  @Override
+  public void deployModels(ModelList request, StreamObserver<Empty> observer) {
+    counters.count("DeployModels");
+    Replies.now(observer, () -> {
+      List<ModelBundle> bundles = new ArrayList<>(request.getModelsCount());
+      for (int i = 0; i < request.getModelsCount(); i++) {
+        bundles.add(Messages.bundle(request.getModels(i), "models[" + i + "]"));
+      }
+      models.deploy(caller(), bundles);
+      return Empty.getDefaultInstance();
+    });
+  }
+
+  @Override
+  public void getStatus(Empty request, StreamObserver<BackendStatus> observer) {
+    counters.count("GetStatus");
+    Replies.now(observer, () -> {
+      caller();
+      return toProto(status.report());
+    });
+  }
+
+  private Session caller() {
+    return sessions.resolve(SessionMetadata.currentToken());
+  }
+
+  private static BackendStatus toProto(BackendReport report) {
+    BackendIdentity id = report.backend();
+    BackendInfo.Builder backend = BackendInfo.newBuilder()
+        .setId(id.id().toString()).setName(id.name()).setHost(id.host()).setPort(id.port())
+        .setAlive(true).setStoreEngine(id.storeEngine());
+    id.languages().forEach(l -> backend.addLanguages(Messages.language(l)));
+    StoreStats s = report.store();
+    StoreStatus.Builder store = StoreStatus.newBuilder()
+        .setEngine(s.engine()).setDurability(s.durability()).setPath(s.path() == null ? "" : s.path())
+        .setCapacityBytes(s.capacityBytes()).setUsedBytes(s.usedBytes()).setObjects(s.objects());
+    BackendStatus.Builder out = BackendStatus.newBuilder().setBackend(backend).setStore(store)
+        .putAllCalls(report.calls());
+    for (EnvironmentStatus e : report.environments()) {
+      out.addEnvironments(ExecutionEnvironmentStatus.newBuilder()
+          .setLanguage(Messages.language(e.language())).setAlive(e.alive()).setPid((int) e.pid())
+          .setRestarts(e.restarts()).setCalls(e.calls()));
+    }
+    return out.build();
+  }
+}

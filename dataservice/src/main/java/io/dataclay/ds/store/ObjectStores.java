@@ -1,0 +1,32 @@
+package io.dataclay.ds.store;
+
+import io.dataclay.ds.store.kv.KvStore;
+import io.dataclay.ds.store.memory.MemoryStore;
+import io.dataclay.exceptions.InvalidArgumentException;
+import java.util.List;
+
+/** Opens the store engine a configuration names; the only place that knows the engines. */
+public final class ObjectStores {
+  /** Names of the engines this build has, in the order `dataclay` lists them. */
+  public static final List<String> ENGINES = List.of(KvStore.ENGINE, MemoryStore.ENGINE);
+
+  private ObjectStores() {}
+
+  /**
+   * Opens (creating when missing) the store the configuration names.
+   *
+   * @throws InvalidArgumentException for an unknown engine name (the message lists the valid
+   *     ones) or a pool directory that cannot be used
+   */
+  public static ObjectStore open(StoreConfig config) {
+    if (config == null) {
+      throw new InvalidArgumentException("store configuration is missing");
+    }
+    return switch (config.engine()) {
+      case KvStore.ENGINE -> KvStore.open(config);
+      case MemoryStore.ENGINE -> MemoryStore.open(config);
+      default -> throw new InvalidArgumentException(
+          "unknown store engine '" + config.engine() + "'; valid engines: " + String.join(", ", ENGINES));
+    };
+  }
+}

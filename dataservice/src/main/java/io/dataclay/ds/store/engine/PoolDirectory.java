@@ -1,0 +1,181 @@
+package io.dataclay.ds.store.engine;
+
+import io.dataclay.exceptions.InvalidArgumentException;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.Set;
+import java.util.stream.Stream;
+
+/**
+ * A store's pool directory, claimed by one engine in one process. The directory records which
+ * engine made it (the {@value #MARKER} file) so that another engine refuses it instead of
+ * overwriting it, and an exclusive lock on {@value #LOCK} keeps a second store (in this process or
+ * another) from opening it while it is in use. The lock dies with the process, so a killed Data
+ * Service does not leave its pool locked.
+ */
+public final class PoolDirectory implements AutoCloseable {
+  /** File naming the engine that made the directory. */
+  public static final String MARKER = "ENGINE";
+  /** File locked while a store has the directory open. */
+  public static final String LOCK = "pool.lock";
+
+  private static final String MARKER_TEMP = ".ENGINE.tmp";
+  private static final Set<String> OWN_FILES = Set.of(MARKER, LOCK, MARKER_TEMP);
+
+  private final Path path;
+  private final FileChannel lockChannel;
+  private final FileLock lock;
+
+  private PoolDirectory(Path path, FileChannel lockChannel, FileLock lock) {
+    this.path = path;
+    this.lockChannel = lockChannel;
+    this.lock = lock;
+  }
+
+  /**
+   * Claims {@code dir} for {@code engine}: creates it when missing, refuses a path that is not a
+   * writable directory, a directory made by another engine, a non-empty directory that is not a
+   * pool, and a pool that another store has open. Nothing in the directory is changed on refusal.
+   *
+   * @throws InvalidArgumentException naming the directory and what is wrong with it
+   */
+  public static PoolDirectory claim(Path dir, String engine) {
+    if (dir == null) {
+      throw new InvalidArgumentException("the " + engine + " engine needs a pool directory, and none was given");
+    }
+    Path path = dir.toAbsolutePath().normalize();
+    if (Files.exists(path, LinkOption.NOFOLLOW_LINKS) && !Files.isDirectory(path)) {
+      throw new InvalidArgumentException("pool path " + path + " exists and is not a directory");
+    }
+    try {
+      Files.createDirectories(path);
+    } catch (IOException | SecurityException e) {
+      throw new InvalidArgumentException("cannot create pool directory " + path + ": " + describe(e));
+    }
+    if (!Files.isWritable(path)) {
+      throw new InvalidArgumentException("pool directory " + path + " is not writable");
+    }
+    checkMarker(path, engine); // before anything is created in a directory that is refused
+    FileChannel channel;
+    try {
+      channel = FileChannel.open(path.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    } catch (IOException e) {
+      throw new InvalidArgumentException("pool directory " + path + " is not writable: " + describe(e));
+    }
+    try {
+      PoolDirectory claimed = new PoolDirectory(path, channel, tryLock(channel, path));
+      claimed.checkOrWriteMarker(engine);
+      return claimed;
+    } catch (RuntimeException e) {
+      closeQuietly(channel); // also releases the lock
+      throw e;
+    }
+  }
+
+  /** The directory (absolute). */
+  public Path path() {
+    return path;
+  }
+
+  /** A file inside the directory. */
+  public Path resolve(String name) {
+    return path.resolve(name);
+  }
+
+  /** Releases the directory so another store may open it. */
+  @Override
+  public void close() {
+    try {
+      lock.release();
+    } catch (IOException e) {
+      // The channel close below drops the lock anyway.
+    } finally {
+      closeQuietly(lockChannel);
+    }
+  }
+
+  private static FileLock tryLock(FileChannel channel, Path path) {
+    FileLock lock;
+    try {
+      lock = channel.tryLock();
+    } catch (OverlappingFileLockException e) {
+      throw new InvalidArgumentException("pool directory " + path + " is already open in this process");
+    } catch (IOException e) {
+      throw new InvalidArgumentException("cannot lock pool directory " + path + ": " + describe(e));
+    }
+    if (lock == null) {
+      throw new InvalidArgumentException("pool directory " + path + " is in use by another process");
+    }
+    return lock;
+  }
+
+  /** Refuses a directory made by another engine, or one with files that is not a pool. */
+  private static boolean checkMarker(Path path, String engine) {
+    Path marker = path.resolve(MARKER);
+    if (Files.exists(marker)) {
+      String owner = readMarker(marker);
+      if (!owner.equals(engine)) {
+        throw new InvalidArgumentException("pool directory " + path + " was made by the '" + owner
+            + "' engine and cannot be opened with '" + engine + "'; choose another directory or that engine");
+      }
+      return true;
+    }
+    try (Stream<Path> entries = Files.list(path)) {
+      if (entries.anyMatch(p -> !OWN_FILES.contains(p.getFileName().toString()))) {
+        throw new InvalidArgumentException(
+            "directory " + path + " is not empty and is not a dataClay pool; refusing to use it");
+      }
+    } catch (IOException e) {
+      throw new InvalidArgumentException("cannot list pool directory " + path + ": " + describe(e));
+    }
+    return false;
+  }
+
+  private void checkOrWriteMarker(String engine) {
+    if (checkMarker(path, engine)) {
+      return;
+    }
+    Path marker = path.resolve(MARKER);
+    // Written to a temporary name and renamed, so a crash leaves no marker or a whole one.
+    Path temp = path.resolve(MARKER_TEMP);
+    try {
+      Files.writeString(temp, engine + "\n", StandardCharsets.UTF_8);
+      try {
+        Files.move(temp, marker, StandardCopyOption.ATOMIC_MOVE);
+      } catch (AtomicMoveNotSupportedException e) {
+        Files.move(temp, marker);
+      }
+    } catch (IOException e) {
+      throw new InvalidArgumentException("cannot write pool marker " + marker + ": " + describe(e));
+    }
+  }
+
+  private static String readMarker(Path marker) {
+    try {
+      return Files.readString(marker, StandardCharsets.UTF_8).trim();
+    } catch (IOException e) {
+      throw new InvalidArgumentException("cannot read pool marker " + marker + ": " + describe(e));
+    }
+  }
+
+  private static void closeQuietly(FileChannel channel) {
+    try {
+      channel.close();
+    } catch (IOException e) {
+      // Nothing more can be done; the lock goes with the process at the latest.
+    }
+  }
+
+  private static String describe(Exception e) {
+    return e.getClass().getSimpleName() + (e.getMessage() == null ? "" : " " + e.getMessage());
+  }
+}

@@ -1,0 +1,188 @@
+package io.dataclay.ds.store.memory;
+
+import io.dataclay.ds.store.FieldValue;
+import io.dataclay.ds.store.ObjectDelta;
+import io.dataclay.ds.store.ObjectHeader;
+import io.dataclay.ds.store.ObjectStore;
+import io.dataclay.ds.store.StoreConfig;
+import io.dataclay.ds.store.StoreStats;
+import io.dataclay.ds.store.StoredObject;
+import io.dataclay.ds.store.engine.RecordCodec;
+import io.dataclay.exceptions.InternalException;
+import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.exceptions.ObjectDoesNotExistException;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/**
+ * The {@code memory} engine: objects in a DRAM hash map, nothing persisted (the benchmark
+ * baseline). Same semantics as the other engines otherwise: values are copied in and out, so a
+ * caller changing an array it handed over or got back does not change what is stored. It keeps
+ * nothing in the pool directory and does not touch it.
+ */
+public final class MemoryStore implements ObjectStore {
+  /** Engine name in configuration. */
+  public static final String ENGINE = "memory";
+  /** The durability promise reported in stats. */
+  public static final String DURABILITY = "none (DRAM only)";
+
+  private final ConcurrentHashMap<UUID, StoredObject> objects = new ConcurrentHashMap<>();
+  private final AtomicLong valueBytes = new AtomicLong();
+  private final String path;
+  private volatile boolean closed;
+
+  private MemoryStore(Path path) {
+    this.path = path == null ? "" : path.toString();
+  }
+
+  /** An empty store; {@code config.path()} is only reported in stats. */
+  public static MemoryStore open(StoreConfig config) {
+    return new MemoryStore(config.path());
+  }
+
+  @Override
+  public void put(StoredObject object) {
+    RecordCodec.check(object);
+    checkOpen();
+    store(object);
+  }
+
+  @Override
+  public void putAll(List<StoredObject> objects) {
+    if (objects == null) {
+      throw new InvalidArgumentException("objects to store are missing");
+    }
+    Set<UUID> distinct = new HashSet<>();
+    for (int i = 0; i < objects.size(); i++) {
+      StoredObject object = objects.get(i);
+      if (object == null) {
+        throw new InvalidArgumentException("object " + i + " of the batch is missing");
+      }
+      RecordCodec.check(object);
+      if (!distinct.add(object.id())) {
+        throw new InvalidArgumentException("object " + object.id() + " appears twice in one batch");
+      }
+    }
+    checkOpen();
+    // Everything that can be refused was checked above, so the batch cannot stop half-way.
+    for (StoredObject object : objects) {
+      store(object);
+    }
+  }
+
+  @Override
+  public Optional<StoredObject> get(UUID id) {
+    checkId(id);
+    checkOpen();
+    StoredObject object = objects.get(id);
+    return object == null ? Optional.empty() : Optional.of(copy(object));
+  }
+
+  @Override
+  public Optional<ObjectHeader> header(UUID id) {
+    checkId(id);
+    checkOpen();
+    StoredObject object = objects.get(id);
+    return object == null ? Optional.empty() : Optional.of(object.header());
+  }
+
+  @Override
+  public void applyDelta(ObjectDelta delta) {
+    RecordCodec.check(delta);
+    checkOpen();
+    objects.compute(delta.id(), (id, old) -> {
+      if (old == null) {
+        throw new ObjectDoesNotExistException("object " + id + " is not stored in this memory store");
+      }
+      Map<String, FieldValue> fields = new LinkedHashMap<>(old.fields());
+      for (Map.Entry<String, FieldValue> e : delta.changed().entrySet()) {
+        fields.put(e.getKey(), copy(e.getValue()));
+      }
+      fields.keySet().removeAll(delta.removed());
+      StoredObject updated = new StoredObject(id, old.header(), fields);
+      valueBytes.addAndGet(updated.valueBytes() - old.valueBytes());
+      return updated;
+    });
+  }
+
+  @Override
+  public boolean remove(UUID id) {
+    checkId(id);
+    checkOpen();
+    StoredObject old = objects.remove(id);
+    if (old == null) {
+      return false;
+    }
+    valueBytes.addAndGet(-old.valueBytes());
+    return true;
+  }
+
+  @Override
+  public long count() {
+    checkOpen();
+    return objects.size();
+  }
+
+  @Override
+  public void forEachId(Consumer<UUID> action) {
+    if (action == null) {
+      throw new InvalidArgumentException("action is missing");
+    }
+    checkOpen();
+    objects.keySet().forEach(action);
+  }
+
+  @Override
+  public StoreStats stats() {
+    checkOpen();
+    return new StoreStats(ENGINE, DURABILITY, path, 0, valueBytes.get(), objects.size());
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    objects.clear();
+    valueBytes.set(0);
+  }
+
+  private void store(StoredObject object) {
+    StoredObject copy = copy(object);
+    objects.compute(object.id(), (id, old) -> {
+      valueBytes.addAndGet(copy.valueBytes() - (old == null ? 0 : old.valueBytes()));
+      return copy;
+    });
+  }
+
+  private static StoredObject copy(StoredObject object) {
+    Map<String, FieldValue> fields = new LinkedHashMap<>();
+    for (Map.Entry<String, FieldValue> e : object.fields().entrySet()) {
+      fields.put(e.getKey(), copy(e.getValue()));
+    }
+    return new StoredObject(object.id(), object.header(), fields);
+  }
+
+  private static FieldValue copy(FieldValue value) {
+    return new FieldValue(value.value().clone(), value.references());
+  }
+
+  private static void checkId(UUID id) {
+    if (id == null) {
+      throw new InvalidArgumentException("object ID is missing");
+    }
+  }
+
+  private void checkOpen() {
+    if (closed) {
+      throw new InternalException("memory store is closed");
+    }
+  }
+}

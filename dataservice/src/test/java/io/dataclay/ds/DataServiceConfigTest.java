@@ -1,0 +1,81 @@
+package io.dataclay.ds;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dataclay.exceptions.InvalidArgumentException;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class DataServiceConfigTest {
+  private static Map<String, String> minimal() {
+    Map<String, String> env = new HashMap<>();
+    env.put("DATACLAY_USER", "admin");
+    env.put("DATACLAY_PASSWORD", "pw");
+    env.put("DATACLAY_BACKEND_NAME", "b1");
+    env.put("USER", "alice");
+    env.put("DATACLAY_HOME", "/tmp/dc-home");
+    return env;
+  }
+
+  @Test
+  void defaults_follow_the_documented_values() {
+    // run
+    DataServiceConfig c = DataServiceConfig.from(minimal());
+    // verify
+    assertEquals("127.0.0.1", c.lmHost());
+    assertEquals(11034, c.lmPort());
+    assertEquals("127.0.0.1", c.backendHost());
+    assertEquals(0, c.backendPort());
+    assertEquals(Path.of("/tmp/dc-home/backends/b1"), c.backendDir());
+    assertEquals(Path.of("/tmp/dc-home/backends/b1/models/python"), c.pythonModelsDir());
+    assertEquals("kv", c.storeEngine());
+    assertEquals(Path.of("/dev/shm/dataclay-alice/b1"), c.storePath());
+    assertEquals("1G", c.storeSize());
+    assertEquals("python3", c.python());
+    assertEquals(1000, c.heartbeatMs());
+    assertEquals(10000, c.eeWaitMs());
+  }
+
+  @Test
+  void python_none_runs_no_python_environment() {
+    Map<String, String> env = minimal();
+    env.put("DATACLAY_PYTHON", "none");
+    assertNull(DataServiceConfig.from(env).python());
+  }
+
+  @Test
+  void missing_administrator_is_refused_naming_the_key() {
+    Map<String, String> env = minimal();
+    env.remove("DATACLAY_PASSWORD");
+    InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> DataServiceConfig.from(env));
+    assertTrue(e.getMessage().contains("DATACLAY_PASSWORD"), e.getMessage());
+  }
+
+  @Test
+  void malformed_numbers_are_refused_naming_the_key() {
+    for (String[] bad : new String[][] {
+        {"DATACLAY_PORT", "0"}, {"DATACLAY_BACKEND_PORT", "70000"}, {"DATACLAY_HEARTBEAT_MS", "soon"},
+        {"DATACLAY_EE_WAIT_MS", "-1"}, {"DATACLAY_BACKEND_NAME", "../x"}}) {
+      Map<String, String> env = minimal();
+      env.put(bad[0], bad[1]);
+      InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> DataServiceConfig.from(env));
+      assertTrue(e.getMessage().contains(bad[0]), e.getMessage());
+    }
+  }
+
+  @Test
+  void explicit_values_override_the_defaults() {
+    Map<String, String> env = minimal();
+    env.put("DATACLAY_BACKEND_DIR", "/srv/b");
+    env.put("DATACLAY_STORE_PATH", "/mnt/pmem/b");
+    env.put("DATACLAY_BACKEND_PORT", "7000");
+    assertEquals(Path.of("/srv/b/models/python"), DataServiceConfig.from(env).pythonModelsDir());
+    assertEquals(Path.of("/mnt/pmem/b"), DataServiceConfig.from(env).storePath());
+    assertEquals(7000, DataServiceConfig.from(env).backendPort());
+  }
+}

@@ -1,0 +1,131 @@
+package io.dataclay.ds;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dataclay.proto.BackendInfo;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The Data Service as a process: its exit codes, its start line, and a clean SIGTERM. */
+@Timeout(90)
+class DataServiceMainTest {
+  @TempDir Path tmp;
+  private final List<Process> started = new ArrayList<>();
+
+  @AfterEach
+  void stop() throws Exception {
+    for (Process p : started) {
+      p.destroyForcibly();
+      p.waitFor(10, TimeUnit.SECONDS);
+    }
+  }
+
+  private Process launch(Map<String, String> env) throws Exception {
+    String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+    ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-cp", classpath, DataServiceMain.class.getName()).redirectErrorStream(true);
+    pb.environment().clear();
+    pb.environment().put("PATH", System.getenv("PATH"));
+    pb.environment().put("PMEM_IS_PMEM_FORCE", "1");
+    pb.environment().putAll(env);
+    Process p = pb.start();
+    started.add(p);
+    return p;
+  }
+
+  private static String output(Process p) throws Exception {
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the process did not exit");
+    return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+  }
+
+  private Map<String, String> base(String engine, Path storePath) {
+    return Map.of("DATACLAY_USER", "admin", "DATACLAY_PASSWORD", "pw", "DATACLAY_BACKEND_NAME", "b1",
+        "DATACLAY_HOME", tmp.resolve("home").toString(), "DATACLAY_STORE", engine,
+        "DATACLAY_STORE_PATH", storePath.toString(), "DATACLAY_STORE_SIZE", "64M", "DATACLAY_PYTHON", "none");
+  }
+
+  @Test
+  void a_pool_that_cannot_be_opened_exits_2_with_one_line_and_overwrites_nothing() throws Exception {
+    // setup: the pool path is an ordinary file with content of its own
+    Path notAPool = tmp.resolve("not-a-pool");
+    byte[] content = "precious bytes".getBytes(StandardCharsets.UTF_8);
+    Files.write(notAPool, content);
+    // run
+    Process p = launch(base("kv", notAPool));
+    String out = output(p);
+    // verify
+    assertEquals(2, p.exitValue(), out);
+    assertEquals(1, out.strip().lines().count(), out);
+    assertTrue(out.startsWith("data service: cannot open the kv store at " + notAPool), out);
+    assertArrayEquals(content, Files.readAllBytes(notAPool));
+  }
+
+  @Test
+  void bad_configuration_exits_2_naming_the_key() throws Exception {
+    Map<String, String> env = new java.util.HashMap<>(base("memory", tmp.resolve("pool")));
+    env.remove("DATACLAY_PASSWORD");
+    Process p = launch(env);
+    String out = output(p);
+    assertEquals(2, p.exitValue(), out);
+    assertTrue(out.contains("DATACLAY_PASSWORD"), out);
+  }
+
+  @Test
+  void the_process_registers_prints_its_start_line_and_stops_itself_and_its_environment_on_sigterm()
+      throws Exception {
+    // setup: a stand-in environment process that records its pid and sleeps
+    Path pidFile = tmp.resolve("ee.pid");
+    Path fakePython = tmp.resolve("fake-python");
+    Files.writeString(fakePython, "#!/bin/sh\necho $$ > " + pidFile + "\nexec sleep 600\n");
+    Files.setPosixFilePermissions(fakePython, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+    try (TestLogicModule lm = TestLogicModule.start(tmp.resolve("lm"), "admin", "pw")) {
+      Map<String, String> env = new java.util.HashMap<>(base("memory", tmp.resolve("pool")));
+      env.put("DATACLAY_PORT", Integer.toString(lm.port()));
+      env.put("DATACLAY_PYTHON", fakePython.toString());
+      // run
+      Process p = launch(env);
+      BufferedReader lines = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+      String line;
+      String startLine = null;
+      while ((line = lines.readLine()) != null) {
+        if (line.startsWith("data service b1 (")) {
+          startLine = line;
+          break;
+        }
+      }
+      // verify: the announced port is the registered one; SIGTERM ends the process
+      assertTrue(startLine != null && startLine.contains("store memory at " + tmp.resolve("pool")), startLine);
+      int port = Integer.parseInt(startLine.replaceAll(".* listening on port (\\d+),.*", "$1"));
+      try (var admin = new io.dataclay.client.LogicModuleClient(lm.channel(), () -> null)) {
+        var token = admin.newSession("admin", "pw", "").getToken();
+        try (var authed = new io.dataclay.client.LogicModuleClient(lm.channel(), () -> token)) {
+          BackendInfo b = authed.getBackends().get(0);
+          assertEquals(port, b.getPort());
+          assertEquals("b1", b.getName());
+        }
+      }
+      while (!Files.exists(pidFile)) {
+        Thread.sleep(10);
+      }
+      long eePid = Long.parseLong(Files.readString(pidFile).trim());
+      p.destroy();
+      assertTrue(p.waitFor(20, TimeUnit.SECONDS), "SIGTERM did not stop the Data Service");
+      assertEquals(143, p.exitValue());
+      assertFalse(ProcessHandle.of(eePid).map(ProcessHandle::isAlive).orElse(false), "the environment outlived its DS");
+    }
+  }
+}

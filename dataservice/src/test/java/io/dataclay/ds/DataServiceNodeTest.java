@@ -1,0 +1,126 @@
+package io.dataclay.ds;
+
+import static io.dataclay.ds.TestObjects.point;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dataclay.client.DataServiceClient;
+import io.dataclay.exceptions.NotAuthenticatedException;
+import io.dataclay.proto.BackendInfo;
+import io.dataclay.proto.BackendStatus;
+import io.dataclay.proto.ExecutionEnvironmentStatus;
+import io.dataclay.proto.Language;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(60)
+class DataServiceNodeTest {
+  @TempDir Path tmp;
+  TestCluster cluster;
+
+  @AfterEach
+  void stop() throws Exception {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  private BackendInfo registered() {
+    List<BackendInfo> all = cluster.adminLm().getBackends();
+    assertEquals(1, all.size(), all.toString());
+    return all.get(0);
+  }
+
+  @Test
+  void the_backend_registers_its_bound_port_and_keeps_its_id_across_restarts() throws Exception {
+    // setup
+    cluster = TestCluster.start(tmp);
+    UUID id = cluster.node().identity().id();
+    // run
+    BackendInfo first = registered();
+    cluster.restartDataService(Map.of());
+    BackendInfo second = registered();
+    // verify
+    assertEquals(id.toString(), first.getId());
+    assertEquals(id.toString(), Files.readString(cluster.backendDir().resolve("backend.id")).trim());
+    assertEquals(id.toString(), second.getId());
+    assertEquals(cluster.port(), second.getPort());
+    assertEquals("test-backend", second.getName());
+    assertEquals("127.0.0.1", second.getHost());
+    assertEquals("memory", second.getStoreEngine());
+    assertEquals(List.of(Language.PYTHON), second.getLanguagesList());
+    assertTrue(second.getAlive());
+  }
+
+  @Test
+  void a_refused_login_fails_the_start_and_spawns_no_environment() throws Exception {
+    // setup
+    cluster = TestCluster.withLogicModule(tmp);
+    // run
+    NotAuthenticatedException e = assertThrows(NotAuthenticatedException.class,
+        () -> cluster.startDataService(Map.of("DATACLAY_PASSWORD", "wrong")));
+    // verify
+    assertTrue(e.getMessage().length() > 0);
+    assertFalse(cluster.environmentSpawned());
+    assertTrue(cluster.adminLm().getBackends().isEmpty());
+  }
+
+  @Test
+  void heartbeats_keep_the_backend_alive_beyond_the_logic_modules_timeout() throws Exception {
+    // setup: the test Logic Module counts a backend dead 1.5 s after its last heartbeat
+    cluster = TestCluster.start(tmp);
+    long before = cluster.lmCalls("Heartbeat");
+    // run
+    Thread.sleep(2 * TestLogicModule.BACKEND_TIMEOUT_MS);
+    // verify
+    assertTrue(cluster.lmCalls("Heartbeat") - before >= 8, "heartbeats every 200 ms");
+    assertTrue(registered().getAlive());
+  }
+
+  @Test
+  void a_logic_module_that_forgot_the_session_gets_a_new_login_and_registration() throws Exception {
+    // setup
+    cluster = TestCluster.start(tmp);
+    long logins = cluster.lmCalls("NewSession");
+    long registrations = cluster.lmCalls("RegisterBackend");
+    // run: the Data Service's own session ends behind its back
+    cluster.dataServiceAdmin().client().closeSession();
+    Thread.sleep(2 * TestLogicModule.BACKEND_TIMEOUT_MS);
+    // verify: it logged in and registered again, and heartbeats keep it alive
+    assertTrue(cluster.lmCalls("NewSession") > logins);
+    assertTrue(cluster.lmCalls("RegisterBackend") > registrations);
+    assertTrue(registered().getAlive());
+  }
+
+  @Test
+  void get_status_reports_identity_store_environment_and_calls() throws Exception {
+    // setup
+    cluster = TestCluster.start(tmp);
+    DataServiceClient user = cluster.client(cluster.session("nora"));
+    user.makePersistent(List.of(point(UUID.randomUUID(), "1")), null);
+    cluster.attachPeer();
+    // run
+    BackendStatus status = user.getStatus(5000);
+    // verify
+    assertEquals(cluster.node().identity().id().toString(), status.getBackend().getId());
+    assertEquals(cluster.port(), status.getBackend().getPort());
+    assertEquals("memory", status.getStore().getEngine());
+    assertEquals(1, status.getStore().getObjects());
+    ExecutionEnvironmentStatus ee = status.getEnvironments(0);
+    assertEquals(Language.PYTHON, ee.getLanguage());
+    assertTrue(ee.getAlive());
+    assertTrue(ee.getPid() > 0);
+    assertEquals(0, ee.getRestarts());
+    assertEquals(1L, status.getCallsMap().get("MakePersistent"));
+    assertEquals(1L, status.getCallsMap().get("GetStatus"));
+  }
+}

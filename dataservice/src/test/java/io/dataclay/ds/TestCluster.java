@@ -1,0 +1,262 @@
+package io.dataclay.ds;
+
+import io.dataclay.client.Channels;
+import io.dataclay.client.DataServiceClient;
+import io.dataclay.client.LogicModuleClient;
+import io.dataclay.ds.lm.AdminSession;
+import io.dataclay.ds.store.ObjectStore;
+import io.dataclay.ds.store.ObjectStores;
+import io.dataclay.ds.store.StoreConfig;
+import io.dataclay.exceptions.AccountAlreadyExistsException;
+import io.dataclay.proto.Model;
+import io.grpc.Channel;
+import io.grpc.ManagedChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A real Logic Module (in-process, SQLite in a temporary directory) with the test model
+ * registered, and Data Services started on it one at a time (memory engine, a free port, a fresh
+ * backend directory each). A Data Service's "python" is a tiny script that publishes the secret it
+ * was spawned with and sleeps, so a test's {@link EnvironmentPeer} can attach in its place.
+ * Everything started is stopped by {@link #stopDataService()} and {@link #close()}.
+ */
+public final class TestCluster implements AutoCloseable {
+  /** The administrator account (the Data Service logs in with it too). */
+  public static final String ADMIN = "admin";
+  /** Its password. */
+  public static final String ADMIN_PASSWORD = "admin-secret";
+
+  private final Path dir;
+  private final TestLogicModule lm;
+  private final LogicModuleClient adminLm;
+  private final String adminToken;
+  private final Path fakePython;
+  private final List<AutoCloseable> clients = new ArrayList<>();
+  private final List<AutoCloseable> perDataService = new ArrayList<>();
+  private int started;
+  private Path backendDir;
+  private Path secretFile;
+  private ObjectStore store;
+  private DataServiceNode node;
+  private AdminSession dsAdmin;
+
+  private TestCluster(Path dir) throws Exception {
+    this.dir = dir;
+    this.lm = TestLogicModule.start(dir.resolve("lm-home"), ADMIN, ADMIN_PASSWORD);
+    String[] token = new String[1];
+    this.adminLm = new LogicModuleClient(lm.channel(), () -> token[0]);
+    token[0] = adminLm.newSession(ADMIN, ADMIN_PASSWORD, "").getToken();
+    this.adminToken = token[0];
+    fakePython = dir.resolve("fake-python");
+    Files.writeString(fakePython, "#!/bin/sh\n"
+        + "echo \"$DATACLAY_EE_SECRET\" > \"$TEST_SECRET_FILE.tmp\" && mv \"$TEST_SECRET_FILE.tmp\" \"$TEST_SECRET_FILE\"\n"
+        + "exec sleep 600\n");
+    Files.setPosixFilePermissions(fakePython, PosixFilePermissions.fromString("rwx------"));
+    adminLm.registerModel(TestObjects.shapesModel("class Point:\n    x: str\n"));
+  }
+
+  /** A Logic Module with the test model registered; start Data Services with {@link #startDataService}. */
+  public static TestCluster withLogicModule(Path dir) throws Exception {
+    return new TestCluster(dir);
+  }
+
+  /** A Logic Module and a Data Service with default settings. */
+  public static TestCluster start(Path dir) throws Exception {
+    return withLogicModule(dir).startDataService(Map.of());
+  }
+
+  /** Starts a Data Service in a fresh backend directory with {@code overrides} on top of the test settings. */
+  public TestCluster startDataService(Map<String, String> overrides) throws Exception {
+    return startDataService(dir.resolve("backend-" + (started + 1)), overrides);
+  }
+
+  /** Stops the running Data Service and starts another on the same backend directory. */
+  public TestCluster restartDataService(Map<String, String> overrides) throws Exception {
+    Path same = backendDir;
+    stopDataService();
+    return startDataService(same, overrides);
+  }
+
+  private TestCluster startDataService(Path backend, Map<String, String> overrides) throws Exception {
+    started++;
+    backendDir = backend;
+    secretFile = dir.resolve("ee-secret-" + started);
+    Map<String, String> settings = new HashMap<>();
+    settings.put("PATH", System.getenv("PATH"));
+    settings.put("DATACLAY_USER", ADMIN);
+    settings.put("DATACLAY_PASSWORD", ADMIN_PASSWORD);
+    settings.put("DATACLAY_BACKEND_NAME", "test-backend");
+    settings.put("DATACLAY_BACKEND_DIR", backend.toString());
+    settings.put("DATACLAY_STORE", "memory");
+    settings.put("DATACLAY_PYTHON", fakePython.toString());
+    settings.put("DATACLAY_HEARTBEAT_MS", "200");
+    settings.put("DATACLAY_EE_WAIT_MS", "3000");
+    settings.put("TEST_SECRET_FILE", secretFile.toString());
+    settings.putAll(overrides);
+    DataServiceConfig config = DataServiceConfig.from(settings);
+    store = ObjectStores.open(new StoreConfig(config.storeEngine(), config.storePath(), 64L << 20));
+    dsAdmin = AdminSession.over(lm.channel(), config.user(), config.password());
+    node = DataServiceNode.start(config, store, DataServiceServer.onPort(0), dsAdmin);
+    return this;
+  }
+
+  /** Stops the running Data Service, its environment process and the peers attached to it. */
+  public void stopDataService() throws Exception {
+    for (AutoCloseable c : perDataService) {
+      c.close();
+    }
+    perDataService.clear();
+    if (node != null) {
+      node.close();
+      node = null;
+    }
+    if (store != null) {
+      store.close();
+      store = null;
+    }
+  }
+
+  /** The running Data Service. */
+  public DataServiceNode node() {
+    return node;
+  }
+
+  /** Its backend directory. */
+  public Path backendDir() {
+    return backendDir;
+  }
+
+  /** The administrator session it talks to the Logic Module with. */
+  public AdminSession dataServiceAdmin() {
+    return dsAdmin;
+  }
+
+  /** Its store. */
+  public ObjectStore store() {
+    return store;
+  }
+
+  /** The port it bound. */
+  public int port() {
+    return node.identity().port();
+  }
+
+  /** A Logic Module client with the administrator's session. */
+  public LogicModuleClient adminLm() {
+    return adminLm;
+  }
+
+  /** A channel to the Logic Module. */
+  public Channel lmChannel() {
+    return lm.channel();
+  }
+
+  /** The administrator's token. */
+  public String adminToken() {
+    return adminToken;
+  }
+
+  /** A session token of {@code user} (created as an ordinary account on first use). */
+  public String session(String user) {
+    try {
+      adminLm.newAccount(user, user + "-pw", false);
+    } catch (AccountAlreadyExistsException exists) {
+      // A second session of the same user.
+    }
+    try (LogicModuleClient anonymous = new LogicModuleClient(lm.channel(), () -> null)) {
+      return anonymous.newSession(user, user + "-pw", "").getToken();
+    }
+  }
+
+  /** A Logic Module client acting with {@code token}. */
+  public LogicModuleClient lmAs(String token) {
+    LogicModuleClient c = new LogicModuleClient(lm.channel(), () -> token);
+    clients.add(c);
+    return c;
+  }
+
+  /** A client of the running Data Service over a real channel, acting with {@code token}. */
+  public DataServiceClient client(String token) {
+    ManagedChannel channel = Channels.forAddress("127.0.0.1", port());
+    clients.add(() -> Channels.close(channel));
+    return new DataServiceClient(channel, () -> token);
+  }
+
+  /** The Logic Module's count of calls to {@code rpc}. */
+  public long lmCalls(String rpc) {
+    return adminLm.getStats().getCallsMap().getOrDefault(rpc, 0L);
+  }
+
+  /** Registers another model (as the administrator). */
+  public void registerModel(Model model) {
+    adminLm.registerModel(model);
+  }
+
+  /** Whether a secret was published by an environment process of the running Data Service. */
+  public boolean environmentSpawned() {
+    return Files.exists(secretFile);
+  }
+
+  /** The secret of the current environment process, once it differs from {@code previous}. */
+  public String secret(String previous) throws Exception {
+    long deadline = System.currentTimeMillis() + 10_000;
+    while (System.currentTimeMillis() < deadline) {
+      if (Files.exists(secretFile)) {
+        String s = Files.readString(secretFile).trim();
+        if (!s.isEmpty() && !s.equals(previous)) {
+          return s;
+        }
+      }
+      Thread.sleep(10);
+    }
+    throw new AssertionError("no new execution environment secret within 10 s");
+  }
+
+  /** A peer attached with the current process's secret, once the Data Service counts it alive. */
+  public EnvironmentPeer attachPeer() throws Exception {
+    return attachPeer(null);
+  }
+
+  /**
+   * A peer attached with the secret of a process started after the one that published
+   * {@code previousSecret}; returns once the Data Service counts the environment alive.
+   */
+  public EnvironmentPeer attachPeer(String previousSecret) throws Exception {
+    EnvironmentPeer peer = closing(EnvironmentPeer.attach(port(), secret(previousSecret)));
+    long deadline = System.currentTimeMillis() + 10_000;
+    while (!pythonAlive()) {
+      if (System.currentTimeMillis() > deadline) {
+        throw new AssertionError("the Data Service did not take the attached environment within 10 s");
+      }
+      Thread.sleep(5);
+    }
+    return peer;
+  }
+
+  /** Whether the running Data Service counts its Python environment alive. */
+  public boolean pythonAlive() {
+    return node.report().environments().stream().anyMatch(e -> e.alive());
+  }
+
+  /** Closes {@code resource} when the running Data Service stops. */
+  public <T extends AutoCloseable> T closing(T resource) {
+    perDataService.add(resource);
+    return resource;
+  }
+
+  @Override
+  public void close() throws Exception {
+    stopDataService();
+    for (AutoCloseable c : clients) {
+      c.close();
+    }
+    adminLm.close();
+    lm.close();
+  }
+}

@@ -1,0 +1,68 @@
+package io.dataclay.ds;
+
+import io.dataclay.client.Channels;
+import io.dataclay.logic.LogicModuleServer;
+import io.dataclay.logic.deploy.GrpcModelDeployer;
+import io.dataclay.logic.metadata.MetadataStore;
+import io.dataclay.logic.metadata.MetadataSync;
+import io.dataclay.logic.service.LogicModuleService;
+import io.grpc.ManagedChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+
+/**
+ * A real Logic Module in this JVM: SQLite metadata under {@code home}, listening on a free TCP
+ * port; a backend counts as alive for {@link #BACKEND_TIMEOUT_MS} after a heartbeat.
+ */
+public final class TestLogicModule implements AutoCloseable {
+  /** How long a backend counts as alive after its last heartbeat. */
+  public static final long BACKEND_TIMEOUT_MS = 1500;
+
+  private final MetadataStore store;
+  private final GrpcModelDeployer deployer;
+  private final LogicModuleServer server;
+  private final ManagedChannel channel;
+
+  private TestLogicModule(MetadataStore store, GrpcModelDeployer deployer, LogicModuleServer server) {
+    this.store = store;
+    this.deployer = deployer;
+    this.server = server;
+    this.channel = Channels.forAddress("127.0.0.1", server.port());
+  }
+
+  /** Starts a Logic Module whose administrator is {@code admin}. */
+  public static TestLogicModule start(Path home, String admin, String password) throws Exception {
+    Files.createDirectories(home);
+    MetadataStore store = MetadataStore.open("jdbc:sqlite:" + home.resolve("metadata.db"), MetadataSync.NORMAL);
+    GrpcModelDeployer deployer = new GrpcModelDeployer();
+    try {
+      LogicModuleService service = new LogicModuleService(store, deployer, Duration.ofHours(1), BACKEND_TIMEOUT_MS, Clock.systemUTC());
+      service.bootstrapAdministrator(admin, password);
+      return new TestLogicModule(store, deployer, LogicModuleServer.onPort(0, service).start());
+    } catch (Exception e) {
+      deployer.close();
+      store.close();
+      throw e;
+    }
+  }
+
+  /** A channel to it (owned by this object). */
+  public ManagedChannel channel() {
+    return channel;
+  }
+
+  /** Its TCP port. */
+  public int port() {
+    return server.port();
+  }
+
+  @Override
+  public void close() {
+    Channels.close(channel);
+    server.stop();
+    deployer.close();
+    store.close();
+  }
+}

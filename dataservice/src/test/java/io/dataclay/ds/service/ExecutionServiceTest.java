@@ -1,0 +1,64 @@
+package io.dataclay.ds.service;
+
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dataclay.common.Language;
+import io.dataclay.ds.store.FieldValue;
+import io.dataclay.ds.store.ObjectHeader;
+import io.dataclay.ds.store.ObjectStore;
+import io.dataclay.ds.store.ObjectStores;
+import io.dataclay.ds.store.StoreConfig;
+import io.dataclay.ds.store.StoredObject;
+import io.dataclay.exceptions.BackendUnavailableException;
+import io.dataclay.exceptions.ObjectNotHereException;
+import io.dataclay.exceptions.PermissionDeniedException;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class ExecutionServiceTest {
+  private final ObjectStore store = ObjectStores.open(new StoreConfig("memory", null, 1 << 20));
+  private final ExecutionService service = new ExecutionService(store, new Environments());
+  private final Session ann = new Session("t", "ann", "ann", Set.of("ann"), Long.MAX_VALUE, false);
+
+  @AfterEach
+  void close() {
+    store.close();
+  }
+
+  private UUID stored(Language language, String dataset) {
+    UUID id = UUID.randomUUID();
+    store.put(new StoredObject(id, ObjectHeader.of("m.C", language, dataset),
+        Map.of("x", FieldValue.of(new byte[] {1}))));
+    return id;
+  }
+
+  @Test
+  void an_object_not_stored_here_is_object_not_here() {
+    UUID id = UUID.randomUUID();
+    ObjectNotHereException e = assertThrows(ObjectNotHereException.class,
+        () -> service.execute(ann, id, ExecutionKind.CALL_METHOD, "m", new byte[0]));
+    assertTrue(e.getMessage().contains(id.toString()), e.getMessage());
+  }
+
+  @Test
+  void an_object_of_another_dataset_is_refused_before_any_environment_runs() {
+    UUID id = stored(Language.PYTHON, "bob");
+    PermissionDeniedException e = assertThrows(PermissionDeniedException.class,
+        () -> service.execute(ann, id, ExecutionKind.GET_FIELD, "x", new byte[0]));
+    assertTrue(e.getMessage().contains("bob"), e.getMessage());
+  }
+
+  @Test
+  void a_language_without_an_environment_is_unavailable_naming_it() {
+    for (Language language : Language.values()) {
+      UUID id = stored(language, "ann");
+      BackendUnavailableException e = assertThrows(BackendUnavailableException.class,
+          () -> service.execute(ann, id, ExecutionKind.CALL_METHOD, "m", new byte[0]));
+      assertTrue(e.getMessage().contains(language.name()), e.getMessage());
+    }
+  }
+}

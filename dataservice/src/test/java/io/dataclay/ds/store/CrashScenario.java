@@ -1,0 +1,174 @@
+package io.dataclay.ds.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * Drives the crash-recovery test: runs {@link CrashWriter} in a child JVM, kills it with SIGKILL
+ * at a random moment, reopens the pool and checks that every acknowledged write is there, that
+ * a write in flight is whole or absent (a batch all or nothing), that no object is torn and that
+ * no unknown object appeared. The state found becomes the expectation of the next round, so
+ * later rounds also check that recovery left earlier objects alone.
+ */
+final class CrashScenario {
+  private final String engine;
+  private final Path dir;
+  private final long size;
+  private final Supplier<ObjectStore> reopen;
+  private final Random rng;
+  private final Map<UUID, String> expected = new HashMap<>();
+
+  CrashScenario(String engine, Path dir, long size, Supplier<ObjectStore> reopen, long seed) {
+    this.engine = engine;
+    this.dir = dir;
+    this.size = size;
+    this.reopen = reopen;
+    this.rng = new Random(seed);
+  }
+
+  /** Objects the scenario expects in the pool after the last round. */
+  int expectedObjects() {
+    return expected.size();
+  }
+
+  /** One round: start the writer, let it acknowledge some writes, kill it, verify the pool. */
+  void runRound(long seed) throws Exception {
+    Path output = Files.createTempFile("crash-writer", ".log");
+    Path stderr = Files.createTempFile("crash-writer", ".err");
+    String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+    ProcessBuilder builder = new ProcessBuilder(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp", classPath,
+        CrashWriter.class.getName(), engine, dir.toString(), Long.toString(size), Long.toString(seed),
+        output.toString());
+    builder.redirectError(stderr.toFile());
+    builder.redirectOutput(ProcessBuilder.Redirect.DISCARD);
+    Process child = builder.start();
+    List<String> log;
+    try {
+      awaitAcks(child, output, 40, stderr);
+      Thread.sleep(rng.nextInt(300));
+    } finally {
+      child.destroyForcibly();
+      assertTrue(child.waitFor(30, TimeUnit.SECONDS), "the killed writer did not exit");
+      log = wholeLines(output);
+      Files.deleteIfExists(output);
+      Files.deleteIfExists(stderr);
+    }
+    verify(log);
+  }
+
+  private void verify(List<String> log) {
+    Map<UUID, String> acked = new HashMap<>(expected);
+    Map<UUID, String> inFlight = new HashMap<>();
+    Set<UUID> deleting = new HashSet<>();
+    List<UUID> group = List.of();
+    String groupTag = null;
+    for (String line : log) {
+      String[] p = line.split(" ");
+      switch (p[0]) {
+        case "BEGIN" -> inFlight.put(UUID.fromString(p[1]), p[2]);
+        case "ACK" -> {
+          acked.put(UUID.fromString(p[1]), p[2]);
+          inFlight.remove(UUID.fromString(p[1]));
+        }
+        case "BEGIN-DEL" -> deleting.add(UUID.fromString(p[1]));
+        case "DEL" -> {
+          acked.remove(UUID.fromString(p[1]));
+          deleting.remove(UUID.fromString(p[1]));
+        }
+        case "BEGIN-GROUP" -> {
+          group = ids(p[1]);
+          groupTag = p[2];
+        }
+        case "GROUP" -> {
+          for (UUID id : ids(p[1])) {
+            acked.put(id, p[2]);
+          }
+          group = List.of();
+        }
+        default -> { }
+      }
+    }
+    Map<UUID, String> found = new HashMap<>();
+    try (ObjectStore store = reopen.get()) {
+      store.forEachId(id -> found.put(id, TestObjects.tagOf(store.get(id).orElseThrow())));
+    }
+    for (Map.Entry<UUID, String> e : acked.entrySet()) {
+      UUID id = e.getKey();
+      String tag = found.get(id);
+      if (tag == null) {
+        assertTrue(deleting.contains(id), "acknowledged object " + id + " is missing; " + history(log, id));
+      } else if (!tag.equals(e.getValue())) {
+        assertEquals(inFlight.get(id), tag, "object " + id + " is neither acknowledged nor in flight; " + history(log, id));
+      }
+    }
+    int groupFound = 0;
+    for (UUID id : group) {
+      if (found.containsKey(id)) {
+        assertEquals(groupTag, found.get(id), "object " + id + " of the batch in flight");
+        groupFound++;
+      }
+    }
+    assertTrue(groupFound == 0 || groupFound == group.size(), "a batch in flight was stored in part: " + groupFound);
+    for (Map.Entry<UUID, String> e : found.entrySet()) {
+      UUID id = e.getKey();
+      boolean known = acked.containsKey(id) || e.getValue().equals(inFlight.get(id)) || group.contains(id);
+      assertTrue(known, "object " + id + " (" + e.getValue() + ") was never written");
+    }
+    expected.clear();
+    expected.putAll(found);
+  }
+
+  private static String history(List<String> log, UUID id) {
+    List<String> mine = log.stream().filter(line -> line.contains(id.toString())).toList();
+    return "its last writes: " + mine.subList(Math.max(0, mine.size() - 6), mine.size());
+  }
+
+  private static List<UUID> ids(String joined) {
+    List<UUID> ids = new ArrayList<>();
+    for (String s : joined.split(",")) {
+      ids.add(UUID.fromString(s));
+    }
+    return ids;
+  }
+
+  /** The log's whole lines (a line cut by the kill lacks its " ." end), without the end. */
+  private static List<String> wholeLines(Path output) throws IOException {
+    List<String> lines = new ArrayList<>();
+    for (String line : Files.readAllLines(output, StandardCharsets.UTF_8)) {
+      if (line.endsWith(" .")) {
+        lines.add(line.substring(0, line.length() - 2));
+      }
+    }
+    return lines;
+  }
+
+  private static void awaitAcks(Process child, Path output, int acks, Path stderr) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (wholeLines(output).stream().filter(l -> l.startsWith("ACK")).count() < acks) {
+      if (!child.isAlive()) {
+        fail("the writer exited early with " + child.exitValue() + ": " + Files.readString(stderr));
+      }
+      if (System.nanoTime() > deadline) {
+        fail("the writer acknowledged too few writes in 60 s: " + Files.readString(stderr));
+      }
+      Thread.sleep(20);
+    }
+  }
+}

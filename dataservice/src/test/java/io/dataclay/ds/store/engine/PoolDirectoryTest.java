@@ -1,0 +1,64 @@
+package io.dataclay.ds.store.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dataclay.ds.store.TestPools;
+import io.dataclay.exceptions.InvalidArgumentException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class PoolDirectoryTest {
+  private final Path dir = TestPools.newPath();
+
+  @AfterEach
+  void removeDirectory() {
+    TestPools.delete(dir);
+  }
+
+  @Test
+  void claimingANewDirectoryRecordsTheEngine() throws Exception {
+    try (PoolDirectory claimed = PoolDirectory.claim(dir, "kv")) {
+      assertEquals(dir.toAbsolutePath(), claimed.path());
+    }
+
+    assertEquals("kv\n", Files.readString(dir.resolve(PoolDirectory.MARKER)));
+  }
+
+  @Test
+  void aNonEmptyDirectoryThatIsNotAPoolIsRefusedAndLeftAlone() throws Exception {
+    Files.createDirectories(dir);
+    Files.writeString(dir.resolve("notes.txt"), "mine");
+
+    InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> PoolDirectory.claim(dir, "kv"));
+
+    assertTrue(e.getMessage().contains("not empty"), e.getMessage());
+    try (Stream<Path> files = Files.list(dir)) {
+      assertEquals(List.of("notes.txt"), files.map(p -> p.getFileName().toString()).toList());
+    }
+  }
+
+  @Test
+  void aClaimedDirectoryIsRefusedUntilReleased() {
+    try (PoolDirectory first = PoolDirectory.claim(dir, "kv")) {
+      InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> PoolDirectory.claim(dir, "kv"));
+      assertTrue(e.getMessage().contains("already open"), e.getMessage());
+    }
+
+    try (PoolDirectory again = PoolDirectory.claim(dir, "kv")) {
+      assertEquals(dir.toAbsolutePath(), again.path());
+    }
+  }
+
+  @Test
+  void aMissingDirectoryArgumentIsRefusedNamingTheEngine() {
+    InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> PoolDirectory.claim(null, "kv"));
+
+    assertTrue(e.getMessage().contains("kv"), e.getMessage());
+  }
+}

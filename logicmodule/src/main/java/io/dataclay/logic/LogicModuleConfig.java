@@ -1,0 +1,169 @@
+package io.dataclay.logic;
+
+import io.dataclay.logic.metadata.MetadataSync;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Every setting of the Logic Module, read once from a map of DATACLAY_* keys. This is the only
+ * class of the Logic Module that looks at the environment.
+ */
+public final class LogicModuleConfig {
+  /** TCP port the Logic Module listens on (0: any free port). */
+  public static final String PORT = "DATACLAY_PORT";
+  /** Directory of a local cluster's state; the embedded database lives in its lm/ subdirectory. */
+  public static final String HOME = "DATACLAY_HOME";
+  /** JDBC URL of the metadata database; unset: embedded SQLite at $DATACLAY_HOME/lm/metadata.db. */
+  public static final String METADATA_URL = "DATACLAY_METADATA_URL";
+  /** Initial administrator, created at start when no account of that name exists (never overwritten). */
+  public static final String USER = "DATACLAY_USER";
+  /** Password of the initial administrator (required when DATACLAY_USER is set). */
+  public static final String PASSWORD = "DATACLAY_PASSWORD";
+  /** Lifetime of a session from NewSession, in hours. */
+  public static final String SESSION_TTL_HOURS = "DATACLAY_SESSION_TTL_HOURS";
+  /** A backend is alive if it heartbeated within this many milliseconds. */
+  public static final String BACKEND_TIMEOUT_MS = "DATACLAY_BACKEND_TIMEOUT_MS";
+  /**
+   * SQLite durability knob: "normal" (WAL; a commit survives kill -9 of the process but the last
+   * commits may be lost on power loss or OS crash) or "full" (fsync per commit; survives both, slower).
+   */
+  public static final String METADATA_SYNC = "DATACLAY_METADATA_SYNC";
+
+  static final int DEFAULT_PORT = 11034;
+  static final long DEFAULT_SESSION_TTL_HOURS = 168;
+  static final long DEFAULT_BACKEND_TIMEOUT_MS = 5000;
+
+  private final int port;
+  private final Path home;
+  private final String metadataUrl;
+  private final String adminUser;
+  private final String adminPassword;
+  private final Duration sessionTtl;
+  private final long backendTimeoutMs;
+  private final MetadataSync metadataSync;
+
+  /**
+   * Reads the settings from {@code env}; absent keys take their defaults.
+   *
+   * @throws IllegalArgumentException naming the key whose value is malformed
+   */
+  public LogicModuleConfig(Map<String, String> env) {
+    this.port = (int) number(env, PORT, DEFAULT_PORT, 0, 65535);
+    this.home = homeOf(env);
+    this.metadataUrl = metadataUrlOf(env, home);
+    this.adminUser = blankToNull(env.get(USER));
+    this.adminPassword = blankToNull(env.get(PASSWORD));
+    if (adminUser != null && adminPassword == null) {
+      throw new IllegalArgumentException(PASSWORD + " must be set when " + USER + " is set");
+    }
+    this.sessionTtl = Duration.ofHours(number(env, SESSION_TTL_HOURS, DEFAULT_SESSION_TTL_HOURS, 1, 24L * 365 * 100));
+    this.backendTimeoutMs = number(env, BACKEND_TIMEOUT_MS, DEFAULT_BACKEND_TIMEOUT_MS, 1, Long.MAX_VALUE / 2);
+    this.metadataSync = syncOf(env.get(METADATA_SYNC));
+  }
+
+  /** The settings of this process's environment. */
+  public static LogicModuleConfig fromEnvironment() {
+    return new LogicModuleConfig(System.getenv());
+  }
+
+  /** Port to listen on; 0 means any free port. */
+  public int port() {
+    return port;
+  }
+
+  /** The cluster's state directory. */
+  public Path home() {
+    return home;
+  }
+
+  /** JDBC URL of the metadata database (jdbc:sqlite:... or jdbc:postgresql://...). */
+  public String metadataUrl() {
+    return metadataUrl;
+  }
+
+  /** Name of the initial administrator, or null when none is configured. */
+  public String adminUser() {
+    return adminUser;
+  }
+
+  /** Password of the initial administrator, or null when none is configured. */
+  public String adminPassword() {
+    return adminPassword;
+  }
+
+  /** How long a new session lasts. */
+  public Duration sessionTtl() {
+    return sessionTtl;
+  }
+
+  /** Heartbeat window within which a backend counts as alive. */
+  public long backendTimeoutMs() {
+    return backendTimeoutMs;
+  }
+
+  /** SQLite commit durability (ignored for PostgreSQL, whose server settings decide). */
+  public MetadataSync metadataSync() {
+    return metadataSync;
+  }
+
+  private static Path homeOf(Map<String, String> env) {
+    String raw = blankToNull(env.get(HOME));
+    String userHome = System.getProperty("user.home");
+    if (raw == null) {
+      return Paths.get(userHome, ".dataclay");
+    }
+    if (raw.equals("~") || raw.startsWith("~/")) {
+      return Paths.get(userHome, raw.substring(1));
+    }
+    return Paths.get(raw);
+  }
+
+  private static String metadataUrlOf(Map<String, String> env, Path home) {
+    String raw = blankToNull(env.get(METADATA_URL));
+    if (raw == null) {
+      return "jdbc:sqlite:" + home.resolve("lm").resolve("metadata.db").toAbsolutePath();
+    }
+    if (!raw.startsWith("jdbc:sqlite:") && !raw.startsWith("jdbc:postgresql:")) {
+      throw new IllegalArgumentException(METADATA_URL + " must be a jdbc:sqlite: or jdbc:postgresql: URL, got '"
+          + raw.split("\\?", 2)[0] + "'");
+    }
+    return raw;
+  }
+
+  private static MetadataSync syncOf(String raw) {
+    String value = blankToNull(raw);
+    if (value == null) {
+      return MetadataSync.NORMAL;
+    }
+    switch (value.toLowerCase(Locale.ROOT)) {
+      case "normal": return MetadataSync.NORMAL;
+      case "full": return MetadataSync.FULL;
+      default:
+        throw new IllegalArgumentException(METADATA_SYNC + " must be 'normal' or 'full', got '" + value + "'");
+    }
+  }
+
+  private static long number(Map<String, String> env, String key, long fallback, long min, long max) {
+    String raw = blankToNull(env.get(key));
+    if (raw == null) {
+      return fallback;
+    }
+    long value;
+    try {
+      value = Long.parseLong(raw.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(key + " must be an integer, got '" + raw + "'");
+    }
+    if (value < min || value > max) {
+      throw new IllegalArgumentException(key + " must be between " + min + " and " + max + ", got " + value);
+    }
+    return value;
+  }
+
+  private static String blankToNull(String s) {
+    return s == null || s.isBlank() ? null : s;
+  }
+}

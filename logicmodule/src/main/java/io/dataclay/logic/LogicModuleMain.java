@@ -1,0 +1,98 @@
+package io.dataclay.logic;
+
+import io.dataclay.exceptions.DataClayException;
+import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.logic.deploy.GrpcModelDeployer;
+import io.dataclay.logic.metadata.MetadataStore;
+import io.dataclay.logic.metadata.MetadataUnavailableException;
+import io.dataclay.logic.service.AccountService;
+import io.dataclay.logic.service.LogicModuleService;
+import java.io.IOException;
+import java.time.Clock;
+import java.util.logging.Logger;
+
+/**
+ * The Logic Module process: configuration from the environment, metadata database, bootstrap
+ * accounts, then serve until SIGTERM. Exit codes: 2 bad configuration, 3 metadata database
+ * unusable, 4 port unavailable.
+ */
+public final class LogicModuleMain {
+  private static final Logger LOG = Logger.getLogger(LogicModuleMain.class.getName());
+
+  private LogicModuleMain() {}
+
+  /** Starts the Logic Module and blocks until it is stopped. */
+  public static void main(String[] args) throws InterruptedException {
+    if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
+      System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tFT%1$tT.%1$tL %4$s %3$s: %5$s%6$s%n");
+    }
+    LogicModuleConfig config;
+    try {
+      config = LogicModuleConfig.fromEnvironment();
+    } catch (IllegalArgumentException e) {
+      exit(2, "bad configuration: " + e.getMessage());
+      return;
+    }
+    MetadataStore store;
+    try {
+      store = MetadataStore.open(config.metadataUrl(), config.metadataSync());
+    } catch (MetadataUnavailableException e) {
+      exit(3, e.getMessage());
+      return;
+    }
+    LOG.info("metadata database: " + store.describe());
+    GrpcModelDeployer deployer = new GrpcModelDeployer();
+    LogicModuleServer server;
+    try {
+      LogicModuleService service = new LogicModuleService(store, deployer, config.sessionTtl(),
+          config.backendTimeoutMs(), Clock.systemUTC());
+      bootstrap(service, config);
+      server = LogicModuleServer.onPort(config.port(), service).start();
+    } catch (DataClayException e) {
+      close(deployer, store);
+      exit(e instanceof InvalidArgumentException ? 2 : 3, e.getMessage());
+      return;
+    } catch (IOException e) {
+      close(deployer, store);
+      exit(4, "cannot listen on port " + config.port() + ": " + rootMessage(e));
+      return;
+    }
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      server.stop();
+      close(deployer, store);
+    }, "lm-shutdown"));
+    System.err.println("logic module listening on port " + server.port());
+    System.err.flush();
+    server.blockUntilShutdown();
+  }
+
+  private static void bootstrap(LogicModuleService service, LogicModuleConfig config) {
+    if (config.adminUser() == null) {
+      LOG.warning("no administrator configured (" + LogicModuleConfig.USER + " / " + LogicModuleConfig.PASSWORD
+          + " unset): only existing accounts can log in");
+      return;
+    }
+    AccountService.Bootstrap outcome = service.bootstrapAdministrator(config.adminUser(), config.adminPassword());
+    if (outcome == AccountService.Bootstrap.CREATED) {
+      LOG.info("created administrator account '" + config.adminUser() + "'");
+    }
+  }
+
+  private static void close(GrpcModelDeployer deployer, MetadataStore store) {
+    deployer.close();
+    store.close();
+  }
+
+  private static String rootMessage(Throwable t) {
+    Throwable root = t;
+    while (root.getCause() != null) {
+      root = root.getCause();
+    }
+    return root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+  }
+
+  private static void exit(int code, String message) {
+    System.err.println("logic module: " + message);
+    System.exit(code);
+  }
+}

@@ -1,0 +1,65 @@
+package io.dataclay.logic;
+
+import io.dataclay.logic.service.LogicModuleService;
+import io.dataclay.logic.servicer.LogicModuleServicer;
+import io.dataclay.rpc.SessionMetadata;
+import io.grpc.Server;
+import io.grpc.ServerBuilder;
+import io.grpc.ServerInterceptors;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import java.io.IOException;
+import java.util.concurrent.TimeUnit;
+
+/** Runs the Logic Module's gRPC service: start, stop, block until shutdown. */
+public final class LogicModuleServer {
+  private static final long GRACE_SECONDS = 5;
+
+  private final Server server;
+
+  /** A server built by {@code builder} (tests pass an in-process builder) serving {@code service}. */
+  public LogicModuleServer(ServerBuilder<?> builder, LogicModuleService service) {
+    this.server = builder
+        .addService(ServerInterceptors.intercept(new LogicModuleServicer(service), SessionMetadata.serverInterceptor()))
+        .maxInboundMessageSize(Integer.MAX_VALUE)
+        .build();
+  }
+
+  /** A server on TCP {@code port} of every interface (0: any free port). */
+  public static LogicModuleServer onPort(int port, LogicModuleService service) {
+    return new LogicModuleServer(NettyServerBuilder.forPort(port), service);
+  }
+
+  /**
+   * Starts serving.
+   *
+   * @throws IOException when the port cannot be bound (for instance, it is taken)
+   */
+  public LogicModuleServer start() throws IOException {
+    server.start();
+    return this;
+  }
+
+  /** The port actually bound (meaningful after {@link #start()}; -1 for in-process servers). */
+  public int port() {
+    return server.getPort();
+  }
+
+  /** Stops accepting calls, lets calls in flight finish for a few seconds, then cancels the rest. */
+  public void stop() {
+    server.shutdown();
+    try {
+      if (!server.awaitTermination(GRACE_SECONDS, TimeUnit.SECONDS)) {
+        server.shutdownNow();
+        server.awaitTermination(GRACE_SECONDS, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      server.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Waits until the server has stopped. */
+  public void blockUntilShutdown() throws InterruptedException {
+    server.awaitTermination();
+  }
+}

@@ -1,0 +1,135 @@
+package io.dataclay.logic.deploy;
+
+import io.dataclay.client.Channels;
+import io.dataclay.client.DataServiceClient;
+import io.dataclay.exceptions.BackendUnavailableException;
+import io.dataclay.exceptions.DataClayException;
+import io.dataclay.logic.metadata.BackendRecord;
+import io.dataclay.logic.metadata.ModelRecord;
+import io.dataclay.logic.service.ModelDeployer;
+import io.dataclay.logic.servicer.ProtoMapping;
+import io.dataclay.proto.Model;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ClientInterceptors;
+import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Deploys models with DataService.DeployModels, in the background. Deployments to one backend
+ * run one at a time in registration order (so a backend never sees an older version last);
+ * different backends are served in parallel. Failures are logged, never raised.
+ */
+public final class GrpcModelDeployer implements ModelDeployer {
+  private static final Logger LOG = Logger.getLogger(GrpcModelDeployer.class.getName());
+  private static final long CALL_TIMEOUT_SECONDS = 30;
+
+  private final ExecutorService pool;
+  private final Map<String, CompletableFuture<Void>> queues = new ConcurrentHashMap<>();
+  private final Map<String, Target> targets = new ConcurrentHashMap<>();
+  private volatile boolean closed;
+
+  /** A deployer with its own daemon threads. */
+  public GrpcModelDeployer() {
+    AtomicInteger n = new AtomicInteger();
+    this.pool = Executors.newCachedThreadPool(r -> {
+      Thread t = new Thread(r, "lm-model-deploy-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  @Override
+  public void deploy(List<BackendRecord> backends, ModelRecord model, String token) {
+    Model wire = ProtoMapping.toProto(model);
+    for (BackendRecord b : backends) {
+      try {
+        queues.compute(b.id(), (id, last) -> (last == null ? CompletableFuture.<Void>completedFuture(null) : last)
+            .thenRunAsync(() -> send(b, wire, token), pool));
+      } catch (RejectedExecutionException e) {
+        LOG.fine("deployer closed: model " + model.namespace() + " not sent to backend " + b.id());
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    pool.shutdownNow();
+    for (Target t : targets.values()) {
+      Channels.close(t.channel());
+    }
+    targets.clear();
+  }
+
+  private void send(BackendRecord b, Model model, String token) {
+    String what = "model '" + model.getNamespace() + "' v" + model.getVersion() + " to backend " + b.name() + " ("
+        + b.id() + ") at " + b.host() + ":" + b.port();
+    try {
+      new DataServiceClient(withDeadline(channelFor(b)), () -> token).deployModels(List.of(model));
+      LOG.fine(() -> "deployed " + what);
+    } catch (RuntimeException e) {
+      if (!closed) {
+        logFailure(b, what, e);
+      }
+    }
+  }
+
+  private void logFailure(BackendRecord b, String what, RuntimeException e) {
+    if (e instanceof BackendUnavailableException) {
+      // a fresh channel next time: the backend may come back on the same address without backoff
+      drop(b.id());
+      LOG.warning("could not deploy " + what + ": " + e.getMessage()
+          + "; the backend gets it from ListModels when it registers");
+    } else if (e instanceof DataClayException) {
+      LOG.warning("deploying " + what + " failed: " + e.getMessage());
+    } else {
+      LOG.log(Level.WARNING, "failed to deploy " + what, e);
+    }
+  }
+
+  private ManagedChannel channelFor(BackendRecord b) {
+    Target t = targets.compute(b.id(), (id, old) -> {
+      if (old != null && old.host().equals(b.host()) && old.port() == b.port()) {
+        return old;
+      }
+      if (old != null) {
+        Channels.close(old.channel());
+      }
+      return new Target(b.host(), b.port(), Channels.forAddress(b.host(), b.port()));
+    });
+    return t.channel();
+  }
+
+  private void drop(String backendId) {
+    Target old = targets.remove(backendId);
+    if (old != null) {
+      Channels.close(old.channel());
+    }
+  }
+
+  private static Channel withDeadline(Channel channel) {
+    return ClientInterceptors.intercept(channel, new ClientInterceptor() {
+      @Override
+      public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+        return next.newCall(method, options.withDeadlineAfter(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS));
+      }
+    });
+  }
+
+  /** The channel kept for one backend's current address. */
+  private record Target(String host, int port, ManagedChannel channel) {}
+}

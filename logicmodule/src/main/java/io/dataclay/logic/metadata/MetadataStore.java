@@ -1,0 +1,93 @@
+package io.dataclay.logic.metadata;
+
+import io.dataclay.exceptions.DataClayException;
+import java.sql.SQLException;
+
+/**
+ * The Logic Module's metadata database: one schema and one code path for the embedded SQLite
+ * database and for PostgreSQL, chosen by the JDBC URL. Every write is durable when it returns
+ * (on SQLite within the promise of its {@link MetadataSync}).
+ */
+public final class MetadataStore implements AutoCloseable {
+  private final String url;
+  private final ConnectionPool pool;
+  private final AccountStore accounts;
+  private final SessionStore sessions;
+  private final ModelStore models;
+  private final BackendStore backends;
+  private final ObjectMetadataStore objects;
+
+  private MetadataStore(String url, ConnectionPool pool, Jdbc jdbc) {
+    this.url = url;
+    this.pool = pool;
+    this.accounts = new AccountStore(jdbc);
+    this.sessions = new SessionStore(jdbc);
+    this.models = new ModelStore(jdbc);
+    this.backends = new BackendStore(jdbc);
+    this.objects = new ObjectMetadataStore(jdbc);
+  }
+
+  /**
+   * Connects to the database at {@code url} (creating the SQLite file and its directory when
+   * missing) and creates the schema if needed.
+   *
+   * @throws MetadataUnavailableException when the database cannot be opened or its schema is unusable
+   */
+  public static MetadataStore open(String url, MetadataSync sync) {
+    SqlDialect dialect;
+    try {
+      dialect = SqlDialect.of(url);
+    } catch (IllegalArgumentException e) {
+      throw new MetadataUnavailableException(e.getMessage(), e);
+    }
+    ConnectionPool pool = new ConnectionPool(() -> dialect.connect(url, sync), dialect.poolSize());
+    try {
+      // open one connection now, so a wrong URL or an unreachable server fails here, clearly
+      PooledConnection first = pool.acquire();
+      pool.release(first, false);
+      Jdbc jdbc = new Jdbc(pool, dialect);
+      Schema.create(jdbc);
+      return new MetadataStore(url, pool, jdbc);
+    } catch (SQLException | DataClayException e) {
+      pool.close();
+      throw new MetadataUnavailableException("cannot open the metadata database " + SqlDialect.redact(url) + ": "
+          + e.getMessage(), e);
+    }
+  }
+
+  /** The JDBC URL without its query string (which may hold a password), for messages. */
+  public String describe() {
+    return SqlDialect.redact(url);
+  }
+
+  /** Accounts, datasets and data contracts. */
+  public AccountStore accounts() {
+    return accounts;
+  }
+
+  /** Sessions by token hash. */
+  public SessionStore sessions() {
+    return sessions;
+  }
+
+  /** Registered models. */
+  public ModelStore models() {
+    return models;
+  }
+
+  /** Registered backends. */
+  public BackendStore backends() {
+    return backends;
+  }
+
+  /** Object metadata and aliases. */
+  public ObjectMetadataStore objects() {
+    return objects;
+  }
+
+  /** Closes every connection; later calls fail with an internal error. */
+  @Override
+  public void close() {
+    pool.close();
+  }
+}

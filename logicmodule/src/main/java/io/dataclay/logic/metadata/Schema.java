@@ -1,0 +1,123 @@
+package io.dataclay.logic.metadata;
+
+import io.dataclay.exceptions.InternalException;
+import java.sql.SQLException;
+import java.util.List;
+
+/**
+ * The one metadata schema, for SQLite and PostgreSQL alike. Created idempotently at start inside
+ * one transaction (both databases have transactional DDL, so a crash leaves all of it or none).
+ */
+final class Schema {
+  /** Version this code writes; a database with a newer version is refused. */
+  static final int VERSION = 1;
+
+  private Schema() {}
+
+  /** Creates whatever is missing and checks the recorded version. */
+  static void create(Jdbc jdbc) {
+    String bytes = jdbc.dialect().bytesType();
+    List<String> ddl = List.of(
+        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY)",
+        "CREATE TABLE IF NOT EXISTS accounts ("
+            + " username TEXT PRIMARY KEY,"
+            + " password_hash TEXT NOT NULL,"
+            + " password_salt TEXT NOT NULL,"
+            + " password_iterations INTEGER NOT NULL,"
+            + " admin BOOLEAN NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS datasets ("
+            + " name TEXT PRIMARY KEY,"
+            + " owner TEXT NOT NULL REFERENCES accounts(username))",
+        "CREATE INDEX IF NOT EXISTS datasets_by_owner ON datasets(owner)",
+        "CREATE TABLE IF NOT EXISTS contracts ("
+            + " dataset TEXT NOT NULL REFERENCES datasets(name),"
+            + " beneficiary TEXT NOT NULL REFERENCES accounts(username),"
+            + " PRIMARY KEY (dataset, beneficiary))",
+        "CREATE INDEX IF NOT EXISTS contracts_by_beneficiary ON contracts(beneficiary)",
+        "CREATE TABLE IF NOT EXISTS sessions ("
+            + " token_sha256 TEXT PRIMARY KEY,"
+            + " username TEXT NOT NULL REFERENCES accounts(username),"
+            + " dataset TEXT NOT NULL REFERENCES datasets(name),"
+            + " expires_at_ms BIGINT NOT NULL,"
+            + " closed BOOLEAN NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS sessions_by_user ON sessions(username)",
+        "CREATE TABLE IF NOT EXISTS models ("
+            + " namespace TEXT PRIMARY KEY,"
+            + " language TEXT NOT NULL,"
+            + " owner TEXT NOT NULL REFERENCES accounts(username),"
+            + " version BIGINT NOT NULL)",
+        // A file path (a Python module, a Java class file) belongs to one namespace per language:
+        // the primary key makes the database refuse a second owner.
+        "CREATE TABLE IF NOT EXISTS model_files ("
+            + " language TEXT NOT NULL,"
+            + " path TEXT NOT NULL,"
+            + " namespace TEXT NOT NULL REFERENCES models(namespace),"
+            + " position INTEGER NOT NULL,"
+            + " content " + bytes + " NOT NULL,"
+            + " PRIMARY KEY (language, path))",
+        "CREATE INDEX IF NOT EXISTS model_files_by_namespace ON model_files(namespace)",
+        "CREATE TABLE IF NOT EXISTS model_classes ("
+            + " language TEXT NOT NULL,"
+            + " name TEXT NOT NULL,"
+            + " namespace TEXT NOT NULL REFERENCES models(namespace),"
+            + " position INTEGER NOT NULL,"
+            + " PRIMARY KEY (language, name))",
+        "CREATE INDEX IF NOT EXISTS model_classes_by_namespace ON model_classes(namespace)",
+        "CREATE TABLE IF NOT EXISTS model_members ("
+            + " language TEXT NOT NULL,"
+            + " class_name TEXT NOT NULL,"
+            + " kind TEXT NOT NULL,"
+            + " position INTEGER NOT NULL,"
+            + " name TEXT NOT NULL,"
+            + " detail TEXT NOT NULL,"
+            + " PRIMARY KEY (language, class_name, kind, position),"
+            + " FOREIGN KEY (language, class_name) REFERENCES model_classes(language, name) ON DELETE CASCADE)",
+        "CREATE TABLE IF NOT EXISTS backends ("
+            + " id TEXT PRIMARY KEY,"
+            + " name TEXT NOT NULL,"
+            + " host TEXT NOT NULL,"
+            + " port INTEGER NOT NULL,"
+            + " languages TEXT NOT NULL,"
+            + " store_engine TEXT NOT NULL)",
+        // The three object tables take the bulk of the writes and carry no foreign keys: SQLite
+        // checks each one per inserted row (a parent insert even scans its child tables), which
+        // tripled the cost of a batch. The service checks datasets and backends before
+        // inserting, and none of the referenced rows is ever deleted.
+        "CREATE TABLE IF NOT EXISTS objects ("
+            + " id TEXT PRIMARY KEY,"
+            + " class_name TEXT NOT NULL,"
+            + " language TEXT NOT NULL,"
+            + " dataset TEXT NOT NULL,"
+            + " master_backend_id TEXT NOT NULL,"
+            + " version_of TEXT)",
+        "CREATE TABLE IF NOT EXISTS object_replicas ("
+            + " object_id TEXT NOT NULL,"
+            + " backend_id TEXT NOT NULL,"
+            + " PRIMARY KEY (object_id, backend_id))",
+        // Aliases are unique per dataset: the primary key decides, under any concurrency.
+        "CREATE TABLE IF NOT EXISTS aliases ("
+            + " dataset TEXT NOT NULL,"
+            + " alias TEXT NOT NULL,"
+            + " object_id TEXT NOT NULL,"
+            + " PRIMARY KEY (dataset, alias))",
+        "CREATE INDEX IF NOT EXISTS aliases_by_object ON aliases(object_id)");
+    jdbc.transaction(c -> {
+      for (String statement : ddl) {
+        c.execute(statement);
+      }
+      checkVersion(c);
+      return null;
+    });
+  }
+
+  private static void checkVersion(PooledConnection c) throws SQLException {
+    long recorded = c.queryLong("SELECT COALESCE(MAX(version), 0) FROM schema_version");
+    if (recorded > VERSION) {
+      throw new InternalException("the metadata database has schema version " + recorded
+          + ", newer than this Logic Module's " + VERSION + ": upgrade the Logic Module");
+    }
+    if (recorded < VERSION) {
+      c.update("INSERT INTO schema_version (version) VALUES (?) ON CONFLICT DO NOTHING", VERSION);
+    }
+  }
+}

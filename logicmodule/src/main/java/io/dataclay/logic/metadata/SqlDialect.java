@@ -1,0 +1,109 @@
+package io.dataclay.logic.metadata;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.sql.Connection;
+import java.sql.Driver;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Properties;
+
+/**
+ * The only place where SQLite and PostgreSQL differ: how to connect, session pragmas, the binary
+ * column type, and how many connections to keep. All other SQL is written once for both.
+ */
+enum SqlDialect {
+  SQLITE("BLOB", 1),
+  POSTGRESQL("BYTEA", 8);
+
+  private static final int SQLITE_BUSY_TIMEOUT_MS = 5000;
+  /** Page cache of the one SQLite connection (the default 2 MiB thrashes on a million objects). */
+  private static final int SQLITE_CACHE_KIB = 64 * 1024;
+
+  private final String bytesType;
+  private final int poolSize;
+
+  SqlDialect(String bytesType, int poolSize) {
+    this.bytesType = bytesType;
+    this.poolSize = poolSize;
+  }
+
+  /** The dialect of a JDBC URL. */
+  static SqlDialect of(String url) {
+    if (url.startsWith("jdbc:sqlite:")) {
+      return SQLITE;
+    }
+    if (url.startsWith("jdbc:postgresql:")) {
+      return POSTGRESQL;
+    }
+    throw new IllegalArgumentException("unsupported metadata URL (use jdbc:sqlite: or jdbc:postgresql:): "
+        + redact(url));
+  }
+
+  /** Column type for byte strings. */
+  String bytesType() {
+    return bytesType;
+  }
+
+  /** Connections worth keeping: SQLite serialises writers anyway, so one connection under a lock. */
+  int poolSize() {
+    return poolSize;
+  }
+
+  /** Opens a configured connection in manual-commit mode. */
+  Connection connect(String url, MetadataSync sync) throws SQLException {
+    Driver driver;
+    if (this == SQLITE) {
+      createParentDirectory(url);
+      driver = new org.sqlite.JDBC();
+    } else {
+      driver = new org.postgresql.Driver();
+    }
+    Connection c = driver.connect(url, new Properties());
+    if (c == null) {
+      throw new SQLException("the JDBC driver does not accept the URL " + redact(url));
+    }
+    try {
+      if (this == SQLITE) {
+        try (Statement s = c.createStatement()) {
+          // WAL: a commit is appended to the log; NORMAL syncs the log at checkpoints only, so a
+          // killed process loses nothing (the OS has the pages) but a power loss may lose the tail.
+          s.execute("PRAGMA journal_mode=WAL");
+          s.execute("PRAGMA synchronous=" + (sync == MetadataSync.FULL ? "FULL" : "NORMAL"));
+          s.execute("PRAGMA busy_timeout=" + SQLITE_BUSY_TIMEOUT_MS);
+          s.execute("PRAGMA foreign_keys=ON");
+          s.execute("PRAGMA cache_size=-" + SQLITE_CACHE_KIB);
+        }
+      }
+      c.setAutoCommit(false);
+      return c;
+    } catch (SQLException e) {
+      c.close();
+      throw e;
+    }
+  }
+
+  /** The URL without its query string, which may hold a password. */
+  static String redact(String url) {
+    int q = url.indexOf('?');
+    return q < 0 ? url : url.substring(0, q) + "?...";
+  }
+
+  private static void createParentDirectory(String url) throws SQLException {
+    String file = url.substring("jdbc:sqlite:".length());
+    int q = file.indexOf('?');
+    if (q >= 0) {
+      file = file.substring(0, q);
+    }
+    if (file.isEmpty() || file.equals(":memory:") || file.startsWith("file:")) {
+      return;
+    }
+    Path parent = Paths.get(file).toAbsolutePath().getParent();
+    try {
+      Files.createDirectories(parent);
+    } catch (java.io.IOException | SecurityException e) {
+      throw new SQLException("cannot create the metadata directory " + parent + ": " + e.getMessage(), e);
+    }
+  }
+}

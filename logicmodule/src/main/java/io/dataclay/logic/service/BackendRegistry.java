@@ -1,0 +1,93 @@
+package io.dataclay.logic.service;
+
+import io.dataclay.exceptions.BackendDoesNotExistException;
+import io.dataclay.logic.metadata.BackendRecord;
+import io.dataclay.logic.metadata.MetadataStore;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Registered backends (stored, and mirrored in memory for cheap lookups) and their liveness:
+ * the time of each backend's last heartbeat, kept in memory only. After a restart of the Logic
+ * Module a backend counts as alive again at its next heartbeat.
+ */
+public final class BackendRegistry {
+  private final MetadataStore store;
+  private final long timeoutMs;
+  private final Clock clock;
+  private final Map<String, BackendRecord> backends = new ConcurrentHashMap<>();
+  private final Map<String, Long> lastSeenMs = new ConcurrentHashMap<>();
+
+  BackendRegistry(MetadataStore store, long timeoutMs, Clock clock) {
+    this.store = store;
+    this.timeoutMs = timeoutMs;
+    this.clock = clock;
+    for (BackendRecord b : store.backends().all()) {
+      backends.put(b.id(), b);
+    }
+  }
+
+  /** Registers a backend, or updates the address of one with the same ID; it counts as alive from now. */
+  public synchronized void register(Session caller, BackendRecord b) {
+    caller.requireAdmin("RegisterBackend");
+    Checks.uuid("id", b.id());
+    Checks.name("name", b.name());
+    Checks.host("host", b.host());
+    Checks.port("port", b.port());
+    Checks.engine("store_engine", b.storeEngine());
+    if (b.languages().isEmpty() || new HashSet<>(b.languages()).size() != b.languages().size()) {
+      throw Checks.invalid("languages", "must list each execution-environment language once, at least one");
+    }
+    // database first: the memory mirror never holds a backend the database would not return;
+    // synchronized so that two registrations of one ID leave both in the same order
+    store.backends().upsert(b);
+    backends.put(b.id(), b);
+    lastSeenMs.put(b.id(), clock.millis());
+  }
+
+  /** Records that the backend is alive now (administrators only). */
+  public void heartbeat(Session caller, String backendId) {
+    caller.requireAdmin("Heartbeat");
+    requireRegistered("backend_id", backendId);
+    lastSeenMs.put(backendId, clock.millis());
+  }
+
+  /** Every registered backend with its liveness, by name then ID. */
+  public List<RegisteredBackend> all() {
+    List<RegisteredBackend> out = new ArrayList<>();
+    for (BackendRecord b : backends.values()) {
+      out.add(new RegisteredBackend(b, isAlive(b.id())));
+    }
+    out.sort(Comparator.comparing((RegisteredBackend r) -> r.backend().name()).thenComparing(r -> r.backend().id()));
+    return out;
+  }
+
+  /** The backends that heartbeated within the liveness window. */
+  public List<BackendRecord> alive() {
+    List<BackendRecord> out = new ArrayList<>();
+    for (RegisteredBackend r : all()) {
+      if (r.alive()) {
+        out.add(r.backend());
+      }
+    }
+    return out;
+  }
+
+  /** Fails with BACKEND_DOES_NOT_EXIST (naming {@code field}) unless the ID is registered. */
+  void requireRegistered(String field, String backendId) {
+    Checks.uuid(field, backendId);
+    if (!backends.containsKey(backendId)) {
+      throw new BackendDoesNotExistException(field + ": backend " + backendId + " is not registered");
+    }
+  }
+
+  private boolean isAlive(String backendId) {
+    Long seen = lastSeenMs.get(backendId);
+    return seen != null && clock.millis() - seen <= timeoutMs;
+  }
+}

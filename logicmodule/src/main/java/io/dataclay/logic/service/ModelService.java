@@ -1,0 +1,89 @@
+package io.dataclay.logic.service;
+
+import io.dataclay.common.Language;
+import io.dataclay.exceptions.ClassNotRegisteredException;
+import io.dataclay.logic.metadata.MetadataStore;
+import io.dataclay.logic.metadata.ModelRecord;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/** Registered models: namespace ownership, one namespace per file and class, versions, deployment. */
+public final class ModelService {
+  private static final int MAX_TYPE = 1024;
+  private static final int MAX_SIGNATURE = 4096;
+
+  private final MetadataStore store;
+  private final BackendRegistry backends;
+  private final ModelDeployer deployer;
+  private final Supplier<String> systemToken;
+
+  ModelService(MetadataStore store, BackendRegistry backends, ModelDeployer deployer, Supplier<String> systemToken) {
+    this.store = store;
+    this.backends = backends;
+    this.deployer = deployer;
+    this.systemToken = systemToken;
+  }
+
+  /**
+   * Stores the model as the next version of its namespace, owned by the caller (any account may
+   * claim a free namespace), then starts deploying it to every live backend. The model's own
+   * owner and version are ignored: the Logic Module sets them.
+   */
+  public ModelRecord register(Session caller, ModelRecord model) {
+    validate(model);
+    ModelRecord stored = store.models().register(model.withOwnerAndVersion(caller.username(), 0));
+    deployer.deploy(backends.alive(), stored, systemToken.get());
+    return stored;
+  }
+
+  /** The model of a namespace (any session). */
+  public ModelRecord get(String namespace) {
+    Checks.name("namespace", namespace);
+    return store.models().find(namespace).orElseThrow(() -> new ClassNotRegisteredException(
+        "namespace: no model is registered under '" + namespace + "'"));
+  }
+
+  /** Every model of a language (null: all), by namespace (any session). */
+  public List<ModelRecord> list(Language language) {
+    return store.models().list(language);
+  }
+
+  private static void validate(ModelRecord model) {
+    Checks.name("namespace", model.namespace());
+    if (model.files().isEmpty()) {
+      throw Checks.invalid("files", "a model needs at least one file");
+    }
+    Set<String> paths = new HashSet<>();
+    for (int i = 0; i < model.files().size(); i++) {
+      String path = Checks.relativePath("files[" + i + "].path", model.files().get(i).path());
+      if (!paths.add(path)) {
+        throw Checks.invalid("files[" + i + "].path", "'" + path + "' appears twice");
+      }
+    }
+    Set<String> names = new HashSet<>();
+    for (int i = 0; i < model.classes().size(); i++) {
+      ModelRecord.ClassInfo k = model.classes().get(i);
+      String at = "classes[" + i + "]";
+      if (!names.add(Checks.className(at + ".name", k.name()))) {
+        throw Checks.invalid(at + ".name", "'" + k.name() + "' appears twice");
+      }
+      checkMembers(at + ".fields", k.fields(), "type", MAX_TYPE, true);
+      // methods may repeat a name: Java overloads differ by signature only
+      checkMembers(at + ".methods", k.methods(), "signature", MAX_SIGNATURE, false);
+    }
+  }
+
+  private static void checkMembers(String at, List<ModelRecord.Member> members, String detail, int maxDetail,
+      boolean uniqueNames) {
+    Set<String> seen = new HashSet<>();
+    for (int j = 0; j < members.size(); j++) {
+      ModelRecord.Member m = members.get(j);
+      if (!seen.add(Checks.identifier(at + "[" + j + "].name", m.name())) && uniqueNames) {
+        throw Checks.invalid(at + "[" + j + "].name", "'" + m.name() + "' appears twice");
+      }
+      Checks.text(at + "[" + j + "]." + detail, m.detail(), maxDetail);
+    }
+  }
+}

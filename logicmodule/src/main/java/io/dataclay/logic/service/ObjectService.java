@@ -1,0 +1,131 @@
+package io.dataclay.logic.service;
+
+import io.dataclay.exceptions.AliasDoesNotExistException;
+import io.dataclay.exceptions.ObjectDoesNotExistException;
+import io.dataclay.logic.metadata.MetadataStore;
+import io.dataclay.logic.metadata.ObjectRecord;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Object metadata and aliases. Backends register objects (administrators only); everything else
+ * is allowed only to sessions whose datasets include the object's dataset.
+ */
+public final class ObjectService {
+  private final MetadataStore store;
+  private final AccountService accounts;
+  private final BackendRegistry backends;
+
+  ObjectService(MetadataStore store, AccountService accounts, BackendRegistry backends) {
+    this.store = store;
+    this.accounts = accounts;
+    this.backends = backends;
+  }
+
+  /**
+   * Registers objects stored by a backend and, when {@code alias} is not empty, names
+   * {@code aliasObjectId} with it in that object's dataset: all or nothing, durable on return.
+   * Registering the same objects again from the same master changes nothing.
+   */
+  public void registerObjects(Session caller, List<ObjectRecord> objects, String alias, String aliasObjectId) {
+    caller.requireAdmin("RegisterObjects");
+    if (objects.isEmpty()) {
+      throw Checks.invalid("objects", "at least one object is required");
+    }
+    // a batch repeats few classes, datasets and backends: each distinct value is checked once,
+    // and field names for messages are only built on failure (10,000 objects is a normal batch)
+    Set<String> ids = new HashSet<>();
+    Set<String> classes = new HashSet<>();
+    Set<String> datasets = new HashSet<>();
+    Set<String> masters = new HashSet<>();
+    for (int i = 0; i < objects.size(); i++) {
+      ObjectRecord o = objects.get(i);
+      if (!Checks.isCanonicalUuid(o.id())) {
+        Checks.uuid(at(i, "id"), o.id());
+      }
+      if (!ids.add(o.id())) {
+        throw Checks.invalid(at(i, "id"), o.id() + " appears twice");
+      }
+      if (classes.add(o.className())) {
+        Checks.className(at(i, "class_name"), o.className());
+      }
+      if (datasets.add(o.dataset())) {
+        Checks.name(at(i, "dataset"), o.dataset());
+        accounts.requireDatasetExists(o.dataset());
+      }
+      if (masters.add(o.masterBackendId())) {
+        backends.requireRegistered(at(i, "master_backend_id"), o.masterBackendId());
+      }
+      for (int r = 0; r < o.replicaBackendIds().size(); r++) {
+        backends.requireRegistered(at(i, "replica_backend_ids[" + r + "]"), o.replicaBackendIds().get(r));
+      }
+      if (!o.aliases().isEmpty()) {
+        throw Checks.invalid(at(i, "aliases"), "must be empty: an alias is registered with the request's alias field");
+      }
+      if (!o.versionOf().isEmpty()) {
+        Checks.uuid(at(i, "version_of"), o.versionOf());
+      }
+    }
+    boolean named = alias != null && !alias.isEmpty();
+    if (named) {
+      Checks.alias("alias", alias);
+      Checks.uuid("alias_object_id", aliasObjectId);
+    } else if (aliasObjectId != null && !aliasObjectId.isEmpty()) {
+      throw Checks.invalid("alias_object_id", "given without an alias");
+    }
+    store.objects().register(objects, named ? alias : null, named ? aliasObjectId : null);
+  }
+
+  /** The metadata of an object the caller may see. */
+  public ObjectRecord info(Session caller, String id) {
+    Checks.uuid("id", id);
+    ObjectRecord o = store.objects().find(id)
+        .orElseThrow(() -> new ObjectDoesNotExistException("object " + id + " is not registered"));
+    caller.requireDataset(o.dataset());
+    return o;
+  }
+
+  /** The metadata of the object an alias names in {@code dataset} (empty: the session's dataset). */
+  public ObjectRecord byAlias(Session caller, String alias, String dataset) {
+    Checks.alias("alias", alias);
+    String ds = datasetOf(caller, dataset);
+    return store.objects().findByAlias(ds, alias)
+        .orElseThrow(() -> new AliasDoesNotExistException("alias '" + alias + "' does not exist in dataset '"
+            + ds + "'"));
+  }
+
+  /** Names an object the caller may use with {@code alias}, in the object's dataset. */
+  public void newAlias(Session caller, String alias, String objectId) {
+    Checks.alias("alias", alias);
+    ObjectRecord o = info(caller, Checks.uuid("object_id", objectId));
+    store.objects().addAlias(o.dataset(), alias, o.id());
+  }
+
+  /** Removes an alias from {@code dataset} (empty: the session's dataset). */
+  public void deleteAlias(Session caller, String alias, String dataset) {
+    Checks.alias("alias", alias);
+    String ds = datasetOf(caller, dataset);
+    if (!store.objects().deleteAlias(ds, alias)) {
+      throw new AliasDoesNotExistException("alias '" + alias + "' does not exist in dataset '" + ds + "'");
+    }
+  }
+
+  long objectCount() {
+    return store.objects().countObjects();
+  }
+
+  long aliasCount() {
+    return store.objects().countAliases();
+  }
+
+  private static String at(int index, String field) {
+    return "objects[" + index + "]." + field;
+  }
+
+  private static String datasetOf(Session caller, String dataset) {
+    String ds = dataset == null || dataset.isEmpty() ? caller.dataset() : Checks.name("dataset", dataset);
+    caller.requireDataset(ds);
+    return ds;
+  }
+}

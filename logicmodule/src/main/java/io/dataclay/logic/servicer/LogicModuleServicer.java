@@ -1,0 +1,207 @@
+package io.dataclay.logic.servicer;
+
+import io.dataclay.logic.metadata.ObjectRecord;
+import io.dataclay.logic.service.LogicModuleService;
+import io.dataclay.logic.service.RegisteredBackend;
+import io.dataclay.logic.service.Stats;
+import io.dataclay.proto.AliasRequest;
+import io.dataclay.proto.BackendInfo;
+import io.dataclay.proto.BackendList;
+import io.dataclay.proto.Empty;
+import io.dataclay.proto.GetModelRequest;
+import io.dataclay.proto.HealthResponse;
+import io.dataclay.proto.HeartbeatRequest;
+import io.dataclay.proto.ListModelsRequest;
+import io.dataclay.proto.LogicModuleGrpc;
+import io.dataclay.proto.LogicModuleStats;
+import io.dataclay.proto.Model;
+import io.dataclay.proto.ModelList;
+import io.dataclay.proto.NewAccountRequest;
+import io.dataclay.proto.NewAliasRequest;
+import io.dataclay.proto.NewDataContractRequest;
+import io.dataclay.proto.NewSessionRequest;
+import io.dataclay.proto.ObjectIdRequest;
+import io.dataclay.proto.ObjectInfo;
+import io.dataclay.proto.RegisterObjectsRequest;
+import io.dataclay.proto.SessionInfo;
+import io.dataclay.proto.ValidateSessionRequest;
+import io.dataclay.rpc.ServerCalls;
+import io.dataclay.rpc.SessionMetadata;
+import io.grpc.stub.StreamObserver;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The Logic Module's gRPC adapter: counts every call by RPC name, converts messages, lets the
+ * service check and run them, and answers errors as status + ErrorInfo trailer.
+ */
+public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBase {
+  private static final Empty EMPTY = Empty.getDefaultInstance();
+
+  private final LogicModuleService service;
+
+  /** An adapter in front of {@code service}. */
+  public LogicModuleServicer(LogicModuleService service) {
+    this.service = service;
+  }
+
+  @Override
+  public void health(Empty request, StreamObserver<HealthResponse> out) {
+    service.countCall("Health");
+    ServerCalls.respond(out, () -> HealthResponse.newBuilder().setVersion(service.health()).build());
+  }
+
+  @Override
+  public void newSession(NewSessionRequest r, StreamObserver<SessionInfo> out) {
+    service.countCall("NewSession");
+    ServerCalls.respond(out, () -> ProtoMapping.toProto(
+        service.newSession(r.getUsername(), r.getPassword(), r.getDataset())));
+  }
+
+  @Override
+  public void closeSession(Empty request, StreamObserver<Empty> out) {
+    service.countCall("CloseSession");
+    ServerCalls.respond(out, () -> {
+      service.closeSession(token());
+      return EMPTY;
+    });
+  }
+
+  @Override
+  public void validateSession(ValidateSessionRequest r, StreamObserver<SessionInfo> out) {
+    service.countCall("ValidateSession");
+    ServerCalls.respond(out, () -> ProtoMapping.toProto(service.validateSession(token(), r.getToken())));
+  }
+
+  @Override
+  public void newAccount(NewAccountRequest r, StreamObserver<Empty> out) {
+    service.countCall("NewAccount");
+    ServerCalls.respond(out, () -> {
+      service.newAccount(token(), r.getUsername(), r.getPassword(), r.getAdmin());
+      return EMPTY;
+    });
+  }
+
+  @Override
+  public void newDataContract(NewDataContractRequest r, StreamObserver<Empty> out) {
+    service.countCall("NewDataContract");
+    ServerCalls.respond(out, () -> {
+      service.newDataContract(token(), r.getDataset(), r.getBeneficiary());
+      return EMPTY;
+    });
+  }
+
+  @Override
+  public void registerModel(Model r, StreamObserver<Empty> out) {
+    service.countCall("RegisterModel");
+    ServerCalls.respond(out, () -> {
+      service.registerModel(token(), ProtoMapping.toRecord(r));
+      return EMPTY;
+    });
+  }
+
+  @Override
+  public void getModel(GetModelRequest r, StreamObserver<Model> out) {
+    service.countCall("GetModel");
+    ServerCalls.respond(out, () -> ProtoMapping.toProto(service.getModel(token(), r.getNamespace())));
+  }
+
+  @Override
+  public void listModels(ListModelsRequest r, StreamObserver<ModelList> out) {
+    service.countCall("ListModels");
+    ServerCalls.respond(out, () -> {
+      ModelList.Builder list = ModelList.newBuilder();
+      service.listModels(token(), ProtoMapping.languageFilter("language", r.getLanguage()))
+          .forEach(m -> list.addModels(ProtoMapping.toProto(m)));
+      return list.build();
+    });
+  }
+
+  @Override
+  public void registerBackend(BackendInfo r, StreamObserver<Empty> out) {
+    service.countCall("RegisterBackend");
+    ServerCalls.respond(out, () -> {
+      service.registerBackend(token(), ProtoMapping.toRecord(r));
+      return EMPTY;
+    });
+  }
+
+  @Override
+  public void heartbeat(HeartbeatRequest r, StreamObserver<Empty> out) {
+    service.countCall("Heartbeat");
+    ServerCalls.respond(out, () -> {
+      service.heartbeat(token(), r.getBackendId());
+      return EMPTY;
+    });
+  }
+
+  @Override
+  public void getBackends(Empty request, StreamObserver<BackendList> out) {
+    service.countCall("GetBackends");
+    ServerCalls.respond(out, () -> {
+      BackendList.Builder list = BackendList.newBuilder();
+      for (RegisteredBackend b : service.getBackends(token())) {
+        list.addBackends(ProtoMapping.toProto(b));
+      }
+      return list.build();
+    });
+  }
+
+  @Override
+  public void registerObjects(RegisterObjectsRequest r, StreamObserver<Empty> out) {
+    service.countCall("RegisterObjects");
+    ServerCalls.respond(out, () -> {
+      List<ObjectRecord> objects = new ArrayList<>(r.getObjectsCount());
+      for (int i = 0; i < r.getObjectsCount(); i++) {
+        objects.add(ProtoMapping.toRecord(r.getObjects(i), "objects[" + i + "]."));
+      }
+      service.registerObjects(token(), objects, r.getAlias(), r.getAliasObjectId());
+      return EMPTY;
+    });
+  }
+
+  @Override
+  public void getObjectInfo(ObjectIdRequest r, StreamObserver<ObjectInfo> out) {
+    service.countCall("GetObjectInfo");
+    ServerCalls.respond(out, () -> ProtoMapping.toProto(service.getObjectInfo(token(), r.getId())));
+  }
+
+  @Override
+  public void getObjectByAlias(AliasRequest r, StreamObserver<ObjectInfo> out) {
+    service.countCall("GetObjectByAlias");
+    ServerCalls.respond(out, () -> ProtoMapping.toProto(
+        service.getObjectByAlias(token(), r.getAlias(), r.getDataset())));
+  }
+
+  @Override
+  public void newAlias(NewAliasRequest r, StreamObserver<Empty> out) {
+    service.countCall("NewAlias");
+    ServerCalls.respond(out, () -> {
+      service.newAlias(token(), r.getAlias(), r.getObjectId());
+      return EMPTY;
+    });
+  }
+
+  @Override
+  public void deleteAlias(AliasRequest r, StreamObserver<Empty> out) {
+    service.countCall("DeleteAlias");
+    ServerCalls.respond(out, () -> {
+      service.deleteAlias(token(), r.getAlias(), r.getDataset());
+      return EMPTY;
+    });
+  }
+
+  @Override
+  public void getStats(Empty request, StreamObserver<LogicModuleStats> out) {
+    service.countCall("GetStats");
+    ServerCalls.respond(out, () -> {
+      Stats s = service.stats(token());
+      return LogicModuleStats.newBuilder().putAllCalls(s.calls()).setObjects(s.objects()).setAliases(s.aliases())
+          .setOpenSessions(s.openSessions()).build();
+    });
+  }
+
+  private static String token() {
+    return SessionMetadata.currentToken();
+  }
+}

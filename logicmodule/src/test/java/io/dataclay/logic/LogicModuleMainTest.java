@@ -1,0 +1,148 @@
+package io.dataclay.logic;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dataclay.client.LogicModuleClient;
+import io.dataclay.proto.BackendInfo;
+import io.dataclay.proto.Language;
+import io.dataclay.proto.ObjectInfo;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The Logic Module as a process: environment in, one line out, durable across kill -9, clear failures. */
+@Timeout(120)
+class LogicModuleMainTest {
+  private static final Pattern LISTENING = Pattern.compile("logic module listening on port (\\d+)");
+
+  @TempDir
+  Path dir;
+  private final List<Process> started = new ArrayList<>();
+
+  @AfterEach
+  void killLeftovers() throws InterruptedException {
+    for (Process p : started) {
+      p.destroyForcibly();
+      p.waitFor(10, TimeUnit.SECONDS);
+    }
+  }
+
+  private Process launch(Map<String, String> env, Path stderr) throws IOException {
+    String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+    ProcessBuilder pb = new ProcessBuilder(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
+        "-cp", classpath, LogicModuleMain.class.getName());
+    pb.environment().keySet().removeIf(k -> k.startsWith("DATACLAY_"));
+    pb.environment().putAll(env);
+    pb.redirectErrorStream(true).redirectOutput(stderr.toFile());
+    Process p = pb.start();
+    started.add(p);
+    return p;
+  }
+
+  private Map<String, String> env(Path home, int port) {
+    Map<String, String> env = new HashMap<>();
+    env.put("DATACLAY_HOME", home.toString());
+    env.put("DATACLAY_PORT", Integer.toString(port));
+    env.put("DATACLAY_USER", "admin");
+    env.put("DATACLAY_PASSWORD", "main-test-password");
+    return env;
+  }
+
+  private static int awaitPort(Process p, Path stderr) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (System.nanoTime() < deadline) {
+      Matcher m = LISTENING.matcher(Files.readString(stderr, StandardCharsets.UTF_8));
+      if (m.find()) {
+        return Integer.parseInt(m.group(1));
+      }
+      if (!p.isAlive()) {
+        throw new AssertionError("the logic module exited with " + p.exitValue() + ":\n" + Files.readString(stderr));
+      }
+      Thread.sleep(50);
+    }
+    throw new AssertionError("the logic module did not report its port:\n" + Files.readString(stderr));
+  }
+
+  @Test
+  void metadata_written_before_kill_9_is_served_after_a_restart_and_sigterm_stops_it() throws Exception {
+    // setup
+    Path home = dir.resolve("home");
+    Path log1 = dir.resolve("lm1.log");
+    Process first = launch(env(home, 0), log1);
+    int port = awaitPort(first, log1);
+    String token;
+    String backendId = UUID.randomUUID().toString();
+    String objectId = UUID.randomUUID().toString();
+    try (LogicModuleClient anonymous = new LogicModuleClient("127.0.0.1", port, () -> null)) {
+      token = anonymous.newSession("admin", "main-test-password", "").getToken();
+    }
+    try (LogicModuleClient admin = new LogicModuleClient("127.0.0.1", port, () -> token)) {
+      admin.registerBackend(BackendInfo.newBuilder().setId(backendId).setName("b1").setHost("127.0.0.1")
+          .setPort(7001).addLanguages(Language.PYTHON).setStoreEngine("kv").build());
+      admin.registerObjects(List.of(ObjectInfo.newBuilder().setId(objectId).setClassName("app.Person")
+          .setLanguage(Language.PYTHON).setDataset("admin").setMasterBackendId(backendId).build()), "kept", objectId);
+    }
+    // run: kill -9, then start again on the same home
+    first.destroyForcibly();
+    assertTrue(first.waitFor(10, TimeUnit.SECONDS));
+    Path log2 = dir.resolve("lm2.log");
+    Process second = launch(env(home, 0), log2);
+    int port2 = awaitPort(second, log2);
+    // verify: the old session, the backend, the object and its alias are all there
+    try (LogicModuleClient admin = new LogicModuleClient("127.0.0.1", port2, () -> token)) {
+      assertEquals(objectId, admin.getObjectByAlias("kept", "").getId());
+      assertEquals(backendId, admin.getBackends().get(0).getId());
+    }
+    assertTrue(Files.exists(home.resolve("lm").resolve("metadata.db")));
+    second.destroy();
+    assertTrue(second.waitFor(15, TimeUnit.SECONDS), "SIGTERM did not stop the logic module");
+    assertEquals(143, second.exitValue());
+  }
+
+  @Test
+  void a_taken_port_exits_non_zero_with_a_clear_message() throws Exception {
+    // setup
+    try (ServerSocket taken = new ServerSocket()) {
+      taken.bind(new InetSocketAddress(0));
+      Path log = dir.resolve("lm.log");
+      // run
+      Process p = launch(env(dir.resolve("home"), taken.getLocalPort()), log);
+      // verify
+      assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+      assertEquals(4, p.exitValue());
+      String out = Files.readString(log);
+      assertTrue(out.contains("cannot listen on port " + taken.getLocalPort()), out);
+    }
+  }
+
+  @Test
+  void an_unopenable_database_exits_non_zero_with_a_clear_message() throws Exception {
+    // setup: the home is a regular file, so its lm/ directory cannot be created
+    Path home = Files.writeString(dir.resolve("not-a-directory"), "x");
+    Path log = dir.resolve("lm.log");
+    // run
+    Process p = launch(env(home, 0), log);
+    // verify
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+    assertEquals(3, p.exitValue());
+    String out = Files.readString(log);
+    assertTrue(out.contains("cannot open the metadata database"), out);
+  }
+}

@@ -1,0 +1,441 @@
+package io.dataclay.logic.metadata;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dataclay.client.LogicModuleClient;
+import io.dataclay.common.Language;
+import io.dataclay.exceptions.AliasAlreadyExistsException;
+import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.exceptions.NamespaceConflictException;
+import io.dataclay.exceptions.ObjectAlreadyExistsException;
+import io.dataclay.exceptions.ObjectDoesNotExistException;
+import io.dataclay.exceptions.PermissionDeniedException;
+import io.dataclay.logic.LogicModuleServer;
+import io.dataclay.proto.ObjectInfo;
+import io.dataclay.testing.LogicModuleFixture;
+import io.grpc.ManagedChannel;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * What every metadata database must do: each database the Logic Module supports runs these
+ * tests through a subclass that supplies fresh, empty databases.
+ */
+@Timeout(60)
+abstract class MetadataStoreConformance {
+  private final List<MetadataStore> opened = new ArrayList<>();
+  private String url;
+  private MetadataStore store;
+  private final String backend = UUID.randomUUID().toString();
+
+  /** The JDBC URL of a new, empty database. */
+  protected abstract String freshDatabaseUrl() throws Exception;
+
+  @BeforeEach
+  void openFreshStore() throws Exception {
+    url = freshDatabaseUrl();
+    store = open();
+    store.accounts().create(account("alice"));
+    store.backends().upsert(new BackendRecord(backend, "b1", "127.0.0.1", 7001, List.of(Language.PYTHON), "kv"));
+  }
+
+  @AfterEach
+  void closeStores() {
+    opened.forEach(MetadataStore::close);
+  }
+
+  private MetadataStore open() {
+    MetadataStore s = MetadataStore.open(url, MetadataSync.NORMAL);
+    opened.add(s);
+    return s;
+  }
+
+  private MetadataStore reopen() {
+    store.close();
+    store = open();
+    return store;
+  }
+
+  private static AccountRecord account(String name) {
+    return new AccountRecord(name, "hash-" + name, "salt", 1, false);
+  }
+
+  private ObjectRecord object(String dataset) {
+    return new ObjectRecord(UUID.randomUUID().toString(), "app.Person", Language.PYTHON, dataset, backend,
+        List.of(), List.of(), "");
+  }
+
+  private static ModelRecord model(String ns, String owner, Language lang, String... paths) {
+    List<ModelRecord.File> files = new ArrayList<>();
+    for (String p : paths) {
+      files.add(new ModelRecord.File(p, ("code of " + p).getBytes(StandardCharsets.UTF_8)));
+    }
+    String cls = ns + ".Person";
+    return new ModelRecord(ns, lang, owner, 0, files, List.of(new ModelRecord.ClassInfo(cls,
+        List.of(new ModelRecord.Member("name", "str"), new ModelRecord.Member("age", "int")),
+        List.of(new ModelRecord.Member("birthday", "(self) -> int")))));
+  }
+
+  @Test
+  void opening_an_existing_database_again_keeps_its_schema_and_rows() {
+    // run
+    MetadataStore again = reopen();
+    // verify
+    assertTrue(again.accounts().find("alice").isPresent());
+    assertEquals(List.of("alice"), again.accounts().datasetsOf("alice"));
+  }
+
+  @Test
+  void an_account_owns_a_dataset_named_after_it_and_cannot_be_created_twice() {
+    // run
+    boolean second = store.accounts().create(account("alice"));
+    // verify
+    assertFalse(second);
+    assertEquals(Optional.of("alice"), store.accounts().datasetOwner("alice"));
+    assertEquals("hash-alice", store.accounts().find("alice").orElseThrow().passwordHash());
+  }
+
+  @Test
+  void an_account_named_like_another_owners_dataset_is_refused_and_leaves_nothing() {
+    // setup
+    store.accounts().grant("bob", "alice", "alice");
+    // run
+    assertThrows(InvalidArgumentException.class, () -> store.accounts().create(account("bob")));
+    // verify
+    assertTrue(store.accounts().find("bob").isEmpty());
+  }
+
+  @Test
+  void granting_creates_a_missing_dataset_for_the_granter_and_only_its_owner_may_grant_it() {
+    // setup
+    store.accounts().create(account("bob"));
+    // run
+    store.accounts().grant("shared", "alice", "bob");
+    store.accounts().grant("shared", "alice", "bob");
+    // verify
+    assertEquals(Optional.of("alice"), store.accounts().datasetOwner("shared"));
+    assertEquals(List.of("bob", "shared"), store.accounts().datasetsOf("bob"));
+    assertEquals(List.of("alice", "shared"), store.accounts().datasetsOf("alice"));
+    assertThrows(PermissionDeniedException.class, () -> store.accounts().grant("shared", "bob", "bob"));
+  }
+
+  @Test
+  void sessions_are_found_by_token_hash_closed_counted_and_purged() {
+    // setup
+    store.sessions().insert(new SessionRecord("h1", "alice", "alice", 1_000, false, false));
+    store.sessions().insert(new SessionRecord("h2", "alice", "alice", 5_000, false, false));
+    // run
+    boolean closed = store.sessions().close("h2");
+    // verify
+    assertTrue(closed);
+    assertFalse(store.sessions().close("nope"));
+    assertTrue(store.sessions().find("h2").orElseThrow().closed());
+    assertEquals(1, store.sessions().countOpen(500));
+    assertEquals(0, store.sessions().countOpen(1_000));
+    assertEquals(2, store.sessions().purgeEnded(1_000));
+    assertTrue(store.sessions().find("h1").isEmpty());
+  }
+
+  @Test
+  void a_model_round_trips_with_its_files_classes_and_an_increasing_version() {
+    // run
+    ModelRecord first = store.models().register(model("shop", "alice", Language.PYTHON, "shop/a.py", "shop/b.py"));
+    ModelRecord second = store.models().register(model("shop", "alice", Language.PYTHON, "shop/a.py"));
+    // verify
+    assertEquals(1, first.version());
+    assertEquals(2, second.version());
+    ModelRecord found = store.models().find("shop").orElseThrow();
+    assertEquals(2, found.version());
+    assertEquals("alice", found.owner());
+    assertEquals(1, found.files().size());
+    assertArrayEquals("code of shop/a.py".getBytes(StandardCharsets.UTF_8), found.files().get(0).content());
+    assertEquals(model("shop", "alice", Language.PYTHON).classes(), found.classes());
+  }
+
+  @Test
+  void a_namespace_belongs_to_its_first_registrant() {
+    // setup
+    store.accounts().create(account("bob"));
+    store.models().register(model("shop", "alice", Language.PYTHON, "shop/a.py"));
+    // run
+    assertThrows(PermissionDeniedException.class,
+        () -> store.models().register(model("shop", "bob", Language.PYTHON, "shop/a.py")));
+    // verify
+    assertEquals(1, store.models().find("shop").orElseThrow().version());
+  }
+
+  @Test
+  void a_file_or_class_of_another_namespace_is_a_conflict_that_changes_nothing() {
+    // setup
+    store.models().register(model("shop", "alice", Language.PYTHON, "shop/a.py"));
+    ModelRecord sameClass = new ModelRecord("other", Language.PYTHON, "alice", 0,
+        List.of(new ModelRecord.File("other/x.py", new byte[] {1})),
+        List.of(new ModelRecord.ClassInfo("shop.Person", List.of(), List.of())));
+    // run
+    assertThrows(NamespaceConflictException.class,
+        () -> store.models().register(model("other", "alice", Language.PYTHON, "other/x.py", "shop/a.py")));
+    assertThrows(NamespaceConflictException.class, () -> store.models().register(sameClass));
+    assertThrows(NamespaceConflictException.class,
+        () -> store.models().register(model("shop", "alice", Language.JAVA, "shop/A.class")));
+    // verify
+    assertTrue(store.models().find("other").isEmpty());
+    assertEquals(1, store.models().find("shop").orElseThrow().version());
+  }
+
+  @Test
+  void re_registering_a_model_releases_the_paths_it_no_longer_has() {
+    // setup
+    store.models().register(model("shop", "alice", Language.PYTHON, "shop/a.py", "shared/util.py"));
+    store.models().register(model("shop", "alice", Language.PYTHON, "shop/a.py"));
+    // run
+    ModelRecord other = store.models().register(model("tools", "alice", Language.PYTHON, "shared/util.py"));
+    // verify
+    assertEquals(1, other.version());
+    assertEquals(List.of("shop", "tools"), store.models().list(null).stream().map(ModelRecord::namespace).toList());
+    assertEquals(List.of(), store.models().list(Language.JAVA));
+  }
+
+  @Test
+  void re_registering_a_backend_updates_its_address() {
+    // run
+    store.backends().upsert(new BackendRecord(backend, "b1", "10.0.0.9", 7999,
+        List.of(Language.PYTHON, Language.JAVA), "heap"));
+    // verify
+    List<BackendRecord> all = store.backends().all();
+    assertEquals(1, all.size());
+    assertEquals("10.0.0.9", all.get(0).host());
+    assertEquals(7999, all.get(0).port());
+    assertEquals(List.of(Language.PYTHON, Language.JAVA), all.get(0).languages());
+    assertEquals("heap", all.get(0).storeEngine());
+  }
+
+  @Test
+  void objects_register_with_replicas_and_alias_and_are_found_by_id_and_alias() {
+    // setup
+    String replica = UUID.randomUUID().toString();
+    store.backends().upsert(new BackendRecord(replica, "b2", "127.0.0.1", 7002, List.of(Language.JAVA), "kv"));
+    ObjectRecord root = object("alice");
+    ObjectRecord child = new ObjectRecord(UUID.randomUUID().toString(), "app.Address", Language.PYTHON, "alice",
+        backend, List.of(replica), List.of(), root.id());
+    // run
+    store.objects().register(List.of(root, child), "home", root.id());
+    // verify
+    ObjectRecord found = store.objects().find(root.id()).orElseThrow();
+    assertEquals(List.of("home"), found.aliases());
+    assertEquals(backend, found.masterBackendId());
+    assertEquals("", found.versionOf());
+    ObjectRecord foundChild = store.objects().find(child.id()).orElseThrow();
+    assertEquals(List.of(replica), foundChild.replicaBackendIds());
+    assertEquals(root.id(), foundChild.versionOf());
+    assertEquals(root.id(), store.objects().findByAlias("alice", "home").orElseThrow().id());
+    assertTrue(store.objects().findByAlias("bob", "home").isEmpty());
+    assertEquals(2, store.objects().countObjects());
+    assertEquals(1, store.objects().countAliases());
+  }
+
+  @Test
+  void registering_the_same_objects_again_from_the_same_master_changes_nothing() {
+    // setup
+    ObjectRecord o = object("alice");
+    store.objects().register(List.of(o), "a", o.id());
+    // run
+    store.objects().register(List.of(o), "a", o.id());
+    // verify
+    assertEquals(1, store.objects().countObjects());
+    assertEquals(1, store.objects().countAliases());
+  }
+
+  @Test
+  void an_object_id_registered_with_another_master_is_refused_with_the_whole_batch() {
+    // setup
+    ObjectRecord o = object("alice");
+    store.objects().register(List.of(o), null, null);
+    String other = UUID.randomUUID().toString();
+    store.backends().upsert(new BackendRecord(other, "b2", "127.0.0.1", 7002, List.of(Language.PYTHON), "kv"));
+    ObjectRecord moved = new ObjectRecord(o.id(), o.className(), o.language(), o.dataset(), other, List.of(),
+        List.of(), "");
+    ObjectRecord fresh = object("alice");
+    // run
+    assertThrows(ObjectAlreadyExistsException.class,
+        () -> store.objects().register(List.of(fresh, moved), null, null));
+    // verify
+    assertTrue(store.objects().find(fresh.id()).isEmpty());
+    assertEquals(backend, store.objects().find(o.id()).orElseThrow().masterBackendId());
+  }
+
+  @Test
+  void a_taken_alias_refuses_the_whole_batch() {
+    // setup
+    ObjectRecord first = object("alice");
+    store.objects().register(List.of(first), "taken", first.id());
+    ObjectRecord a = object("alice");
+    ObjectRecord b = object("alice");
+    // run
+    assertThrows(AliasAlreadyExistsException.class,
+        () -> store.objects().register(List.of(a, b), "taken", b.id()));
+    // verify
+    assertTrue(store.objects().find(a.id()).isEmpty());
+    assertTrue(store.objects().find(b.id()).isEmpty());
+    assertEquals(first.id(), store.objects().findByAlias("alice", "taken").orElseThrow().id());
+  }
+
+  @Test
+  void an_alias_for_an_unknown_object_is_refused() {
+    // run
+    assertThrows(ObjectDoesNotExistException.class,
+        () -> store.objects().register(List.of(object("alice")), "x", UUID.randomUUID().toString()));
+    // verify
+    assertEquals(0, store.objects().countObjects());
+  }
+
+  @Test
+  void an_alias_is_unique_under_concurrent_registration_from_many_threads() throws Exception {
+    // setup
+    int writers = 16;
+    ExecutorService pool = Executors.newFixedThreadPool(writers);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<Boolean>> results = new ArrayList<>();
+    try {
+      for (int i = 0; i < writers; i++) {
+        ObjectRecord o = object("alice");
+        Callable<Boolean> attempt = () -> {
+          go.await();
+          try {
+            store.objects().register(List.of(o), "race", o.id());
+            return true;
+          } catch (AliasAlreadyExistsException e) {
+            return false;
+          }
+        };
+        results.add(pool.submit(attempt));
+      }
+      // run
+      go.countDown();
+      int winners = 0;
+      for (Future<Boolean> r : results) {
+        winners += r.get(30, TimeUnit.SECONDS) ? 1 : 0;
+      }
+      // verify
+      assertEquals(1, winners);
+      assertEquals(1, store.objects().countObjects());
+      assertEquals(1, store.objects().countAliases());
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void an_alias_is_unique_under_concurrent_register_objects_rpcs() throws Exception {
+    // setup: a Logic Module on this database, served in-process, and one client per writer
+    store.close();
+    int writers = 12;
+    String name = "race-" + UUID.randomUUID();
+    ExecutorService pool = Executors.newFixedThreadPool(writers);
+    try (LogicModuleFixture lm = new LogicModuleFixture(url)) {
+      LogicModuleServer server = new LogicModuleServer(InProcessServerBuilder.forName(name), lm.service).start();
+      ManagedChannel channel = InProcessChannelBuilder.forName(name).build();
+      try {
+        LogicModuleClient client = new LogicModuleClient(channel, () -> lm.adminToken);
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<Boolean>> results = new ArrayList<>();
+        for (int i = 0; i < writers; i++) {
+          ObjectInfo o = ObjectInfo.newBuilder().setId(UUID.randomUUID().toString()).setClassName("app.Person")
+              .setLanguage(io.dataclay.proto.Language.PYTHON).setDataset("alice").setMasterBackendId(backend).build();
+          results.add(pool.submit(() -> {
+            go.await();
+            try {
+              client.registerObjects(List.of(o), "race", o.getId());
+              return true;
+            } catch (AliasAlreadyExistsException e) {
+              return false;
+            }
+          }));
+        }
+        // run
+        go.countDown();
+        int winners = 0;
+        for (Future<Boolean> r : results) {
+          winners += r.get(30, TimeUnit.SECONDS) ? 1 : 0;
+        }
+        // verify
+        assertEquals(1, winners);
+        assertEquals(1, client.getStats().getObjects());
+        assertEquals(1, client.getStats().getAliases());
+      } finally {
+        channel.shutdownNow();
+        server.stop();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void aliases_can_be_added_idempotently_and_deleted() {
+    // setup
+    ObjectRecord o = object("alice");
+    ObjectRecord other = object("alice");
+    store.objects().register(List.of(o, other), null, null);
+    // run
+    store.objects().addAlias("alice", "n1", o.id());
+    store.objects().addAlias("alice", "n1", o.id());
+    // verify
+    assertThrows(AliasAlreadyExistsException.class, () -> store.objects().addAlias("alice", "n1", other.id()));
+    assertTrue(store.objects().deleteAlias("alice", "n1"));
+    assertFalse(store.objects().deleteAlias("alice", "n1"));
+    store.objects().addAlias("alice", "n1", other.id());
+    assertEquals(other.id(), store.objects().findByAlias("alice", "n1").orElseThrow().id());
+  }
+
+  @Test
+  void a_batch_of_ten_thousand_objects_registers_in_one_call() {
+    // setup
+    List<ObjectRecord> batch = new ArrayList<>();
+    for (int i = 0; i < 10_000; i++) {
+      batch.add(object("alice"));
+    }
+    // run
+    store.objects().register(batch, "first", batch.get(0).id());
+    // verify
+    assertEquals(10_000, store.objects().countObjects());
+    assertEquals(batch.get(9_999).id(), store.objects().find(batch.get(9_999).id()).orElseThrow().id());
+  }
+
+  @Test
+  void everything_written_is_still_there_after_close_and_reopen() {
+    // setup
+    store.accounts().create(account("bob"));
+    store.accounts().grant("shared", "alice", "bob");
+    store.sessions().insert(new SessionRecord("tok", "bob", "shared", Long.MAX_VALUE, false, false));
+    store.models().register(model("shop", "alice", Language.PYTHON, "shop/a.py"));
+    ObjectRecord o = object("shared");
+    store.objects().register(List.of(o), "kept", o.id());
+    // run
+    MetadataStore again = reopen();
+    // verify
+    assertEquals(List.of("bob", "shared"), again.accounts().datasetsOf("bob"));
+    assertEquals("shared", again.sessions().find("tok").orElseThrow().dataset());
+    assertEquals(1, again.models().find("shop").orElseThrow().version());
+    assertEquals(backend, again.backends().all().get(0).id());
+    assertEquals(o.id(), again.objects().findByAlias("shared", "kept").orElseThrow().id());
+  }
+}

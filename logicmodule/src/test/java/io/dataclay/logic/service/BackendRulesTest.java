@@ -1,0 +1,117 @@
+package io.dataclay.logic.service;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dataclay.common.Language;
+import io.dataclay.exceptions.BackendDoesNotExistException;
+import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.logic.metadata.BackendRecord;
+import io.dataclay.testing.LogicModuleFixture;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(60)
+class BackendRulesTest {
+  private static final Duration PAST_TIMEOUT = Duration.ofMillis(LogicModuleFixture.BACKEND_TIMEOUT_MS + 1);
+
+  @TempDir
+  Path dir;
+  private String url;
+  private LogicModuleFixture lm;
+
+  @BeforeEach
+  void start() {
+    url = "jdbc:sqlite:" + dir.resolve("metadata.db");
+    lm = new LogicModuleFixture(url);
+  }
+
+  @AfterEach
+  void stop() {
+    lm.close();
+  }
+
+  private boolean alive(String id) {
+    return lm.service.getBackends(lm.adminToken).stream().filter(b -> b.backend().id().equals(id)).findFirst()
+        .orElseThrow().alive();
+  }
+
+  @Test
+  void a_backend_is_alive_while_it_heartbeats_within_the_window() {
+    // setup
+    String id = lm.backend(7001);
+    assertTrue(alive(id));
+    // run
+    lm.clock.advance(PAST_TIMEOUT);
+    boolean afterSilence = alive(id);
+    lm.service.heartbeat(lm.adminToken, id);
+    // verify
+    assertFalse(afterSilence);
+    assertTrue(alive(id));
+  }
+
+  @Test
+  void re_registering_a_backend_id_updates_its_address() {
+    // setup
+    String id = lm.backend(7001);
+    // run
+    lm.service.registerBackend(lm.adminToken, new BackendRecord(id, "backend-7001", "127.0.0.1", 7555,
+        List.of(Language.PYTHON, Language.JAVA), "heap"));
+    // verify
+    List<RegisteredBackend> all = lm.service.getBackends(lm.adminToken);
+    assertEquals(1, all.size());
+    assertEquals(7555, all.get(0).backend().port());
+    assertEquals("heap", all.get(0).backend().storeEngine());
+  }
+
+  @Test
+  void after_a_restart_backends_are_listed_and_alive_again_at_their_next_heartbeat() {
+    // setup
+    String id = lm.backend(7001);
+    lm.close();
+    // run
+    lm = new LogicModuleFixture(url, lm.clock);
+    boolean aliveBeforeHeartbeat = alive(id);
+    lm.service.heartbeat(lm.adminToken, id);
+    // verify
+    assertFalse(aliveBeforeHeartbeat);
+    assertTrue(alive(id));
+  }
+
+  @Test
+  void a_heartbeat_of_an_unknown_backend_is_refused() {
+    assertThrows(BackendDoesNotExistException.class,
+        () -> lm.service.heartbeat(lm.adminToken, UUID.randomUUID().toString()));
+  }
+
+  @Test
+  void malformed_backends_are_refused_naming_the_field() {
+    String id = UUID.randomUUID().toString();
+    List<BackendRecord> bad = List.of(
+        new BackendRecord("not-a-uuid", "b", "h", 1, List.of(Language.JAVA), "kv"),
+        new BackendRecord(id.toUpperCase(), "b", "h", 1, List.of(Language.JAVA), "kv"),
+        new BackendRecord(id, "", "h", 1, List.of(Language.JAVA), "kv"),
+        new BackendRecord(id, "b", "bad host", 1, List.of(Language.JAVA), "kv"),
+        new BackendRecord(id, "b", "h", 0, List.of(Language.JAVA), "kv"),
+        new BackendRecord(id, "b", "h", 65536, List.of(Language.JAVA), "kv"),
+        new BackendRecord(id, "b", "h", 1, List.of(), "kv"),
+        new BackendRecord(id, "b", "h", 1, List.of(Language.JAVA), ""));
+    List<String> fields = List.of("id:", "id:", "name:", "host:", "port:", "port:", "languages:", "store_engine:");
+    for (int i = 0; i < bad.size(); i++) {
+      BackendRecord b = bad.get(i);
+      InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
+          () -> lm.service.registerBackend(lm.adminToken, b));
+      assertTrue(e.getMessage().startsWith(fields.get(i)), e.getMessage());
+    }
+    assertEquals(List.of(), lm.service.getBackends(lm.adminToken));
+  }
+}

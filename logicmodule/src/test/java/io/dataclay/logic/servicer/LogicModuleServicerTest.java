@@ -1,0 +1,222 @@
+package io.dataclay.logic.servicer;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.protobuf.ByteString;
+import io.dataclay.client.LogicModuleClient;
+import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.exceptions.NotAuthenticatedException;
+import io.dataclay.exceptions.PermissionDeniedException;
+import io.dataclay.logic.LogicModuleServer;
+import io.dataclay.logic.service.LogicModuleService;
+import io.dataclay.proto.BackendInfo;
+import io.dataclay.proto.ClassDescription;
+import io.dataclay.proto.FieldDescription;
+import io.dataclay.proto.Language;
+import io.dataclay.proto.LogicModuleStats;
+import io.dataclay.proto.MethodDescription;
+import io.dataclay.proto.Model;
+import io.dataclay.proto.ModelFile;
+import io.dataclay.proto.ObjectInfo;
+import io.dataclay.proto.SessionInfo;
+import io.dataclay.testing.LogicModuleFixture;
+import io.grpc.ManagedChannel;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The gRPC surface, through the shared client over an in-process channel. */
+@Timeout(60)
+class LogicModuleServicerTest {
+  @TempDir
+  Path dir;
+  private LogicModuleFixture lm;
+  private LogicModuleServer server;
+  private ManagedChannel channel;
+  private LogicModuleClient admin;
+
+  @BeforeEach
+  void start() throws Exception {
+    lm = new LogicModuleFixture("jdbc:sqlite:" + dir.resolve("metadata.db"));
+    String name = "lm-" + UUID.randomUUID();
+    server = new LogicModuleServer(InProcessServerBuilder.forName(name), lm.service).start();
+    channel = InProcessChannelBuilder.forName(name).build();
+    admin = client(lm.adminToken);
+  }
+
+  @AfterEach
+  void stop() {
+    channel.shutdownNow();
+    server.stop();
+    lm.close();
+  }
+
+  private LogicModuleClient client(String token) {
+    return new LogicModuleClient(channel, () -> token);
+  }
+
+  private static BackendInfo backend(String id, int port) {
+    return BackendInfo.newBuilder().setId(id).setName("b-" + port).setHost("127.0.0.1").setPort(port)
+        .addLanguages(Language.PYTHON).setStoreEngine("kv").build();
+  }
+
+  private static ObjectInfo object(String dataset, String backendId) {
+    return ObjectInfo.newBuilder().setId(UUID.randomUUID().toString()).setClassName("shop.models.Item")
+        .setLanguage(Language.PYTHON).setDataset(dataset).setMasterBackendId(backendId).build();
+  }
+
+  @Test
+  void every_rpc_answers_its_happy_path() {
+    // accounts and sessions
+    assertEquals(LogicModuleService.VERSION, client(null).health(1000));
+    admin.newAccount("alice", "alice-pw", false);
+    SessionInfo alice = client(null).newSession("alice", "alice-pw", "");
+    assertEquals(43, alice.getToken().length());
+    assertEquals(List.of("alice"), alice.getDatasetsList());
+    LogicModuleClient asAlice = client(alice.getToken());
+    asAlice.newDataContract("shared", "alice");
+    SessionInfo validated = admin.validateSession(alice.getToken());
+    assertEquals("", validated.getToken());
+    assertEquals(List.of("alice", "shared"), validated.getDatasetsList());
+    assertFalse(validated.getAdmin());
+    // models
+    Model model = Model.newBuilder().setNamespace("shop").setLanguage(Language.PYTHON)
+        .addFiles(ModelFile.newBuilder().setPath("shop/models.py").setContent(ByteString.copyFromUtf8("class Item")))
+        .addClasses(ClassDescription.newBuilder().setName("shop.models.Item")
+            .addFields(FieldDescription.newBuilder().setName("price").setType("int"))
+            .addMethods(MethodDescription.newBuilder().setName("discount").setSignature("(self, pct: int) -> int")))
+        .build();
+    asAlice.registerModel(model);
+    Model stored = asAlice.getModel("shop");
+    assertEquals(model.toBuilder().setOwner("alice").setVersion(1).build(), stored);
+    assertEquals(List.of(stored), asAlice.listModels(Language.PYTHON));
+    assertEquals(List.of(), asAlice.listModels(Language.JAVA));
+    // backends
+    String backendId = UUID.randomUUID().toString();
+    admin.registerBackend(backend(backendId, 7001));
+    admin.heartbeat(backendId);
+    BackendInfo listed = asAlice.getBackends().get(0);
+    assertEquals(backend(backendId, 7001).toBuilder().setAlive(true).build(), listed);
+    // objects and aliases
+    ObjectInfo o = object("alice", backendId);
+    admin.registerObjects(List.of(o), "item-1", o.getId());
+    assertEquals(o.toBuilder().addAliases("item-1").build(), asAlice.getObjectInfo(o.getId()));
+    assertEquals(o.getId(), asAlice.getObjectByAlias("item-1", "").getId());
+    asAlice.newAlias("item-one", o.getId());
+    asAlice.deleteAlias("item-1", "alice");
+    assertEquals(List.of("item-one"), asAlice.getObjectInfo(o.getId()).getAliasesList());
+    // stats, then closing the session
+    LogicModuleStats stats = asAlice.getStats();
+    assertEquals(1, stats.getObjects());
+    assertEquals(1, stats.getAliases());
+    assertEquals(1, stats.getCallsOrThrow("RegisterObjects"));
+    asAlice.closeSession();
+    assertThrows(NotAuthenticatedException.class, asAlice::getBackends);
+  }
+
+  @Test
+  void get_stats_counts_every_rpc_including_itself_and_failed_calls() {
+    // setup
+    long before = admin.getStats().getCallsOrDefault("GetObjectInfo", 0);
+    // run
+    assertThrows(InvalidArgumentException.class, () -> admin.getObjectInfo("nope"));
+    client(null).health(1000);
+    LogicModuleStats first = admin.getStats();
+    LogicModuleStats second = admin.getStats();
+    // verify
+    assertEquals(before + 1, first.getCallsOrThrow("GetObjectInfo"));
+    assertEquals(1, first.getCallsOrThrow("Health"));
+    assertEquals(first.getCallsOrThrow("GetStats") + 1, second.getCallsOrThrow("GetStats"));
+  }
+
+  @Test
+  void malformed_requests_are_invalid_argument_naming_the_field_and_the_server_keeps_serving() {
+    // setup
+    String backendId = UUID.randomUUID().toString();
+    admin.registerBackend(backend(backendId, 7001));
+    LogicModuleClient anonymous = client(null);
+    Map<String, Executable> bad = new LinkedHashMap<>();
+    bad.put("username", () -> anonymous.newSession("", "pw", ""));
+    bad.put("password", () -> anonymous.newSession("alice", "", ""));
+    bad.put("dataset", () -> anonymous.newSession("admin", LogicModuleFixture.PASSWORD, "no/slash"));
+    bad.put("token", () -> admin.validateSession(""));
+    bad.put("username:", () -> admin.newAccount("", "pw", false));
+    bad.put("beneficiary", () -> admin.newDataContract("shared", "bad name"));
+    bad.put("namespace", () -> admin.registerModel(Model.newBuilder().setNamespace("").setLanguage(Language.JAVA)
+        .addFiles(ModelFile.newBuilder().setPath("A.class")).build()));
+    bad.put("language", () -> admin.registerModel(Model.newBuilder().setNamespace("ns")
+        .addFiles(ModelFile.newBuilder().setPath("a.py")).build()));
+    bad.put("files[0].path", () -> admin.registerModel(Model.newBuilder().setNamespace("ns")
+        .setLanguage(Language.PYTHON).addFiles(ModelFile.newBuilder().setPath("../a.py")).build()));
+    bad.put("id:", () -> admin.registerBackend(backend("not-a-uuid", 7001)));
+    bad.put("port", () -> admin.registerBackend(backend(UUID.randomUUID().toString(), 70000)));
+    bad.put("languages[0]", () -> admin.registerBackend(backend(UUID.randomUUID().toString(), 7001).toBuilder()
+        .setLanguages(0, Language.LANGUAGE_UNSPECIFIED).build()));
+    bad.put("backend_id", () -> admin.heartbeat("x"));
+    bad.put("objects[0].language", () -> admin.registerObjects(List.of(object("admin", backendId).toBuilder()
+        .setLanguageValue(7).build()), "", ""));
+    bad.put("objects[0].id", () -> admin.registerObjects(List.of(object("admin", backendId).toBuilder()
+        .setId("X").build()), "", ""));
+    bad.put("objects[0].dataset", () -> admin.registerObjects(List.of(object("", backendId)), "", ""));
+    bad.put("objects:", () -> admin.registerObjects(List.of(), "", ""));
+    bad.put("id", () -> admin.getObjectInfo("not-a-uuid"));
+    bad.put("alias", () -> admin.getObjectByAlias("", ""));
+    bad.put("object_id", () -> admin.newAlias("ok", "bad"));
+    bad.put("alias:", () -> admin.deleteAlias("tab\there", ""));
+    List<String> wrong = new ArrayList<>();
+    // run
+    for (Map.Entry<String, Executable> e : bad.entrySet()) {
+      InvalidArgumentException thrown = assertThrows(InvalidArgumentException.class, e.getValue(), e.getKey());
+      if (!thrown.getMessage().contains(e.getKey())) {
+        wrong.add(e.getKey() + " -> " + thrown.getMessage());
+      }
+    }
+    // verify
+    assertEquals(List.of(), wrong);
+    assertEquals(LogicModuleService.VERSION, anonymous.health(1000));
+    assertEquals(1, admin.getBackends().size());
+    assertEquals(0, admin.getStats().getObjects());
+  }
+
+  @Test
+  void calls_without_a_valid_session_are_not_authenticated_and_admin_calls_need_an_admin() {
+    // setup
+    LogicModuleClient alice = client(lm.user("alice"));
+    // run / verify
+    assertThrows(NotAuthenticatedException.class, () -> client(null).getBackends());
+    assertThrows(NotAuthenticatedException.class, () -> client("bogus").getStats());
+    assertThrows(PermissionDeniedException.class, () -> alice.newAccount("bob", "pw", false));
+    assertThrows(PermissionDeniedException.class,
+        () -> alice.registerBackend(backend(UUID.randomUUID().toString(), 7001)));
+    assertTrue(admin.getBackends().isEmpty());
+  }
+
+  @Test
+  void a_large_batch_of_objects_passes_the_message_size_limit() {
+    // setup
+    String backendId = UUID.randomUUID().toString();
+    admin.registerBackend(backend(backendId, 7001));
+    List<ObjectInfo> batch = new ArrayList<>();
+    for (int i = 0; i < 100_000; i++) {
+      batch.add(object("admin", backendId));
+    }
+    // run
+    admin.registerObjects(batch, "", "");
+    // verify
+    assertEquals(100_000, admin.getStats().getObjects());
+  }
+}

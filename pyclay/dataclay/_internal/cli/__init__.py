@@ -1,0 +1,1 @@
+"""Command-line tools: `dataclay` (local cluster) and `dataclaycmd` (administration)."""

@@ -1,0 +1,57 @@
+"""`dataclay start | stop | status`: a whole local cluster on this machine, on embedded defaults."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dataclay.exceptions import DataClayError
+from dataclay._internal.cli.cluster_state import ClusterState
+from dataclay._internal.cli.launcher import LocalCluster
+from dataclay._internal.cli.settings import ENGINES, ClusterSettings
+from dataclay._internal.cli.status_report import collect_status, format_status
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dataclay", description="Start, stop and inspect a local dataClay cluster (state in $DATACLAY_HOME).")
+    commands = parser.add_subparsers(dest="command", required=True)
+    start = commands.add_parser("start", help="start the Logic Module and N backends (restarts what is down)")
+    start.add_argument("--backends", type=int, default=None, metavar="N",
+                       help="number of Data Service backends (default: as many as before, or 1)")
+    start.add_argument("--store", choices=ENGINES, default=None,
+                       help="store engine of the backends (default: $DATACLAY_STORE or kv)")
+    start.add_argument("--metadata", default=None, metavar="JDBC_URL",
+                       help="metadata database (default: $DATACLAY_METADATA_URL or the embedded database)")
+    commands.add_parser("stop", help="stop every process of the local cluster (clean shutdown)")
+    commands.add_parser("status", help="backends, addresses, liveness, engines and object counts")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `dataclay` command; returns the exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        settings = ClusterSettings.from_env()
+        cluster = LocalCluster(settings)
+        if args.command == "start":
+            state = cluster.start(args.backends, args.store, args.metadata)
+            print(f"dataClay is running: Logic Module on 127.0.0.1:{state.lm.port}, "
+                  f"{len(state.backends)} backend(s), store {state.store} in {state.store_root}")
+            print(f"client configuration: {cluster.client_file} (read by api.init() and dataclaycmd)")
+            return 0
+        if args.command == "stop":
+            stopped = cluster.stop()
+            print("stopped " + ", ".join(stopped) if stopped else "nothing was running")
+            return 0
+        report = collect_status(settings.home, ClusterState.load(settings.home))
+        print(format_status(report))
+        return 0 if report.lm_alive else 1
+    except DataClayError as e:
+        print(f"dataclay {args.command}: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

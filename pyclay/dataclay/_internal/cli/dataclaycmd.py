@@ -1,0 +1,196 @@
+"""`dataclaycmd`: the dataClay 2 administration commands, with their names and argument order.
+
+A password argument of `-` is read from DATACLAY_PASSWORD. The Logic Module's address comes from
+the client configuration (DATACLAY_HOST/DATACLAY_PORT or $DATACLAY_HOME/client.properties)."""
+from __future__ import annotations
+
+import pathlib
+import sys
+import time
+from contextlib import contextmanager
+
+from dataclay.exceptions import DataClayError, InvalidArgumentError
+from dataclay._internal.cli.model_files import read_python_model
+from dataclay._internal.config import Config
+from dataclay._internal.proto import common_pb2
+from dataclay._internal.rpc import LogicModuleClient
+
+USAGE = """usage: dataclaycmd COMMAND ARGS...
+  NewAccount <user> <pass>                                  create an account (needs the administrator)
+  NewDataContract <user> <pass> <dataset> <beneficiary>     grant beneficiary access to user's dataset
+  NewModel <user> <pass> <namespace> <class_path> <python|java>   register a model's classes
+  GetStubs <user> <pass> <namespace> <stubs_path>           write a namespace's classes to stubs_path
+  GetBackends <user> <pass>                                 list the backends
+  WaitForDataClayToBeAlive <retries> <seconds>              wait for the Logic Module
+  WaitForBackends <python|java> <n>                         wait for n live backends of a language
+A password of `-` is read from DATACLAY_PASSWORD."""
+
+WAIT_FOR_BACKENDS_SECONDS = 300
+
+
+class UsageError(Exception):
+    """The command line is wrong; the message says how."""
+
+
+def _address(config: Config) -> str:
+    return f"{config.host}:{config.port}"
+
+
+def _password(config: Config, given: str) -> str:
+    if given != "-":
+        return given
+    if not config.password:
+        raise InvalidArgumentError("password `-` given but DATACLAY_PASSWORD is not set")
+    return config.password
+
+
+@contextmanager
+def _session(config: Config, user: str, password: str):
+    """A Logic Module client with an open session for `user`, closed afterwards."""
+    client = LogicModuleClient(_address(config))
+    try:
+        client.token = client.new_session(user, _password(config, password), "").token
+        yield client
+        client.close_session()
+    finally:
+        client.close()
+
+
+def new_account(config: Config, user: str, password: str) -> str:
+    if not (config.user and config.password):
+        raise InvalidArgumentError("NewAccount needs the administrator's credentials: set DATACLAY_USER and "
+                                   "DATACLAY_PASSWORD, or run where `dataclay start` wrote client.properties")
+    with _session(config, config.user, config.password) as lm:
+        lm.new_account(user, _password(config, password))
+    return f"account {user} created (its dataset is {user})"
+
+
+def new_data_contract(config: Config, user: str, password: str, dataset: str, beneficiary: str) -> str:
+    with _session(config, user, password) as lm:
+        lm.new_data_contract(dataset, beneficiary)
+    return f"{beneficiary} can now use dataset {dataset}"
+
+
+def new_model(config: Config, user: str, password: str, namespace: str, class_path: str, language: str) -> str:
+    if language == "python":
+        model = read_python_model(namespace, class_path)
+    elif language == "java":
+        raise InvalidArgumentError("Java models need the Java execution environment, which this version lacks")
+    else:
+        raise UsageError(f"language must be python or java, not {language!r}")
+    with _session(config, user, password) as lm:
+        lm.register_model(model)
+    names = ", ".join(c.name for c in model.classes)
+    return f"registered namespace {namespace}: {len(model.files)} module(s), classes {names}"
+
+
+def get_stubs(config: Config, user: str, password: str, namespace: str, stubs_path: str) -> str:
+    with _session(config, user, password) as lm:
+        model = lm.get_model(namespace)
+    root = pathlib.Path(stubs_path).resolve()
+    for f in model.files:
+        target = (root / f.path).resolve()
+        if root not in target.parents:
+            raise InvalidArgumentError(f"model file path {f.path!r} escapes {stubs_path!r}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(f.content)
+    return f"wrote {len(model.files)} file(s) of namespace {namespace} to {root}"
+
+
+def get_backends(config: Config, user: str, password: str) -> str:
+    with _session(config, user, password) as lm:
+        backends = lm.get_backends()
+    lines = []
+    for b in backends:
+        languages = ",".join(common_pb2.Language.Name(x).lower() for x in b.languages)
+        lines.append(f"{b.id}  {b.name}  {b.host}:{b.port}  {languages}  {'alive' if b.alive else 'DOWN'}")
+    return "\n".join(lines) if lines else "no backends"
+
+
+def wait_for_dataclay(config: Config, retries: str, seconds: str) -> str:
+    tries, pause = _positive_int(retries, "retries"), _positive_float(seconds, "seconds")
+    client = LogicModuleClient(_address(config))
+    try:
+        for attempt in range(tries):
+            try:
+                version = client.health(timeout=max(pause, 1.0))
+                return f"dataClay {version} is alive at {_address(config)}"
+            except DataClayError:
+                if attempt + 1 < tries:
+                    time.sleep(pause)
+    finally:
+        client.close()
+    raise DataClayError(f"the Logic Module at {_address(config)} did not answer after {tries} tries")
+
+
+def wait_for_backends(config: Config, language: str, count: str) -> str:
+    wanted = {"python": common_pb2.PYTHON, "java": common_pb2.JAVA}.get(language)
+    if wanted is None:
+        raise UsageError(f"language must be python or java, not {language!r}")
+    n = _positive_int(count, "n")
+    if not (config.user and config.password):
+        raise InvalidArgumentError("WaitForBackends needs credentials: set DATACLAY_USER and DATACLAY_PASSWORD")
+    deadline = time.monotonic() + WAIT_FOR_BACKENDS_SECONDS
+    with _session(config, config.user, config.password) as lm:
+        while True:
+            alive = [b for b in lm.get_backends() if b.alive and wanted in b.languages]
+            if len(alive) >= n:
+                return f"{len(alive)} {language} backend(s) alive"
+            if time.monotonic() > deadline:
+                raise DataClayError(f"only {len(alive)} of {n} {language} backends alive "
+                                    f"after {WAIT_FOR_BACKENDS_SECONDS} s")
+            time.sleep(0.5)
+
+
+def _positive_int(text: str, what: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise UsageError(f"<{what}> must be a positive integer, not {text!r}")
+    return int(text)
+
+
+def _positive_float(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if value < 0:
+        raise UsageError(f"<{what}> must be a number of seconds, not {text!r}")
+    return value
+
+
+COMMANDS = {
+    "NewAccount": (new_account, 2),
+    "NewDataContract": (new_data_contract, 4),
+    "NewModel": (new_model, 5),
+    "GetStubs": (get_stubs, 4),
+    "GetBackends": (get_backends, 2),
+    "WaitForDataClayToBeAlive": (wait_for_dataclay, 2),
+    "WaitForBackends": (wait_for_backends, 2),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `dataclaycmd`; returns the exit code (2: usage, 1: the command failed)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0 if argv else 2
+    command, args = argv[0], argv[1:]
+    try:
+        if command not in COMMANDS:
+            raise UsageError(f"unknown command {command!r}")
+        handler, arity = COMMANDS[command]
+        if len(args) != arity:
+            raise UsageError(f"{command} takes {arity} arguments, got {len(args)}")
+        print(handler(Config.load(), *args))
+        return 0
+    except UsageError as e:
+        print(f"dataclaycmd: {e}\n{USAGE}", file=sys.stderr)
+        return 2
+    except DataClayError as e:
+        print(f"dataclaycmd {command}: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

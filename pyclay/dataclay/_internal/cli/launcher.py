@@ -1,0 +1,228 @@
+"""Starts and stops a whole local cluster: one Logic Module and N Data Service backends (each
+supervising its Python execution environment), as detached processes logging to $DATACLAY_HOME/logs."""
+from __future__ import annotations
+
+import os
+import pathlib
+import secrets
+import subprocess
+import sys
+import time
+
+from dataclay.exceptions import DataClayError, InvalidArgumentError, NotAuthenticatedError
+from dataclay._internal.cli.cluster_state import (
+    ClusterState, ProcessRecord, free_port, port_in_use, read_properties, write_private)
+from dataclay._internal.cli.settings import ClusterSettings, check_engine
+from dataclay._internal.rpc import LogicModuleClient
+
+START_TIMEOUT = 90.0
+STOP_TIMEOUT = 20.0
+LM_JAR = "logicmodule.jar"
+DS_JAR = "dataservice.jar"
+
+
+class StartError(DataClayError):
+    """A server of the local cluster did not come up; the message holds the end of its log."""
+
+    code = "INTERNAL"
+
+
+class LocalCluster:
+    """The cluster whose state lives in one DATACLAY_HOME."""
+
+    def __init__(self, settings: ClusterSettings):
+        self.settings = settings
+        self.home = settings.home
+        self.logs = self.home / "logs"
+        self.client_file = self.home / "client.properties"
+
+    # ---- start -------------------------------------------------------------------------------
+
+    def start(self, backends: int | None = None, store: str | None = None,
+              metadata: str | None = None) -> ClusterState:
+        """Starts whatever is not running; a second start reuses the same pools and metadata."""
+        if backends is not None and not 1 <= backends <= 64:
+            raise InvalidArgumentError(f"--backends must be between 1 and 64, not {backends}")
+        self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.logs.mkdir(exist_ok=True)
+        state = ClusterState.load(self.home)
+        state = self._reconcile(state, store, metadata)
+        user, password = self._administrator()
+        self._start_logic_module(state, user, password)
+        wanted = max(backends or 0, len(state.backends), 1)
+        for index in range(len(state.backends), wanted):
+            state.backends.append(ProcessRecord(name=f"backend-{index + 1}", port=0, jar=DS_JAR))
+        for record in state.backends:
+            self._start_backend(state, record, user, password)
+        self._wait_for_backends(state, user, password)
+        return state
+
+    def _reconcile(self, state: ClusterState | None, store: str | None, metadata: str | None) -> ClusterState:
+        engine = check_engine(store, "--store") if store else self.settings.store
+        url = metadata or self.settings.metadata_url
+        if url is not None and not url.startswith("jdbc:"):
+            raise InvalidArgumentError(f"--metadata must be a JDBC URL such as jdbc:postgresql://host/db, not {url!r}")
+        if state is None:
+            root = self.settings.store_path or self.settings.default_store_root()
+            state = ClusterState(store=engine or "kv", store_root=str(root), store_size=self.settings.store_size,
+                                 metadata_url=url, lm=ProcessRecord(name="logicmodule", port=self.settings.port,
+                                                                    jar=LM_JAR))
+            state.save(self.home)
+            return state
+        if engine and engine != state.store:
+            raise InvalidArgumentError(
+                f"the cluster in {self.home} stores objects with the {state.store!r} engine; start it with "
+                f"--store {state.store}, or use another DATACLAY_HOME for a {engine!r} cluster")
+        if url and url != state.metadata_url:
+            raise InvalidArgumentError(
+                f"the cluster in {self.home} keeps its metadata in {state.metadata_url or 'the embedded database'}; "
+                f"use another DATACLAY_HOME for a cluster on {url}")
+        return state
+
+    def _administrator(self) -> tuple[str, str]:
+        """The administrator the servers use; creates client.properties (mode 0600) for local clients."""
+        s = self.settings
+        recorded = read_properties(self.client_file)
+        if s.user and s.password:
+            user, password, keep_password = s.user, s.password, False
+        elif recorded.get("DATACLAY_USER") and recorded.get("DATACLAY_PASSWORD"):
+            user, password, keep_password = recorded["DATACLAY_USER"], recorded["DATACLAY_PASSWORD"], True
+        else:
+            user, password, keep_password = s.user or "admin", secrets.token_urlsafe(24), True
+        lines = ["# Written by `dataclay start`: how local clients reach this cluster.",
+                 "DATACLAY_HOST=127.0.0.1", f"DATACLAY_PORT={s.port}", f"DATACLAY_USER={user}"]
+        if keep_password:
+            lines.append(f"DATACLAY_PASSWORD={password}")
+        write_private(self.client_file, "\n".join(lines) + "\n")
+        return user, password
+
+    def _start_logic_module(self, state: ClusterState, user: str, password: str) -> None:
+        lm = state.lm
+        if lm.running():
+            return
+        lm.port = self.settings.port
+        if port_in_use(lm.port):
+            raise StartError(f"port {lm.port} is already in use (another dataClay?); set DATACLAY_PORT to a free port")
+        env = self._server_env({"DATACLAY_PORT": str(lm.port), "DATACLAY_HOME": str(self.home),
+                                "DATACLAY_USER": user, "DATACLAY_PASSWORD": password})
+        if state.metadata_url:
+            env["DATACLAY_METADATA_URL"] = state.metadata_url
+        lm.pid = self._spawn(LM_JAR, env, self.logs / "logicmodule.log")
+        state.save(self.home)
+        client = LogicModuleClient(f"127.0.0.1:{lm.port}")
+        try:
+            deadline = time.monotonic() + START_TIMEOUT
+            while True:
+                try:
+                    client.health(timeout=1.0)
+                    return
+                except DataClayError:
+                    if not lm.running():
+                        raise StartError(self._died("the Logic Module", self.logs / "logicmodule.log"))
+                    if time.monotonic() > deadline:
+                        raise StartError(self._died("the Logic Module (no answer)", self.logs / "logicmodule.log"))
+                    time.sleep(0.1)
+        finally:
+            client.close()
+
+    def _start_backend(self, state: ClusterState, record: ProcessRecord, user: str, password: str) -> None:
+        if record.running():
+            return
+        taken = {state.lm.port} | {b.port for b in state.backends if b is not record}
+        if record.port == 0 or port_in_use(record.port) or record.port in taken:
+            record.port = free_port(taken)
+        pool = pathlib.Path(state.store_root) / record.name
+        env = self._server_env({
+            "DATACLAY_HOST": "127.0.0.1", "DATACLAY_PORT": str(state.lm.port),
+            "DATACLAY_USER": user, "DATACLAY_PASSWORD": password, "DATACLAY_HOME": str(self.home),
+            "DATACLAY_BACKEND_NAME": record.name, "DATACLAY_BACKEND_HOST": "127.0.0.1",
+            "DATACLAY_BACKEND_PORT": str(record.port),
+            "DATACLAY_BACKEND_DIR": str(self.home / "backends" / record.name),
+            "DATACLAY_STORE": state.store, "DATACLAY_STORE_PATH": str(pool),
+            "DATACLAY_STORE_SIZE": state.store_size, "DATACLAY_PYTHON": sys.executable,
+        })
+        if str(pool).startswith("/dev/shm/"):
+            env.setdefault("PMEM_IS_PMEM_FORCE", "1")  # DRAM-backed emulation: flushes need no msync
+        record.pid = self._spawn(DS_JAR, env, self.logs / f"{record.name}.log")
+        state.save(self.home)
+
+    def _wait_for_backends(self, state: ClusterState, user: str, password: str) -> None:
+        client = LogicModuleClient(f"127.0.0.1:{state.lm.port}")
+        try:
+            client.token = client.new_session(user, password, "").token
+        except NotAuthenticatedError as e:
+            raise StartError(
+                f"the Logic Module refused the administrator {user!r} ({e}); its metadata already holds that "
+                f"account with another password: set DATACLAY_USER/DATACLAY_PASSWORD to it") from None
+        try:
+            names = {b.name for b in state.backends}
+            deadline = time.monotonic() + START_TIMEOUT
+            while True:
+                alive = {b.name for b in client.get_backends() if b.alive and b.port == _port_of(state, b.name)}
+                if names <= alive:
+                    return
+                for record in state.backends:
+                    if not record.running():
+                        raise StartError(self._died(f"backend {record.name}", self.logs / f"{record.name}.log"))
+                if time.monotonic() > deadline:
+                    missing = ", ".join(sorted(names - alive))
+                    raise StartError(f"backends {missing} did not register within {START_TIMEOUT:.0f} s; "
+                                     f"see {self.logs}")
+                time.sleep(0.1)
+        finally:
+            client.close_session()
+            client.close()
+
+    def _server_env(self, values: dict[str, str]) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
+        env.update(self.settings.passthrough)
+        env.update(values)
+        return env
+
+    def _spawn(self, jar: str, env: dict[str, str], log: pathlib.Path) -> int:
+        jar_path = self.settings.jars / jar
+        if not jar_path.is_file():
+            raise StartError(f"{jar_path} is missing: run `make build` (or set DATACLAY_JARS)")
+        with open(log, "ab") as out:
+            out.write(f"==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {jar}\n".encode())
+            out.flush()
+            proc = subprocess.Popen([self.settings.java, *self.settings.java_opts, "-jar", str(jar_path)],
+                                    env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                    cwd=self.home, start_new_session=True)
+        return proc.pid
+
+    @staticmethod
+    def _died(what: str, log: pathlib.Path) -> str:
+        try:
+            tail = log.read_text(errors="replace").splitlines()[-15:]
+        except OSError:
+            tail = []
+        return f"{what} failed to start; last lines of {log}:\n" + "\n".join(tail)
+
+    # ---- stop --------------------------------------------------------------------------------
+
+    def stop(self) -> list[str]:
+        """Stops every recorded process (backends first, then the Logic Module); returns what it stopped."""
+        state = ClusterState.load(self.home)
+        if state is None:
+            return []
+        stopped = []
+        running = [b for b in state.backends if b.running()]
+        for record in running:
+            record.terminate()
+        for record in running:
+            record.wait_or_kill(STOP_TIMEOUT)
+            stopped.append(record.name)
+        if state.lm.running():
+            state.lm.terminate()
+            state.lm.wait_or_kill(STOP_TIMEOUT)
+            stopped.append(state.lm.name)
+        for record in state.backends:
+            record.pid = 0
+        state.lm.pid = 0
+        state.save(self.home)
+        return stopped
+
+
+def _port_of(state: ClusterState, name: str) -> int:
+    return next(b.port for b in state.backends if b.name == name)

@@ -1,0 +1,135 @@
+"""What `dataclay status` shows: the Logic Module, then every backend with its liveness, engine,
+durability promise, pool use, object count and execution environments."""
+from __future__ import annotations
+
+import pathlib
+from dataclasses import dataclass, field
+
+from dataclay.exceptions import DataClayError
+from dataclay._internal.cli.cluster_state import ClusterState
+from dataclay._internal.config import Config
+from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
+
+TIMEOUT = 3.0
+
+
+@dataclass
+class BackendLine:
+    """One backend as the Logic Module registers it and as it describes itself."""
+
+    name: str
+    backend_id: str
+    address: str
+    alive: bool
+    engine: str = "?"
+    durability: str = ""
+    objects: int | None = None
+    used: int = 0
+    capacity: int = 0
+    environments: list[str] = field(default_factory=list)
+    problem: str = ""
+
+
+@dataclass
+class StatusReport:
+    """The whole cluster as seen from this machine's client configuration."""
+
+    lm_address: str
+    lm_alive: bool
+    lm_version: str = ""
+    metadata: str = ""
+    objects: int = 0
+    aliases: int = 0
+    sessions: int = 0
+    backends: list[BackendLine] = field(default_factory=list)
+    problem: str = ""
+
+
+def collect_status(home: pathlib.Path, state: ClusterState | None) -> StatusReport:
+    """Asks the Logic Module and every backend; a part that does not answer is reported as such."""
+    config = Config.load()
+    address = f"{config.host}:{config.port}"
+    report = StatusReport(lm_address=address, lm_alive=False)
+    if state is not None:
+        report.metadata = state.metadata_url or f"embedded ({home / 'lm' / 'metadata.db'})"
+    lm = LogicModuleClient(address)
+    try:
+        report.lm_version = lm.health(timeout=TIMEOUT)
+        report.lm_alive = True
+        if not (config.user and config.password):
+            report.problem = "no credentials (DATACLAY_USER / DATACLAY_PASSWORD or client.properties) to ask more"
+            return report
+        lm.token = lm.new_session(config.user, config.password, "").token
+        stats = lm.get_stats()
+        report.objects, report.aliases, report.sessions = stats.objects, stats.aliases, stats.open_sessions
+        for backend in lm.get_backends():
+            report.backends.append(_describe(backend, lm.token))
+        lm.close_session()
+    except DataClayError as e:
+        report.problem = str(e)
+    finally:
+        lm.close()
+    return report
+
+
+def _describe(backend, token: str) -> BackendLine:
+    line = BackendLine(name=backend.name, backend_id=backend.id, address=f"{backend.host}:{backend.port}",
+                       alive=backend.alive, engine=backend.store_engine or "?")
+    if not backend.alive:
+        return line
+    ds = DataServiceClient(line.address, token)
+    try:
+        status = ds.get_status(timeout=TIMEOUT)
+        store = status.store
+        line.engine, line.durability = store.engine, store.durability
+        line.objects, line.used, line.capacity = store.objects, store.used_bytes, store.capacity_bytes
+        for env in status.environments:
+            language = _language_name(env.language)
+            if env.alive:
+                line.environments.append(f"{language} up (pid {env.pid}, {env.restarts} restarts, {env.calls} calls)")
+            else:
+                line.environments.append(f"{language} DOWN ({env.restarts} restarts)")
+    except DataClayError as e:
+        line.problem = str(e)
+    finally:
+        ds.close()
+    return line
+
+
+def _language_name(value: int) -> str:
+    from dataclay._internal.proto import common_pb2
+    return common_pb2.Language.Name(value).lower()
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def format_status(report: StatusReport) -> str:
+    """The report as the text `dataclay status` prints."""
+    if not report.lm_alive:
+        return f"Logic Module {report.lm_address}: DOWN ({report.problem or 'no answer'})"
+    out = [f"Logic Module {report.lm_address}: up, version {report.lm_version}"]
+    if report.metadata:
+        out.append(f"  metadata: {report.metadata}")
+    out.append(f"  objects {report.objects}, aliases {report.aliases}, open sessions {report.sessions}")
+    if report.problem:
+        out.append(f"  {report.problem}")
+    out.append(f"Backends: {len(report.backends)}")
+    for b in report.backends:
+        pool = f"{_size(b.used)} of {_size(b.capacity)}" if b.capacity else (_size(b.used) if b.used else "-")
+        objects = "-" if b.objects is None else str(b.objects)
+        out.append(f"  {b.name}  {b.address}  {'alive' if b.alive else 'DOWN'}  id {b.backend_id}")
+        if b.alive:
+            out.append(f"    store {b.engine}: {objects} objects, pool {pool}")
+            if b.durability:
+                out.append(f"    durability: {b.durability}")
+            for env in b.environments:
+                out.append(f"    execution environment {env}")
+        if b.problem:
+            out.append(f"    {b.problem}")
+    return "\n".join(out)

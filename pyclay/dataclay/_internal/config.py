@@ -1,0 +1,149 @@
+"""Every configuration key of pyclay (client and execution environment) with its default: the
+only code that reads the environment. Values come from a KEY=VALUE file ('#' comments; the
+format of $DATACLAY_HOME/client.properties) and environment variables that are set (non-empty)
+override the file."""
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+from dataclasses import dataclass
+
+from dataclay.exceptions import InvalidArgumentError
+
+DEFAULT_PORT = 11034
+DEFAULT_EE_THREADS = 16
+CLIENT_FILE = "client.properties"
+
+KEYS = {
+    "DATACLAY_HOME": "directory of a local cluster and its client.properties (~/.dataclay)",
+    "DATACLAY_HOST": "Logic Module host (127.0.0.1)",
+    "DATACLAY_PORT": "Logic Module port (11034)",
+    "DATACLAY_USER": "account used by api.init() and dataclaycmd",
+    "DATACLAY_PASSWORD": "its password",
+    "DATACLAY_DATASET": "dataset of the session's new objects (empty: the user's own)",
+    "DATACLAY_PICKLE_ALLOW": "comma-separated module.name globals the unpickler also accepts",
+    "DATACLAY_EE_DS_ADDRESS": "execution environment: host:port of its Data Service",
+    "DATACLAY_EE_SECRET": "execution environment: secret to attach to its Data Service",
+    "DATACLAY_BACKEND_ID": "execution environment: ID of its backend",
+    "DATACLAY_EE_MODELS_DIR": "execution environment: directory of deployed model code (put on sys.path)",
+    "DATACLAY_EE_THREADS": "execution environment: calls run at once (16)",
+}
+
+_GLOBAL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+
+
+@dataclass(frozen=True)
+class Config:
+    """pyclay's settings, checked; `source` names the file they were read from (or None)."""
+
+    home: pathlib.Path
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    user: str | None = None
+    password: str | None = None
+    dataset: str = ""
+    pickle_allow: tuple[str, ...] = ()
+    ee_ds_address: str | None = None
+    ee_secret: str | None = None
+    backend_id: str | None = None
+    ee_models_dir: pathlib.Path | None = None
+    ee_threads: int = DEFAULT_EE_THREADS
+    source: str | None = None
+
+    @property
+    def lm_address(self) -> str:
+        """host:port of the Logic Module."""
+        return f"{self.host}:{self.port}"
+
+    @classmethod
+    def load(cls, config_file: str | os.PathLike | None = None, env: dict | None = None) -> "Config":
+        """Reads `config_file` (else $DATACLAY_HOME/client.properties when it exists), then the environment."""
+        env = os.environ if env is None else env
+        from_env = {k: v for k, v in env.items() if k in KEYS and v != ""}
+        if config_file is not None:
+            path = pathlib.Path(config_file).expanduser()
+            if not path.is_file():
+                raise InvalidArgumentError(f"configuration file {str(path)!r} does not exist")
+        else:
+            home = pathlib.Path(from_env.get("DATACLAY_HOME") or pathlib.Path.home() / ".dataclay").expanduser()
+            path = home / CLIENT_FILE
+            if not path.is_file():
+                path = None
+        values = read_properties(path) if path is not None else {}
+        values.update(from_env)
+        return cls._checked(values, str(path) if path is not None else None)
+
+    @classmethod
+    def _checked(cls, values: dict[str, str], source: str | None) -> "Config":
+        where = f"(from {source} or the environment)" if source else "(from the environment)"
+        home = pathlib.Path(values.get("DATACLAY_HOME") or pathlib.Path.home() / ".dataclay").expanduser()
+        models = values.get("DATACLAY_EE_MODELS_DIR")
+        ds_address = values.get("DATACLAY_EE_DS_ADDRESS")
+        if ds_address is not None:
+            _check_address(ds_address, "DATACLAY_EE_DS_ADDRESS", where)
+        host = values.get("DATACLAY_HOST", "127.0.0.1")
+        if not host or any(c.isspace() for c in host):
+            raise InvalidArgumentError(f"DATACLAY_HOST must be a host name or address, not {host!r} {where}")
+        return cls(
+            home=home,
+            host=host,
+            port=_port(values.get("DATACLAY_PORT", str(DEFAULT_PORT)), "DATACLAY_PORT", where),
+            user=values.get("DATACLAY_USER"),
+            password=values.get("DATACLAY_PASSWORD"),
+            dataset=values.get("DATACLAY_DATASET", ""),
+            pickle_allow=_allow_list(values.get("DATACLAY_PICKLE_ALLOW", ""), where),
+            ee_ds_address=ds_address,
+            ee_secret=values.get("DATACLAY_EE_SECRET"),
+            backend_id=values.get("DATACLAY_BACKEND_ID"),
+            ee_models_dir=pathlib.Path(models).expanduser().resolve() if models else None,
+            ee_threads=_positive(values.get("DATACLAY_EE_THREADS", str(DEFAULT_EE_THREADS)), "DATACLAY_EE_THREADS",
+                                 where),
+            source=source,
+        )
+
+
+def read_properties(path: pathlib.Path) -> dict[str, str]:
+    """The KEY=VALUE lines of a configuration file; a line that is neither that nor a comment is an error."""
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise InvalidArgumentError(f"cannot read configuration file {str(path)!r}: {e}") from None
+    values = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.partition("=")
+        if not sep or not key.strip():
+            raise InvalidArgumentError(f"{path}:{number}: expected KEY=VALUE, found {raw!r}")
+        values[key.strip()] = value.strip()
+    return values
+
+
+def _port(text: str, key: str, where: str) -> int:
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise InvalidArgumentError(f"{key} must be a port number (1-65535), not {text!r} {where}")
+    return int(text)
+
+
+def _positive(text: str, key: str, where: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise InvalidArgumentError(f"{key} must be a positive integer, not {text!r} {where}")
+    return int(text)
+
+
+def _check_address(text: str, key: str, where: str) -> None:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host:
+        raise InvalidArgumentError(f"{key} must be host:port, not {text!r} {where}")
+    _port(port, key, where)
+
+
+def _allow_list(text: str, where: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    for name in names:
+        if not _GLOBAL_NAME.match(name):
+            raise InvalidArgumentError(
+                f"DATACLAY_PICKLE_ALLOW entries must be module.name (e.g. numpy.dtype), not {name!r} {where}")
+    return names

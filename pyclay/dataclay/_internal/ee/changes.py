@@ -1,0 +1,64 @@
+"""What a finished call changed: for each resident object it touched, the fields whose pickle
+differs from the bytes last sent to the store (deltas, numbered by one process-wide increasing
+sequence), and the volatile dataClay objects now reachable from persistent state (new objects)."""
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+
+from dataclay._internal.ee.residency import ResidentObjects, snapshot_value
+from dataclay._internal.model.states import RESIDENT, STATE_KEY
+from dataclay._internal.records import DeltaRecord, FieldRecord
+from dataclay._internal.serialization.encoder import dumps
+from dataclay._internal.serialization.graph import GraphWriter
+
+
+class ChangeCollector:
+    """Turns the touched objects of calls into deltas and new objects; one per execution environment."""
+
+    def __init__(self, residents: ResidentObjects):
+        self._residents = residents
+        self._lock = threading.Lock()
+        # Starting from the clock keeps sequences increasing across restarts of this process too.
+        self._sequence = itertools.count(time.time_ns())
+
+    def collect(self, touched: dict, writer: GraphWriter) -> list:
+        """Deltas of the `touched` objects (id -> object); volatile objects they now reach get IDs in `writer`.
+
+        Snapshots are updated as the deltas are made: the caller must unload the touched objects if
+        the call then fails, so that memory never holds state the store did not get."""
+        deltas = []
+        with self._lock:
+            for oid, obj in list(touched.items()):
+                d = obj.__dict__
+                if d.get(STATE_KEY) is not RESIDENT:
+                    continue
+                snapshot = self._residents.snapshots.setdefault(oid, {})
+                changed, removed = [], []
+                for name in type(obj)._dc_fields:
+                    previous = snapshot.get(name)
+                    if name not in d:
+                        if previous is not None:
+                            removed.append(name)
+                            del snapshot[name]
+                        continue
+                    value = d[name]
+                    if previous is not None and previous[1] is value:
+                        continue
+                    data, references = dumps(value, writer.name, (type(obj).__name__, name))
+                    if previous is None or previous[0] != data:
+                        changed.append(FieldRecord(name, data, references))
+                    snapshot[name] = (data, snapshot_value(value))
+                if changed or removed:
+                    deltas.append(DeltaRecord(oid, tuple(changed), tuple(removed), next(self._sequence)))
+        return deltas
+
+    def adopt_new(self, writer: GraphWriter, records: list) -> None:
+        """Makes the objects `writer` named (stored as `records`) RESIDENT here."""
+        by_id = {r.id: r for r in records}
+        for obj, oid in writer.assigned.values():
+            record = by_id[oid]
+            d = obj.__dict__
+            values = {f.name: d[f.name] for f in record.fields}
+            self._residents.adopt(obj, oid, record.dataset, values, {f.name: f.value for f in record.fields})

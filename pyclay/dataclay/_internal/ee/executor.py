@@ -1,0 +1,134 @@
+"""Executor: runs one request (active method, field read or field assignment) on a resident
+object and produces its outcome: result or error, deltas and new objects. Plain types only."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from dataclay.exceptions import DataClayError, InternalError, InvalidArgumentError, MethodDoesNotExistError
+from dataclay._internal.ee.calls import CallContext, enter_call, leave_call
+from dataclay._internal.ee.runtime import EnvironmentRuntime
+from dataclay._internal.model.fields import MISSING, PersistentField
+from dataclay._internal.serialization import exceptions as remote_exceptions
+from dataclay._internal.serialization.decoder import loads, loads_args
+from dataclay._internal.serialization.encoder import dumps
+from dataclay._internal.serialization.graph import GraphWriter
+
+CALL_METHOD, GET_FIELD, SET_FIELD = "call_method", "get_field", "set_field"
+_log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Execution:
+    """One request from the Data Service, with the caller's validated session."""
+
+    call_id: int
+    object_id: str
+    class_name: str
+    kind: str
+    name: str
+    payload: bytes
+    token: str
+    username: str = ""
+    dataset: str = ""
+    datasets: frozenset = frozenset()
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What a request produced; on error, nothing changed (the touched objects were unloaded)."""
+
+    call_id: int
+    result: bytes = b""
+    error: DataClayError | None = None
+    new_objects: list = field(default_factory=list)
+    deltas: list = field(default_factory=list)
+
+
+class _UserCodeFailed(Exception):
+    def __init__(self, error: BaseException):
+        super().__init__(str(error))
+        self.error = error
+
+
+class Executor:
+    """Serves Executions against `runtime`; safe to call from many threads at once."""
+
+    def __init__(self, runtime: EnvironmentRuntime):
+        self._runtime = runtime
+
+    def execute(self, execution: Execution) -> Outcome:
+        """Runs `execution`; user exceptions become REMOTE_EXCEPTION errors, never escape."""
+        call = CallContext(execution.token, execution.username, execution.dataset, execution.datasets)
+        enter_call(call)
+        try:
+            return self._run(execution, call)
+        except _UserCodeFailed as failed:
+            self._roll_back(call)
+            return Outcome(execution.call_id, error=remote_exceptions.capture(failed.error))
+        except DataClayError as e:
+            self._roll_back(call)
+            return Outcome(execution.call_id, error=e)
+        except Exception as e:  # a bug here must fail this call only, and say what happened
+            _log.exception("call %s on %s failed inside the execution environment", execution.name,
+                           execution.object_id)
+            self._roll_back(call)
+            return Outcome(execution.call_id, error=InternalError(f"execution environment: {type(e).__name__}: {e}"))
+        finally:
+            leave_call()
+
+    def _run(self, execution: Execution, call: CallContext) -> Outcome:
+        runtime = self._runtime
+        obj = runtime.residents.target(execution.object_id, execution.class_name)
+        cls = type(obj)
+        if execution.kind == CALL_METHOD:
+            if execution.name not in cls._dc_active_methods:
+                raise MethodDoesNotExistError(f"{cls._dc_class_name} has no active method {execution.name!r}")
+            args, kwargs = loads_args(execution.payload, runtime.policy)
+            value = _user_code(getattr(obj, execution.name), args, kwargs)
+        elif execution.kind == GET_FIELD:
+            value = _field_value(obj, _field(cls, execution.name))
+        elif execution.kind == SET_FIELD:
+            _field(cls, execution.name)
+            new_value = loads(execution.payload, runtime.policy, f"value for {cls.__name__}.{execution.name}")
+            setattr(obj, execution.name, new_value)
+            value = None
+        else:
+            raise InvalidArgumentError(f"unknown execution kind {execution.kind!r}")
+        writer = GraphWriter(runtime.backend_id, dataset=call.dataset)
+        deltas = runtime.changes.collect(call.touched, writer)
+        new_objects = writer.drain()
+        result = b"" if execution.kind == SET_FIELD else \
+            dumps(value, writer.pid_if_named, f"result of {cls.__name__}.{execution.name}")[0]
+        runtime.changes.adopt_new(writer, new_objects)
+        return Outcome(execution.call_id, result, None, new_objects, deltas)
+
+    def _roll_back(self, call: CallContext) -> None:
+        """Forgets the in-memory state of everything the failed call touched: it is reloaded from the store."""
+        for obj in call.touched.values():
+            self._runtime.residents.unload(obj)
+
+
+def _user_code(method, args: tuple, kwargs: dict):
+    try:
+        return method(*args, **kwargs)
+    except DataClayError:
+        raise
+    except BaseException as e:  # whatever user code raises goes back to the caller, never kills the EE
+        raise _UserCodeFailed(e) from e
+
+
+def _field(cls, name: str) -> str:
+    if name not in cls._dc_field_set:
+        raise MethodDoesNotExistError(f"{cls._dc_class_name} has no persistent field {name!r}")
+    return name
+
+
+def _field_value(obj, name: str):
+    d = obj.__dict__
+    if name in d:
+        return d[name]
+    default = getattr(type(obj), name, None)
+    if isinstance(default, PersistentField) and default.default is not MISSING:
+        return default.default
+    raise _UserCodeFailed(AttributeError(f"{type(obj).__name__!r} object has no value for field {name!r}"))

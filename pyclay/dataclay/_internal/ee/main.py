@@ -1,0 +1,82 @@
+"""Starts an execution environment: reads its configuration, dials its Data Service, attaches
+the link and serves it. Exits when the link ends, when the Data Service is gone, or when the
+parent process disappears (no orphans); exit code 3 asks the Data Service to restart it now."""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+
+from dataclay.exceptions import DataClayError
+from dataclay._internal.config import Config
+from dataclay._internal.ee.executor import Executor
+from dataclay._internal.ee.link import EXIT_LINK_FAILED, LinkSession
+from dataclay._internal.ee.models import ModelWatcher
+from dataclay._internal.ee.runtime import EnvironmentRuntime
+from dataclay._internal.rpc import DataServiceClient, EnvironmentLinkClient, LogicModuleClient, open_channel
+from dataclay._internal.runtime.current import install_runtime
+
+_log = logging.getLogger("dataclay.ee")
+
+EXIT_BAD_CONFIGURATION = 2
+CONNECT_TIMEOUT_SECONDS = 30.0
+PARENT_POLL_SECONDS = 0.5
+
+
+def main() -> int:
+    """Runs the execution environment; returns its exit code."""
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO,
+                        format="%(asctime)s python-ee[%(process)d] %(levelname)s %(name)s: %(message)s")
+    try:
+        config = Config.load()
+        missing = [key for key, value in (("DATACLAY_EE_DS_ADDRESS", config.ee_ds_address),
+                                          ("DATACLAY_EE_SECRET", config.ee_secret),
+                                          ("DATACLAY_BACKEND_ID", config.backend_id)) if not value]
+        if missing:
+            _log.error("missing configuration: %s", ", ".join(missing))
+            return EXIT_BAD_CONFIGURATION
+    except DataClayError as e:
+        _log.error("bad configuration: %s", e)
+        return EXIT_BAD_CONFIGURATION
+    if config.ee_models_dir is not None:
+        sys.path.insert(0, str(config.ee_models_dir))
+    watch_parent(os.getppid())
+    channel = open_channel(config.ee_ds_address)
+    store = DataServiceClient(config.ee_ds_address, channel=channel)
+    runtime = EnvironmentRuntime(config, store, LogicModuleClient(config.lm_address))
+    install_runtime(runtime)
+    link = EnvironmentLinkClient(channel, config.ee_secret)
+    try:
+        link.wait_until_reachable(CONNECT_TIMEOUT_SECONDS)
+    except DataClayError as e:
+        _log.error("cannot reach the Data Service at %s: %s", config.ee_ds_address, e)
+        return EXIT_LINK_FAILED
+    _log.info("attaching to the Data Service at %s for backend %s (models in %s, %d threads)",
+              config.ee_ds_address, config.backend_id, config.ee_models_dir, config.ee_threads)
+    session = LinkSession(link, Executor(runtime), ModelWatcher(config.ee_models_dir), runtime.residents.evict,
+                          config.ee_threads)
+    code = session.run()
+    _log.info("exiting with code %d", code)
+    return code
+
+
+def watch_parent(parent: int) -> None:
+    """Exits this process at once when its parent (the Data Service) is gone."""
+    def watch():
+        while True:
+            time.sleep(PARENT_POLL_SECONDS)
+            if os.getppid() != parent:
+                _log.error("the Data Service (pid %d) is gone: exiting", parent)
+                exit_now(EXIT_LINK_FAILED)
+
+    threading.Thread(target=watch, name="dataclay-parent-watch", daemon=True).start()
+
+
+def exit_now(code: int) -> None:
+    """Leaves now: calls still running in user code must not keep an orphan alive."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -1,0 +1,56 @@
+"""The execution environment's runtime: objects of this backend run in memory (loaded on first
+use), others are reached through their backend's Data Service in the caller's session."""
+from __future__ import annotations
+
+from dataclay.exceptions import NotAuthenticatedError
+from dataclay._internal.config import Config
+from dataclay._internal.ee.calls import current_call
+from dataclay._internal.ee.changes import ChangeCollector
+from dataclay._internal.ee.residency import ResidentObjects
+from dataclay._internal.model.states import install_tracker
+from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
+from dataclay._internal.runtime.base import Runtime
+from dataclay._internal.runtime.router import BackendRouter
+from dataclay._internal.serialization.policy import BackendClassPolicy
+
+
+class EnvironmentRuntime(Runtime):
+    """Runtime of an execution environment of backend `config.backend_id`, loading through `store`."""
+
+    def __init__(self, config: Config, store: DataServiceClient, lm: LogicModuleClient):
+        policy = BackendClassPolicy(config.ee_models_dir, config.pickle_allow)
+        super().__init__(BackendRouter(lm, _caller_token), policy)
+        self.backend_id = config.backend_id
+        self.residents = ResidentObjects(config.backend_id, store, policy)
+        self.changes = ChangeCollector(self.residents)
+        install_tracker(self.residents.track)
+
+    def get_field(self, obj, name: str):
+        """A field: from memory if the object is stored here, else from its backend."""
+        if self.residents.load(obj):
+            return getattr(obj, name)
+        return super().get_field(obj, name)
+
+    def set_field(self, obj, name: str, value) -> None:
+        """Assigns a field: in memory if the object is stored here (stored at the end of the call)."""
+        if self.residents.load(obj):
+            setattr(obj, name, value)
+        else:
+            super().set_field(obj, name, value)
+
+    def call_method(self, obj, name: str, args: tuple, kwargs: dict):
+        """Runs an active method: in this process if the object is stored here, else in its backend."""
+        if self.residents.load(obj):
+            return getattr(obj, name)(*args, **kwargs)
+        return super().call_method(obj, name, args, kwargs)
+
+    def close(self) -> None:
+        """Closes the channels to other backends."""
+        self.router.close()
+
+
+def _caller_token() -> str:
+    call = current_call()
+    if call is None:
+        raise NotAuthenticatedError("no caller session: the execution environment only acts inside a call")
+    return call.token

@@ -1,0 +1,1 @@
+"""The object model: DataClayObject, its persistent fields, active methods and identity map."""

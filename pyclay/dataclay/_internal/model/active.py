@@ -1,0 +1,35 @@
+"""@activemethod: marks a method that runs where the object's state is (in its backend) when the
+object is persistent, and locally while it is volatile."""
+from __future__ import annotations
+
+import functools
+
+from dataclay._internal.model.states import RESIDENT, STATE_KEY, TRACKER
+from dataclay._internal.runtime.current import get_runtime
+
+ACTIVE_MARK = "_dc_active"
+
+
+def activemethod(func):
+    """Decorates a plain method so that calls on a persistent proxy run in the object's backend."""
+    if isinstance(func, (staticmethod, classmethod, property)) or not callable(func):
+        raise TypeError(f"@activemethod decorates plain methods, not {type(func).__name__}")
+    name = func.__name__
+
+    @functools.wraps(func)
+    def active(self, *args, **kwargs):
+        state = self.__dict__.get(STATE_KEY)
+        if state is None:
+            return func(self, *args, **kwargs)
+        if state is RESIDENT:
+            TRACKER.track(self)
+            return func(self, *args, **kwargs)
+        return get_runtime().call_method(self, name, args, kwargs)
+
+    setattr(active, ACTIVE_MARK, True)
+    return active
+
+
+def is_active(value) -> bool:
+    """True if `value` is a method decorated with @activemethod."""
+    return getattr(value, ACTIVE_MARK, False) is True

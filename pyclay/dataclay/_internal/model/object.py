@@ -1,0 +1,165 @@
+"""DataClayObject: the base of every class whose instances can be made persistent.
+
+Persistent fields are the annotated attributes (collected over the MRO); other attributes are
+ordinary process-local ones. See states.py for the volatile / PROXY / RESIDENT states."""
+from __future__ import annotations
+
+import typing
+import uuid
+
+from dataclay.exceptions import InvalidArgumentError, ObjectNotPersistentError, SerializationError
+from dataclay._internal.model import registry
+from dataclay._internal.model.active import is_active
+from dataclay._internal.model.fields import MISSING, PersistentField
+from dataclay._internal.model.identity import IDENTITY
+from dataclay._internal.model.states import HINT_KEY, ID_KEY, STATE_KEY
+from dataclay._internal.runtime.current import get_runtime
+
+_RESERVED_PREFIX = "_dc_"
+
+
+class DataClayObject:
+    """An object that can live in a dataClay backend: make_persistent() stores it (and what it references)."""
+
+    _dc_fields: tuple = ()
+    _dc_field_set: frozenset = frozenset()
+    _dc_active_methods: frozenset = frozenset()
+    _dc_class_name: str = "dataclay.DataClayObject"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        fields: list[str] = []
+        for klass in reversed(cls.__mro__):
+            for name, annotation in klass.__dict__.get("__annotations__", {}).items():
+                if name.startswith(_RESERVED_PREFIX) or _is_class_var(annotation) or name in fields:
+                    continue
+                fields.append(name)
+        for name in fields:
+            own = cls.__dict__.get(name, MISSING)
+            if not isinstance(own, PersistentField) and (own is not MISSING or name in _own_annotations(cls)):
+                setattr(cls, name, PersistentField(name, own))
+        cls._dc_fields = tuple(fields)
+        cls._dc_field_set = frozenset(fields)
+        candidates = {name for klass in cls.__mro__ for name, value in vars(klass).items() if is_active(value)}
+        cls._dc_active_methods = frozenset(n for n in candidates if is_active(getattr(cls, n, None)))
+        cls._dc_class_name = registry.class_name_of(cls)
+        registry.register(cls)
+
+    # ---- persistence ----------------------------------------------------------------------------
+
+    def make_persistent(self, alias: str | None = None, backend_id=None, recursive: bool = True) -> None:
+        """Stores this object and every volatile dataClay object it reaches (one call to one backend).
+
+        Afterwards they are proxies: field accesses and active methods go to the backend."""
+        if alias is not None and (not isinstance(alias, str) or not alias):
+            raise InvalidArgumentError(f"alias must be a non-empty string or None, not {alias!r}")
+        if not isinstance(recursive, bool):
+            raise InvalidArgumentError(f"recursive must be True or False, not {recursive!r}")
+        get_runtime().make_persistent(self, alias, _backend_text(backend_id), recursive)
+
+    def makePersistent(self, alias: str | None = None) -> None:
+        """COMPSs spelling of make_persistent(alias)."""
+        self.make_persistent(alias)
+
+    @classmethod
+    def get_by_alias(cls, alias: str, dataset: str | None = None):
+        """The object with `alias` (in `dataset`, default the session's); it must be an instance of this class."""
+        if not isinstance(alias, str) or not alias:
+            raise InvalidArgumentError(f"alias must be a non-empty string, not {alias!r}")
+        _check_dataset(dataset)
+        return get_runtime().get_by_alias(cls, alias, dataset)
+
+    @classmethod
+    def delete_alias(cls, alias: str, dataset: str | None = None) -> None:
+        """Removes `alias` (in `dataset`, default the session's); the object itself stays."""
+        if not isinstance(alias, str) or not alias:
+            raise InvalidArgumentError(f"alias must be a non-empty string, not {alias!r}")
+        _check_dataset(dataset)
+        get_runtime().delete_alias(alias, dataset)
+
+    # ---- identity and location ------------------------------------------------------------------
+
+    def get_id(self) -> uuid.UUID | None:
+        """The object's ID, or None while it is volatile."""
+        oid = self.__dict__.get(ID_KEY)
+        return uuid.UUID(oid) if oid else None
+
+    def getID(self) -> str | None:
+        """The object's ID as text, or None while it is volatile (COMPSs spelling)."""
+        return self.__dict__.get(ID_KEY)
+
+    @property
+    def is_persistent(self) -> bool:
+        """True once the object lives in a backend."""
+        return self.__dict__.get(STATE_KEY) is not None
+
+    def get_location(self) -> str:
+        """The backend ID holding the master copy."""
+        self._persistent_id("get_location")
+        return get_runtime().get_location(self)
+
+    def get_all_locations(self) -> list:
+        """Every backend ID holding a copy, master first."""
+        self._persistent_id("get_all_locations")
+        return get_runtime().get_all_locations(self)
+
+    def _persistent_id(self, operation: str) -> str:
+        oid = self.__dict__.get(ID_KEY)
+        if not oid:
+            raise ObjectNotPersistentError(f"{operation}() needs a persistent object; this "
+                                           f"{type(self).__name__} is volatile: call make_persistent() first")
+        return oid
+
+    # ---- pickling -------------------------------------------------------------------------------
+
+    def __reduce_ex__(self, protocol):
+        d = self.__dict__
+        if d.get(STATE_KEY) is None:
+            return rebuild_volatile, (type(self),), {n: d[n] for n in self._dc_fields if n in d}
+        return proxy_for, (type(self), d[ID_KEY], d.get(HINT_KEY, ""))
+
+    def __setstate__(self, state) -> None:
+        if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
+            raise SerializationError(f"state of a {type(self).__name__} must be a dict of field names")
+        unknown = set(state) - self._dc_field_set
+        if unknown:
+            raise SerializationError(f"{type(self).__name__} has no persistent fields {sorted(unknown)}")
+        self.__dict__.update(state)
+
+
+def rebuild_volatile(cls):
+    """An empty volatile instance of a dataClay class (its fields follow as pickle state)."""
+    if not (isinstance(cls, type) and issubclass(cls, DataClayObject)):
+        raise SerializationError(f"{cls!r} is not a dataClay class")
+    return object.__new__(cls)
+
+
+def proxy_for(cls, object_id: str, hint: str = ""):
+    """The instance standing for a persistent object (what plain pickle makes of a persistent object)."""
+    if not (isinstance(cls, type) and issubclass(cls, DataClayObject)):
+        raise SerializationError(f"{cls!r} is not a dataClay class")
+    return IDENTITY.proxy(cls, str(uuid.UUID(object_id)), hint)
+
+
+def _own_annotations(cls) -> dict:
+    return cls.__dict__.get("__annotations__", {})
+
+
+def _is_class_var(annotation) -> bool:
+    if isinstance(annotation, str):
+        return annotation.startswith(("ClassVar", "typing.ClassVar"))
+    return annotation is typing.ClassVar or typing.get_origin(annotation) is typing.ClassVar
+
+
+def _backend_text(backend_id) -> str | None:
+    if backend_id is None:
+        return None
+    try:
+        return str(backend_id if isinstance(backend_id, uuid.UUID) else uuid.UUID(str(backend_id)))
+    except ValueError:
+        raise InvalidArgumentError(f"backend_id must be a backend UUID, not {backend_id!r}") from None
+
+
+def _check_dataset(dataset) -> None:
+    if dataset is not None and (not isinstance(dataset, str) or not dataset):
+        raise InvalidArgumentError(f"dataset must be a non-empty string or None, not {dataset!r}")

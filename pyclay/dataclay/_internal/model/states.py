@@ -1,0 +1,40 @@
+"""The states of a dataClay object, kept in its __dict__ under STATE_KEY.
+
+No STATE_KEY: volatile (an ordinary in-memory object). PROXY: persistent, its fields live in a
+backend (or, in an execution environment, are not loaded yet). RESIDENT: persistent and its
+fields are in memory (execution environment only); accesses are tracked for the current call."""
+from __future__ import annotations
+
+STATE_KEY = "_dc_state"
+ID_KEY = "_dc_id"
+HINT_KEY = "_dc_hint"
+
+
+class _State:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+PROXY = _State("PROXY")
+RESIDENT = _State("RESIDENT")
+
+
+class ResidentTracker:
+    """Where accesses to RESIDENT objects are reported; the execution environment installs its own."""
+
+    @staticmethod
+    def track(obj) -> None:
+        """Records that the current call touched `obj` (no call: nothing to record)."""
+
+
+TRACKER = ResidentTracker()
+
+
+def install_tracker(track) -> None:
+    """Routes RESIDENT accesses of this process to `track(obj)`."""
+    TRACKER.track = track

@@ -1,0 +1,32 @@
+"""Makes one unary call through a generated stub method and maps its failure to a dataClay error."""
+from __future__ import annotations
+
+import grpc
+
+from dataclay.exceptions import InvalidArgumentError
+from dataclay._internal.rpc.errors import error_from_rpc
+
+
+def unary(method, request, metadata, timeout=None):
+    """Calls `method(request)`; a failed status raises the matching dataClay exception."""
+    try:
+        return method(request, metadata=metadata, timeout=timeout)
+    except grpc.RpcError as e:
+        raise error_from_rpc(e) from None
+
+
+def build(message_type, what: str, **fields):
+    """`message_type(**fields)`, with a wrongly typed argument reported as InvalidArgumentError."""
+    try:
+        return message_type(**fields)
+    except (TypeError, ValueError) as e:
+        raise InvalidArgumentError(f"{what}: {e}") from None
+
+
+def check_timeout(timeout) -> float | None:
+    """A call deadline in seconds (None: no deadline)."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise InvalidArgumentError(f"timeout must be a positive number of seconds, not {timeout!r}")
+    return float(timeout)

@@ -1,0 +1,63 @@
+"""Conversions between the plain records of dataclay._internal.records and protocol messages."""
+from __future__ import annotations
+
+from dataclay._internal.proto import common_pb2
+from dataclay._internal.records import (
+    BackendRecord, FieldRecord, ObjectInfoRecord, ObjectRecord)
+
+_ObjectData = common_pb2.ObjectData
+_PYTHON = common_pb2.PYTHON
+
+
+def language_name(value: int) -> str:
+    """"python", "java" or "unspecified" for a Language enum value."""
+    try:
+        return common_pb2.Language.Name(value).lower()
+    except ValueError:
+        return "unspecified"
+
+
+def add_object_data(target, records) -> None:
+    """Appends the stored forms of `records` (ObjectRecords, or ObjectData taken as they are) to the
+    repeated ObjectData field `target` (adding in place is the fastest way to build many messages)."""
+    for record in records:
+        if isinstance(record, _ObjectData):
+            target.append(record)
+            continue
+        data = target.add(id=record.id)
+        header = data.header
+        header.class_name = record.class_name
+        header.language = _PYTHON
+        if record.dataset:
+            header.dataset = record.dataset
+        fields = data.fields
+        for f in record.fields:
+            fields.add(name=f.name, value=f.value, references=f.references)
+
+
+def add_object_delta(target, deltas) -> None:
+    """Appends the messages of `deltas` (DeltaRecords) to the repeated ObjectDelta field `target`."""
+    for delta in deltas:
+        message = target.add(id=delta.id, sequence=delta.sequence, removed_fields=delta.removed)
+        changed = message.changed_fields
+        for f in delta.changed:
+            changed.add(name=f.name, value=f.value, references=f.references)
+
+
+def object_record(data: common_pb2.ObjectData) -> ObjectRecord:
+    """The record of a stored object."""
+    return ObjectRecord(data.id, data.header.class_name,
+                        tuple(FieldRecord(f.name, f.value, tuple(f.references)) for f in data.fields),
+                        data.header.dataset)
+
+
+def backend_record(info: common_pb2.BackendInfo) -> BackendRecord:
+    """The record of a registered backend."""
+    return BackendRecord(info.id, info.name, info.host, info.port,
+                         tuple(language_name(x) for x in info.languages), info.alive, info.store_engine)
+
+
+def object_info_record(info: common_pb2.ObjectInfo) -> ObjectInfoRecord:
+    """The record of an object's metadata."""
+    return ObjectInfoRecord(info.id, info.class_name, language_name(info.language), info.dataset,
+                            info.master_backend_id, tuple(info.replica_backend_ids), tuple(info.aliases))

@@ -1,0 +1,99 @@
+"""The one wrapper around a Data Service's generated stub (mirrors Java's DataServiceClient).
+Calls carry the session token as metadata; failures raise dataclay.exceptions classes."""
+from __future__ import annotations
+
+from dataclay.exceptions import InvalidArgumentError
+from dataclay._internal.proto import common_pb2, dataservice_pb2 as ds_pb2, dataservice_pb2_grpc
+from dataclay._internal.proto import logicmodule_pb2
+from dataclay._internal.rpc.calls import build, check_timeout, unary
+from dataclay._internal.rpc.channels import open_channel, session_metadata
+from dataclay._internal.rpc.convert import add_object_data
+
+_EMPTY = common_pb2.Empty()
+_CallMethodRequest = ds_pb2.CallMethodRequest
+
+
+class DataServiceClient:
+    """A client of the Data Service at `address` (on `channel` if given, which it then does not own);
+    `token` (settable) is the session it acts in."""
+
+    def __init__(self, address: str, token: str | None = None, *, channel=None):
+        self.address = address
+        self._owns_channel = channel is None
+        self._channel = open_channel(address) if channel is None else channel
+        self._stub = dataservice_pb2_grpc.DataServiceStub(self._channel)
+        self._call_method = self._stub.CallMethod
+        self.token = token
+
+    @property
+    def token(self) -> str | None:
+        """The session token sent with every call (None: no session)."""
+        return self._token
+
+    @token.setter
+    def token(self, value: str | None) -> None:
+        self._metadata = session_metadata(value)
+        self._token = value
+
+    @property
+    def channel(self):
+        """The underlying channel (shared by with_token siblings)."""
+        return self._channel
+
+    def with_token(self, token: str | None) -> "DataServiceClient":
+        """A client sharing this one's channel and stub but acting in another session; its close() does nothing."""
+        sibling = object.__new__(DataServiceClient)
+        sibling.__dict__.update(self.__dict__)
+        sibling._owns_channel = False
+        sibling.token = token
+        return sibling
+
+    def make_persistent(self, objects, alias: str | None = None) -> None:
+        """Stores a graph of new objects (ObjectRecords or ObjectData; objects[0] gets the alias); durable on return."""
+        if isinstance(objects, (str, bytes)) or not hasattr(objects, "__iter__"):
+            raise InvalidArgumentError("make_persistent: objects must be a list of objects")
+        request = build(ds_pb2.MakePersistentRequest, "make_persistent", alias=alias or "")
+        try:
+            add_object_data(request.objects, objects)
+        except (TypeError, ValueError, AttributeError) as e:
+            raise InvalidArgumentError(f"make_persistent: malformed object: {e}") from None
+        unary(self._stub.MakePersistent, request, self._metadata)
+
+    def call_method(self, object_id: str, method: str, args: bytes) -> bytes:
+        """Runs an active method; `args` and the returned result are encoded by the object's language."""
+        try:
+            request = _CallMethodRequest(object_id=object_id, method=method, args=args)
+        except (TypeError, ValueError) as e:
+            raise InvalidArgumentError(f"call_method: {e}") from None
+        return unary(self._call_method, request, self._metadata).result
+
+    def get_field(self, object_id: str, field: str) -> bytes:
+        """A field of a stored object, encoded by its language."""
+        request = build(ds_pb2.GetFieldRequest, "get_field", object_id=object_id, field=field)
+        return unary(self._stub.GetField, request, self._metadata).value
+
+    def set_field(self, object_id: str, field: str, value: bytes) -> None:
+        """Assigns a field of a stored object; durable when it returns."""
+        request = build(ds_pb2.SetFieldRequest, "set_field", object_id=object_id, field=field, value=value)
+        unary(self._stub.SetField, request, self._metadata)
+
+    def get_objects(self, ids) -> list:
+        """The stored form (ObjectData) of objects this backend holds."""
+        if isinstance(ids, (str, bytes)):
+            raise InvalidArgumentError("get_objects: ids must be a list of object IDs, not a single string")
+        request = build(ds_pb2.GetObjectsRequest, "get_objects", ids=list(ids))
+        return list(unary(self._stub.GetObjects, request, self._metadata).objects)
+
+    def deploy_models(self, models) -> None:
+        """Installs or updates models (Model messages) on this backend."""
+        request = build(logicmodule_pb2.ModelList, "deploy_models", models=list(models))
+        unary(self._stub.DeployModels, request, self._metadata)
+
+    def get_status(self, timeout: float = 5.0) -> ds_pb2.BackendStatus:
+        """Engine, pool use, object count and execution environments, within `timeout` seconds."""
+        return unary(self._stub.GetStatus, _EMPTY, self._metadata, check_timeout(timeout))
+
+    def close(self) -> None:
+        """Closes the channel (if this client opened it)."""
+        if self._owns_channel:
+            self._channel.close()

@@ -1,0 +1,52 @@
+"""The client runtime: one session with the Logic Module, opened by api.init() from the
+configuration, and the caches that keep warm calls off the Logic Module."""
+from __future__ import annotations
+
+import logging
+
+from dataclay.exceptions import DataClayError, InvalidArgumentError
+from dataclay._internal.config import Config
+from dataclay._internal.rpc import LogicModuleClient
+from dataclay._internal.runtime.base import Runtime
+from dataclay._internal.runtime.router import BackendRouter
+from dataclay._internal.serialization.policy import ClientClassPolicy
+
+_log = logging.getLogger(__name__)
+CLOSE_TIMEOUT = 2.0
+
+
+class ClientRuntime(Runtime):
+    """A client's runtime; `open()` starts its session, `close()` ends it and closes every channel."""
+
+    def __init__(self, config: Config):
+        if not (config.user and config.password):
+            where = config.source or "the environment"
+            raise InvalidArgumentError(f"DATACLAY_USER and DATACLAY_PASSWORD must be set ({where} has no "
+                                       f"{'DATACLAY_USER' if not config.user else 'DATACLAY_PASSWORD'})")
+        self.config = config
+        self._lm = LogicModuleClient(config.lm_address)
+        self.session = None
+        super().__init__(BackendRouter(self._lm, lambda: self._lm.token), ClientClassPolicy(config.pickle_allow))
+
+    def open(self) -> "ClientRuntime":
+        """Opens the session and loads the backend list; the runtime is then ready."""
+        try:
+            self.session = self._lm.new_session(self.config.user, self.config.password, self.config.dataset)
+            self._lm.token = self.session.token
+            self.router.backends(refresh=True)
+        except BaseException:
+            self._lm.close()
+            raise
+        return self
+
+    def close(self) -> None:
+        """Closes the session (best effort: a Logic Module that is down cannot be told) and the channels."""
+        try:
+            if self._lm.token is not None:
+                self._lm.close_session(timeout=CLOSE_TIMEOUT)
+        except DataClayError as e:
+            _log.debug("could not close the session: %s", e)
+        finally:
+            self._lm.token = None
+            self.router.close()
+            self._lm.close()

@@ -1,0 +1,64 @@
+"""Restricted unpickling: globals go through a ClassPolicy, persistent IDs become the instances
+of the identity map. Whatever the bytes hold, nothing outside the policy is imported or run."""
+from __future__ import annotations
+
+import io
+import pickle
+import uuid
+
+from dataclay.exceptions import ClassNotRegisteredError, DataClayError, SerializationError
+from dataclay._internal.model.identity import IDENTITY
+
+PID_TAG = "dc"
+
+
+class _RestrictedUnpickler(pickle.Unpickler):
+    def __init__(self, data: bytes, policy):
+        super().__init__(io.BytesIO(data))
+        self._policy = policy
+
+    def find_class(self, module, name):
+        return self._policy.find_class(module, name)
+
+    def persistent_load(self, pid):
+        return reference_for(pid, self._policy)
+
+
+def reference_for(pid, policy):
+    """The instance a persistent ID ("dc", id, class_name, backend_hint) stands for."""
+    if not (type(pid) is tuple and len(pid) == 4 and pid[0] == PID_TAG
+            and all(type(part) is str for part in pid[1:])):
+        raise SerializationError(f"refused a malformed object reference {pid!r}")
+    try:
+        object_id = str(uuid.UUID(pid[1]))
+    except ValueError:
+        raise SerializationError(f"refused an object reference with a bad ID {pid[1]!r}") from None
+    obj = IDENTITY.get(object_id)
+    if obj is not None:
+        return obj
+    try:
+        cls = policy.dataclay_class(pid[2])
+    except ClassNotRegisteredError as e:
+        raise SerializationError(f"refused an object reference: {e}") from None
+    return IDENTITY.proxy(cls, object_id, pid[3])
+
+
+def loads(data: bytes, policy, what: str = "value"):
+    """Decodes one pickle under `policy`; anything refused or malformed raises SerializationError."""
+    try:
+        return _RestrictedUnpickler(data, policy).load()
+    except SerializationError as e:
+        raise SerializationError(f"cannot decode {what}: {e}") from None
+    except DataClayError:
+        raise
+    except Exception as e:  # any failure inside pickle means the bytes are not a value we accept
+        raise SerializationError(f"cannot decode {what}: {type(e).__name__}: {e}") from None
+
+
+def loads_args(data: bytes, policy) -> tuple[tuple, dict]:
+    """Decodes method arguments: a pickle of (args_tuple, kwargs_dict)."""
+    value = loads(data, policy, "method arguments")
+    if not (type(value) is tuple and len(value) == 2 and type(value[0]) is tuple and type(value[1]) is dict
+            and all(type(k) is str for k in value[1])):
+        raise SerializationError("method arguments must be a pickle of (args_tuple, kwargs_dict)")
+    return value

@@ -1,0 +1,169 @@
+"""The errors dataClay raises. Each class is one protocol ErrorCode (`.code` is its name), so a
+failure keeps its meaning across Java and Python servers and clients (docs/internals.md)."""
+from __future__ import annotations
+
+
+class DataClayError(Exception):
+    """Base of every dataClay error; `.code` is the protocol ErrorCode name it travels as."""
+
+    code = "INTERNAL"
+
+
+class InvalidArgumentError(DataClayError):
+    """A malformed request or argument; the message says which one and why."""
+
+    code = "INVALID_ARGUMENT"
+
+
+class NotAuthenticatedError(DataClayError):
+    """Missing, unknown, closed or expired session; or a wrong user or password."""
+
+    code = "NOT_AUTHENTICATED"
+
+
+class PermissionDeniedError(DataClayError):
+    """Authenticated, but not allowed to do this."""
+
+    code = "PERMISSION_DENIED"
+
+
+class AliasAlreadyExistsError(DataClayError):
+    """The alias is already taken in that dataset."""
+
+    code = "ALIAS_ALREADY_EXISTS"
+
+
+class AliasDoesNotExistError(DataClayError):
+    """No object has that alias in that dataset."""
+
+    code = "ALIAS_DOES_NOT_EXIST"
+
+
+class ObjectDoesNotExistError(DataClayError):
+    """No such object anywhere."""
+
+    code = "OBJECT_DOES_NOT_EXIST"
+
+
+class ObjectNotHereError(DataClayError):
+    """The backend asked does not hold the object (the caller refreshes its location)."""
+
+    code = "OBJECT_NOT_HERE"
+
+
+class ObjectAlreadyExistsError(DataClayError):
+    """An object with this ID is already stored."""
+
+    code = "OBJECT_ALREADY_EXISTS"
+
+
+class ClassNotRegisteredError(DataClayError):
+    """The class is not part of any registered model (or cannot be loaded where needed)."""
+
+    code = "CLASS_NOT_REGISTERED"
+
+
+class AccountAlreadyExistsError(DataClayError):
+    """An account with that name exists."""
+
+    code = "ACCOUNT_ALREADY_EXISTS"
+
+
+class AccountDoesNotExistError(DataClayError):
+    """No account with that name."""
+
+    code = "ACCOUNT_DOES_NOT_EXIST"
+
+
+class DatasetDoesNotExistError(DataClayError):
+    """No dataset with that name."""
+
+    code = "DATASET_DOES_NOT_EXIST"
+
+
+class NamespaceConflictError(DataClayError):
+    """A module or class already belongs to another namespace."""
+
+    code = "NAMESPACE_CONFLICT"
+
+
+class BackendDoesNotExistError(DataClayError):
+    """No backend with that ID is registered."""
+
+    code = "BACKEND_DOES_NOT_EXIST"
+
+
+class BackendUnavailableError(DataClayError):
+    """The backend (or its execution environment) is down or restarting.
+
+    `connect_failed` is True when the request surely never reached the server (the connection
+    could not be made), so even a non-idempotent call may be sent again."""
+
+    code = "BACKEND_UNAVAILABLE"
+
+    def __init__(self, message: str = "", connect_failed: bool = False):
+        super().__init__(message)
+        self.connect_failed = connect_failed
+
+
+class RemoteError(DataClayError):
+    """User code raised in a backend and the exception's type cannot be rebuilt here.
+
+    Carries the remote type name ("module.QualName"), its message, its pickled arguments and
+    the remote traceback text."""
+
+    code = "REMOTE_EXCEPTION"
+
+    def __init__(self, remote_type: str, message: str, remote_args: bytes = b"", remote_traceback: str = ""):
+        super().__init__(f"{remote_type}: {message}" if remote_type else message)
+        self.remote_type = remote_type
+        self.remote_message = message
+        self.remote_args = remote_args
+        self.remote_traceback = remote_traceback
+
+
+class StoreFullError(DataClayError):
+    """The backend's pool has no room; nothing was written."""
+
+    code = "STORE_FULL"
+
+
+class NotAVersionError(DataClayError):
+    """consolidate_version on an object that is not a version."""
+
+    code = "NOT_A_VERSION"
+
+
+class MethodDoesNotExistError(DataClayError):
+    """No such active method or persistent field on the class."""
+
+    code = "METHOD_DOES_NOT_EXIST"
+
+
+class SerializationError(DataClayError):
+    """A value could not be encoded or decoded, or was refused as unsafe."""
+
+    code = "SERIALIZATION_ERROR"
+
+
+class InternalError(DataClayError):
+    """A bug or an unexpected failure; the message says what."""
+
+    code = "INTERNAL"
+
+
+class ObjectNotPersistentError(DataClayError):
+    """A persistent-only operation was called on a volatile object (client side)."""
+
+    code = "INVALID_ARGUMENT"
+
+
+ERRORS_BY_CODE: dict[str, type[DataClayError]] = {
+    cls.code: cls for cls in (
+        InvalidArgumentError, NotAuthenticatedError, PermissionDeniedError, AliasAlreadyExistsError,
+        AliasDoesNotExistError, ObjectDoesNotExistError, ObjectNotHereError, ObjectAlreadyExistsError,
+        ClassNotRegisteredError, AccountAlreadyExistsError, AccountDoesNotExistError, DatasetDoesNotExistError,
+        NamespaceConflictError, BackendDoesNotExistError, BackendUnavailableError, RemoteError, StoreFullError,
+        NotAVersionError, MethodDoesNotExistError, SerializationError, InternalError)
+}
+"""The class a protocol error code becomes (ObjectNotPersistentError is client-only, so absent)."""

@@ -1,0 +1,71 @@
+"""Configuration: file and environment precedence, defaults and bad values."""
+import pathlib
+
+import pytest
+
+from dataclay.exceptions import InvalidArgumentError
+from dataclay._internal.config import DEFAULT_PORT, Config
+
+
+def write(path: pathlib.Path, text: str) -> pathlib.Path:
+    path.write_text(text)
+    return path
+
+
+def test_defaults_apply_without_file_or_environment(tmp_path):
+    config = Config.load(env={"DATACLAY_HOME": str(tmp_path)})
+    assert (config.host, config.port, config.user, config.dataset, config.pickle_allow, config.source) == \
+        ("127.0.0.1", DEFAULT_PORT, None, "", (), None)
+    assert config.home == tmp_path
+
+
+def test_client_properties_in_dataclay_home_is_read_by_default(tmp_path):
+    write(tmp_path / "client.properties", "# written by dataclay start\nDATACLAY_HOST=10.0.0.5\nDATACLAY_PORT=2000\n"
+                                          "DATACLAY_USER=admin\nDATACLAY_PASSWORD=pw=with=equals\n")
+    config = Config.load(env={"DATACLAY_HOME": str(tmp_path)})
+    assert (config.host, config.port, config.user, config.password) == ("10.0.0.5", 2000, "admin", "pw=with=equals")
+    assert config.source == str(tmp_path / "client.properties")
+
+
+def test_environment_overrides_the_file_and_empty_variables_do_not(tmp_path):
+    path = write(tmp_path / "my.cfg", "DATACLAY_PORT=2000\nDATACLAY_USER=fromfile\nDATACLAY_DATASET=ds1\n")
+    config = Config.load(path, env={"DATACLAY_PORT": "3000", "DATACLAY_USER": "", "OTHER": "x"})
+    assert (config.port, config.user, config.dataset) == (3000, "fromfile", "ds1")
+
+
+def test_explicit_file_wins_over_the_default_file(tmp_path):
+    write(tmp_path / "client.properties", "DATACLAY_PORT=2000\n")
+    explicit = write(tmp_path / "other.properties", "DATACLAY_PORT=4000\n")
+    assert Config.load(explicit, env={"DATACLAY_HOME": str(tmp_path)}).port == 4000
+
+
+def test_pickle_allow_and_execution_environment_keys_are_parsed(tmp_path):
+    config = Config.load(env={"DATACLAY_HOME": str(tmp_path), "DATACLAY_PICKLE_ALLOW": " numpy.dtype, a.b.c ,",
+                              "DATACLAY_EE_DS_ADDRESS": "127.0.0.1:5555", "DATACLAY_EE_SECRET": "s",
+                              "DATACLAY_BACKEND_ID": "b", "DATACLAY_EE_MODELS_DIR": str(tmp_path),
+                              "DATACLAY_EE_THREADS": "4"})
+    assert config.pickle_allow == ("numpy.dtype", "a.b.c")
+    assert (config.ee_ds_address, config.ee_secret, config.backend_id, config.ee_models_dir, config.ee_threads) == \
+        ("127.0.0.1:5555", "s", "b", tmp_path.resolve(), 4)
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("DATACLAY_PORT", "eleven", "DATACLAY_PORT must be a port number"),
+    ("DATACLAY_PORT", "70000", "DATACLAY_PORT must be a port number"),
+    ("DATACLAY_PICKLE_ALLOW", "os", "DATACLAY_PICKLE_ALLOW entries must be module.name"),
+    ("DATACLAY_EE_DS_ADDRESS", "nohostport", "DATACLAY_EE_DS_ADDRESS must be host:port"),
+    ("DATACLAY_EE_THREADS", "0", "DATACLAY_EE_THREADS must be a positive integer"),
+])
+def test_bad_values_name_the_key_and_the_file(tmp_path, key, value, message):
+    path = write(tmp_path / "bad.properties", f"{key}={value}\n")
+    with pytest.raises(InvalidArgumentError, match=message) as caught:
+        Config.load(path, env={})
+    assert str(path) in str(caught.value)
+
+
+def test_malformed_line_and_missing_file_are_reported(tmp_path):
+    path = write(tmp_path / "bad.properties", "DATACLAY_PORT=1\njust words\n")
+    with pytest.raises(InvalidArgumentError, match=r"bad.properties:2: expected KEY=VALUE"):
+        Config.load(path, env={})
+    with pytest.raises(InvalidArgumentError, match="does not exist"):
+        Config.load(tmp_path / "missing.properties", env={})

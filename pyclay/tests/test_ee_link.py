@@ -1,0 +1,264 @@
+"""The execution environment process (`python -m dataclay._internal.ee`) against a real gRPC server
+playing the Data Service's side of the link: hello, concurrent execution, deploy, evict and exit."""
+import os
+import pathlib
+import pickle
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+
+import pytest
+
+from dataclay._internal.proto import common_pb2, executionenv_pb2, logicmodule_pb2
+from dataclay._internal.serialization.decoder import loads
+from dataclay._internal.serialization.encoder import dumps_args
+from dataclay._internal.serialization.graph import GraphWriter
+from dataclay._internal.serialization.policy import ClientClassPolicy
+from dataclay._internal.rpc.convert import add_object_data
+from peers import LinkPeer
+
+PYCLAY = pathlib.Path(__file__).resolve().parents[1]
+BACKEND = str(uuid.uuid4())
+SLEEPER = textwrap.dedent('''
+    import time
+    from dataclay import DataClayObject, activemethod
+
+    class Sleeper(DataClayObject):
+        naps: int
+
+        def __init__(self):
+            self.naps = 0
+
+        @activemethod
+        def nap(self, seconds, started=None):
+            if started:
+                open(started, "w").close()
+            time.sleep(seconds)
+            self.naps += 1
+            return seconds
+''')
+
+
+class Environment:
+    """One execution environment process attached to a LinkPeer; always stopped by the fixture."""
+
+    def __init__(self, tmp_path: pathlib.Path, secret: str = "s3cret", parent_script: bool = False):
+        self.models = tmp_path / "models"
+        shutil.copytree(PYCLAY / "tests" / "model_root", self.models)
+        (self.models / "sleepers.py").write_text(SLEEPER)
+        self.peer = LinkPeer()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
+        env.update(PYTHONPATH=str(PYCLAY), DATACLAY_HOME=str(tmp_path), DATACLAY_EE_DS_ADDRESS=self.peer.address,
+                   DATACLAY_EE_SECRET=secret, DATACLAY_BACKEND_ID=BACKEND, DATACLAY_EE_MODELS_DIR=str(self.models),
+                   DATACLAY_PORT="1", DATACLAY_EE_THREADS="4")
+        command = [sys.executable, "-m", "dataclay._internal.ee"]
+        if parent_script:
+            command = [sys.executable, "-c", "import subprocess, sys, time; p = subprocess.Popen(sys.argv[1:]); "
+                       "print(p.pid, flush=True); time.sleep(600)", *command]
+        self.process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def store(self, root) -> str:
+        writer = GraphWriter(BACKEND, dataset="alice")
+        writer.add_root(root)
+        records = writer.drain()
+        message = executionenv_pb2.ExecuteResult()
+        add_object_data(message.new_objects, records)
+        for data in message.new_objects:
+            self.peer.stored[data.id] = data
+        return records[0].id
+
+    def store_sleeper(self) -> str:
+        """Stores a sleepers.Sleeper (a class this test process never imports) as its stored form."""
+        oid = str(uuid.uuid4())
+        self.peer.stored[oid] = common_pb2.ObjectData(
+            id=oid, header=common_pb2.ObjectHeader(class_name="sleepers.Sleeper", language=common_pb2.PYTHON,
+                                                   dataset="alice"),
+            fields=[common_pb2.Field(name="naps", value=pickle.dumps(0, 5))])
+        return oid
+
+    def call(self, call_id: int, object_id: str, class_name: str, method: str, *args):
+        self.peer.send_execute(call_id=call_id, object_id=object_id, class_name=class_name,
+                               kind=executionenv_pb2.CALL_METHOD, name=method, payload=dumps_args(args, {}),
+                               session=_session())
+
+    def result(self, timeout: float = 20):
+        message = self.peer.next_message(timeout)
+        assert message.WhichOneof("kind") == "result", message
+        return message.result
+
+    def hello(self):
+        message = self.peer.next_message(30)
+        assert message.WhichOneof("kind") == "hello"
+        return message.hello
+
+    def wait(self, timeout: float = 20) -> int:
+        return self.process.wait(timeout=timeout)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=10)
+        self.peer.stop()
+
+
+def _session():
+    return logicmodule_pb2.SessionInfo(token="tok", username="alice", dataset="alice", datasets=["alice"])
+
+
+@pytest.fixture
+def environments(tmp_path):
+    started = []
+
+    def start(**options) -> Environment:
+        env = Environment(tmp_path / str(len(started)), **options)
+        started.append(env)
+        return env
+
+    yield start
+    for env in started:
+        env.stop()
+
+
+@pytest.mark.timeout(60)
+def test_environment_says_hello_and_answers_calls(environments):
+    env = environments()
+    hello = env.hello()
+    from unitmodels.shop import Item
+    oid = env.store(Item("pen", 3))
+    env.call(7, oid, "unitmodels.shop.Item", "raise_price", 4)
+    result = env.result()
+    assert hello.pid == env.process.pid and hello.runtime_version.startswith("pyclay")
+    assert result.call_id == 7 and not result.HasField("error")
+    assert loads(result.result, ClientClassPolicy()) == 7
+    assert [d.id for d in result.deltas] == [oid]
+    assert env.peer.get_objects_calls == [([oid], "tok")]
+
+
+@pytest.mark.timeout(60)
+def test_calls_run_concurrently_and_results_come_back_in_any_order(environments):
+    env = environments()
+    env.hello()
+    slow, fast = env.store_sleeper(), env.store_sleeper()
+    env.call(1, slow, "sleepers.Sleeper", "nap", 1.5)
+    env.call(2, fast, "sleepers.Sleeper", "nap", 0.0)
+    first, second = env.result(), env.result()
+    assert (first.call_id, second.call_id) == (2, 1)
+
+
+@pytest.mark.timeout(60)
+def test_errors_travel_back_in_the_result(environments):
+    env = environments()
+    env.hello()
+    from unitmodels.shop import Item
+    oid = env.store(Item("pen", 3))
+    env.call(3, oid, "unitmodels.shop.Item", "fail_after_change", "bad")
+    env.call(4, oid, "unitmodels.shop.Item", "no_such_method")
+    env.peer.send_execute(call_id=5, object_id=oid, class_name="unitmodels.shop.Item", kind=0, name="x",
+                          session=_session())
+    errors = {r.call_id: r.error for r in (env.result(), env.result(), env.result())}
+    assert errors[3].code == common_pb2.REMOTE_EXCEPTION and errors[3].remote_type == "builtins.ValueError"
+    assert errors[4].code == common_pb2.METHOD_DOES_NOT_EXIST
+    assert errors[5].code == common_pb2.INVALID_ARGUMENT
+
+
+@pytest.mark.timeout(60)
+def test_evicted_objects_are_loaded_again(environments):
+    env = environments()
+    env.hello()
+    oid = env.store_sleeper()
+    env.call(1, oid, "sleepers.Sleeper", "nap", 0)
+    env.result()
+    env.peer.outgoing.put(executionenv_pb2.DataServiceMessage(evict=executionenv_pb2.EvictRequest(ids=[oid])))
+    env.call(2, oid, "sleepers.Sleeper", "nap", 0)
+    env.result()
+    assert len(env.peer.get_objects_calls) == 2
+
+
+@pytest.mark.timeout(60)
+def test_deploy_of_an_unchanged_or_new_module_keeps_serving(environments):
+    env = environments()
+    env.hello()
+    oid = env.store_sleeper()
+    env.call(1, oid, "sleepers.Sleeper", "nap", 0)
+    env.result()
+    (env.models / "extra.py").write_text("VALUE = 1\n")
+    env.peer.outgoing.put(_deploy(("sleepers.py", SLEEPER.encode()), ("extra.py", b"VALUE = 1\n")))
+    env.call(2, oid, "sleepers.Sleeper", "nap", 0)
+    assert env.result().call_id == 2 and env.process.poll() is None
+
+
+@pytest.mark.timeout(60)
+def test_deploy_that_changes_a_loaded_module_finishes_calls_then_exits_3(environments):
+    env = environments()
+    env.hello()
+    oid, other = env.store_sleeper(), env.store_sleeper()
+    started = env.models.parent / "nap-started"
+    env.call(1, oid, "sleepers.Sleeper", "nap", 1.0, str(started))
+    deadline = time.monotonic() + 20
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    changed = SLEEPER + "\nCHANGED = True\n"
+    (env.models / "sleepers.py").write_text(changed)
+    env.peer.outgoing.put(_deploy(("sleepers.py", changed.encode())))
+    env.call(2, other, "sleepers.Sleeper", "nap", 0)
+    results = {r.call_id: r for r in (env.result(), env.result())}
+    env.peer.outgoing.put(None)
+    assert env.wait() == 3
+    assert not results[1].HasField("error")
+    assert results[2].error.code == common_pb2.BACKEND_UNAVAILABLE
+
+
+@pytest.mark.timeout(60)
+def test_environment_exits_0_when_the_data_service_ends_the_link(environments):
+    env = environments()
+    env.hello()
+    env.peer.outgoing.put(None)
+    assert env.wait() == 0
+
+
+@pytest.mark.timeout(60)
+def test_environment_exits_when_the_data_service_is_gone(environments):
+    env = environments()
+    env.hello()
+    env.peer.server.stop(0)
+    assert env.wait() == 1
+
+
+@pytest.mark.timeout(60)
+def test_wrong_secret_is_refused_and_the_environment_exits(environments):
+    env = environments(secret="wrong")
+    assert env.wait() == 1
+    assert "bad execution environment secret" in env.process.stderr.read()
+
+
+@pytest.mark.timeout(60)
+def test_environment_exits_when_its_parent_dies(environments):
+    env = environments(parent_script=True)
+    child = int(env.process.stdout.readline())
+    env.hello()
+    env.process.send_signal(signal.SIGKILL)
+    env.process.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(child)
+
+
+
+
+def _deploy(*files):
+    model = logicmodule_pb2.Model(namespace="ns", language=common_pb2.PYTHON,
+                                  files=[logicmodule_pb2.ModelFile(path=p, content=c) for p, c in files])
+    return executionenv_pb2.DataServiceMessage(deploy=logicmodule_pb2.ModelList(models=[model]))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"

@@ -1,0 +1,279 @@
+"""The execution environment's execution logic, driven directly: loading, touched objects,
+deltas, new objects, results and errors. Objects are loaded from a real gRPC store peer."""
+import os
+import pickle
+import uuid
+
+import pytest
+
+from dataclay.exceptions import (
+    MethodDoesNotExistError, ObjectNotHereError, PermissionDeniedError, RemoteError, SerializationError)
+from dataclay._internal.config import Config
+from dataclay._internal.ee import changes
+from dataclay._internal.ee.executor import CALL_METHOD, GET_FIELD, SET_FIELD, Execution, Executor
+from dataclay._internal.ee.runtime import EnvironmentRuntime
+from dataclay._internal.model.identity import IDENTITY
+from dataclay._internal.model.states import PROXY, RESIDENT, STATE_KEY
+from dataclay._internal.proto import dataservice_pb2
+from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
+from dataclay._internal.rpc.convert import add_object_data
+from dataclay._internal.runtime.current import install_runtime, remove_runtime
+from dataclay._internal.serialization.decoder import loads
+from dataclay._internal.serialization.encoder import dumps, dumps_args
+from dataclay._internal.serialization.graph import GraphWriter
+from dataclay._internal.serialization.policy import BackendClassPolicy
+from peers import DataServicePeer, LinkPeer, LogicModulePeer
+from unitmodels.shop import Basket, Item, OutOfStock
+
+BACKEND = str(uuid.uuid4())
+
+
+@pytest.fixture
+def env(models_dir):
+    """An execution environment runtime whose store is a real gRPC peer."""
+    peer = LinkPeer()
+    store = DataServiceClient(peer.address)
+    config = Config(home=models_dir, backend_id=BACKEND, ee_models_dir=models_dir)
+    runtime = EnvironmentRuntime(config, store, LogicModuleClient("127.0.0.1:1"))
+    assert install_runtime(runtime)
+    yield peer, runtime, Executor(runtime), BackendClassPolicy(models_dir)
+    remove_runtime(runtime)
+    store.close()
+    peer.stop()
+
+
+def store(peer, root, dataset="alice") -> list:
+    """Stores `root` and what it reaches in the peer, as a Data Service would; returns their IDs."""
+    writer = GraphWriter(BACKEND, dataset=dataset)
+    writer.add_root(root)
+    records = writer.drain()
+    message = dataservice_pb2.GetObjectsResponse()
+    add_object_data(message.objects, records)
+    for data in message.objects:
+        peer.stored[data.id] = data
+    return [r.id for r in records]
+
+
+def run(executor, object_id, name, *args, kind=CALL_METHOD, payload=None, datasets=("alice",), **kwargs):
+    if payload is None:
+        payload = dumps_args(args, kwargs) if kind == CALL_METHOD else b""
+    return executor.execute(Execution(1, object_id, "unitmodels.shop.Item", kind, name, payload, "tok-1",
+                                      "alice", "alice", frozenset(datasets)))
+
+
+def test_call_loads_the_object_with_the_callers_token_and_sends_only_changed_fields(env):
+    peer, runtime, executor, policy = env
+    [oid] = store(peer, Item("pen", 3))
+    outcome = run(executor, oid, "raise_price", 2)
+    assert outcome.error is None and loads(outcome.result, policy) == 5
+    assert peer.get_objects_calls == [([oid], "tok-1")]
+    [delta] = outcome.deltas
+    assert delta.id == oid and [f.name for f in delta.changed] == ["price"] and delta.removed == ()
+    assert loads(delta.changed[0].value, policy) == 5 and outcome.new_objects == []
+
+
+def test_resident_object_is_not_loaded_again_and_sequences_increase(env):
+    peer, runtime, executor, policy = env
+    [oid] = store(peer, Item("pen", 3))
+    sequences = [run(executor, oid, "raise_price", 1).deltas[0].sequence for _ in range(5)]
+    assert len(peer.get_objects_calls) == 1
+    assert sequences == sorted(sequences) and len(set(sequences)) == 5
+
+
+def test_a_call_that_changes_nothing_sends_no_delta(env):
+    peer, runtime, executor, policy = env
+    [oid] = store(peer, Item("pen", 3))
+    outcome = run(executor, oid, "describe")
+    assert loads(outcome.result, policy) == "pen costs 3" and outcome.deltas == []
+
+
+def test_in_place_change_of_a_mutable_field_is_detected(env):
+    peer, runtime, executor, policy = env
+    [oid] = store(peer, Item("pen", 3))
+    outcome = run(executor, oid, "tag", "blue")
+    [delta] = outcome.deltas
+    assert [f.name for f in delta.changed] == ["tags"] and loads(delta.changed[0].value, policy) == ["blue"]
+
+
+def test_identical_immutable_values_are_not_pickled_again(env, monkeypatch):
+    peer, runtime, executor, policy = env
+    [oid] = store(peer, Item("pen", 3))
+    run(executor, oid, "describe")
+    pickled = []
+    real = changes.dumps
+    monkeypatch.setattr(changes, "dumps", lambda value, namer, what: pickled.append(what) or real(value, namer, what))
+    run(executor, oid, "describe")
+    assert pickled == [("Item", "tags")]
+
+
+def test_volatile_objects_reachable_from_state_become_new_resident_objects(env):
+    peer, runtime, executor, policy = env
+    [basket_id] = store(peer, Basket("bob"))
+    outcome = executor.execute(Execution(2, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "add",
+                                         dumps_args((Item("gift", 5),), {}), "tok-1", "alice", "alice",
+                                         frozenset({"alice"})))
+    [new] = outcome.new_objects
+    [delta] = outcome.deltas
+    assert new.class_name == "unitmodels.shop.Item" and new.dataset == "alice"
+    assert delta.changed[0].name == "items" and delta.changed[0].references == (new.id,)
+    item = IDENTITY.get(new.id)
+    assert item.__dict__[STATE_KEY] is RESIDENT and item.price == 5
+    total = executor.execute(Execution(3, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "total", dumps_args((), {}),
+                                       "tok-1", "alice", "alice", frozenset({"alice"})))
+    assert loads(total.result, policy) == 5 and len(peer.get_objects_calls) == 1
+
+
+def test_result_refers_to_persistent_objects_and_copies_volatile_ones(env):
+    peer, runtime, executor, policy = env
+    basket_id, item_id = store(peer, Basket("bob", [Item("pen", 1)]))
+    first = executor.execute(Execution(1, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "first",
+                                       dumps_args((), {}), "tok-1", "alice", "alice", frozenset({"alice"})))
+    fresh = executor.execute(Execution(2, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "new_basket_for",
+                                       dumps_args(("carol",), {}), "tok-1", "alice", "alice", frozenset({"alice"})))
+    assert loads(first.result, policy) is IDENTITY.get(item_id)
+    copy = loads(fresh.result, policy)
+    assert isinstance(copy, Basket) and not copy.is_persistent and copy.owner == "carol"
+    assert fresh.new_objects == [] and fresh.deltas == []
+
+
+def test_nested_calls_on_resident_objects_run_in_process_and_are_all_stored(env):
+    peer, runtime, executor, policy = env
+    ids = store(peer, Basket("bob", [Item("a", 1), Item("b", 2)]))
+    outcome = executor.execute(Execution(1, ids[0], "unitmodels.shop.Basket", CALL_METHOD, "raise_all",
+                                         dumps_args((10,), {}), "tok-1", "alice", "alice", frozenset({"alice"})))
+    assert loads(outcome.result, policy) == [11, 12]
+    assert sorted(d.id for d in outcome.deltas) == sorted(ids[1:])
+    assert sorted(peer.get_objects_calls) == sorted(([i], "tok-1") for i in ids)
+
+
+def test_user_exception_is_captured_and_the_touched_object_rolled_back(env):
+    peer, runtime, executor, policy = env
+    [oid] = store(peer, Item("pen", 3))
+    outcome = run(executor, oid, "fail_after_change", "nope")
+    error = outcome.error
+    assert isinstance(error, RemoteError) and error.remote_type == "builtins.ValueError"
+    assert error.remote_message == "nope" and loads(error.remote_args, policy) == ("nope",)
+    assert "fail_after_change" in error.remote_traceback and outcome.deltas == []
+    assert oid not in runtime.residents.snapshots and _not_resident(oid)
+    assert loads(run(executor, oid, "describe").result, policy) == "pen costs 3"
+    assert len(peer.get_objects_calls) == 2
+
+
+def test_model_exception_keeps_its_model_type_name(env):
+    peer, runtime, executor, policy = env
+    [basket_id, _] = store(peer, Basket("bob", [Item("a", 1)]))
+    outcome = executor.execute(Execution(1, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "take",
+                                         dumps_args(("zzz",), {}), "tok-1", "alice", "alice", frozenset({"alice"})))
+    assert outcome.error.remote_type == "unitmodels.shop.OutOfStock"
+    assert type(loads(pickle.dumps(OutOfStock("x"), 5), policy)) is OutOfStock
+
+
+@pytest.mark.parametrize("kind, name", [(CALL_METHOD, "nothing"), (CALL_METHOD, "label"), (GET_FIELD, "nothing"),
+                                        (SET_FIELD, "cache")])
+def test_unknown_methods_and_fields_are_method_does_not_exist(env, kind, name):
+    peer, runtime, executor, policy = env
+    [oid] = store(peer, Item("pen", 3))
+    outcome = run(executor, oid, name, kind=kind, payload=pickle.dumps(1, 5))
+    assert isinstance(outcome.error, MethodDoesNotExistError) and name in str(outcome.error)
+
+
+def test_crafted_arguments_are_refused_without_running_anything(env, tmp_path):
+    peer, runtime, executor, policy = env
+    [oid] = store(peer, Item("pen", 3))
+    target = tmp_path / "pwned"
+
+    class Boom:
+        def __reduce__(self):
+            return os.system, (f"touch {target}",)
+
+    outcome = run(executor, oid, "raise_price", payload=pickle.dumps(((Boom(),), {}), 5))
+    assert isinstance(outcome.error, SerializationError) and not target.exists()
+
+
+def test_get_field_and_set_field(env):
+    peer, runtime, executor, policy = env
+    [oid] = store(peer, Item("pen", 3))
+    read = run(executor, oid, "name", kind=GET_FIELD)
+    written = run(executor, oid, "price", kind=SET_FIELD, payload=dumps(42)[0])
+    assert loads(read.result, policy) == "pen" and read.deltas == []
+    assert written.result == b"" and [f.name for f in written.deltas[0].changed] == ["price"]
+    assert loads(run(executor, oid, "price", kind=GET_FIELD).result, policy) == 42
+
+
+def test_deleted_field_is_sent_as_removed(env):
+    peer, runtime, executor, policy = env
+    [oid] = store(peer, Item("pen", 3))
+    outcome = run(executor, oid, "drop_tags")
+    assert outcome.deltas[0].removed == ("tags",) and outcome.deltas[0].changed == ()
+
+
+def test_objects_of_other_datasets_are_refused_even_when_resident(env):
+    peer, runtime, executor, policy = env
+    item = Item("secret", 1)
+    [item_id] = store(peer, item, dataset="bob")
+    basket = Basket("alice")
+    basket_id = store(peer, basket)[0]
+    peer.stored[basket_id].fields[1].CopyFrom(_items_field([item_id]))
+    run(executor, item_id, "describe", datasets=("bob",))
+    outcome = executor.execute(Execution(1, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "total",
+                                         dumps_args((), {}), "tok-1", "alice", "alice", frozenset({"alice"})))
+    assert isinstance(outcome.error, PermissionDeniedError) and item_id in str(outcome.error)
+
+
+def test_object_not_stored_here_is_object_not_here(env):
+    peer, runtime, executor, policy = env
+    outcome = run(executor, str(uuid.uuid4()), "describe")
+    assert isinstance(outcome.error, ObjectNotHereError)
+
+
+def test_evicted_object_is_reloaded_on_next_use(env):
+    peer, runtime, executor, policy = env
+    [oid] = store(peer, Item("pen", 3))
+    run(executor, oid, "describe")
+    assert runtime.residents.evict([oid, str(uuid.uuid4())]) == 1
+    assert _not_resident(oid)
+    run(executor, oid, "describe")
+    assert len(peer.get_objects_calls) == 2
+
+
+def test_objects_of_other_backends_are_reached_through_their_data_service_with_the_callers_token(models_dir):
+    # setup: an execution environment whose Logic Module knows a second backend holding an item
+    lm = LogicModulePeer()
+    lm.tokens.add("tok-1")
+    other = DataServicePeer(lm)
+    other.on_get_field = lambda r: dataservice_pb2.GetFieldResponse(value=dumps(7)[0])
+    link = LinkPeer()
+    store_client = DataServiceClient(link.address)
+    runtime = EnvironmentRuntime(Config(home=models_dir, backend_id=BACKEND, ee_models_dir=models_dir),
+                                 store_client, LogicModuleClient(lm.address))
+    assert install_runtime(runtime)
+    try:
+        remote_item = IDENTITY.proxy(Item, str(uuid.uuid4()), other.backend_id)
+        basket = Basket("bob", [remote_item])
+        [basket_id] = store(link, basket)
+        # run
+        outcome = Executor(runtime).execute(Execution(1, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "total",
+                                                      dumps_args((), {}), "tok-1", "alice", "alice",
+                                                      frozenset({"alice"})))
+    finally:
+        remove_runtime(runtime)
+        store_client.close()
+        other.stop()
+        link.stop()
+        lm.stop()
+    # verify
+    assert outcome.error is None and loads(outcome.result, BackendClassPolicy(models_dir)) == 7
+    [request] = other.requests
+    assert (request.object_id, request.field) == (remote_item.getID(), "price") and other.tokens == ["tok-1"]
+    assert link.get_objects_calls == [([basket_id], "tok-1")]
+
+
+def _not_resident(oid) -> bool:
+    obj = IDENTITY.get(oid)
+    return obj is None or obj.__dict__[STATE_KEY] is PROXY
+
+
+def _items_field(ids):
+    from dataclay._internal.proto import common_pb2
+    data, references = dumps([IDENTITY.proxy(Item, i, BACKEND) for i in ids])
+    return common_pb2.Field(name="items", value=data, references=references)

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# `make demo`: a fresh local cluster on the embedded defaults (Logic Module with its embedded
+# metadata database, two backends with the kv engine on a pool under /dev/shm), the wordcount
+# model registered, the NEXTGenIO wordcount example run, the cluster stopped and removed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DATACLAY_HOME="${DATACLAY_HOME:-$PWD/build/demo}"
+export DATACLAY_STORE_PATH="${DATACLAY_STORE_PATH:-/dev/shm/dataclay-demo-$(id -un)}"
+export DATACLAY_STORE_SIZE="${DATACLAY_STORE_SIZE:-512M}"
+
+cleanup() {
+  dataclay stop || true
+  rm -rf "$DATACLAY_HOME" "$DATACLAY_STORE_PATH"
+}
+dataclay stop >/dev/null 2>&1 || true
+rm -rf "$DATACLAY_HOME" "$DATACLAY_STORE_PATH"
+trap cleanup EXIT
+
+dataclay start --backends 2 --store kv
+user=$(sed -n 's/^DATACLAY_USER=//p' "$DATACLAY_HOME/client.properties")
+dataclaycmd WaitForBackends python 2
+dataclaycmd NewModel "$user" - wordcount examples/wordcount/model python
+dataclaycmd GetStubs "$user" - wordcount "$DATACLAY_HOME/stubs"
+dataclay status
+
+export PYTHONPATH="$DATACLAY_HOME/stubs${PYTHONPATH:+:$PYTHONPATH}"
+python examples/wordcount/prepare.py --texts 8 --size 256K
+python examples/wordcount/wordcount.py Words

@@ -1,0 +1,1 @@
+"""Real servers for the integration tests: PostgreSQL and local dataClay clusters."""

@@ -1,0 +1,181 @@
+"""A real local dataClay cluster for integration tests, driven through the `dataclay` and
+`dataclaycmd` commands exactly as a user would, in its own DATACLAY_HOME, port and pools."""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+MODELS = REPO / "tests" / "models"
+BIN = pathlib.Path(sys.executable).parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _command(name: str) -> str:
+    path = BIN / name
+    return str(path) if path.exists() else name
+
+
+class Cluster:
+    """One Logic Module and `backends` Data Services; always stop() it (the fixture does)."""
+
+    def __init__(self, backends: int = 2, store: str = "kv", metadata_url: str | None = None,
+                 store_size: str = "256M", extra_env: dict | None = None):
+        self.backends = backends
+        self.store = store
+        self.metadata_url = metadata_url
+        self.home = pathlib.Path(tempfile.mkdtemp(prefix="dataclay-home-"))
+        self.pools = pathlib.Path(tempfile.mkdtemp(prefix="dataclay-pools-", dir="/dev/shm"))
+        self.port = _free_port()
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
+        self.env.update({
+            "DATACLAY_HOME": str(self.home), "DATACLAY_PORT": str(self.port),
+            "DATACLAY_STORE_PATH": str(self.pools), "DATACLAY_STORE_SIZE": store_size,
+            "DATACLAY_HEARTBEAT_MS": "200",
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(MODELS), os.environ.get("PYTHONPATH")])),
+        })
+        self.env.update(extra_env or {})
+
+    # ---- lifecycle ---------------------------------------------------------------------------
+
+    def start(self, timeout: float = 120) -> "Cluster":
+        """`dataclay start` (also restarts whatever is down); fails with the servers' logs."""
+        args = [_command("dataclay"), "start", "--backends", str(self.backends), "--store", self.store]
+        if self.metadata_url:
+            args += ["--metadata", self.metadata_url]
+        result = subprocess.run(args, env=self.env, capture_output=True, text=True, timeout=timeout)
+        if result.returncode != 0:
+            raise RuntimeError(f"dataclay start failed:\n{result.stdout}{result.stderr}\n{self.logs()}")
+        return self
+
+    def stop_processes(self) -> None:
+        """`dataclay stop`: a clean shutdown that keeps the home, the metadata and the pools."""
+        result = subprocess.run([_command("dataclay"), "stop"], env=self.env, capture_output=True, text=True,
+                                timeout=120)
+        if result.returncode != 0:
+            raise RuntimeError(f"dataclay stop failed:\n{result.stdout}{result.stderr}")
+
+    def dataclay(self, *args: str) -> subprocess.CompletedProcess:
+        """Runs the `dataclay` command against this cluster's home; never raises on failure."""
+        return subprocess.run([_command("dataclay"), *args], env=self.env, capture_output=True, text=True,
+                              timeout=180)
+
+    def status(self) -> str:
+        """What `dataclay status` prints."""
+        return self.dataclay("status").stdout
+
+    def stop(self) -> None:
+        """`dataclay stop`, then SIGKILL anything left, then remove the home and the pools."""
+        subprocess.run([_command("dataclay"), "stop"], env=self.env, capture_output=True, timeout=120)
+        for pid in self.pids().values():
+            _kill(pid)
+        shutil.rmtree(self.home, ignore_errors=True)
+        shutil.rmtree(self.pools, ignore_errors=True)
+
+    def dataclaycmd(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        result = subprocess.run([_command("dataclaycmd"), *args], env=self.env, capture_output=True, text=True,
+                                timeout=120)
+        if check and result.returncode != 0:
+            raise RuntimeError(f"dataclaycmd {' '.join(args)} failed:\n{result.stdout}{result.stderr}")
+        return result
+
+    def register_models(self, namespace: str = "tests", path: pathlib.Path = MODELS) -> None:
+        """Registers the test models under tests/models as the administrator."""
+        self.dataclaycmd("NewModel", self.admin_user(), "-", namespace, str(path), "python")
+
+    # ---- facts -------------------------------------------------------------------------------
+
+    def client_properties(self) -> dict[str, str]:
+        values = {}
+        for line in (self.home / "client.properties").read_text().splitlines():
+            if "=" in line and not line.startswith("#"):
+                key, value = line.split("=", 1)
+                values[key] = value
+        return values
+
+    def admin_user(self) -> str:
+        return self.client_properties()["DATACLAY_USER"]
+
+    def admin_password(self) -> str:
+        return self.client_properties()["DATACLAY_PASSWORD"]
+
+    def state(self) -> dict:
+        return json.loads((self.home / "cluster.json").read_text())
+
+    def pids(self) -> dict[str, int]:
+        """name -> pid of the recorded server processes that are alive."""
+        try:
+            state = self.state()
+        except FileNotFoundError:
+            return {}
+        records = [state["lm"], *state["backends"]]
+        return {r["name"]: r["pid"] for r in records if r["pid"] and _alive(r["pid"])}
+
+    def ee_pid(self, backend: str) -> int:
+        """The pid of a backend's Python execution environment (a child of its Data Service)."""
+        ds = self.pids()[backend]
+        children = [c for task in pathlib.Path(f"/proc/{ds}/task").iterdir()
+                    for c in (task / "children").read_text().split()]
+        for child in children:
+            cmdline = pathlib.Path(f"/proc/{child}/cmdline").read_bytes()
+            if b"dataclay._internal.ee" in cmdline:
+                return int(child)
+        raise LookupError(f"{backend} has no execution environment process")
+
+    def kill(self, name: str) -> None:
+        """SIGKILL one server process (e.g. "logicmodule", "backend-1") and wait until it is gone."""
+        _kill(self.pids()[name])
+
+    def logs(self) -> str:
+        out = []
+        for log in sorted((self.home / "logs").glob("*.log")) if (self.home / "logs").exists() else []:
+            lines = log.read_text(errors="replace").splitlines()[-40:]
+            out.append(f"---- {log.name}\n" + "\n".join(lines))
+        return "\n".join(out)
+
+    # ---- clients -----------------------------------------------------------------------------
+
+    def run_client(self, code: str, *args: str, timeout: float = 120, check: bool = True
+                   ) -> subprocess.CompletedProcess:
+        """Runs `code` as a separate Python client process against this cluster."""
+        result = subprocess.run([sys.executable, "-c", code, *args], env=self.env, capture_output=True,
+                                text=True, timeout=timeout)
+        if check and result.returncode != 0:
+            raise RuntimeError(f"client failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+        return result
+
+    def popen_client(self, code: str, *args: str) -> subprocess.Popen:
+        """Starts a client process and returns at once (stdout piped, text)."""
+        return subprocess.Popen([sys.executable, "-c", code, *args], env=self.env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)

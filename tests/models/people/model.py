@@ -1,0 +1,101 @@
+"""Classes the integration tests register as a model."""
+from dataclay import DataClayObject, activemethod
+
+
+class InsufficientFunds(Exception):
+    """A model-defined exception: it must reach clients as itself."""
+
+
+class Person(DataClayObject):
+    name: str
+    age: int
+    friends: list
+
+    def __init__(self, name: str, age: int):
+        self.name = name
+        self.age = age
+        self.friends = []
+
+    @activemethod
+    def birthday(self) -> int:
+        self.age += 1
+        return self.age
+
+    @activemethod
+    def add_friend(self, other: "Person") -> None:
+        self.friends.append(other)
+
+    @activemethod
+    def friend_names(self) -> list:
+        return [f.name for f in self.friends]
+
+    @activemethod
+    def fail(self, message: str) -> None:
+        raise ValueError(message)
+
+    def greeting(self) -> str:
+        """Not an active method: runs where it is called, reading fields (remotely on a proxy)."""
+        return f"hello, {self.name}"
+
+
+class Account(DataClayObject):
+    owner: str
+    balance: int
+    history: list
+
+    def __init__(self, owner: str, balance: int = 0):
+        self.owner = owner
+        self.balance = balance
+        self.history = []
+
+    @activemethod
+    def deposit(self, amount: int) -> int:
+        self.balance += amount
+        self.history.append(amount)
+        return self.balance
+
+    @activemethod
+    def withdraw(self, amount: int) -> int:
+        if amount > self.balance:
+            raise InsufficientFunds(f"balance {self.balance} < {amount}")
+        self.balance -= amount
+        self.history.append(-amount)
+        return self.balance
+
+    @activemethod
+    def audit(self) -> bool:
+        """True when the balance equals the sum of the history: a torn object would fail it."""
+        return self.balance == sum(self.history)
+
+
+class Node(DataClayObject):
+    value: int
+    next: "Node"
+
+    def __init__(self, value: int, next: "Node" = None):
+        self.value = value
+        self.next = next
+
+    @activemethod
+    def walk(self, steps: int) -> list:
+        out, node = [], self
+        for _ in range(steps):
+            out.append(node.value)
+            node = node.next
+        return out
+
+
+class Counter(DataClayObject):
+    value: int
+
+    def __init__(self, value: int = 0):
+        self.value = value
+
+    @activemethod
+    def increment(self, n: int = 1) -> int:
+        self.value += n
+        return self.value
+
+    @activemethod
+    def get(self) -> int:
+        return self.value

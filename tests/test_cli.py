@@ -1,0 +1,104 @@
+"""The command line on a real cluster: `dataclay start/stop/status` and `dataclaycmd`."""
+import textwrap
+
+from harness.cluster import Cluster
+from test_core_acceptance import client
+
+
+def test_status_lists_backends_with_address_liveness_engine_and_objects(cluster):
+    client(cluster, """
+        for i in range(3):
+            Counter(i).make_persistent()
+        print(json.dumps({}))
+    """)
+    text = cluster.status()
+    assert "Logic Module 127.0.0.1:" in text and "up" in text
+    assert text.count("alive") >= 2
+    assert "store kv:" in text
+    assert "python up" in text
+    counts = [int(line.split("store kv: ")[1].split()[0]) for line in text.splitlines() if "store kv: " in line]
+    assert sum(counts) == 3
+
+
+def test_dataclaycmd_accounts_backends_stubs_and_waits(cluster, tmp_path):
+    admin = cluster.admin_user()
+    assert "alive" in cluster.dataclaycmd("WaitForDataClayToBeAlive", "5", "1").stdout
+    assert "2 python backend(s) alive" in cluster.dataclaycmd("WaitForBackends", "python", "2").stdout
+    listed = cluster.dataclaycmd("GetBackends", admin, "-").stdout
+    assert listed.count("alive") == 2 and "python" in listed
+    cluster.dataclaycmd("NewAccount", "carol", "carol-pw")
+    assert cluster.dataclaycmd("GetBackends", "carol", "carol-pw").returncode == 0
+    duplicate = cluster.dataclaycmd("NewAccount", "carol", "x", check=False)
+    assert duplicate.returncode == 1 and "carol" in duplicate.stderr
+    cluster.dataclaycmd("GetStubs", admin, "-", "tests", str(tmp_path / "stubs"))
+    assert (tmp_path / "stubs" / "people" / "model.py").read_text().startswith('"""Classes the integration')
+    wrong = cluster.dataclaycmd("GetBackends", admin, "wrong-password", check=False)
+    assert wrong.returncode == 1 and "password" in wrong.stderr.lower()
+    usage = cluster.dataclaycmd("NewModel", admin, "-", check=False)
+    assert usage.returncode == 2 and "NewModel takes 5 arguments" in usage.stderr
+
+
+def test_new_model_runs_no_user_code_and_reaches_backends_that_join_later(make_cluster, tmp_path):
+    # setup: a model whose top-level code would leave a trace if it ever ran at registration
+    trace = tmp_path / "ran"
+    package = tmp_path / "model" / "late"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "shapes.py").write_text(textwrap.dedent(f"""
+        import pathlib
+        pathlib.Path({str(trace)!r}).write_text("top-level code ran")
+        from dataclay import DataClayObject, activemethod
+
+        class Square(DataClayObject):
+            side: int
+
+            def __init__(self, side):
+                self.side = side
+
+            @activemethod
+            def area(self) -> int:
+                return self.side * self.side
+    """))
+    cluster = make_cluster(backends=1)
+    # run
+    out = cluster.dataclaycmd("NewModel", cluster.admin_user(), "-", "shapes", str(tmp_path / "model"), "python")
+    assert not trace.exists()
+    cluster.backends = 2
+    cluster.start()
+    trace.unlink(missing_ok=True)
+    cluster.env["PYTHONPATH"] = str(tmp_path / "model") + ":" + cluster.env["PYTHONPATH"]
+    seen = client(cluster, """
+        from late.shapes import Square
+        names = {i: b.name for i, b in api.get_backends().items()}
+        late = next(i for i, n in names.items() if n == "backend-2")
+        s = Square(7); s.make_persistent(backend_id=late)
+        print(json.dumps({"area": s.area(), "where": names[s.get_location()]}))
+    """)
+    # verify
+    assert "late.shapes.Square" in out.stdout
+    assert seen == {"area": 49, "where": "backend-2"}
+
+
+def test_start_with_an_explicit_administrator_keeps_its_password_out_of_the_client_file(tmp_path):
+    cluster = Cluster(backends=1, extra_env={"DATACLAY_USER": "root-admin", "DATACLAY_PASSWORD": "s3cret-pw"})
+    try:
+        cluster.start()
+        props = (cluster.home / "client.properties").read_text()
+        assert "DATACLAY_USER=root-admin" in props and "s3cret-pw" not in props
+        assert "1 python backend(s) alive" in cluster.dataclaycmd("WaitForBackends", "python", "1").stdout
+    finally:
+        cluster.stop()
+
+
+def test_start_refuses_bad_options_and_a_taken_port_with_clear_messages(cluster):
+    bad_engine = cluster.dataclay("start", "--store", "floppy")
+    assert bad_engine.returncode == 2 and "floppy" in bad_engine.stderr
+    other_engine = cluster.dataclay("start", "--store", "memory")
+    assert other_engine.returncode == 1 and "kv" in other_engine.stderr
+    squatter = Cluster(backends=1)
+    squatter.env["DATACLAY_PORT"] = str(cluster.port)
+    try:
+        taken = squatter.dataclay("start")
+        assert taken.returncode == 1 and "already in use" in taken.stderr
+    finally:
+        squatter.stop()

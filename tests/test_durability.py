@@ -1,0 +1,151 @@
+"""Durability on a real cluster: restarts, and kill -9 of Data Services, the Logic Module and
+execution environments while clients update objects. Acknowledged means stored."""
+import json
+import os
+import signal
+import textwrap
+import threading
+import time
+
+from test_core_acceptance import PRELUDE, client
+
+WRITER = PRELUDE + textwrap.dedent("""
+    import os, time
+    from dataclay.exceptions import DataClayError
+    me, stop_file = int(sys.argv[1]), sys.argv[2]
+    backends = sorted(api.get_backends())
+    account = Account(f"client-{me}")
+    account.make_persistent(alias=f"acct-{me}", backend_id=backends[me % len(backends)])
+    attempt = 0
+    while not os.path.exists(stop_file):
+        attempt += 1
+        amount = me * 1_000_000 + attempt
+        try:
+            account.deposit(amount)
+        except DataClayError:
+            time.sleep(0.05)
+            continue
+        print(json.dumps({"ack": amount}), flush=True)
+""")
+
+VERIFY = """
+    out = {}
+    for me in range(int(sys.argv[1])):
+        a = Account.get_by_alias(f"acct-{me}")
+        out[me] = {"history": a.history, "audit": a.audit(), "balance": a.balance}
+    print(json.dumps(out))
+"""
+
+
+class Writers:
+    """Client processes updating their accounts; collects what each had acknowledged."""
+
+    def __init__(self, cluster, count, stop_file):
+        self.stop_file = stop_file
+        self.procs = [cluster.popen_client(WRITER, str(n), str(stop_file)) for n in range(count)]
+        self.lines = [[] for _ in self.procs]
+        self.readers = [threading.Thread(target=self._read, args=(p, out), daemon=True)
+                        for p, out in zip(self.procs, self.lines)]
+        for reader in self.readers:
+            reader.start()
+
+    @staticmethod
+    def _read(proc, sink):
+        for line in proc.stdout:
+            sink.append(line)
+
+    def acked(self, n):
+        return [json.loads(line)["ack"] for line in self.lines[n] if '"ack"' in line]
+
+    def wait_for_progress(self, more, timeout=90):
+        """Waits until every writer acknowledged `more` updates beyond what it had."""
+        goal = [len(self.acked(n)) + more for n in range(len(self.procs))]
+        deadline = time.monotonic() + timeout
+        while any(len(self.acked(n)) < goal[n] for n in range(len(self.procs))):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"writers stalled: {[len(self.acked(n)) for n in range(len(self.procs))]}")
+            time.sleep(0.05)
+
+    def finish(self):
+        self.stop_file.touch()
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=60)
+            except Exception:
+                proc.kill()
+                proc.wait()
+        for reader in self.readers:
+            reader.join(timeout=10)
+
+
+def test_a_second_start_finds_earlier_objects_and_aliases(cluster):
+    client(cluster, """
+        p = Person("dora", 50); p.make_persistent(alias="dora"); p.birthday()
+        print(json.dumps({}))
+    """)
+    cluster.stop_processes()
+    assert cluster.pids() == {}
+    cluster.start()
+    seen = client(cluster, """
+        p = Person.get_by_alias("dora")
+        print(json.dumps({"name": p.name, "age": p.age}))
+    """)
+    assert seen == {"name": "dora", "age": 51}
+
+
+def test_kill_9_of_services_under_four_writers_loses_no_acknowledged_update(cluster, tmp_path):
+    # setup
+    writers = Writers(cluster, 4, tmp_path / "stop")
+    try:
+        writers.wait_for_progress(20)
+        # run: a Data Service dies mid-update and comes back
+        cluster.kill("backend-1")
+        cluster.start()
+        writers.wait_for_progress(20)
+        # the Logic Module dies: warm clients keep working; then it comes back
+        cluster.kill("logicmodule")
+        writers.wait_for_progress(20)
+        cluster.start()
+        writers.wait_for_progress(20)
+        # every server process dies at once
+        for name in list(cluster.pids()):
+            cluster.kill(name)
+        cluster.start()
+        writers.wait_for_progress(20)
+    finally:
+        writers.finish()
+    # verify
+    state = client(cluster, VERIFY, "4")
+    for me in range(4):
+        account = state[str(me)]
+        assert account["audit"], f"account {me} is torn: balance {account['balance']}"
+        missing = set(writers.acked(me)) - set(account["history"])
+        assert not missing, f"account {me} lost acknowledged deposits {sorted(missing)[:5]}"
+
+
+def test_killed_execution_environment_is_restarted_by_its_data_service(cluster):
+    # setup
+    made = client(cluster, """
+        b = sorted(api.get_backends(), key=lambda i: api.get_backends()[i].name)[0]
+        c = Counter(0); c.make_persistent(backend_id=b); c.increment()
+        print(json.dumps({"id": c.getID()}))
+    """)
+    # run
+    os.kill(cluster.ee_pid("backend-1"), signal.SIGKILL)
+    seen = client(cluster, """
+        import time
+        from dataclay.exceptions import BackendUnavailableError
+        c = api.get_by_id(sys.argv[1])
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                print(json.dumps({"value": c.increment()}))
+                break
+            except BackendUnavailableError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+    """, made["id"])
+    # verify
+    assert seen["value"] == 2
+    assert "1 restarts" in cluster.status()
