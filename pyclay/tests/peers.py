@@ -1,22 +1,29 @@
-"""Real in-process gRPC servers that play the peer roles pyclay talks to in unit tests: a Logic
-Module peer (sessions, backends, object metadata, aliases), Data Service peers (record requests
-and answer them as each test decides) and a link peer (the Data Service's side of the execution
-environment's stream). They implement the protocol roles, not the Java services' logic."""
+"""Real in-process servers that play the peer roles pyclay talks to in unit tests: a Logic Module
+peer (sessions, backends, object metadata, aliases), Data Service peers (record requests and
+answer them as each test decides) over gRPC, and a link peer (the Data Service's side of the
+execution environment's framed Unix-socket link). They implement the protocol roles, not the Java
+services' logic."""
 from __future__ import annotations
 
+import hmac
+import os
 import queue
+import shutil
+import socket
+import struct
+import tempfile
 import threading
 import uuid
 from concurrent import futures
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from dataclay.exceptions import (
     AliasAlreadyExistsError, AliasDoesNotExistError, NotAuthenticatedError, ObjectDoesNotExistError,
     ObjectNotHereError)
 from dataclay._internal.proto import (
-    common_pb2, dataservice_pb2, dataservice_pb2_grpc, executionenv_pb2, executionenv_pb2_grpc, logicmodule_pb2,
-    logicmodule_pb2_grpc)
+    common_pb2, dataservice_pb2, dataservice_pb2_grpc, executionenv_pb2, logicmodule_pb2, logicmodule_pb2_grpc)
 from dataclay._internal.rpc import abort_with
 
 WAIT = 10.0
@@ -182,56 +189,120 @@ class DataServicePeer(dataservice_pb2_grpc.DataServiceServicer):
         return dataservice_pb2.GetObjectsResponse(objects=[self.stored[i] for i in request.ids if i in self.stored])
 
 
-class LinkPeer(executionenv_pb2_grpc.ExecutionEnvironmentLinkServicer):
-    """The Data Service's side of the link: checks the secret, queues what the environment sends and
-    sends what the test puts in `outgoing` (None ends the stream). Also serves GetObjects from `stored`."""
+class LinkPeer:
+    """The Data Service's side of the execution environment's link: listens on a Unix socket in a
+    private directory, attaches one environment at a time (its first frame must be a hello with the
+    right secret, else the connection is closed), queues every EnvironmentMessage it receives (hello
+    included) in arrival order, and sends DataServiceMessage frames when told. Its framing is written
+    here from the wire contract, independently of pyclay's. Also serves GetObjects from `stored` over gRPC."""
 
     def __init__(self, secret: str = "s3cret"):
         self.secret = secret
         self.received: queue.Queue = queue.Queue()
-        self.outgoing: queue.Queue = queue.Queue()
         self.stored: dict[str, common_pb2.ObjectData] = {}
         self.get_objects_calls: list = []
+        self.refused = 0
         self.attached = threading.Event()
         self.ended = threading.Event()
+        self._connection: socket.socket | None = None
+        self._write_lock = threading.Lock()
+        self.directory = tempfile.mkdtemp(prefix="dataclay-ee-")
+        self.socket_path = os.path.join(self.directory, "ee.sock")
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(self.socket_path)
+        self._listener.listen(4)
+        threading.Thread(target=self._accept, name="link-peer-accept", daemon=True).start()
         store = _StorePeer(self)
         self.server, self.port = start_server(
-            lambda s: executionenv_pb2_grpc.add_ExecutionEnvironmentLinkServicer_to_server(self, s),
             lambda s: dataservice_pb2_grpc.add_DataServiceServicer_to_server(store, s))
 
     @property
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def stop(self) -> None:
-        self.outgoing.put(None)
-        self.server.stop(0)
-
-    def Attach(self, request_iterator, context):
-        if dict(context.invocation_metadata()).get("dataclay-ee-secret") != self.secret:
-            context.abort(grpc.StatusCode.PERMISSION_DENIED, "bad execution environment secret")
-        self.attached.set()
-
-        def read():
+    def _accept(self) -> None:
+        while True:
             try:
-                for message in request_iterator:
-                    self.received.put(message)
-            except grpc.RpcError:
-                pass
+                connection, _ = self._listener.accept()
+            except OSError:
+                return
+            if self._connection is not None:
+                connection.close()
+                continue
+            connection.settimeout(WAIT)
+            try:
+                hello = executionenv_pb2.EnvironmentMessage.FromString(read_frame(connection))
+            except (OSError, EOFError, DecodeError):
+                hello = None
+            if hello is None or hello.WhichOneof("kind") != "hello" or not hmac.compare_digest(
+                    hello.hello.secret.encode(), self.secret.encode()) or hello.hello.pid <= 0:
+                self.refused += 1
+                connection.close()
+                continue
+            connection.settimeout(None)
+            self._connection = connection
+            self.received.put(hello)
+            self.attached.set()
+            threading.Thread(target=self._read, args=(connection,), name="link-peer-read", daemon=True).start()
+
+    def _read(self, connection: socket.socket) -> None:
+        try:
+            while True:
+                self.received.put(executionenv_pb2.EnvironmentMessage.FromString(read_frame(connection)))
+        except (OSError, EOFError, DecodeError):
+            pass
+        finally:
             self.ended.set()
 
-        threading.Thread(target=read, daemon=True).start()
-        while True:
-            message = self.outgoing.get()
-            if message is None:
-                return
-            yield message
+    def send(self, message: executionenv_pb2.DataServiceMessage) -> None:
+        """Sends one DataServiceMessage frame to the attached environment."""
+        body = message.SerializeToString()
+        self.send_raw(struct.pack(">I", len(body)) + body)
+
+    def send_raw(self, data: bytes) -> None:
+        """Writes `data` as is (for malformed frames)."""
+        assert self.attached.wait(WAIT), "no execution environment attached"
+        with self._write_lock:
+            self._connection.sendall(data)
 
     def send_execute(self, **fields) -> None:
-        self.outgoing.put(executionenv_pb2.DataServiceMessage(execute=executionenv_pb2.ExecuteRequest(**fields)))
+        self.send(executionenv_pb2.DataServiceMessage(execute=executionenv_pb2.ExecuteRequest(**fields)))
 
     def next_message(self, timeout: float = WAIT):
         return self.received.get(timeout=timeout)
+
+    def close_link(self) -> None:
+        """Closes the attached connection: the environment sees end of stream."""
+        if self._connection is not None:
+            try:
+                self._connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self._connection.close()
+
+    def stop(self) -> None:
+        self.close_link()
+        self._listener.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
+        self.server.stop(0)
+
+
+def read_frame(connection: socket.socket) -> bytes:
+    """The body of the next frame on `connection`; EOFError at end of stream, also inside a frame."""
+    size = struct.unpack(">I", _read_exactly(connection, 4))[0]
+    return _read_exactly(connection, size)
+
+
+def _read_exactly(connection: socket.socket, size: int) -> bytes:
+    data = bytearray(size)
+    view = memoryview(data)
+    done = 0
+    while done < size:
+        count = connection.recv_into(view[done:])
+        if count == 0:
+            raise EOFError(f"end of stream after {done} of {size} bytes")
+        done += count
+    return bytes(data)
 
 
 class _StorePeer(dataservice_pb2_grpc.DataServiceServicer):

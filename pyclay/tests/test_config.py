@@ -43,8 +43,8 @@ def test_pickle_allow_and_execution_environment_keys_are_parsed(tmp_path):
     config = Config.load(env={"DATACLAY_HOME": str(tmp_path), "DATACLAY_PICKLE_ALLOW": " numpy.dtype, a.b.c ,",
                               "DATACLAY_EE_DS_ADDRESS": "127.0.0.1:5555", "DATACLAY_EE_SECRET": "s",
                               "DATACLAY_BACKEND_ID": "b", "DATACLAY_EE_MODELS_DIR": str(tmp_path),
-                              "DATACLAY_EE_THREADS": "4"})
-    assert config.pickle_allow == ("numpy.dtype", "a.b.c")
+                              "DATACLAY_EE_THREADS": "4", "DATACLAY_EE_SOCKET": "/tmp/dataclay-ee-1/ee.sock"})
+    assert config.pickle_allow == ("numpy.dtype", "a.b.c") and config.ee_socket == "/tmp/dataclay-ee-1/ee.sock"
     assert (config.ee_ds_address, config.ee_secret, config.backend_id, config.ee_models_dir, config.ee_threads) == \
         ("127.0.0.1:5555", "s", "b", tmp_path.resolve(), 4)
 
@@ -55,6 +55,8 @@ def test_pickle_allow_and_execution_environment_keys_are_parsed(tmp_path):
     ("DATACLAY_PICKLE_ALLOW", "os", "DATACLAY_PICKLE_ALLOW entries must be module.name"),
     ("DATACLAY_EE_DS_ADDRESS", "nohostport", "DATACLAY_EE_DS_ADDRESS must be host:port"),
     ("DATACLAY_EE_THREADS", "0", "DATACLAY_EE_THREADS must be a positive integer"),
+    ("DATACLAY_EE_SOCKET", "ee.sock", "DATACLAY_EE_SOCKET must be an absolute path"),
+    ("DATACLAY_EE_SOCKET", "/" + "d" * 107, "DATACLAY_EE_SOCKET must be at most 107 bytes"),
 ])
 def test_bad_values_name_the_key_and_the_file(tmp_path, key, value, message):
     path = write(tmp_path / "bad.properties", f"{key}={value}\n")

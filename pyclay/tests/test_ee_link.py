@@ -1,5 +1,6 @@
-"""The execution environment process (`python -m dataclay._internal.ee`) against a real gRPC server
-playing the Data Service's side of the link: hello, concurrent execution, deploy, evict and exit."""
+"""The execution environment process (`python -m dataclay._internal.ee`) against a real peer playing
+the Data Service's side of the framed Unix-socket link: hello, concurrent execution, large frames,
+deploy, evict, protocol violations and exit."""
 import os
 import pathlib
 import pickle
@@ -24,8 +25,11 @@ from peers import LinkPeer
 PYCLAY = pathlib.Path(__file__).resolve().parents[1]
 BACKEND = str(uuid.uuid4())
 SLEEPER = textwrap.dedent('''
+    import threading
     import time
     from dataclay import DataClayObject, activemethod
+
+    GATE = threading.Event()
 
     class Sleeper(DataClayObject):
         naps: int
@@ -40,21 +44,31 @@ SLEEPER = textwrap.dedent('''
             time.sleep(seconds)
             self.naps += 1
             return seconds
+
+        @activemethod
+        def wait_for_gate(self, seconds):
+            return GATE.wait(seconds)
+
+        @activemethod
+        def open_gate(self):
+            GATE.set()
 ''')
 
 
 class Environment:
     """One execution environment process attached to a LinkPeer; always stopped by the fixture."""
 
-    def __init__(self, tmp_path: pathlib.Path, secret: str = "s3cret", parent_script: bool = False):
+    def __init__(self, tmp_path: pathlib.Path, secret: str = "s3cret", parent_script: bool = False,
+                 socket_path: str | None = None):
         self.models = tmp_path / "models"
         shutil.copytree(PYCLAY / "tests" / "model_root", self.models)
         (self.models / "sleepers.py").write_text(SLEEPER)
         self.peer = LinkPeer()
         env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
         env.update(PYTHONPATH=str(PYCLAY), DATACLAY_HOME=str(tmp_path), DATACLAY_EE_DS_ADDRESS=self.peer.address,
-                   DATACLAY_EE_SECRET=secret, DATACLAY_BACKEND_ID=BACKEND, DATACLAY_EE_MODELS_DIR=str(self.models),
-                   DATACLAY_PORT="1", DATACLAY_EE_THREADS="4")
+                   DATACLAY_EE_SOCKET=socket_path or self.peer.socket_path, DATACLAY_EE_SECRET=secret,
+                   DATACLAY_BACKEND_ID=BACKEND, DATACLAY_EE_MODELS_DIR=str(self.models), DATACLAY_PORT="1",
+                   DATACLAY_EE_THREADS="4")
         command = [sys.executable, "-m", "dataclay._internal.ee"]
         if parent_script:
             command = [sys.executable, "-c", "import subprocess, sys, time; p = subprocess.Popen(sys.argv[1:]); "
@@ -172,7 +186,7 @@ def test_evicted_objects_are_loaded_again(environments):
     oid = env.store_sleeper()
     env.call(1, oid, "sleepers.Sleeper", "nap", 0)
     env.result()
-    env.peer.outgoing.put(executionenv_pb2.DataServiceMessage(evict=executionenv_pb2.EvictRequest(ids=[oid])))
+    env.peer.send(executionenv_pb2.DataServiceMessage(evict=executionenv_pb2.EvictRequest(ids=[oid])))
     env.call(2, oid, "sleepers.Sleeper", "nap", 0)
     env.result()
     assert len(env.peer.get_objects_calls) == 2
@@ -186,7 +200,7 @@ def test_deploy_of_an_unchanged_or_new_module_keeps_serving(environments):
     env.call(1, oid, "sleepers.Sleeper", "nap", 0)
     env.result()
     (env.models / "extra.py").write_text("VALUE = 1\n")
-    env.peer.outgoing.put(_deploy(("sleepers.py", SLEEPER.encode()), ("extra.py", b"VALUE = 1\n")))
+    env.peer.send(_deploy(("sleepers.py", SLEEPER.encode()), ("extra.py", b"VALUE = 1\n")))
     env.call(2, oid, "sleepers.Sleeper", "nap", 0)
     assert env.result().call_id == 2 and env.process.poll() is None
 
@@ -198,41 +212,88 @@ def test_deploy_that_changes_a_loaded_module_finishes_calls_then_exits_3(environ
     oid, other = env.store_sleeper(), env.store_sleeper()
     started = env.models.parent / "nap-started"
     env.call(1, oid, "sleepers.Sleeper", "nap", 1.0, str(started))
-    deadline = time.monotonic() + 20
-    while not started.exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
+    _wait_for_file(started)
     changed = SLEEPER + "\nCHANGED = True\n"
     (env.models / "sleepers.py").write_text(changed)
-    env.peer.outgoing.put(_deploy(("sleepers.py", changed.encode())))
+    env.peer.send(_deploy(("sleepers.py", changed.encode())))
     env.call(2, other, "sleepers.Sleeper", "nap", 0)
     results = {r.call_id: r for r in (env.result(), env.result())}
-    env.peer.outgoing.put(None)
     assert env.wait() == 3
+    assert env.peer.ended.wait(10) and env.peer.received.empty()
     assert not results[1].HasField("error")
     assert results[2].error.code == common_pb2.BACKEND_UNAVAILABLE
 
 
 @pytest.mark.timeout(60)
-def test_environment_exits_0_when_the_data_service_ends_the_link(environments):
+def test_environment_exits_promptly_at_end_of_stream_even_with_a_call_running(environments):
     env = environments()
     env.hello()
-    env.peer.outgoing.put(None)
-    assert env.wait() == 0
-
-
-@pytest.mark.timeout(60)
-def test_environment_exits_when_the_data_service_is_gone(environments):
-    env = environments()
-    env.hello()
-    env.peer.server.stop(0)
-    assert env.wait() == 1
+    oid = env.store_sleeper()
+    started = env.models.parent / "nap-started"
+    env.call(1, oid, "sleepers.Sleeper", "nap", 30.0, str(started))
+    _wait_for_file(started)
+    began = time.monotonic()
+    env.peer.close_link()
+    code = env.wait()
+    assert code == 0 and time.monotonic() - began < 2.0
 
 
 @pytest.mark.timeout(60)
 def test_wrong_secret_is_refused_and_the_environment_exits(environments):
     env = environments(secret="wrong")
+    assert env.wait() == 0
+    assert env.peer.refused == 1 and not env.peer.attached.is_set()
+    assert "the Data Service closed the link" in env.process.stderr.read()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("frame", [b"\x80\x00\x00\x00", b"\x00\x00\x00\x03\xff\xff\xff"],
+                         ids=["length-over-2^31-1", "body-not-a-message"])
+def test_malformed_frame_closes_the_link_and_the_environment_exits_1(environments, frame):
+    env = environments()
+    env.hello()
+    env.peer.send_raw(frame)
     assert env.wait() == 1
-    assert "bad execution environment secret" in env.process.stderr.read()
+    assert env.peer.ended.wait(10)
+    assert "protocol violation" in env.process.stderr.read()
+
+
+@pytest.mark.timeout(60)
+def test_unreachable_socket_is_reported_and_the_environment_exits_1(environments):
+    env = environments(socket_path="/nonexistent/ee.sock")
+    assert env.wait() == 1
+    assert "/nonexistent/ee.sock" in env.process.stderr.read()
+
+
+@pytest.mark.timeout(120)
+def test_frames_larger_than_the_read_buffer_round_trip(environments):
+    env = environments()
+    env.hello()
+    from unitmodels.shop import Item
+    oid = env.store(Item("pen", 3))
+    big = os.urandom(32 * 1024 * 1024)
+    env.peer.send_execute(call_id=1, object_id=oid, class_name="unitmodels.shop.Item", kind=executionenv_pb2.SET_FIELD,
+                          name="name", payload=pickle.dumps(big, 5), session=_session())
+    written = env.result(60)
+    env.peer.send_execute(call_id=2, object_id=oid, class_name="unitmodels.shop.Item", kind=executionenv_pb2.GET_FIELD,
+                          name="name", session=_session())
+    read = env.result(60)
+    assert written.call_id == 1 and not written.HasField("error")
+    [delta] = written.deltas
+    assert [f.name for f in delta.changed_fields] == ["name"] and pickle.loads(delta.changed_fields[0].value) == big
+    assert read.call_id == 2 and loads(read.result, ClientClassPolicy()) == big
+
+
+@pytest.mark.timeout(60)
+def test_a_call_blocked_on_another_call_completes_when_that_call_runs(environments):
+    env = environments()
+    env.hello()
+    waiter, opener = env.store_sleeper(), env.store_sleeper()
+    env.call(1, waiter, "sleepers.Sleeper", "wait_for_gate", 20.0)
+    env.call(2, opener, "sleepers.Sleeper", "open_gate")
+    first, second = env.result(), env.result()
+    assert (first.call_id, second.call_id) == (2, 1)
+    assert loads(second.result, ClientClassPolicy()) is True
 
 
 @pytest.mark.timeout(60)
@@ -248,6 +309,11 @@ def test_environment_exits_when_its_parent_dies(environments):
     assert not _alive(child)
 
 
+def _wait_for_file(path: pathlib.Path) -> None:
+    deadline = time.monotonic() + 20
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert path.exists(), f"{path} was not created"
 
 
 def _deploy(*files):

@@ -277,3 +277,26 @@ def _items_field(ids):
     from dataclay._internal.proto import common_pb2
     data, references = dumps([IDENTITY.proxy(Item, i, BACKEND) for i in ids])
     return common_pb2.Field(name="items", value=data, references=references)
+
+
+def test_an_outcome_the_link_refuses_is_undone_and_its_error_delivered(env):
+    # setup: a delivery that refuses outcomes carrying new objects, as the link does with one too large
+    peer, runtime, executor, policy = env
+    [basket_id] = store(peer, Basket("bob"))
+    delivered = []
+
+    def deliver(outcome):
+        if outcome.new_objects:
+            raise SerializationError("too large for one frame")
+        delivered.append(outcome)
+
+    # run
+    refused = executor.execute(Execution(1, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "add",
+                                         dumps_args((Item("gift", 5),), {}), "tok-1", "alice", "alice",
+                                         frozenset({"alice"})), deliver)
+    # verify: the error is delivered once, the basket reloads its stored state, the new item is forgotten
+    assert delivered == [refused] and isinstance(refused.error, SerializationError)
+    assert _not_resident(basket_id) and len(runtime.residents) == 0
+    total = executor.execute(Execution(2, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "total",
+                                       dumps_args((), {}), "tok-1", "alice", "alice", frozenset({"alice"})), deliver)
+    assert loads(total.result, policy) == 0 and delivered[-1] is total and len(peer.get_objects_calls) == 2

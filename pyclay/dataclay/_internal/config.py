@@ -14,6 +14,7 @@ from dataclay.exceptions import InvalidArgumentError
 DEFAULT_PORT = 11034
 DEFAULT_EE_THREADS = 16
 CLIENT_FILE = "client.properties"
+MAX_SOCKET_PATH = 107  # sun_path holds 108 bytes including the terminating NUL
 
 KEYS = {
     "DATACLAY_HOME": "directory of a local cluster and its client.properties (~/.dataclay)",
@@ -23,7 +24,8 @@ KEYS = {
     "DATACLAY_PASSWORD": "its password",
     "DATACLAY_DATASET": "dataset of the session's new objects (empty: the user's own)",
     "DATACLAY_PICKLE_ALLOW": "comma-separated module.name globals the unpickler also accepts",
-    "DATACLAY_EE_DS_ADDRESS": "execution environment: host:port of its Data Service",
+    "DATACLAY_EE_DS_ADDRESS": "execution environment: host:port of its Data Service (gRPC: loading state)",
+    "DATACLAY_EE_SOCKET": "execution environment: path of the Unix socket its Data Service sends calls on",
     "DATACLAY_EE_SECRET": "execution environment: secret to attach to its Data Service",
     "DATACLAY_BACKEND_ID": "execution environment: ID of its backend",
     "DATACLAY_EE_MODELS_DIR": "execution environment: directory of deployed model code (put on sys.path)",
@@ -45,6 +47,7 @@ class Config:
     dataset: str = ""
     pickle_allow: tuple[str, ...] = ()
     ee_ds_address: str | None = None
+    ee_socket: str | None = None
     ee_secret: str | None = None
     backend_id: str | None = None
     ee_models_dir: pathlib.Path | None = None
@@ -82,6 +85,9 @@ class Config:
         ds_address = values.get("DATACLAY_EE_DS_ADDRESS")
         if ds_address is not None:
             _check_address(ds_address, "DATACLAY_EE_DS_ADDRESS", where)
+        ee_socket = values.get("DATACLAY_EE_SOCKET")
+        if ee_socket is not None:
+            _check_socket_path(ee_socket, "DATACLAY_EE_SOCKET", where)
         host = values.get("DATACLAY_HOST", "127.0.0.1")
         if not host or any(c.isspace() for c in host):
             raise InvalidArgumentError(f"DATACLAY_HOST must be a host name or address, not {host!r} {where}")
@@ -94,6 +100,7 @@ class Config:
             dataset=values.get("DATACLAY_DATASET", ""),
             pickle_allow=_allow_list(values.get("DATACLAY_PICKLE_ALLOW", ""), where),
             ee_ds_address=ds_address,
+            ee_socket=ee_socket,
             ee_secret=values.get("DATACLAY_EE_SECRET"),
             backend_id=values.get("DATACLAY_BACKEND_ID"),
             ee_models_dir=pathlib.Path(models).expanduser().resolve() if models else None,
@@ -138,6 +145,14 @@ def _check_address(text: str, key: str, where: str) -> None:
     if not sep or not host:
         raise InvalidArgumentError(f"{key} must be host:port, not {text!r} {where}")
     _port(port, key, where)
+
+
+def _check_socket_path(text: str, key: str, where: str) -> None:
+    if not text.startswith("/"):
+        raise InvalidArgumentError(f"{key} must be an absolute path, not {text!r} {where}")
+    if len(os.fsencode(text)) > MAX_SOCKET_PATH:
+        raise InvalidArgumentError(f"{key} must be at most {MAX_SOCKET_PATH} bytes (a Unix socket path), "
+                                   f"not {len(os.fsencode(text))} {where}")
 
 
 def _allow_list(text: str, where: str) -> tuple[str, ...]:

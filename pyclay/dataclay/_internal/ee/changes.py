@@ -1,6 +1,11 @@
 """What a finished call changed: for each resident object it touched, the fields whose pickle
 differs from the bytes last sent to the store (deltas, numbered by one process-wide increasing
-sequence), and the volatile dataClay objects now reachable from persistent state (new objects)."""
+sequence), and the volatile dataClay objects now reachable from persistent state (new objects).
+
+Ordering: the Data Service ignores a delta whose sequence is not above the last one it applied to
+that object. So capturing a call's state (pickling), numbering it and writing its result frame form
+one critical section under `commit_lock`: frames reach the Data Service in sequence order, and a
+higher-numbered delta never carries older state than a lower-numbered one."""
 from __future__ import annotations
 
 import itertools
@@ -19,39 +24,41 @@ class ChangeCollector:
 
     def __init__(self, residents: ResidentObjects):
         self._residents = residents
-        self._lock = threading.Lock()
+        # Held from collect() until the call's result frame is written (see the module's doc), and
+        # while objects are unloaded. Re-entrant: a call failing inside the section unloads what it touched.
+        self.commit_lock = threading.RLock()
         # Starting from the clock keeps sequences increasing across restarts of this process too.
         self._sequence = itertools.count(time.time_ns())
 
     def collect(self, touched: dict, writer: GraphWriter) -> list:
         """Deltas of the `touched` objects (id -> object); volatile objects they now reach get IDs in `writer`.
 
-        Snapshots are updated as the deltas are made: the caller must unload the touched objects if
-        the call then fails, so that memory never holds state the store did not get."""
+        The caller holds `commit_lock` until the deltas are written. Snapshots are updated as the
+        deltas are made: the caller must unload the touched objects if the call then fails, so that
+        memory never holds state the store did not get."""
         deltas = []
-        with self._lock:
-            for oid, obj in list(touched.items()):
-                d = obj.__dict__
-                if d.get(STATE_KEY) is not RESIDENT:
+        for oid, obj in list(touched.items()):
+            d = obj.__dict__
+            if d.get(STATE_KEY) is not RESIDENT:
+                continue
+            snapshot = self._residents.snapshots.setdefault(oid, {})
+            changed, removed = [], []
+            for name in type(obj)._dc_fields:
+                previous = snapshot.get(name)
+                if name not in d:
+                    if previous is not None:
+                        removed.append(name)
+                        del snapshot[name]
                     continue
-                snapshot = self._residents.snapshots.setdefault(oid, {})
-                changed, removed = [], []
-                for name in type(obj)._dc_fields:
-                    previous = snapshot.get(name)
-                    if name not in d:
-                        if previous is not None:
-                            removed.append(name)
-                            del snapshot[name]
-                        continue
-                    value = d[name]
-                    if previous is not None and previous[1] is value:
-                        continue
-                    data, references = dumps(value, writer.name, (type(obj).__name__, name))
-                    if previous is None or previous[0] != data:
-                        changed.append(FieldRecord(name, data, references))
-                    snapshot[name] = (data, snapshot_value(value))
-                if changed or removed:
-                    deltas.append(DeltaRecord(oid, tuple(changed), tuple(removed), next(self._sequence)))
+                value = d[name]
+                if previous is not None and previous[1] is value:
+                    continue
+                data, references = dumps(value, writer.name, (type(obj).__name__, name))
+                if previous is None or previous[0] != data:
+                    changed.append(FieldRecord(name, data, references))
+                snapshot[name] = (data, snapshot_value(value))
+            if changed or removed:
+                deltas.append(DeltaRecord(oid, tuple(changed), tuple(removed), next(self._sequence)))
         return deltas
 
     def adopt_new(self, writer: GraphWriter, records: list) -> None:

@@ -3,6 +3,7 @@ object and produces its outcome: result or error, deltas and new objects. Plain 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dataclay.exceptions import DataClayError, InternalError, InvalidArgumentError, MethodDoesNotExistError
@@ -45,6 +46,10 @@ class Outcome:
     deltas: list = field(default_factory=list)
 
 
+def _keep(outcome: Outcome) -> None:
+    """The default delivery: the outcome is only returned."""
+
+
 class _UserCodeFailed(Exception):
     def __init__(self, error: BaseException):
         super().__init__(str(error))
@@ -57,27 +62,52 @@ class Executor:
     def __init__(self, runtime: EnvironmentRuntime):
         self._runtime = runtime
 
-    def execute(self, execution: Execution) -> Outcome:
-        """Runs `execution`; user exceptions become REMOTE_EXCEPTION errors, never escape."""
+    def execute(self, execution: Execution, deliver: Callable[[Outcome], None] = _keep) -> Outcome:
+        """Runs `execution`, hands its outcome to `deliver` and returns it; user exceptions become
+        REMOTE_EXCEPTION errors, never escape. If `deliver` refuses an outcome with a DataClayError
+        (having sent nothing), the call is undone and the error delivered instead; any other
+        exception from `deliver` escapes.
+
+        A successful outcome is computed and delivered under the commit lock, so outcomes carrying
+        deltas are delivered in the order of their sequence numbers."""
         call = CallContext(execution.token, execution.username, execution.dataset, execution.datasets)
         enter_call(call)
         try:
-            return self._run(execution, call)
-        except _UserCodeFailed as failed:
-            self._roll_back(call)
-            return Outcome(execution.call_id, error=remote_exceptions.capture(failed.error))
-        except DataClayError as e:
-            self._roll_back(call)
-            return Outcome(execution.call_id, error=e)
-        except Exception as e:  # a bug here must fail this call only, and say what happened
-            _log.exception("call %s on %s failed inside the execution environment", execution.name,
-                           execution.object_id)
-            self._roll_back(call)
-            return Outcome(execution.call_id, error=InternalError(f"execution environment: {type(e).__name__}: {e}"))
+            value, failed = self._guarded(self._perform, execution, call)
+            if failed is None:
+                with self._runtime.changes.commit_lock:
+                    outcome, failed = self._guarded(self._outcome, execution, call, value)
+                    if failed is None:
+                        try:
+                            deliver(outcome)
+                            return outcome
+                        except DataClayError as e:  # the outcome cannot be sent (nothing was): undo it
+                            self._roll_back(call)
+                            self._runtime.residents.evict([record.id for record in outcome.new_objects])
+                            failed = Outcome(execution.call_id, error=e)
+            # An error carries no deltas: its place in the sequence order does not matter.
+            deliver(failed)
+            return failed
         finally:
             leave_call()
 
-    def _run(self, execution: Execution, call: CallContext) -> Outcome:
+    def _guarded(self, step, execution: Execution, call: CallContext, *args):
+        """(what `step` returned, None), or (None, error Outcome) after rolling back what the call touched."""
+        try:
+            return step(execution, call, *args), None
+        except _UserCodeFailed as failed:
+            error = remote_exceptions.capture(failed.error)
+        except DataClayError as e:
+            error = e
+        except Exception as e:  # a bug here must fail this call only, and say what happened
+            _log.exception("call %s on %s failed inside the execution environment", execution.name,
+                           execution.object_id)
+            error = InternalError(f"execution environment: {type(e).__name__}: {e}")
+        self._roll_back(call)
+        return None, Outcome(execution.call_id, error=error)
+
+    def _perform(self, execution: Execution, call: CallContext):
+        """Runs the request on the target object; returns the value to answer with (None for SET_FIELD)."""
         runtime = self._runtime
         obj = runtime.residents.target(execution.object_id, execution.class_name)
         cls = type(obj)
@@ -85,28 +115,32 @@ class Executor:
             if execution.name not in cls._dc_active_methods:
                 raise MethodDoesNotExistError(f"{cls._dc_class_name} has no active method {execution.name!r}")
             args, kwargs = loads_args(execution.payload, runtime.policy)
-            value = _user_code(getattr(obj, execution.name), args, kwargs)
-        elif execution.kind == GET_FIELD:
-            value = _field_value(obj, _field(cls, execution.name))
-        elif execution.kind == SET_FIELD:
+            return _user_code(getattr(obj, execution.name), args, kwargs)
+        if execution.kind == GET_FIELD:
+            return _field_value(obj, _field(cls, execution.name))
+        if execution.kind == SET_FIELD:
             _field(cls, execution.name)
             new_value = loads(execution.payload, runtime.policy, f"value for {cls.__name__}.{execution.name}")
             setattr(obj, execution.name, new_value)
-            value = None
-        else:
-            raise InvalidArgumentError(f"unknown execution kind {execution.kind!r}")
+            return None
+        raise InvalidArgumentError(f"unknown execution kind {execution.kind!r}")
+
+    def _outcome(self, execution: Execution, call: CallContext, value) -> Outcome:
+        """Deltas, new objects and the pickled result of a finished call; the caller holds the commit lock."""
+        runtime = self._runtime
         writer = GraphWriter(runtime.backend_id, dataset=call.dataset)
         deltas = runtime.changes.collect(call.touched, writer)
         new_objects = writer.drain()
         result = b"" if execution.kind == SET_FIELD else \
-            dumps(value, writer.pid_if_named, f"result of {cls.__name__}.{execution.name}")[0]
+            dumps(value, writer.pid_if_named, f"result of {execution.class_name}.{execution.name}")[0]
         runtime.changes.adopt_new(writer, new_objects)
         return Outcome(execution.call_id, result, None, new_objects, deltas)
 
     def _roll_back(self, call: CallContext) -> None:
         """Forgets the in-memory state of everything the failed call touched: it is reloaded from the store."""
-        for obj in call.touched.values():
-            self._runtime.residents.unload(obj)
+        with self._runtime.changes.commit_lock:
+            for obj in call.touched.values():
+                self._runtime.residents.unload(obj)
 
 
 def _user_code(method, args: tuple, kwargs: dict):

@@ -1,19 +1,18 @@
-"""LinkSession: serves the one stream attached to the Data Service. Requests run concurrently in
-a thread pool; results go back in any order through a single outbox (gRPC's request iterator),
-so stream writes never interleave. Deploy and evict messages are handled in order as they come."""
+"""LinkSession: serves the framed link to the Data Service with leader/follower worker threads and
+no hand-off on a call's path. Each worker takes the read lock, reads one frame and handles it
+itself: deploy and evict while still holding the lock (so they are ordered with respect to the
+frames after them), an execute after releasing it, writing its own result frame."""
 from __future__ import annotations
 
 import logging
 import os
-import queue
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 from dataclay.exceptions import BackendUnavailableError, DataClayError, InternalError, InvalidArgumentError
 from dataclay._internal.ee.executor import CALL_METHOD, GET_FIELD, SET_FIELD, Execution, Executor, Outcome
 from dataclay._internal.ee.models import ModelWatcher
 from dataclay._internal.proto import executionenv_pb2 as ee_pb2
-from dataclay._internal.rpc import EnvironmentLinkClient
+from dataclay._internal.rpc import DataServiceLink, LinkClosedError, LinkProtocolError
 from dataclay._internal.rpc.convert import add_object_data, add_object_delta
 from dataclay._internal.rpc.errors import error_info_for
 
@@ -23,99 +22,140 @@ RUNTIME_VERSION = "pyclay 0.1.0"
 EXIT_DONE, EXIT_LINK_FAILED, EXIT_RESTART = 0, 1, 3
 RESTART_GRACE_SECONDS = 10.0
 _KINDS = {ee_pb2.CALL_METHOD: CALL_METHOD, ee_pb2.GET_FIELD: GET_FIELD, ee_pb2.SET_FIELD: SET_FIELD}
-_CLOSE = object()
 
 
 class LinkSession:
-    """One attachment to the Data Service; run() returns the process exit code."""
+    """One attachment to the Data Service over `link`; run() returns the process exit code."""
 
-    def __init__(self, link: EnvironmentLinkClient, executor: Executor, watcher: ModelWatcher, evict, threads: int):
+    def __init__(self, link: DataServiceLink, executor: Executor, watcher: ModelWatcher, evict, threads: int,
+                 secret: str):
         self._link = link
         self._executor = executor
         self._watcher = watcher
         self._evict = evict
-        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="dataclay-call")
-        self._outbox: queue.SimpleQueue = queue.SimpleQueue()
+        self._threads = threads
+        self._secret = secret
+        self._read_lock = threading.Lock()
+        self._state = threading.Condition()  # guards the three fields below
         self._in_flight = 0
-        self._idle = threading.Condition()
         self._restarting = False
-        self._incoming = None
+        self._exit_code: int | None = None
 
     def run(self) -> int:
-        """Attaches, serves until the stream ends, and says how the process should exit."""
-        self._incoming = self._link.attach(self._outgoing())
+        """Says hello, serves until the link ends (or a changed model asks for a restart) and returns the exit code.
+
+        Restart: once the calls in flight have finished (at most RESTART_GRACE_SECONDS), the write side
+        is half-closed after the last result frame, and the code is EXIT_RESTART."""
         try:
-            for message in self._incoming:
-                kind = message.WhichOneof("kind")
-                if kind == "execute":
-                    self._on_execute(message.execute)
-                elif kind == "deploy":
+            self._link.send_hello(os.getpid(), RUNTIME_VERSION, self._secret)
+        except LinkClosedError as e:
+            _log.error("cannot say hello to the Data Service: %s", e)
+            return EXIT_LINK_FAILED
+        for number in range(self._threads):
+            threading.Thread(target=self._work, name=f"dataclay-call-{number}", daemon=True).start()
+        with self._state:
+            self._state.wait_for(lambda: self._exit_code is not None or self._restarting)
+            if self._exit_code is None:
+                if not self._state.wait_for(lambda: self._exit_code is not None or self._in_flight == 0,
+                                            timeout=RESTART_GRACE_SECONDS):
+                    _log.warning("%d calls still running after %.0f s: restarting without their results",
+                                 self._in_flight, RESTART_GRACE_SECONDS)
+                self._exit_code = EXIT_RESTART
+            code = self._exit_code
+        if code == EXIT_RESTART:
+            self._link.finish_sending()
+        return code
+
+    def _work(self) -> None:
+        while True:
+            with self._read_lock:
+                if self._exit_code is not None:
+                    return
+                request = self._next_request()
+            if request is None:
+                return
+            self._serve(request)
+
+    def _next_request(self):
+        """Reads frames (handling deploy and evict) up to the next execute; None once the link has ended.
+
+        The caller holds the read lock."""
+        while True:
+            try:
+                message = self._link.receive()
+            except LinkProtocolError as e:
+                _log.error("protocol violation on the link from the Data Service: %s; closing it", e)
+                self._link.close()
+                return self._end(EXIT_LINK_FAILED)
+            except LinkClosedError as e:
+                _log.error("the link to the Data Service failed: %s", e)
+                return self._end(EXIT_LINK_FAILED)
+            if message is None:
+                _log.info("the Data Service closed the link")
+                return self._end(EXIT_DONE)
+            kind = message.WhichOneof("kind")
+            if kind == "execute":
+                with self._state:
+                    self._in_flight += 1
+                return message.execute
+            try:
+                if kind == "deploy":
                     self._on_deploy(message.deploy)
                 elif kind == "evict":
                     self._evict(list(message.evict.ids))
-            _log.info("the Data Service closed the link")
-            return EXIT_RESTART if self._restarting else EXIT_DONE
-        except DataClayError as e:
-            if self._restarting:
-                return EXIT_RESTART
-            _log.error("the link to the Data Service failed: %s", e)
-            return EXIT_LINK_FAILED
-        finally:
-            self._outbox.put(_CLOSE)
-            self._pool.shutdown(wait=False, cancel_futures=True)
+                else:
+                    _log.warning("ignoring a DataServiceMessage of unknown kind (%d bytes)", message.ByteSize())
+            except Exception:  # a failed deploy or evict must not take a worker (or the link) down
+                _log.exception("handling a %s message failed", kind)
 
-    def _outgoing(self):
-        yield ee_pb2.EnvironmentMessage(hello=ee_pb2.EnvironmentHello(pid=os.getpid(),
-                                                                      runtime_version=RUNTIME_VERSION))
-        while True:
-            message = self._outbox.get()
-            if message is _CLOSE:
-                return
-            yield message
-
-    def _on_execute(self, request) -> None:
-        if self._restarting:
-            self._answer(Outcome(request.call_id, error=BackendUnavailableError(
-                "the execution environment is restarting to load changed model code; retry the call")))
-            return
-        with self._idle:
-            self._in_flight += 1
-        self._pool.submit(self._serve, request)
+    def _end(self, code: int) -> None:
+        with self._state:
+            if self._exit_code is None:
+                self._exit_code = EXIT_RESTART if self._restarting else code
+            self._state.notify_all()
+        return None
 
     def _serve(self, request) -> None:
         try:
-            outcome = self._executor.execute(execution_of(request))
-        except DataClayError as e:
-            outcome = Outcome(request.call_id, error=e)
-        except Exception as e:  # never leave the Data Service waiting for an answer
-            _log.exception("request %s could not be served", request.call_id)
-            outcome = Outcome(request.call_id, error=InternalError(f"execution environment: {e}"))
-        try:
-            self._watcher.note_imports()
-            self._answer(outcome)
+            if self._restarting:
+                self._deliver(Outcome(request.call_id, error=BackendUnavailableError(
+                    "the execution environment is restarting to load changed model code; retry the call")))
+            else:
+                self._execute(request)
+        except LinkClosedError as e:
+            _log.warning("the result of call %d was not sent: %s", request.call_id, e)
         finally:
-            with self._idle:
+            with self._state:
                 self._in_flight -= 1
-                self._idle.notify_all()
+                if self._restarting and self._in_flight == 0:
+                    self._state.notify_all()
 
-    def _answer(self, outcome: Outcome) -> None:
-        self._outbox.put(ee_pb2.EnvironmentMessage(result=result_message(outcome)))
+    def _execute(self, request) -> None:
+        try:
+            execution = execution_of(request)
+        except DataClayError as e:
+            self._deliver(Outcome(request.call_id, error=e))
+            return
+        try:
+            self._executor.execute(execution, self._deliver)
+        except LinkClosedError:
+            raise
+        except Exception as e:  # the result could not be turned into a frame: never leave the caller waiting
+            _log.exception("the result of call %d could not be sent", request.call_id)
+            self._deliver(Outcome(request.call_id, error=InternalError(f"execution environment: {e}")))
+
+    def _deliver(self, outcome: Outcome) -> None:
+        """Writes the result frame of `outcome` (called by the Executor inside its commit section)."""
+        self._watcher.note_imports()
+        self._link.send(ee_pb2.EnvironmentMessage(result=result_message(outcome)))
 
     def _on_deploy(self, models) -> None:
         changed = self._watcher.changed_by([(f.path, f.content) for m in models.models for f in m.files])
         if changed and not self._restarting:
             _log.info("model modules %s changed: finishing calls in flight, then restarting", ", ".join(changed))
-            self._restarting = True
-            threading.Thread(target=self._drain_and_close, name="dataclay-restart", daemon=True).start()
-
-    def _drain_and_close(self) -> None:
-        with self._idle:
-            self._idle.wait_for(lambda: self._in_flight == 0, timeout=RESTART_GRACE_SECONDS)
-        self._outbox.put(_CLOSE)
-        # Our half-close lets the Data Service end the stream; if it does not, stop waiting.
-        timer = threading.Timer(RESTART_GRACE_SECONDS, self._incoming.cancel)
-        timer.daemon = True
-        timer.start()
+            with self._state:
+                self._restarting = True
+                self._state.notify_all()
 
 
 def execution_of(request) -> Execution:

@@ -1,6 +1,7 @@
-"""Starts an execution environment: reads its configuration, dials its Data Service, attaches
-the link and serves it. Exits when the link ends, when the Data Service is gone, or when the
-parent process disappears (no orphans); exit code 3 asks the Data Service to restart it now."""
+"""Starts an execution environment: reads its configuration, connects to its Data Service's Unix
+socket (DATACLAY_EE_SOCKET) and serves the link; state is loaded over gRPC (DATACLAY_EE_DS_ADDRESS).
+Exits when the link ends, when the Data Service is gone, or when the parent process disappears
+(no orphans); exit code 3 asks the Data Service to restart it now."""
 from __future__ import annotations
 
 import logging
@@ -15,13 +16,12 @@ from dataclay._internal.ee.executor import Executor
 from dataclay._internal.ee.link import EXIT_LINK_FAILED, LinkSession
 from dataclay._internal.ee.models import ModelWatcher
 from dataclay._internal.ee.runtime import EnvironmentRuntime
-from dataclay._internal.rpc import DataServiceClient, EnvironmentLinkClient, LogicModuleClient, open_channel
+from dataclay._internal.rpc import DataServiceClient, DataServiceLink, LinkClosedError, LogicModuleClient
 from dataclay._internal.runtime.current import install_runtime
 
 _log = logging.getLogger("dataclay.ee")
 
 EXIT_BAD_CONFIGURATION = 2
-CONNECT_TIMEOUT_SECONDS = 30.0
 PARENT_POLL_SECONDS = 0.5
 
 
@@ -31,7 +31,8 @@ def main() -> int:
                         format="%(asctime)s python-ee[%(process)d] %(levelname)s %(name)s: %(message)s")
     try:
         config = Config.load()
-        missing = [key for key, value in (("DATACLAY_EE_DS_ADDRESS", config.ee_ds_address),
+        missing = [key for key, value in (("DATACLAY_EE_SOCKET", config.ee_socket),
+                                          ("DATACLAY_EE_DS_ADDRESS", config.ee_ds_address),
                                           ("DATACLAY_EE_SECRET", config.ee_secret),
                                           ("DATACLAY_BACKEND_ID", config.backend_id)) if not value]
         if missing:
@@ -43,20 +44,18 @@ def main() -> int:
     if config.ee_models_dir is not None:
         sys.path.insert(0, str(config.ee_models_dir))
     watch_parent(os.getppid())
-    channel = open_channel(config.ee_ds_address)
-    store = DataServiceClient(config.ee_ds_address, channel=channel)
+    try:
+        link = DataServiceLink.connect(config.ee_socket)
+    except LinkClosedError as e:
+        _log.error("%s", e)
+        return EXIT_LINK_FAILED
+    store = DataServiceClient(config.ee_ds_address)
     runtime = EnvironmentRuntime(config, store, LogicModuleClient(config.lm_address))
     install_runtime(runtime)
-    link = EnvironmentLinkClient(channel, config.ee_secret)
-    try:
-        link.wait_until_reachable(CONNECT_TIMEOUT_SECONDS)
-    except DataClayError as e:
-        _log.error("cannot reach the Data Service at %s: %s", config.ee_ds_address, e)
-        return EXIT_LINK_FAILED
-    _log.info("attaching to the Data Service at %s for backend %s (models in %s, %d threads)",
-              config.ee_ds_address, config.backend_id, config.ee_models_dir, config.ee_threads)
-    session = LinkSession(link, Executor(runtime), ModelWatcher(config.ee_models_dir), runtime.residents.evict,
-                          config.ee_threads)
+    _log.info("attached to the Data Service at %s for backend %s (loading from %s, models in %s, %d threads)",
+              config.ee_socket, config.backend_id, config.ee_ds_address, config.ee_models_dir, config.ee_threads)
+    session = LinkSession(link, Executor(runtime), ModelWatcher(config.ee_models_dir), runtime.evict,
+                          config.ee_threads, config.ee_secret)
     code = session.run()
     _log.info("exiting with code %d", code)
     return code

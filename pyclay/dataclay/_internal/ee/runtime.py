@@ -44,6 +44,14 @@ class EnvironmentRuntime(Runtime):
             return getattr(obj, name)(*args, **kwargs)
         return super().call_method(obj, name, args, kwargs)
 
+    def evict(self, ids) -> int:
+        """Unloads the resident objects among `ids` (the store's state is authoritative); returns how many were.
+
+        Under the commit lock: a call collecting deltas must never see an object half unloaded (its
+        missing fields would read as removed)."""
+        with self.changes.commit_lock:
+            return self.residents.evict(ids)
+
     def close(self) -> None:
         """Closes the channels to other backends."""
         self.router.close()

@@ -7,7 +7,6 @@ import grpc
 from dataclay.exceptions import InvalidArgumentError
 
 SESSION_KEY = "dataclay-session"
-EE_SECRET_KEY = "dataclay-ee-secret"
 
 CHANNEL_OPTIONS = (
     ("grpc.max_receive_message_length", -1),

@@ -4,34 +4,38 @@ import io.dataclay.rpc.SessionMetadata;
 import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
+import io.grpc.ServerCallExecutorSupplier;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.IOException;
-import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The Data Service's gRPC server: the DataService and ExecutionEnvironmentLink services on one
- * port, session metadata exposed to the logic, no inbound size limit, and callbacks run on the
- * given executor (never on Netty's event loops). Start, stop, block until shutdown; nothing else.
+ * The Data Service's gRPC server: the DataService service on one port, session metadata exposed
+ * to the logic, no inbound size limit, and each call run where {@code perCall} says (a pool, or
+ * inline on the transport thread for calls that cannot block). Start, stop, block until shutdown;
+ * nothing else.
  */
 public final class DataServiceServer {
   private final Server server;
 
-  /** A server built from {@code builder} (a port or an in-process name chosen by the caller). */
-  public DataServiceServer(ServerBuilder<?> builder, BindableService dataService, BindableService environmentLink,
-      Executor executor) {
+  /**
+   * A server built from {@code builder} (a port or an in-process name chosen by the caller).
+   * Only finding the method and asking {@code perCall} run on the transport thread; {@code perCall}
+   * must answer an executor (never null) for every call.
+   */
+  public DataServiceServer(ServerBuilder<?> builder, BindableService dataService, ServerCallExecutorSupplier perCall) {
     this.server = builder
+        .directExecutor()
+        .callExecutor(perCall)
         .addService(dataService)
-        .addService(environmentLink)
         .intercept(SessionMetadata.serverInterceptor())
-        .executor(executor)
         .maxInboundMessageSize(Integer.MAX_VALUE)
         .build();
   }
 
   /**
    * A builder listening on {@code port} on every interface (0: any free port); it accepts the
-   * keepalive pings clients and the Python environment send on long-lived connections.
+   * keepalive pings clients send on long-lived connections.
    */
   public static ServerBuilder<?> onPort(int port) {
     return NettyServerBuilder.forPort(port)

@@ -1,20 +1,17 @@
 package io.dataclay.ds;
 
-import io.dataclay.client.Channels;
 import io.dataclay.proto.DataServiceMessage;
 import io.dataclay.proto.EnvironmentHello;
 import io.dataclay.proto.EnvironmentMessage;
 import io.dataclay.proto.ExecuteRequest;
 import io.dataclay.proto.ExecuteResult;
-import io.dataclay.proto.ExecutionEnvironmentLinkGrpc;
-import io.dataclay.rpc.SessionMetadata;
-import io.grpc.ManagedChannel;
-import io.grpc.Metadata;
-import io.grpc.Status;
-import io.grpc.stub.ClientCallStreamObserver;
-import io.grpc.stub.ClientResponseObserver;
-import io.grpc.stub.MetadataUtils;
-import io.grpc.stub.StreamObserver;
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -22,87 +19,76 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
- * A Java stand-in for the execution environment's side of executionenv.proto, over a real
- * channel: attaches with a secret, says hello, and lets a test read the Data Service's messages
- * and answer them (or answers every request itself with a responder).
+ * A Java stand-in for the execution environment's side of the link: connects to the Data
+ * Service's Unix socket, frames messages itself (4-byte big-endian length + message, written
+ * independently of the Data Service's code so the wire format is checked), says hello with a
+ * secret, and lets a test read the Data Service's messages and answer them (or answers every
+ * request itself with a responder, on its reader thread).
  */
 public final class EnvironmentPeer implements AutoCloseable {
-  private final ManagedChannel channel;
+  private final SocketChannel socket;
   private final BlockingQueue<DataServiceMessage> received = new LinkedBlockingQueue<>();
-  private final CompletableFuture<Status> closed = new CompletableFuture<>();
-  private final StreamObserver<EnvironmentMessage> toDataService;
+  private final CompletableFuture<String> ended = new CompletableFuture<>();
   private final Function<ExecuteRequest, ExecuteResult> responder;
-  private ClientCallStreamObserver<EnvironmentMessage> call;
+  private final Thread reader;
 
-  private EnvironmentPeer(int port, String secret, Function<ExecuteRequest, ExecuteResult> responder) {
+  private EnvironmentPeer(Path socketPath, Function<ExecuteRequest, ExecuteResult> responder) throws IOException {
     this.responder = responder;
-    channel = Channels.forAddress("127.0.0.1", port);
-    Metadata headers = new Metadata();
-    if (secret != null) {
-      headers.put(SessionMetadata.EE_SECRET_KEY, secret);
-    }
-    toDataService = ExecutionEnvironmentLinkGrpc.newStub(channel)
-        .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers))
-        .attach(new ClientResponseObserver<EnvironmentMessage, DataServiceMessage>() {
-          @Override
-          public void beforeStart(ClientCallStreamObserver<EnvironmentMessage> requestStream) {
-            call = requestStream;
-          }
-
-          @Override
-          public void onNext(DataServiceMessage m) {
-            if (EnvironmentPeer.this.responder != null && m.hasExecute()) {
-              send(EnvironmentMessage.newBuilder().setResult(EnvironmentPeer.this.responder.apply(m.getExecute())).build());
-            } else {
-              received.add(m);
-            }
-          }
-
-          @Override
-          public void onError(Throwable t) {
-            closed.complete(Status.fromThrowable(t));
-          }
-
-          @Override
-          public void onCompleted() {
-            closed.complete(Status.OK);
-          }
-        });
+    socket = SocketChannel.open(StandardProtocolFamily.UNIX);
+    socket.connect(UnixDomainSocketAddress.of(socketPath));
+    reader = new Thread(this::readFrames, "test-environment-peer-reader");
+    reader.setDaemon(true);
+    reader.start();
   }
 
-  /** Attaches with {@code secret} (null: none) without saying hello. */
-  public static EnvironmentPeer connect(int port, String secret) {
-    return new EnvironmentPeer(port, secret, null);
+  /** Connects without saying hello. */
+  public static EnvironmentPeer connect(Path socket) throws IOException {
+    return new EnvironmentPeer(socket, null);
   }
 
-  /** Attaches and says hello; messages are queued for the test. */
-  public static EnvironmentPeer attach(int port, String secret) {
-    EnvironmentPeer peer = connect(port, secret);
-    peer.hello();
+  /** Connects and says hello with {@code secret}; messages are queued for the test. */
+  public static EnvironmentPeer attach(Path socket, String secret) throws IOException {
+    EnvironmentPeer peer = connect(socket);
+    peer.hello(secret);
     return peer;
   }
 
-  /** Attaches, says hello and answers every ExecuteRequest with {@code responder}. */
-  public static EnvironmentPeer serving(int port, String secret, Function<ExecuteRequest, ExecuteResult> responder) {
-    EnvironmentPeer peer = new EnvironmentPeer(port, secret, responder);
-    peer.hello();
+  /** Connects, says hello and answers every ExecuteRequest with {@code responder}. */
+  public static EnvironmentPeer serving(Path socket, String secret, Function<ExecuteRequest, ExecuteResult> responder)
+      throws IOException {
+    EnvironmentPeer peer = new EnvironmentPeer(socket, responder);
+    peer.hello(secret);
     return peer;
   }
 
-  /** Sends the hello that must open the stream. */
-  public void hello() {
+  /** Sends the hello that must open the connection, with this JVM's process ID. */
+  public void hello(String secret) throws IOException {
+    hello(secret, (int) ProcessHandle.current().pid());
+  }
+
+  /** Sends a hello with any secret and process ID. */
+  public void hello(String secret, int pid) throws IOException {
     send(EnvironmentMessage.newBuilder()
-        .setHello(EnvironmentHello.newBuilder().setPid((int) ProcessHandle.current().pid()).setRuntimeVersion("test"))
+        .setHello(EnvironmentHello.newBuilder().setPid(pid).setRuntimeVersion("test").setSecret(secret))
         .build());
   }
 
-  /** Sends any message. */
-  public synchronized void send(EnvironmentMessage message) {
-    toDataService.onNext(message);
+  /** Sends any message as one frame. */
+  public void send(EnvironmentMessage message) throws IOException {
+    byte[] body = message.toByteArray();
+    sendRaw(ByteBuffer.allocate(4 + body.length).putInt(body.length).put(body).array());
+  }
+
+  /** Sends bytes as they are (for malformed frames). */
+  public synchronized void sendRaw(byte[] bytes) throws IOException {
+    ByteBuffer b = ByteBuffer.wrap(bytes);
+    while (b.hasRemaining()) {
+      socket.write(b);
+    }
   }
 
   /** Sends a result. */
-  public void answer(ExecuteResult result) {
+  public void answer(ExecuteResult result) throws IOException {
     send(EnvironmentMessage.newBuilder().setResult(result).build());
   }
 
@@ -124,26 +110,61 @@ public final class EnvironmentPeer implements AutoCloseable {
     return m.getExecute();
   }
 
-  /** The status the Data Service ended the stream with, waiting up to 10 s. */
-  public Status closedStatus() throws Exception {
-    return closed.get(10, TimeUnit.SECONDS);
+  /** How the Data Service's side ended ("closed" at a clean end of stream), waiting up to 10 s. */
+  public String ended() throws Exception {
+    return ended.get(10, TimeUnit.SECONDS);
   }
 
-  /** Half-closes the stream, as an environment leaving on its own does. */
-  public synchronized void finish() {
-    toDataService.onCompleted();
+  /** Half-closes the connection (shutdown of the write side), as an environment leaving on its own does. */
+  public void finish() throws IOException {
+    socket.shutdownOutput();
   }
 
-  /** Breaks the stream from the environment's side (as a crashing process would). */
-  public void breakStream() {
-    call.cancel("test breaks the stream", null);
+  /** Breaks the connection from the environment's side (as a crashing process would). */
+  public void breakConnection() throws IOException {
+    socket.close();
   }
 
   @Override
-  public void close() {
-    if (!closed.isDone()) {
-      call.cancel("peer closed", null);
+  public void close() throws Exception {
+    socket.close();
+    reader.join(5000);
+  }
+
+  // Channels.newInputStream/newOutputStream would serialise reads and writes on one lock, so the
+  // peer reads and writes the SocketChannel directly.
+  private void readFrames() {
+    try {
+      ByteBuffer header = ByteBuffer.allocate(4);
+      while (true) {
+        header.clear();
+        if (!readFully(header, true)) {
+          ended.complete("closed");
+          return;
+        }
+        ByteBuffer body = ByteBuffer.allocate(header.flip().getInt());
+        readFully(body, false);
+        DataServiceMessage m = DataServiceMessage.parseFrom(body.array());
+        if (responder != null && m.hasExecute()) {
+          answer(responder.apply(m.getExecute()));
+        } else {
+          received.add(m);
+        }
+      }
+    } catch (IOException e) {
+      ended.complete("broken: " + e);
     }
-    Channels.close(channel);
+  }
+
+  private boolean readFully(ByteBuffer b, boolean atFrameStart) throws IOException {
+    while (b.hasRemaining()) {
+      if (socket.read(b) < 0) {
+        if (atFrameStart && b.position() == 0) {
+          return false;
+        }
+        throw new EOFException("the Data Service closed the connection inside a frame");
+      }
+    }
+    return true;
   }
 }

@@ -15,19 +15,15 @@ import io.grpc.ServerInterceptor;
 import java.util.function.Supplier;
 
 /**
- * The metadata every authenticated call carries, and the interceptors that put it on
+ * The session metadata every authenticated call carries, and the interceptors that put it on
  * outgoing calls and make it visible to server logic through {@link #currentToken()}.
  */
 public final class SessionMetadata {
   /** Session token of the caller. */
   public static final Metadata.Key<String> SESSION_KEY =
       Metadata.Key.of("dataclay-session", Metadata.ASCII_STRING_MARSHALLER);
-  /** Secret a Data Service gives the execution environment it spawns. */
-  public static final Metadata.Key<String> EE_SECRET_KEY =
-      Metadata.Key.of("dataclay-ee-secret", Metadata.ASCII_STRING_MARSHALLER);
 
   private static final Context.Key<String> TOKEN = Context.key("dataclay-session");
-  private static final Context.Key<String> EE_SECRET = Context.key("dataclay-ee-secret");
 
   private SessionMetadata() {}
 
@@ -36,20 +32,13 @@ public final class SessionMetadata {
     return TOKEN.get();
   }
 
-  /** The execution-environment secret of the call being served, or null. */
-  public static String currentEeSecret() {
-    return EE_SECRET.get();
-  }
-
   /** Server side: copies the session metadata of each call into its {@link Context}. */
   public static ServerInterceptor serverInterceptor() {
     return new ServerInterceptor() {
       @Override
       public <Q, R> ServerCall.Listener<Q> interceptCall(
           ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
-        Context ctx = Context.current()
-            .withValue(TOKEN, headers.get(SESSION_KEY))
-            .withValue(EE_SECRET, headers.get(EE_SECRET_KEY));
+        Context ctx = Context.current().withValue(TOKEN, headers.get(SESSION_KEY));
         return Contexts.interceptCall(ctx, call, headers, next);
       }
     };

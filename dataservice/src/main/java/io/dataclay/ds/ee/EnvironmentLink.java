@@ -1,9 +1,11 @@
 package io.dataclay.ds.ee;
 
+import com.google.protobuf.UnsafeByteOperations;
 import io.dataclay.ds.service.DeltaSequences;
 import io.dataclay.ds.service.ExecutionKind;
 import io.dataclay.ds.service.ExecutionRequest;
 import io.dataclay.ds.service.ExecutionResult;
+import io.dataclay.ds.service.InlineCall;
 import io.dataclay.ds.service.ResultApplier;
 import io.dataclay.ds.service.SequencedDelta;
 import io.dataclay.ds.servicer.Messages;
@@ -17,137 +19,212 @@ import io.dataclay.proto.EnvironmentMessage;
 import io.dataclay.proto.ExecuteRequest;
 import io.dataclay.proto.ExecuteResult;
 import io.dataclay.rpc.GrpcErrors;
-import com.google.protobuf.ByteString;
-import io.grpc.Status;
-import io.grpc.stub.ServerCallStreamObserver;
-import io.grpc.stub.StreamObserver;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * One attached stream to an execution environment: sends ExecuteRequests tagged with call IDs
- * (writes serialised), completes each call from its ExecuteResult after the {@link ResultApplier}
- * stored its changes, and fails every call in flight with BACKEND_UNAVAILABLE when the stream
- * breaks. Results are handled in arrival order on the stream's (serialised) callback thread.
+ * One connection from an execution environment. Its reader thread takes the hello (handed to the
+ * owner to check), then every result in arrival order: it completes each call after the
+ * {@link ResultApplier} stored its changes, so one object's deltas are applied in the order the
+ * environment sent them. Requests are written by the calling thread (no hop), except where that
+ * thread must not block. When the connection ends, every call in flight fails with
+ * BACKEND_UNAVAILABLE.
  */
-final class EnvironmentLink implements StreamObserver<EnvironmentMessage> {
+final class EnvironmentLink {
+  /** The largest first frame accepted: a hello is a few dozen bytes. */
+  static final long MAX_HELLO_BYTES = 64 * 1024;
+  /** The largest request frame written on a thread that must not block. */
+  static final int MAX_INLINE_FRAME_BYTES = 16 * 1024;
+  /** Requests are written on a thread that must not block only while at most this many calls are unanswered. */
+  static final int MAX_INLINE_IN_FLIGHT = 4;
   private static final Logger LOG = Logger.getLogger(EnvironmentLink.class.getName());
 
   private record Pending(ExecutionRequest request, CompletableFuture<byte[]> future) {}
 
   private final PythonEnvironment owner;
-  private final EnvironmentSupervisor.Spawn spawn;
-  private final ServerCallStreamObserver<DataServiceMessage> out;
+  private final FramedChannel channel;
   private final ResultApplier applier;
+  private final Executor blocking;
+  private final Thread reader;
   private final DeltaSequences sequences = new DeltaSequences();
   private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
   private final AtomicLong callIds = new AtomicLong();
-  private boolean helloSeen;
-  private boolean closed;
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private volatile EnvironmentSupervisor.Spawn spawn;
 
-  EnvironmentLink(PythonEnvironment owner, EnvironmentSupervisor.Spawn spawn,
-      ServerCallStreamObserver<DataServiceMessage> out, ResultApplier applier) {
+  /** A link over {@code channel}; writes that could block an inline call are done on {@code blocking}. */
+  EnvironmentLink(PythonEnvironment owner, FramedChannel channel, ResultApplier applier, Executor blocking,
+      long number) {
     this.owner = owner;
-    this.spawn = spawn;
-    this.out = out;
+    this.channel = channel;
     this.applier = applier;
-    out.setOnCancelHandler(() -> close("the execution environment's stream was cancelled"));
+    this.blocking = blocking;
+    this.reader = new Thread(this::readFrames, "dataclay-ds-ee-result-reader-" + number);
+    reader.setDaemon(true);
   }
 
-  /** The process this stream belongs to. */
+  /** Starts reading the connection. */
+  void start() {
+    reader.start();
+  }
+
+  /** The process that proved itself with its hello, or null before the handshake. */
   EnvironmentSupervisor.Spawn spawn() {
     return spawn;
   }
 
-  /** Sends a request; false (and nothing sent) when the stream is already closed. */
+  /** Records the process the hello proved this connection belongs to. */
+  void authenticated(EnvironmentSupervisor.Spawn spawn) {
+    this.spawn = spawn;
+  }
+
+  /**
+   * Writes a request from the calling thread; false (the future untouched, nothing sent) when the
+   * link had already ended, so the caller may try the next link. On a thread serving an
+   * {@link InlineCall}, which must not block, the frame is written there only when that cannot
+   * wait; otherwise the pool writes it.
+   */
   boolean submit(ExecutionRequest request, CompletableFuture<byte[]> future) {
     long callId = callIds.incrementAndGet();
     pending.put(callId, new Pending(request, future));
-    DataServiceMessage message = DataServiceMessage.newBuilder().setExecute(ExecuteRequest.newBuilder()
-        .setCallId(callId)
-        .setSession(Messages.sessionInfo(request.session()))
-        .setObjectId(request.objectId().toString())
-        .setClassName(request.className())
-        .setKind(kind(request.kind()))
-        .setName(request.name())
-        .setPayload(ByteString.copyFrom(request.payload()))).build();
-    if (!write(message)) {
-      pending.remove(callId);
-      return false;
+    // close() sets `closed` before it fails the pending calls: a call registered after that sees
+    // `closed` here; one registered before is failed by close() (then remove() finds nothing).
+    if (closed.get()) {
+      return pending.remove(callId) == null;
+    }
+    byte[] body = executeMessage(callId, request).toByteArray();
+    try {
+      if (!InlineCall.active()) {
+        channel.write(body);
+      } else if (!writesAtOnce(body) || !channel.tryWrite(body)) {
+        writeOnPool(callId, body);
+      }
+    } catch (IOException e) {
+      close("writing to the execution environment failed: " + e.getMessage(), false);
     }
     return true;
   }
 
-  /** Sends a deploy or evict message; dropped when the stream is closed (a new process reads state afresh). */
+  /** Writes a deploy or evict message; dropped when the link has ended (a new process reads state afresh). */
   void send(DataServiceMessage message) {
-    write(message);
-  }
-
-  @Override
-  public void onNext(EnvironmentMessage message) {
-    if (!helloSeen) {
-      if (!message.hasHello()) {
-        violation("the first message on the stream must be hello, not " + message.getKindCase());
-        return;
-      }
-      if (message.getHello().getPid() <= 0) {
-        violation("hello.pid must be the environment's process ID, not " + message.getHello().getPid());
-        return;
-      }
-      helloSeen = true;
-      owner.ready(this);
+    if (closed.get()) {
       return;
     }
-    if (!message.hasResult()) {
-      violation("expected a result, got " + message.getKindCase());
-      return;
+    try {
+      channel.write(message.toByteArray());
+    } catch (IOException e) {
+      close("writing to the execution environment failed: " + e.getMessage(), false);
     }
-    onResult(message.getResult());
   }
 
-  @Override
-  public void onError(Throwable t) {
-    close("the execution environment's stream broke: " + Status.fromThrowable(t));
+  // A blocking write waits only when the socket's send buffer is full, i.e. when the environment
+  // left that much unread (Linux's default for Unix sockets is ~208 KiB). With at most
+  // MAX_INLINE_IN_FLIGHT calls unanswered (plus one racing writer per event loop), each frame
+  // <= 16 KiB, the unread requests stay far below that, so the write returns at once. (A large
+  // deploy the environment has not read yet could still fill it; deploys are rare and read as
+  // soon as one of the environment's threads is free.)
+  private boolean writesAtOnce(byte[] body) {
+    return body.length <= MAX_INLINE_FRAME_BYTES && pending.size() <= MAX_INLINE_IN_FLIGHT;
   }
 
-  @Override
-  public void onCompleted() {
-    close("the execution environment closed its stream", null, true);
-  }
-
-  /** Ends the stream and fails every call in flight with BACKEND_UNAVAILABLE; idempotent. */
-  void close(String reason) {
-    close(reason, null, false);
-  }
-
-  private void close(String reason, DataClayException toEnvironment, boolean byEnvironment) {
-    synchronized (out) {
-      if (closed) {
-        return;
-      }
-      closed = true;
-      try {
-        if (toEnvironment == null) {
-          out.onCompleted();
-        } else {
-          out.onError(GrpcErrors.toStatus(toEnvironment));
+  private void writeOnPool(long callId, byte[] body) {
+    try {
+      blocking.execute(() -> {
+        if (closed.get()) {
+          return;
         }
-      } catch (RuntimeException alreadyGone) {
-        // The call was cancelled or failed already: nothing to end.
+        try {
+          channel.write(body);
+        } catch (IOException e) {
+          close("writing to the execution environment failed: " + e.getMessage(), false);
+        }
+      });
+    } catch (RejectedExecutionException shuttingDown) {
+      Pending p = pending.remove(callId);
+      if (p != null) {
+        p.future().completeExceptionally(new BackendUnavailableException("the Data Service is shutting down"));
       }
     }
-    List<Pending> failed = new ArrayList<>(pending.values());
-    pending.clear();
+  }
+
+  /** Ends the link and fails every call in flight with BACKEND_UNAVAILABLE; idempotent. */
+  void close(String reason) {
+    close(reason, false);
+  }
+
+  private void close(String reason, boolean byEnvironment) {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    // The slot is freed before the socket closes, so a peer that saw the end may connect again.
+    owner.linkClosed(this, byEnvironment);
+    channel.close();
+    List<Pending> failed = new ArrayList<>();
+    for (Long callId : pending.keySet()) {
+      Pending p = pending.remove(callId);
+      if (p != null) {
+        failed.add(p);
+      }
+    }
     for (Pending p : failed) {
       p.future().completeExceptionally(new BackendUnavailableException(reason + "; the call may not have run"));
     }
-    owner.broken(this, byEnvironment);
+  }
+
+  private void readFrames() {
+    try {
+      EnvironmentMessage first = channel.read(EnvironmentMessage.parser(), MAX_HELLO_BYTES);
+      if (first == null) {
+        close("the connection closed before its hello", false);
+        return;
+      }
+      if (!first.hasHello()) {
+        refuse("the first frame must be hello, not " + first.getKindCase());
+        return;
+      }
+      String refusal = owner.handshake(this, first.getHello());
+      if (refusal != null) {
+        refuse(refusal);
+        return;
+      }
+      readResults();
+    } catch (MalformedFrameException e) {
+      violation(e.getMessage());
+    } catch (IOException e) {
+      close("the connection to the execution environment broke: " + e.getMessage(), false);
+    } catch (RuntimeException | Error e) {
+      // Never leave calls hanging on a dead reader: whatever went wrong ends the link.
+      LOG.log(Level.SEVERE, "reading from the execution environment failed", e);
+      close("the Data Service failed reading from the execution environment: " + e, false);
+      if (e instanceof Error error) {
+        throw error;
+      }
+    }
+  }
+
+  private void readResults() throws IOException {
+    while (true) {
+      EnvironmentMessage message = channel.read(EnvironmentMessage.parser(), FramedChannel.MAX_FRAME_BYTES);
+      if (message == null) {
+        close("the execution environment closed its connection", true);
+        return;
+      }
+      if (!message.hasResult()) {
+        violation("expected a result, got " + message.getKindCase());
+        return;
+      }
+      onResult(message.getResult());
+    }
   }
 
   private void onResult(ExecuteResult result) {
@@ -184,25 +261,28 @@ final class EnvironmentLink implements StreamObserver<EnvironmentMessage> {
     return new ExecutionResult(error == null ? r.getResult().toByteArray() : new byte[0], error, created, deltas);
   }
 
-  private boolean write(DataServiceMessage message) {
-    synchronized (out) {
-      if (closed) {
-        return false;
-      }
-      try {
-        out.onNext(message);
-        return true;
-      } catch (RuntimeException e) {
-        LOG.log(Level.FINE, "writing to the execution environment failed", e);
-      }
-    }
-    close("writing to the execution environment failed");
-    return false;
+  private static DataServiceMessage executeMessage(long callId, ExecutionRequest request) {
+    // The payload array is never written after the request was built, so it is shared, not copied.
+    return DataServiceMessage.newBuilder().setExecute(ExecuteRequest.newBuilder()
+        .setCallId(callId)
+        .setSession(Messages.sessionInfo(request.session()))
+        .setObjectId(request.objectId().toString())
+        .setClassName(request.className())
+        .setKind(kind(request.kind()))
+        .setName(request.name())
+        .setPayload(UnsafeByteOperations.unsafeWrap(request.payload()))).build();
+  }
+
+  /** Before the handshake: only this connection is dropped (it proved nothing about any process). */
+  private void refuse(String what) {
+    LOG.warning("refused an execution environment connection: " + what);
+    close("the connection was refused: " + what, false);
   }
 
   private void violation(String what) {
-    LOG.warning("execution environment (pid " + spawn.pid() + ") broke the protocol: " + what);
-    close("the execution environment broke the protocol: " + what, new InvalidArgumentException(what), false);
+    EnvironmentSupervisor.Spawn s = spawn;
+    LOG.warning("execution environment" + (s == null ? "" : " (pid " + s.pid() + ")") + " broke the protocol: " + what);
+    close("the execution environment broke the protocol: " + what, false);
   }
 
   private static io.dataclay.proto.ExecutionKind kind(ExecutionKind kind) {

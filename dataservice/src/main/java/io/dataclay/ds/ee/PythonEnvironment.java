@@ -8,52 +8,62 @@ import io.dataclay.ds.service.ModelBundle;
 import io.dataclay.ds.service.ResultApplier;
 import io.dataclay.ds.servicer.Messages;
 import io.dataclay.exceptions.BackendUnavailableException;
-import io.dataclay.exceptions.NotAuthenticatedException;
-import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.proto.DataServiceMessage;
+import io.dataclay.proto.EnvironmentHello;
 import io.dataclay.proto.EvictRequest;
 import io.dataclay.proto.ModelList;
-import io.grpc.stub.ServerCallStreamObserver;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
+import java.io.IOException;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.MessageDigest;
 import java.util.Collection;
 import java.util.List;
-import java.util.Queue;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.logging.Logger;
 
 /**
  * The Python execution environment seen from its Data Service: a supervised child process that
- * dials back and attaches one stream (authenticated by the secret of its spawn), through which
- * calls are sent. Calls that arrive while it is (re)starting wait up to {@code waitMs}, then fail
- * with BACKEND_UNAVAILABLE; no thread is parked per waiting or in-flight call.
+ * connects back to a private Unix socket and proves itself with the secret of its spawn; calls
+ * go down that one connection. Calls that arrive while it is (re)starting wait up to
+ * {@code waitMs}, then fail with BACKEND_UNAVAILABLE; a connection gets the same time to send its
+ * hello, so a silent one cannot hold the link's only slot. No thread is parked per waiting or
+ * in-flight call.
  */
 public final class PythonEnvironment implements ExecutionEnvironment, EnvironmentSupervisor.Listener {
-  /** How long an environment that closed its own stream may take to exit before it is stopped. */
+  /** How long an environment that closed its own connection may take to exit before it is stopped. */
   static final long LEAVE_GRACE_MS = 5000;
-
-  private record Waiting(ExecutionRequest request, CompletableFuture<byte[]> future, ScheduledFuture<?> timeout) {}
+  private static final Logger LOG = Logger.getLogger(PythonEnvironment.class.getName());
 
   private final ResultApplier applier;
   private final ScheduledExecutorService timer;
+  private final Executor blocking;
   private final long waitMs;
   private final LongAdder calls = new LongAdder();
-  private final Queue<Waiting> waiting = new ArrayDeque<>();
+  private final WaitingCalls waiting;
+  private LinkAcceptor acceptor;
+  private long connections;
   private EnvironmentSupervisor supervisor;
   private EnvironmentSupervisor.Spawn spawn;
   private EnvironmentLink attached;
   private volatile EnvironmentLink ready;
   private boolean closed;
 
-  /** An environment whose results are stored by {@code applier}; timeouts run on {@code timer}. */
-  public PythonEnvironment(ResultApplier applier, ScheduledExecutorService timer, long waitMs) {
+  /**
+   * An environment whose results are stored by {@code applier}; timeouts run on {@code timer}, and
+   * writes that must not happen on an inline call's thread on {@code blocking}.
+   */
+  public PythonEnvironment(ResultApplier applier, ScheduledExecutorService timer, Executor blocking, long waitMs) {
     this.applier = applier;
     this.timer = timer;
+    this.blocking = blocking;
     this.waitMs = waitMs;
+    this.waiting = new WaitingCalls(timer, waitMs);
   }
 
   /** Starts supervising the process; call once. */
@@ -93,13 +103,19 @@ public final class PythonEnvironment implements ExecutionEnvironment, Environmen
     }
   }
 
+  /**
+   * Asks the environment to drop objects from memory. Sent from the pool, never from the result
+   * reader that calls this: if the reader blocked on a full socket while the environment's workers
+   * blocked writing results it does not read, the two sides would deadlock.
+   */
   @Override
   public void evict(Collection<UUID> ids) {
     EnvironmentLink link = ready;
     if (link != null && !ids.isEmpty()) {
       EvictRequest.Builder evict = EvictRequest.newBuilder();
       ids.forEach(id -> evict.addIds(id.toString()));
-      link.send(DataServiceMessage.newBuilder().setEvict(evict).build());
+      DataServiceMessage message = DataServiceMessage.newBuilder().setEvict(evict).build();
+      blocking.execute(() -> link.send(message));
     }
   }
 
@@ -117,18 +133,21 @@ public final class PythonEnvironment implements ExecutionEnvironment, Environmen
 
   @Override
   public void close() {
-    List<Waiting> abandoned;
+    List<WaitingCalls.Call> abandoned;
     EnvironmentSupervisor s;
     EnvironmentLink link;
+    LinkAcceptor a;
     synchronized (this) {
       closed = true;
-      abandoned = new ArrayList<>(waiting);
-      waiting.clear();
+      abandoned = waiting.takeAll();
       s = supervisor;
       link = attached;
+      a = acceptor;
     }
-    for (Waiting w : abandoned) {
-      w.timeout().cancel(false);
+    if (a != null) {
+      a.close();
+    }
+    for (WaitingCalls.Call w : abandoned) {
       w.future().completeExceptionally(new BackendUnavailableException("the Data Service is shutting down"));
     }
     if (link != null) {
@@ -140,21 +159,76 @@ public final class PythonEnvironment implements ExecutionEnvironment, Environmen
   }
 
   /**
-   * Accepts the stream of the current process: {@code secret} must be the one it was spawned with
-   * and no other stream may be attached.
-   *
-   * @throws NotAuthenticatedException for a missing, wrong or stale secret
-   * @throws PermissionDeniedException when a stream is already attached
+   * Binds the socket the process connects to (a private directory under java.io.tmpdir); call
+   * once, before {@link #start}. Returns the socket's path, for DATACLAY_EE_SOCKET.
    */
-  public synchronized EnvironmentLink attach(String secret, ServerCallStreamObserver<io.dataclay.proto.DataServiceMessage> out) {
-    if (closed || spawn == null || secret == null || !spawn.secret().equals(secret)) {
-      throw new NotAuthenticatedException("wrong or stale execution environment secret");
+  public Path listen() throws IOException {
+    synchronized (this) {
+      if (acceptor != null || closed) {
+        throw new IllegalStateException("the Python environment already listens or was closed");
+      }
+      acceptor = LinkAcceptor.open(this::accepted);
+      return acceptor.socket();
     }
-    if (attached != null) {
-      throw new PermissionDeniedException("an execution environment is already attached to this Data Service");
+  }
+
+  /** Takes a new connection unless one is already attached (or pending its hello): then it is closed at once. */
+  private void accepted(SocketChannel connection) {
+    EnvironmentLink link;
+    synchronized (this) {
+      if (closed || attached != null) {
+        LOG.warning("closed an execution environment connection: "
+            + (closed ? "the Data Service is shutting down" : "another one is attached"));
+        LinkAcceptor.closeQuietly(connection);
+        return;
+      }
+      try {
+        link = new EnvironmentLink(this, new FramedChannel(connection), applier, blocking, ++connections);
+      } catch (IOException e) {
+        LOG.warning("could not set up an execution environment connection: " + e.getMessage());
+        LinkAcceptor.closeQuietly(connection);
+        return;
+      }
+      attached = link;
     }
-    attached = new EnvironmentLink(this, spawn, out, applier);
-    return attached;
+    link.start();
+    timer.schedule(() -> {
+      if (link.spawn() == null) {
+        LOG.warning("closed an execution environment connection that sent no hello within " + waitMs + " ms");
+        link.close("no hello within " + waitMs + " ms");
+      }
+    }, waitMs, TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * Checks a connection's hello: it must carry the secret the current process was spawned with
+   * (compared in constant time) and a process ID. On success the link is ready and the calls
+   * that waited for it are sent; otherwise returns why it was refused.
+   */
+  String handshake(EnvironmentLink link, EnvironmentHello hello) {
+    List<WaitingCalls.Call> flush;
+    synchronized (this) {
+      if (attached != link || closed) {
+        return "the connection is no longer the attached one";
+      }
+      if (spawn == null || !sameSecret(spawn.secret(), hello.getSecret())) {
+        return "wrong, missing or stale secret in hello";
+      }
+      if (hello.getPid() <= 0) {
+        return "hello.pid must be the environment's process ID, not " + hello.getPid();
+      }
+      link.authenticated(spawn);
+      ready = link;
+      flush = waiting.takeAll();
+    }
+    LOG.info("the Python execution environment (pid " + hello.getPid() + ", " + hello.getRuntimeVersion()
+        + ") attached");
+    for (WaitingCalls.Call w : flush) {
+      if (!link.submit(w.request(), w.future())) {
+        await(w.request(), w.future());
+      }
+    }
+    return null;
   }
 
   @Override
@@ -176,32 +250,15 @@ public final class PythonEnvironment implements ExecutionEnvironment, Environmen
     }
   }
 
-  /** Called by a link once its hello arrived: sends the calls that waited for it. */
-  void ready(EnvironmentLink link) {
-    List<Waiting> flush;
-    synchronized (this) {
-      if (attached != link) {
-        return;
-      }
-      ready = link;
-      flush = new ArrayList<>(waiting);
-      waiting.clear();
-    }
-    for (Waiting w : flush) {
-      w.timeout().cancel(false);
-      if (!link.submit(w.request(), w.future())) {
-        await(w.request(), w.future());
-      }
-    }
-  }
-
   /**
-   * Called by a link when its stream ended: forgets it and stops its process, which is then
-   * restarted. An environment that ended the stream itself is leaving on its own (it does so to
-   * restart after a model change, exiting with code 3), so it gets {@link #LEAVE_GRACE_MS} to exit
-   * before it is stopped; after a broken stream it is stopped at once.
+   * Called by a link when it ended: forgets it and, when it had proved to be the current
+   * process's, stops that process, which is then restarted. An environment that closed the
+   * connection itself is leaving on its own (it does so to restart after a model change, exiting
+   * with code 3), so it gets {@link #LEAVE_GRACE_MS} to exit before it is stopped; after a broken
+   * link it is stopped at once. A connection refused before its hello proved nothing about any
+   * process, so no process is stopped for it.
    */
-  void broken(EnvironmentLink link, boolean endedByEnvironment) {
+  void linkClosed(EnvironmentLink link, boolean endedByEnvironment) {
     EnvironmentSupervisor s;
     synchronized (this) {
       if (attached != link) {
@@ -213,14 +270,19 @@ public final class PythonEnvironment implements ExecutionEnvironment, Environmen
       }
       s = closed ? null : supervisor;
     }
-    if (s == null) {
+    EnvironmentSupervisor.Spawn owner = link.spawn();
+    if (s == null || owner == null) {
       return;
     }
     if (endedByEnvironment) {
-      timer.schedule(() -> s.terminate(link.spawn()), LEAVE_GRACE_MS, TimeUnit.MILLISECONDS);
+      timer.schedule(() -> s.terminate(owner), LEAVE_GRACE_MS, TimeUnit.MILLISECONDS);
     } else {
-      s.terminate(link.spawn());
+      s.terminate(owner);
     }
+  }
+
+  private static boolean sameSecret(String expected, String given) {
+    return MessageDigest.isEqual(expected.getBytes(StandardCharsets.UTF_8), given.getBytes(StandardCharsets.UTF_8));
   }
 
   private void await(ExecutionRequest request, CompletableFuture<byte[]> future) {
@@ -232,26 +294,13 @@ public final class PythonEnvironment implements ExecutionEnvironment, Environmen
       }
       link = ready;
       if (link == null) {
-        Waiting[] self = new Waiting[1];
-        ScheduledFuture<?> timeout = timer.schedule(() -> expire(self[0]), waitMs, TimeUnit.MILLISECONDS);
-        self[0] = new Waiting(request, future, timeout);
-        waiting.add(self[0]);
+        waiting.add(request, future);
         return;
       }
     }
     if (!link.submit(request, future)) {
       future.completeExceptionally(new BackendUnavailableException(
-          "the Python execution environment's stream closed while the call was sent"));
+          "the Python execution environment's connection closed while the call was sent"));
     }
-  }
-
-  private void expire(Waiting w) {
-    synchronized (this) {
-      if (!waiting.remove(w)) {
-        return;
-      }
-    }
-    w.future().completeExceptionally(new BackendUnavailableException(
-        "the Python execution environment is not running (it did not come up within " + waitMs + " ms)"));
   }
 }

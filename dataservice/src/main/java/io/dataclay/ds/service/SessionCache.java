@@ -62,6 +62,23 @@ public final class SessionCache {
     return session;
   }
 
+  /**
+   * The session of {@code token} when it is validated, fresh and unexpired in memory; null
+   * otherwise. Never calls the Logic Module.
+   */
+  public Session cached(String token) {
+    if (token == null) {
+      return null;
+    }
+    Entry entry = entries.get(token);
+    long now = clock.getAsLong();
+    if (entry == null || !entry.fresh(now)) {
+      return null;
+    }
+    Session session = entry.session().getNow(null);
+    return session != null && session.expiresAtMs() > now ? session : null;
+  }
+
   private Entry validate(String token, long now) {
     while (true) {
       Entry current = entries.get(token);

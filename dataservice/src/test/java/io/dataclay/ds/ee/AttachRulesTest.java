@@ -12,14 +12,20 @@ import io.dataclay.ds.TestCluster;
 import io.dataclay.ds.TestObjects;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.proto.EnvironmentMessage;
+import io.dataclay.proto.ExecuteRequest;
 import io.dataclay.proto.ExecuteResult;
 import io.dataclay.proto.Language;
 import io.dataclay.proto.ObjectData;
-import io.grpc.Status;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -48,58 +54,91 @@ class AttachRulesTest {
   }
 
   @Test
-  void a_wrong_or_missing_secret_is_unauthenticated() throws Exception {
-    // setup
-    cluster.startDataService(Map.of());
-    cluster.secret(null);
-    // run
-    EnvironmentPeer wrong = cluster.closing(EnvironmentPeer.attach(cluster.port(), "not-the-secret"));
-    EnvironmentPeer none = cluster.closing(EnvironmentPeer.attach(cluster.port(), null));
-    // verify
-    assertEquals(Status.Code.UNAUTHENTICATED, wrong.closedStatus().getCode());
-    assertEquals(Status.Code.UNAUTHENTICATED, none.closedStatus().getCode());
-    assertFalse(cluster.pythonAlive());
-  }
-
-  @Test
-  void a_second_stream_is_refused_while_one_is_attached() throws Exception {
-    // setup
-    cluster.startDataService(Map.of());
-    EnvironmentPeer first = cluster.attachPeer();
-    // run
-    EnvironmentPeer second = cluster.closing(EnvironmentPeer.attach(cluster.port(), cluster.secret(null)));
-    // verify: refused, and the first still serves
-    assertEquals(Status.Code.PERMISSION_DENIED, second.closedStatus().getCode());
-    DataServiceClient user = cluster.client(cluster.session("kim"));
-    UUID id = UUID.randomUUID();
-    user.makePersistent(List.of(point(id, "0")), null);
-    Thread served = new Thread(() -> {
-      try {
-        var req = first.nextExecute();
-        first.answer(ExecuteResult.newBuilder().setCallId(req.getCallId()).setResult(TestObjects.bytes("1")).build());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
-    served.start();
-    assertEquals("1", new String(user.callMethod(id.toString(), "m", new byte[0])));
-    served.join(10_000);
-  }
-
-  @Test
-  void a_stream_that_does_not_open_with_hello_is_refused_and_its_process_replaced() throws Exception {
+  void a_hello_with_a_wrong_or_missing_secret_or_no_pid_closes_that_connection_only() throws Exception {
     // setup
     cluster.startDataService(Map.of());
     String secret = cluster.secret(null);
-    EnvironmentPeer rude = cluster.closing(EnvironmentPeer.connect(cluster.port(), secret));
+    Path socket = cluster.socket();
+    // run
+    EnvironmentPeer wrong = cluster.closing(EnvironmentPeer.attach(socket, "not-the-secret"));
+    String wrongEnded = wrong.ended();
+    EnvironmentPeer none = cluster.closing(EnvironmentPeer.attach(socket, ""));
+    String noneEnded = none.ended();
+    EnvironmentPeer noPid = cluster.closing(EnvironmentPeer.connect(socket));
+    noPid.hello(secret, 0);
+    String noPidEnded = noPid.ended();
+    // verify: each was closed, none counted as attached, and the process still attaches afterwards
+    assertEquals("closed", wrongEnded);
+    assertEquals("closed", noneEnded);
+    assertEquals("closed", noPidEnded);
+    assertFalse(cluster.pythonAlive());
+    cluster.attachPeer();
+    assertEquals(0, cluster.node().report().environments().get(0).restarts());
+  }
+
+  @Test
+  void a_second_connection_is_closed_at_once_while_one_is_attached() throws Exception {
+    // setup
+    cluster.startDataService(Map.of());
+    EnvironmentPeer first = cluster.attachPeer();
+    // run: the second connection says nothing, and is closed anyway
+    EnvironmentPeer second = cluster.closing(EnvironmentPeer.connect(cluster.socket()));
+    // verify: refused, and the first still serves
+    assertEquals("closed", second.ended());
+    DataServiceClient user = cluster.client(cluster.session("kim"));
+    UUID id = UUID.randomUUID();
+    user.makePersistent(List.of(point(id, "0")), null);
+    CompletableFuture<byte[]> call = CompletableFuture.supplyAsync(() -> user.callMethod(id.toString(), "m", new byte[0]));
+    ExecuteRequest req = first.nextExecute();
+    first.answer(ExecuteResult.newBuilder().setCallId(req.getCallId()).setResult(TestObjects.bytes("1")).build());
+    assertEquals("1", new String(call.get(10, TimeUnit.SECONDS)));
+  }
+
+  @Test
+  void a_connection_whose_first_frame_is_not_hello_is_closed_and_the_process_can_still_attach() throws Exception {
+    // setup
+    cluster.startDataService(Map.of());
+    cluster.secret(null);
+    EnvironmentPeer rude = cluster.closing(EnvironmentPeer.connect(cluster.socket()));
     // run
     rude.send(EnvironmentMessage.newBuilder().setResult(ExecuteResult.newBuilder().setCallId(1)).build());
+    // verify: only that connection was dropped; it proved no process, so none was stopped
+    assertEquals("closed", rude.ended());
+    assertFalse(cluster.pythonAlive());
+    cluster.attachPeer();
+    assertEquals(0, cluster.node().report().environments().get(0).restarts());
+  }
+
+  @Test
+  void a_silent_connection_is_closed_after_the_wait_and_frees_the_slot() throws Exception {
+    // setup: connections get 300 ms to say hello
+    cluster.startDataService(Map.of("DATACLAY_EE_WAIT_MS", "300"));
+    // run
+    long t0 = System.nanoTime();
+    EnvironmentPeer silent = cluster.closing(EnvironmentPeer.connect(cluster.socket()));
+    String ended = silent.ended();
+    long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
     // verify
-    Status status = rude.closedStatus();
-    assertEquals(Status.Code.INVALID_ARGUMENT, status.getCode());
-    assertTrue(status.getDescription().contains("hello"), status.getDescription());
-    cluster.attachPeer(secret);
-    assertEquals(1, cluster.node().report().environments().get(0).restarts());
+    assertEquals("closed", ended);
+    assertTrue(ms >= 290 && ms < 5000, "closed after " + ms + " ms");
+    cluster.attachPeer();
+    assertTrue(cluster.pythonAlive());
+  }
+
+  @Test
+  void the_socket_is_in_a_private_directory_that_is_removed_when_the_data_service_stops() throws Exception {
+    // setup
+    cluster.startDataService(Map.of());
+    Path socket = cluster.socket();
+    // run
+    Set<PosixFilePermission> mode = Files.getPosixFilePermissions(socket.getParent());
+    boolean existedWhileRunning = Files.exists(socket);
+    cluster.stopDataService();
+    // verify
+    assertEquals(PosixFilePermissions.fromString("rwx------"), mode);
+    assertTrue(existedWhileRunning);
+    assertTrue(socket.toString().length() <= 107, socket.toString());
+    assertFalse(Files.exists(socket.getParent()), "the socket directory outlived its Data Service");
   }
 
   @Test

@@ -1,6 +1,7 @@
 package io.dataclay.ds.service;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.dataclay.ds.TestCluster;
 import io.dataclay.ds.lm.AdminSession;
@@ -53,5 +54,25 @@ class SessionCacheTest {
     assertEquals("olga", first.username());
     assertEquals("olga", again.dataset());
     assertEquals(token, again.token());
+  }
+
+  @Test
+  void cached_answers_only_sessions_validated_and_still_trusted_without_asking_the_logic_module() {
+    // setup
+    String token = cluster.session("pablo");
+    long before = cluster.lmCalls("ValidateSession");
+    // run
+    Session beforeValidation = cache.cached(token);
+    cache.resolve(token);
+    Session trusted = cache.cached(token);
+    now.addAndGet(SessionCache.TRUST_MS + 1);
+    Session stale = cache.cached(token);
+    // verify
+    assertNull(beforeValidation);
+    assertEquals("pablo", trusted.username());
+    assertNull(stale);
+    assertNull(cache.cached(null));
+    assertNull(cache.cached("no-such-token"));
+    assertEquals(1, cluster.lmCalls("ValidateSession") - before);
   }
 }

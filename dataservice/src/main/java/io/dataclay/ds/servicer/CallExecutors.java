@@ -1,0 +1,55 @@
+package io.dataclay.ds.servicer;
+
+import io.dataclay.ds.service.InlineCall;
+import io.dataclay.ds.service.Session;
+import io.dataclay.ds.service.SessionCache;
+import io.dataclay.proto.DataServiceGrpc;
+import io.dataclay.rpc.SessionMetadata;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallExecutorSupplier;
+import java.util.Set;
+import java.util.concurrent.Executor;
+
+/**
+ * Picks where each call runs: MakePersistent, CallMethod, GetField and SetField whose session is already cached
+ * run inline on the transport thread that received them (saving the hop to the pool), as an
+ * {@link InlineCall} carrying that session, so they never call the Logic Module there; every
+ * other call runs on the pool. Never answers null, since the server's default is that thread.
+ */
+public final class CallExecutors implements ServerCallExecutorSupplier {
+  // GetObjects is left out on purpose: its answer may be many MiB read and serialised on the
+  // calling thread, which must not happen on an event loop.
+  private static final Set<String> INLINE_METHODS = Set.of(
+      DataServiceGrpc.getMakePersistentMethod().getFullMethodName(),
+      DataServiceGrpc.getCallMethodMethod().getFullMethodName(),
+      DataServiceGrpc.getGetFieldMethod().getFullMethodName(),
+      DataServiceGrpc.getSetFieldMethod().getFullMethodName());
+
+  private final SessionCache sessions;
+  private final Executor pool;
+  private final boolean inline;
+
+  /**
+   * Chooses with the sessions {@code sessions} already holds; calls that may block go to {@code
+   * pool}, and so do all calls when {@code storeNeverWaits} is false (a store that talks to a
+   * database server must not be read or written on a network thread).
+   */
+  public CallExecutors(SessionCache sessions, Executor pool, boolean storeNeverWaits) {
+    this.sessions = sessions;
+    this.pool = pool;
+    this.inline = storeNeverWaits;
+  }
+
+  @Override
+  public <Q, R> Executor getExecutor(ServerCall<Q, R> call, Metadata headers) {
+    if (!inline || !INLINE_METHODS.contains(call.getMethodDescriptor().getFullMethodName())) {
+      return pool;
+    }
+    Session session = sessions.cached(headers.get(SessionMetadata.SESSION_KEY));
+    if (session == null) {
+      return pool;
+    }
+    return work -> InlineCall.run(session, work);
+  }
+}
