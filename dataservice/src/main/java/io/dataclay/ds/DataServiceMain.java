@@ -3,7 +3,6 @@ package io.dataclay.ds;
 import io.dataclay.ds.service.BackendIdentity;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.ObjectStores;
-import io.dataclay.ds.store.StoreConfig;
 
 /**
  * The Data Service process: configuration, store, server, registration, Python environment,
@@ -26,8 +25,7 @@ public final class DataServiceMain {
     }
     ObjectStore store;
     try {
-      store = ObjectStores.open(
-          new StoreConfig(config.storeEngine(), config.storePath(), StoreConfig.parseSize(config.storeSize())));
+      store = ObjectStores.open(config.storeConfig());
     } catch (RuntimeException e) {
       exit(2, "cannot open the " + config.storeEngine() + " store at " + config.storePath() + ": " + e.getMessage());
       return;

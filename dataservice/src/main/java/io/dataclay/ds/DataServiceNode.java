@@ -18,15 +18,18 @@ import io.dataclay.ds.service.ModelFiles;
 import io.dataclay.ds.service.ModelRegistry;
 import io.dataclay.ds.service.ModelService;
 import io.dataclay.ds.service.ObjectService;
+import io.dataclay.ds.service.QueuedRegistrations;
 import io.dataclay.ds.service.ResultApplier;
 import io.dataclay.ds.service.SessionCache;
 import io.dataclay.ds.service.StatusService;
 import io.dataclay.ds.servicer.DataServiceServicer;
-import io.dataclay.ds.servicer.ExecutionEnvironmentLinkServicer;
+import io.dataclay.ds.servicer.CallExecutors;
 import io.dataclay.ds.store.ObjectStore;
 import io.grpc.ServerBuilder;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -47,6 +50,7 @@ import java.util.logging.Logger;
 public final class DataServiceNode implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(DataServiceNode.class.getName());
   private static final long REGISTER_TIMEOUT_MS = 60_000;
+  private static final Duration CLOSE_FLUSH = Duration.ofSeconds(10);
 
   private final ExecutorService calls = Executors.newCachedThreadPool(daemons("dataclay-ds-call"));
   private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(daemons("dataclay-ds-ee"));
@@ -57,6 +61,8 @@ public final class DataServiceNode implements AutoCloseable {
   private StatusService status;
   private DataServiceServer server;
   private BackendRegistration registration;
+  private QueuedRegistrations registrations;
+  private Path backendDir;
 
   private DataServiceNode(DataServiceConfig config, ObjectStore store, ServerBuilder<?> serverBuilder,
       AdminSession admin) throws IOException, InterruptedException {
@@ -71,14 +77,17 @@ public final class DataServiceNode implements AutoCloseable {
 
   private void run(DataServiceConfig config, ObjectStore store, ServerBuilder<?> serverBuilder)
       throws IOException, InterruptedException {
+    backendDir = config.backendDir();
     UUID id = BackendIdFile.readOrCreate(config.backendDir());
     Files.createDirectories(config.pythonModelsDir());
-    RemoteLogicModule lm = new RemoteLogicModule(admin, id);
+    boolean stoppedCleanly = CleanStopMark.consume(config.backendDir());
+    QueuedRegistrations lm = new QueuedRegistrations(new RemoteLogicModule(admin, id));
+    registrations = lm;
     IdClaims claims = new IdClaims();
     ModelRegistry registry = new ModelRegistry();
     CallCounters counters = new CallCounters();
     ResultApplier applier = new ResultApplier(store, lm, claims, calls);
-    PythonEnvironment python = config.python() == null ? null : new PythonEnvironment(applier, timer, config.eeWaitMs());
+    PythonEnvironment python = config.python() == null ? null : new PythonEnvironment(applier, timer, calls, config.eeWaitMs());
     if (python != null) {
       environments.add(python);
     }
@@ -87,18 +96,22 @@ public final class DataServiceNode implements AutoCloseable {
     status = new StatusService(store, environments, counters,
         new BackendIdentity(id, config.backendName(), config.backendHost(), 0, languages, engine));
     ModelService models = new ModelService(new ModelFiles(config.pythonModelsDir()), registry, environments);
-    DataServiceServicer dataService = new DataServiceServicer(new SessionCache(lm),
+    SessionCache sessions = new SessionCache(lm);
+    DataServiceServicer dataService = new DataServiceServicer(sessions,
         new ObjectService(store, lm, registry, claims), new ExecutionService(store, environments), models,
-        status, counters);
-    server = new DataServiceServer(serverBuilder, dataService, new ExecutionEnvironmentLinkServicer(python), calls)
-        .start();
+        status, counters, calls);
+    server = new DataServiceServer(serverBuilder, dataService, new CallExecutors(sessions, calls, store.writesWithoutWaiting())).start();
     status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));
     registration = new BackendRegistration(admin, status::identity, heartbeats, config.heartbeatMs());
     registration.register(REGISTER_TIMEOUT_MS);
+    if (!stoppedCleanly) {
+      lm.reconcile(store);
+    }
     installAtStart(models, registration.models());
     if (python != null) {
+      Path socket = python.listen();
       python.start(new EnvironmentSupervisor(List.of(config.python(), "-m", "dataclay._internal.ee"),
-          pythonEnvironment(config, id, server.port()), timer, new RestartBackoff(), python));
+          pythonEnvironment(config, id, server.port(), socket), timer, new RestartBackoff(), python));
     }
     registration.startHeartbeat();
   }
@@ -134,15 +147,28 @@ public final class DataServiceNode implements AutoCloseable {
     server.blockUntilShutdown();
   }
 
-  /** Stops the heartbeat, the Python environment and the server, in that order. */
+  /**
+   * Stops the Python environment and the server, registers what is still queued, then stops the
+   * heartbeat; leaves the clean-stop mark only when nothing is left unregistered.
+   */
   @Override
   public void close() {
-    if (registration != null) {
-      registration.close();
-    }
     environments.closeAll();
     if (server != null) {
       server.stop();
+    }
+    if (registrations != null) {
+      try {
+        registrations.flush(CLOSE_FLUSH);
+        CleanStopMark.leave(backendDir);
+      } catch (RuntimeException e) {
+        LOG.warning("stopping with " + registrations.pending() + " objects not yet registered with the Logic "
+            + "Module; the next start re-registers every stored object (" + e.getMessage() + ")");
+      }
+      registrations.close();
+    }
+    if (registration != null) {
+      registration.close();
     }
     admin.close();
     heartbeats.shutdownNow();
@@ -160,8 +186,9 @@ public final class DataServiceNode implements AutoCloseable {
     }
   }
 
-  private static Map<String, String> pythonEnvironment(DataServiceConfig config, UUID id, int port) {
+  private static Map<String, String> pythonEnvironment(DataServiceConfig config, UUID id, int port, Path socket) {
     Map<String, String> env = new HashMap<>(config.environment());
+    env.put("DATACLAY_EE_SOCKET", socket.toString());
     env.put("DATACLAY_EE_DS_ADDRESS", "127.0.0.1:" + port);
     env.put("DATACLAY_BACKEND_ID", id.toString());
     env.put("DATACLAY_EE_MODELS_DIR", config.pythonModelsDir().toString());

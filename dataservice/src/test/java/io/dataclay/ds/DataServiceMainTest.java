@@ -85,12 +85,14 @@ class DataServiceMainTest {
   }
 
   @Test
-  void the_process_registers_prints_its_start_line_and_stops_itself_and_its_environment_on_sigterm()
+  void the_process_registers_prints_its_start_line_and_on_sigterm_stops_its_environment_and_removes_its_socket()
       throws Exception {
-    // setup: a stand-in environment process that records its pid and sleeps
+    // setup: a stand-in environment process that records its socket path and pid, and sleeps
     Path pidFile = tmp.resolve("ee.pid");
+    Path socketFile = tmp.resolve("ee.socket");
     Path fakePython = tmp.resolve("fake-python");
-    Files.writeString(fakePython, "#!/bin/sh\necho $$ > " + pidFile + "\nexec sleep 600\n");
+    Files.writeString(fakePython, "#!/bin/sh\necho \"$DATACLAY_EE_SOCKET\" > " + socketFile + "\necho $$ > "
+        + pidFile + ".tmp && mv " + pidFile + ".tmp " + pidFile + "\nexec sleep 600\n");
     Files.setPosixFilePermissions(fakePython, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
     try (TestLogicModule lm = TestLogicModule.start(tmp.resolve("lm"), "admin", "pw")) {
       Map<String, String> env = new java.util.HashMap<>(base("memory", tmp.resolve("pool")));
@@ -122,10 +124,14 @@ class DataServiceMainTest {
         Thread.sleep(10);
       }
       long eePid = Long.parseLong(Files.readString(pidFile).trim());
+      Path socketDir = Path.of(Files.readString(socketFile).trim()).getParent();
+      boolean socketDirExisted = Files.isDirectory(socketDir);
       p.destroy();
       assertTrue(p.waitFor(20, TimeUnit.SECONDS), "SIGTERM did not stop the Data Service");
       assertEquals(143, p.exitValue());
       assertFalse(ProcessHandle.of(eePid).map(ProcessHandle::isAlive).orElse(false), "the environment outlived its DS");
+      assertTrue(socketDirExisted);
+      assertFalse(Files.exists(socketDir), "the socket directory outlived its Data Service");
     }
   }
 }

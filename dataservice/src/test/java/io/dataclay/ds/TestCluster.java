@@ -22,8 +22,9 @@ import java.util.Map;
 /**
  * A real Logic Module (in-process, SQLite in a temporary directory) with the test model
  * registered, and Data Services started on it one at a time (memory engine, a free port, a fresh
- * backend directory each). A Data Service's "python" is a tiny script that publishes the secret it
- * was spawned with and sleeps, so a test's {@link EnvironmentPeer} can attach in its place.
+ * backend directory each). A Data Service's "python" is a tiny script that publishes the secret
+ * and socket path it was spawned with and sleeps, so a test's {@link EnvironmentPeer} can attach
+ * in its place.
  * Everything started is stopped by {@link #stopDataService()} and {@link #close()}.
  */
 public final class TestCluster implements AutoCloseable {
@@ -55,7 +56,8 @@ public final class TestCluster implements AutoCloseable {
     this.adminToken = token[0];
     fakePython = dir.resolve("fake-python");
     Files.writeString(fakePython, "#!/bin/sh\n"
-        + "echo \"$DATACLAY_EE_SECRET\" > \"$TEST_SECRET_FILE.tmp\" && mv \"$TEST_SECRET_FILE.tmp\" \"$TEST_SECRET_FILE\"\n"
+        + "printf '%s\\n%s\\n' \"$DATACLAY_EE_SECRET\" \"$DATACLAY_EE_SOCKET\" > \"$TEST_SECRET_FILE.tmp\"\n"
+        + "mv \"$TEST_SECRET_FILE.tmp\" \"$TEST_SECRET_FILE\"\n"
         + "exec sleep 600\n");
     Files.setPosixFilePermissions(fakePython, PosixFilePermissions.fromString("rwx------"));
     adminLm.registerModel(TestObjects.shapesModel("class Point:\n    x: str\n"));
@@ -208,7 +210,7 @@ public final class TestCluster implements AutoCloseable {
     long deadline = System.currentTimeMillis() + 10_000;
     while (System.currentTimeMillis() < deadline) {
       if (Files.exists(secretFile)) {
-        String s = Files.readString(secretFile).trim();
+        String s = Files.readAllLines(secretFile).get(0);
         if (!s.isEmpty() && !s.equals(previous)) {
           return s;
         }
@@ -216,6 +218,12 @@ public final class TestCluster implements AutoCloseable {
       Thread.sleep(10);
     }
     throw new AssertionError("no new execution environment secret within 10 s");
+  }
+
+  /** The socket the environment process was told to connect to (DATACLAY_EE_SOCKET). */
+  public Path socket() throws Exception {
+    secret(null);
+    return Path.of(Files.readAllLines(secretFile).get(1));
   }
 
   /** A peer attached with the current process's secret, once the Data Service counts it alive. */
@@ -228,7 +236,8 @@ public final class TestCluster implements AutoCloseable {
    * {@code previousSecret}; returns once the Data Service counts the environment alive.
    */
   public EnvironmentPeer attachPeer(String previousSecret) throws Exception {
-    EnvironmentPeer peer = closing(EnvironmentPeer.attach(port(), secret(previousSecret)));
+    String secret = secret(previousSecret);
+    EnvironmentPeer peer = closing(EnvironmentPeer.attach(socket(), secret));
     long deadline = System.currentTimeMillis() + 10_000;
     while (!pythonAlive()) {
       if (System.currentTimeMillis() > deadline) {

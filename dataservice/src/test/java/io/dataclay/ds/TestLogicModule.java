@@ -2,7 +2,7 @@ package io.dataclay.ds;
 
 import io.dataclay.client.Channels;
 import io.dataclay.logic.LogicModuleServer;
-import io.dataclay.logic.deploy.GrpcModelDeployer;
+import io.dataclay.logic.deploy.GrpcBackendCalls;
 import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.MetadataSync;
 import io.dataclay.logic.service.LogicModuleService;
@@ -21,11 +21,11 @@ public final class TestLogicModule implements AutoCloseable {
   public static final long BACKEND_TIMEOUT_MS = 1500;
 
   private final MetadataStore store;
-  private final GrpcModelDeployer deployer;
+  private final GrpcBackendCalls deployer;
   private final LogicModuleServer server;
   private final ManagedChannel channel;
 
-  private TestLogicModule(MetadataStore store, GrpcModelDeployer deployer, LogicModuleServer server) {
+  private TestLogicModule(MetadataStore store, GrpcBackendCalls deployer, LogicModuleServer server) {
     this.store = store;
     this.deployer = deployer;
     this.server = server;
@@ -36,7 +36,7 @@ public final class TestLogicModule implements AutoCloseable {
   public static TestLogicModule start(Path home, String admin, String password) throws Exception {
     Files.createDirectories(home);
     MetadataStore store = MetadataStore.open("jdbc:sqlite:" + home.resolve("metadata.db"), MetadataSync.NORMAL);
-    GrpcModelDeployer deployer = new GrpcModelDeployer();
+    GrpcBackendCalls deployer = new GrpcBackendCalls();
     try {
       LogicModuleService service = new LogicModuleService(store, deployer, Duration.ofHours(1), BACKEND_TIMEOUT_MS, Clock.systemUTC());
       service.bootstrapAdministrator(admin, password);

@@ -2,7 +2,7 @@ package io.dataclay.logic;
 
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InvalidArgumentException;
-import io.dataclay.logic.deploy.GrpcModelDeployer;
+import io.dataclay.logic.deploy.GrpcBackendCalls;
 import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.MetadataUnavailableException;
 import io.dataclay.logic.service.AccountService;
@@ -41,7 +41,7 @@ public final class LogicModuleMain {
       return;
     }
     LOG.info("metadata database: " + store.describe());
-    GrpcModelDeployer deployer = new GrpcModelDeployer();
+    GrpcBackendCalls deployer = new GrpcBackendCalls();
     LogicModuleServer server;
     try {
       LogicModuleService service = new LogicModuleService(store, deployer, config.sessionTtl(),
@@ -78,7 +78,7 @@ public final class LogicModuleMain {
     }
   }
 
-  private static void close(GrpcModelDeployer deployer, MetadataStore store) {
+  private static void close(GrpcBackendCalls deployer, MetadataStore store) {
     deployer.close();
     store.close();
   }

@@ -1,7 +1,7 @@
 package io.dataclay.testing;
 
 import io.dataclay.common.Language;
-import io.dataclay.logic.deploy.GrpcModelDeployer;
+import io.dataclay.logic.deploy.GrpcBackendCalls;
 import io.dataclay.logic.metadata.AccountRecord;
 import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.MetadataStore;
@@ -42,7 +42,7 @@ public final class LogicModuleFixture implements AutoCloseable {
   /** The metadata database, for arranging and inspecting rows directly. */
   public final MetadataStore store;
   /** The real deployer the service calls backends with. */
-  public final GrpcModelDeployer deployer;
+  public final GrpcBackendCalls deployer;
   /** The Logic Module logic under test. */
   public final LogicModuleService service;
   /** A session token of the administrator "admin". */
@@ -57,7 +57,7 @@ public final class LogicModuleFixture implements AutoCloseable {
   public LogicModuleFixture(String url, TestClock clock) {
     this.clock = clock;
     this.store = MetadataStore.open(url, MetadataSync.NORMAL);
-    this.deployer = new GrpcModelDeployer();
+    this.deployer = new GrpcBackendCalls();
     this.service = new LogicModuleService(store, deployer, SESSION_TTL, BACKEND_TIMEOUT_MS, clock);
     if (HASHED_PASSWORD.get() == null) {
       service.bootstrapAdministrator("admin", PASSWORD);

@@ -1,6 +1,7 @@
 package io.dataclay.ds.service;
 
 import io.dataclay.ds.store.StoredObject;
+import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 
@@ -23,4 +24,12 @@ public interface LogicModuleGateway {
    * @throws io.dataclay.exceptions.AliasAlreadyExistsException when the alias is taken; nothing is registered
    */
   void registerObjects(List<StoredObject> objects, String alias, UUID aliasObjectId);
+
+  /**
+   * Returns once every registration handed to this gateway before the call has reached the Logic
+   * Module. A gateway that registers synchronously has nothing to wait for.
+   *
+   * @throws io.dataclay.exceptions.BackendUnavailableException when that takes longer than {@code timeout}
+   */
+  default void flush(Duration timeout) {}
 }

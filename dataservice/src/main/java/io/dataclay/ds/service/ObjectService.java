@@ -8,6 +8,7 @@ import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectAlreadyExistsException;
 import io.dataclay.exceptions.ObjectNotHereException;
 import io.dataclay.exceptions.PermissionDeniedException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -16,6 +17,8 @@ import java.util.UUID;
 
 /** Stores new objects (make persistent) and serves their stored form. */
 public final class ObjectService {
+  private static final Duration FLUSH_TIMEOUT = Duration.ofSeconds(5);
+
   private final ObjectStore store;
   private final LogicModuleGateway lm;
   private final ModelRegistry models;
@@ -68,6 +71,22 @@ public final class ObjectService {
     } finally {
       claims.release(ids);
     }
+  }
+
+  /** Whether storing small objects never waits on I/O (see {@link ObjectStore#writesWithoutWaiting}). */
+  public boolean writesWithoutWaiting() {
+    return store.writesWithoutWaiting();
+  }
+
+  /**
+   * Returns once every object stored here before the call is registered with the Logic Module
+   * (administrators only: the Logic Module calls it before answering that an object does not exist).
+   */
+  public void flushRegistrations(Session session) {
+    if (!session.admin()) {
+      throw new PermissionDeniedException("FlushRegistrations is for administrators (the Logic Module)");
+    }
+    lm.flush(FLUSH_TIMEOUT);
   }
 
   /**

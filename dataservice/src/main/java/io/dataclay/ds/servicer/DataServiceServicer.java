@@ -7,6 +7,7 @@ import io.dataclay.ds.service.CallCounters;
 import io.dataclay.ds.service.EnvironmentStatus;
 import io.dataclay.ds.service.ExecutionKind;
 import io.dataclay.ds.service.ExecutionService;
+import io.dataclay.ds.service.InlineCall;
 import io.dataclay.ds.service.ModelBundle;
 import io.dataclay.ds.service.ModelService;
 import io.dataclay.ds.service.ObjectService;
@@ -34,6 +35,7 @@ import io.dataclay.rpc.SessionMetadata;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executor;
 import java.util.UUID;
 
 /**
@@ -42,6 +44,7 @@ import java.util.UUID;
  */
 public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBase {
   private static final byte[] NO_BYTES = new byte[0];
+  private static final int INLINE_PERSIST_BYTES = 64 << 10;
 
   private final SessionCache sessions;
   private final ObjectService objects;
@@ -49,10 +52,12 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
   private final ModelService models;
   private final StatusService status;
   private final CallCounters counters;
+  private final Executor blocking;
 
-  /** The adapter over the Data Service's logic. */
+  /** The adapter over the Data Service's logic; work that may block on an inline call goes to {@code blocking}. */
   public DataServiceServicer(SessionCache sessions, ObjectService objects, ExecutionService execution,
-      ModelService models, StatusService status, CallCounters counters) {
+      ModelService models, StatusService status, CallCounters counters, Executor blocking) {
+    this.blocking = blocking;
     this.sessions = sessions;
     this.objects = objects;
     this.execution = execution;
@@ -64,10 +69,30 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
   @Override
   public void makePersistent(MakePersistentRequest request, StreamObserver<Empty> observer) {
     counters.count("MakePersistent");
+    Session session;
+    try {
+      session = caller();
+    } catch (RuntimeException e) {
+      Replies.now(observer, () -> {
+        throw e;
+      });
+      return;
+    }
+    // Inline (on the network thread) only what cannot wait: an alias needs the Logic Module's
+    // answer, a big graph takes a while to store, and some engines wait on a database.
+    if (InlineCall.active() && (!request.getAlias().isEmpty() || request.getSerializedSize() > INLINE_PERSIST_BYTES
+        || !objects.writesWithoutWaiting())) {
+      blocking.execute(() -> persist(session, request, observer));
+    } else {
+      persist(session, request, observer);
+    }
+  }
+
+  private void persist(Session session, MakePersistentRequest request, StreamObserver<Empty> observer) {
     Replies.now(observer, () -> {
       List<StoredObject> stored = Messages.storedObjects(request.getObjectsList(), "objects");
       String alias = request.getAlias().isEmpty() ? null : Messages.name(request.getAlias(), "alias");
-      objects.makePersistent(caller(), stored, alias);
+      objects.makePersistent(session, stored, alias);
       return Empty.getDefaultInstance();
     });
   }
@@ -132,6 +157,15 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
   }
 
   @Override
+  public void flushRegistrations(Empty request, StreamObserver<Empty> observer) {
+    counters.count("FlushRegistrations");
+    Replies.now(observer, () -> {
+      objects.flushRegistrations(caller());
+      return Empty.getDefaultInstance();
+    });
+  }
+
+  @Override
   public void getStatus(Empty request, StreamObserver<BackendStatus> observer) {
     counters.count("GetStatus");
     Replies.now(observer, () -> {
@@ -141,7 +175,8 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
   }
 
   private Session caller() {
-    return sessions.resolve(SessionMetadata.currentToken());
+    Session inline = InlineCall.session();
+    return inline != null ? inline : sessions.resolve(SessionMetadata.currentToken());
   }
 
   private static BackendStatus toProto(BackendReport report) {

@@ -49,6 +49,14 @@ public interface ObjectStore extends AutoCloseable {
   /** Engine name, durability promise, pool path, capacity and use. */
   StoreStats stats();
 
+  /**
+   * Whether a small write completes in microseconds without waiting on I/O, so that it may run
+   * on a network thread (pmem and DRAM engines); engines that talk to a server say false.
+   */
+  default boolean writesWithoutWaiting() {
+    return true;
+  }
+
   /** Makes everything written so far durable (2lm writes its cache back); a no-op for engines durable at return. */
   default void checkpoint() {}
 

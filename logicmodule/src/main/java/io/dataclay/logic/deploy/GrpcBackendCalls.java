@@ -6,7 +6,7 @@ import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.ModelRecord;
-import io.dataclay.logic.service.ModelDeployer;
+import io.dataclay.logic.service.BackendCalls;
 import io.dataclay.logic.servicer.ProtoMapping;
 import io.dataclay.proto.Model;
 import io.grpc.CallOptions;
@@ -16,25 +16,30 @@ import io.grpc.ClientInterceptor;
 import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Deploys models with DataService.DeployModels, in the background. Deployments to one backend
- * run one at a time in registration order (so a backend never sees an older version last);
- * different backends are served in parallel. Failures are logged, never raised.
+ * Calls backends over gRPC. Deploys models with DataService.DeployModels, in the background:
+ * deployments to one backend run one at a time in registration order (so a backend never sees an
+ * older version last), different backends in parallel; failures are logged, never raised. Flushes
+ * backends' queued registrations with DataService.FlushRegistrations, all backends in parallel.
  */
-public final class GrpcModelDeployer implements ModelDeployer {
-  private static final Logger LOG = Logger.getLogger(GrpcModelDeployer.class.getName());
+public final class GrpcBackendCalls implements BackendCalls {
+  private static final Logger LOG = Logger.getLogger(GrpcBackendCalls.class.getName());
   private static final long CALL_TIMEOUT_SECONDS = 30;
 
   private final ExecutorService pool;
@@ -43,7 +48,7 @@ public final class GrpcModelDeployer implements ModelDeployer {
   private volatile boolean closed;
 
   /** A deployer with its own daemon threads. */
-  public GrpcModelDeployer() {
+  public GrpcBackendCalls() {
     AtomicInteger n = new AtomicInteger();
     this.pool = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "lm-model-deploy-" + n.incrementAndGet());
@@ -62,6 +67,39 @@ public final class GrpcModelDeployer implements ModelDeployer {
       } catch (RejectedExecutionException e) {
         LOG.fine("deployer closed: model " + model.namespace() + " not sent to backend " + b.id());
       }
+    }
+  }
+
+  @Override
+  public void flushRegistrations(List<BackendRecord> backends, String token, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    List<CompletableFuture<Void>> calls = new ArrayList<>();
+    for (BackendRecord b : backends) {
+      try {
+        calls.add(CompletableFuture.runAsync(() -> flush(b, token, timeout.toMillis()), pool));
+      } catch (RejectedExecutionException e) {
+        return;
+      }
+    }
+    for (CompletableFuture<Void> call : calls) {
+      try {
+        call.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        return;
+      } catch (ExecutionException e) {
+        LOG.fine(() -> "flushing registrations failed: " + e.getCause());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  private void flush(BackendRecord b, String token, long timeoutMs) {
+    try {
+      new DataServiceClient(channelFor(b), () -> token).flushRegistrations(timeoutMs);
+    } catch (RuntimeException e) {
+      LOG.fine(() -> "backend " + b.name() + " did not flush its registrations: " + e.getMessage());
     }
   }
 

@@ -26,15 +26,15 @@ public final class LogicModuleService {
 
   /**
    * Serves the metadata in {@code store}; opens the Logic Module's system session (its token
-   * stays in memory) used to call backends through {@code deployer}.
+   * stays in memory) used to call backends through {@code backendCalls}.
    */
-  public LogicModuleService(MetadataStore store, ModelDeployer deployer, Duration sessionTtl, long backendTimeoutMs,
+  public LogicModuleService(MetadataStore store, BackendCalls backendCalls, Duration sessionTtl, long backendTimeoutMs,
       Clock clock) {
     this.accounts = new AccountService(store, sessionTtl, clock);
     this.backends = new BackendRegistry(store, backendTimeoutMs, clock);
     this.systemToken = accounts.openSystemSession();
-    this.models = new ModelService(store, backends, deployer, () -> systemToken);
-    this.objects = new ObjectService(store, accounts, backends);
+    this.models = new ModelService(store, backends, backendCalls, () -> systemToken);
+    this.objects = new ObjectService(store, accounts, backends, backendCalls, () -> systemToken);
   }
 
   /** Creates the configured administrator unless an account of that name exists (never changes it). */

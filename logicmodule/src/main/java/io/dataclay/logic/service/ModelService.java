@@ -16,10 +16,10 @@ public final class ModelService {
 
   private final MetadataStore store;
   private final BackendRegistry backends;
-  private final ModelDeployer deployer;
+  private final BackendCalls deployer;
   private final Supplier<String> systemToken;
 
-  ModelService(MetadataStore store, BackendRegistry backends, ModelDeployer deployer, Supplier<String> systemToken) {
+  ModelService(MetadataStore store, BackendRegistry backends, BackendCalls deployer, Supplier<String> systemToken) {
     this.store = store;
     this.backends = backends;
     this.deployer = deployer;

@@ -5,22 +5,32 @@ import io.dataclay.exceptions.ObjectDoesNotExistException;
 import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.ObjectRecord;
 import java.util.HashSet;
+import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * Object metadata and aliases. Backends register objects (administrators only); everything else
  * is allowed only to sessions whose datasets include the object's dataset.
  */
 public final class ObjectService {
+  private static final Duration FLUSH_TIMEOUT = Duration.ofSeconds(5);
+
   private final MetadataStore store;
   private final AccountService accounts;
   private final BackendRegistry backends;
+  private final BackendCalls calls;
+  private final Supplier<String> systemToken;
 
-  ObjectService(MetadataStore store, AccountService accounts, BackendRegistry backends) {
+  ObjectService(MetadataStore store, AccountService accounts, BackendRegistry backends, BackendCalls calls,
+      Supplier<String> systemToken) {
     this.store = store;
     this.accounts = accounts;
     this.backends = backends;
+    this.calls = calls;
+    this.systemToken = systemToken;
   }
 
   /**
@@ -77,11 +87,19 @@ public final class ObjectService {
     store.objects().register(objects, named ? alias : null, named ? aliasObjectId : null);
   }
 
-  /** The metadata of an object the caller may see. */
+  /**
+   * The metadata of an object the caller may see. Backends register objects made persistent
+   * without an alias in the background, so before answering that an object does not exist the
+   * live backends are asked to flush what they have queued, and the lookup is made again.
+   */
   public ObjectRecord info(Session caller, String id) {
     Checks.uuid("id", id);
-    ObjectRecord o = store.objects().find(id)
-        .orElseThrow(() -> new ObjectDoesNotExistException("object " + id + " is not registered"));
+    Optional<ObjectRecord> found = store.objects().find(id);
+    if (found.isEmpty()) {
+      calls.flushRegistrations(backends.alive(), systemToken.get(), FLUSH_TIMEOUT);
+      found = store.objects().find(id);
+    }
+    ObjectRecord o = found.orElseThrow(() -> new ObjectDoesNotExistException("object " + id + " does not exist"));
     caller.requireDataset(o.dataset());
     return o;
   }
