@@ -1,5 +1,6 @@
 package io.dataclay.ds;
 
+import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -35,11 +36,23 @@ public final class DataServiceConfig {
   public static final String STORE_PATH = "DATACLAY_STORE_PATH";
   /** Pool size, e.g. 512M or 4G. Default 1G. */
   public static final String STORE_SIZE = "DATACLAY_STORE_SIZE";
+  /**
+   * postgres engine: JDBC URL of its database, e.g. jdbc:postgresql://127.0.0.1:5432/dataclay?user=postgres.
+   * Required for that engine; messages show it with the password hidden.
+   */
+  public static final String STORE_URL = "DATACLAY_STORE_URL";
+  /** 2lm engine: DRAM for its object cache, e.g. 256M; dirty records up to this size wait in DRAM for a checkpoint. Default 256M. */
+  public static final String TWO_LM_CACHE_SIZE = "DATACLAY_2LM_CACHE_SIZE";
+  /** 2lm engine: milliseconds between checkpoints; a crash loses the writes of the last this many ms. Default 1000. */
+  public static final String TWO_LM_CHECKPOINT_MS = "DATACLAY_2LM_CHECKPOINT_MS";
   /** Interpreter of the Python execution environment; "none" runs no Python environment. Default python3. */
   public static final String PYTHON = "DATACLAY_PYTHON";
   /** Milliseconds between heartbeats to the Logic Module. Default 1000. */
   public static final String HEARTBEAT_MS = "DATACLAY_HEARTBEAT_MS";
-  /** Milliseconds a call waits for a (re)starting execution environment before BACKEND_UNAVAILABLE. Default 10000. */
+  /**
+   * Milliseconds a call waits for a (re)starting execution environment before BACKEND_UNAVAILABLE,
+   * and a new connection to the environment socket has to send its hello. Default 10000.
+   */
   public static final String EE_WAIT_MS = "DATACLAY_EE_WAIT_MS";
 
   private final Map<String, String> env;
@@ -54,6 +67,9 @@ public final class DataServiceConfig {
   private final String storeEngine;
   private final Path storePath;
   private final String storeSize;
+  private final String storeUrl;
+  private final long twoLmCacheBytes;
+  private final long twoLmCheckpointMs;
   private final String python;
   private final long heartbeatMs;
   private final long eeWaitMs;
@@ -76,6 +92,9 @@ public final class DataServiceConfig {
     String osUser = text("USER", System.getProperty("user.name"));
     storePath = Path.of(text(STORE_PATH, "/dev/shm/dataclay-" + osUser + "/" + backendName));
     storeSize = text(STORE_SIZE, "1G");
+    storeUrl = text(STORE_URL, null);
+    twoLmCacheBytes = bytes(TWO_LM_CACHE_SIZE, text(TWO_LM_CACHE_SIZE, "256M"));
+    twoLmCheckpointMs = positiveMillis(TWO_LM_CHECKPOINT_MS, StoreConfig.DEFAULT_CHECKPOINT_MILLIS);
     python = text(PYTHON, "python3");
     heartbeatMs = positiveMillis(HEARTBEAT_MS, 1000);
     eeWaitMs = positiveMillis(EE_WAIT_MS, 10000);
@@ -156,6 +175,17 @@ public final class DataServiceConfig {
     return storeSize;
   }
 
+  /**
+   * The store to open: engine, pool directory and size, this backend's name, and what the 2lm
+   * and postgres engines need.
+   *
+   * @throws InvalidArgumentException naming {@value #STORE_SIZE} when the size is malformed
+   */
+  public StoreConfig storeConfig() {
+    return new StoreConfig(storeEngine, storePath, bytes(STORE_SIZE, storeSize), backendName, storeUrl,
+        twoLmCacheBytes, twoLmCheckpointMs);
+  }
+
   /** Python interpreter, or null when no Python environment runs ({@code DATACLAY_PYTHON=none}). */
   public String python() {
     return "none".equals(python) ? null : python;
@@ -214,6 +244,14 @@ public final class DataServiceConfig {
       // reported below
     }
     throw new InvalidArgumentException(key + " must be a positive number of milliseconds, not " + v);
+  }
+
+  private static long bytes(String key, String text) {
+    try {
+      return StoreConfig.parseSize(text);
+    } catch (InvalidArgumentException e) {
+      throw new InvalidArgumentException(key + ": " + e.getMessage());
+    }
   }
 
   private String localHostName() {

@@ -1,14 +1,18 @@
 package io.dataclay.ds.store;
 
+import io.dataclay.ds.store.heap.HeapStore;
 import io.dataclay.ds.store.kv.KvStore;
 import io.dataclay.ds.store.memory.MemoryStore;
+import io.dataclay.ds.store.postgres.PostgresStore;
+import io.dataclay.ds.store.twolevel.TwoLevelStore;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.util.List;
 
 /** Opens the store engine a configuration names; the only place that knows the engines. */
 public final class ObjectStores {
   /** Names of the engines this build has, in the order `dataclay` lists them. */
-  public static final List<String> ENGINES = List.of(KvStore.ENGINE, MemoryStore.ENGINE);
+  public static final List<String> ENGINES =
+      List.of(KvStore.ENGINE, HeapStore.ENGINE, TwoLevelStore.ENGINE, PostgresStore.ENGINE, MemoryStore.ENGINE);
 
   private ObjectStores() {}
 
@@ -16,7 +20,7 @@ public final class ObjectStores {
    * Opens (creating when missing) the store the configuration names.
    *
    * @throws InvalidArgumentException for an unknown engine name (the message lists the valid
-   *     ones) or a pool directory that cannot be used
+   *     ones), a pool directory that cannot be used, or (postgres) a database that cannot be reached
    */
   public static ObjectStore open(StoreConfig config) {
     if (config == null) {
@@ -24,6 +28,9 @@ public final class ObjectStores {
     }
     return switch (config.engine()) {
       case KvStore.ENGINE -> KvStore.open(config);
+      case HeapStore.ENGINE -> HeapStore.open(config);
+      case TwoLevelStore.ENGINE -> TwoLevelStore.open(config);
+      case PostgresStore.ENGINE -> PostgresStore.open(config);
       case MemoryStore.ENGINE -> MemoryStore.open(config);
       default -> throw new InvalidArgumentException(
           "unknown store engine '" + config.engine() + "'; valid engines: " + String.join(", ", ENGINES));

@@ -3,18 +3,33 @@ package io.dataclay.ds.store;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.nio.file.Path;
 import java.util.Locale;
+import java.util.regex.Pattern;
 
 /**
- * Which store engine a Data Service runs and where: the engine name, the pool directory and the
- * pool size. The Data Service reads these from its configuration and hands them over; nothing
- * here reads the environment.
+ * Which store engine a Data Service runs and where, with what each engine needs. The Data Service
+ * reads these from its configuration and hands them over; nothing here reads the environment.
  *
- * @param engine kv | memory (more engines to come: heap, 2lm, postgres)
+ * @param engine kv | heap | 2lm | postgres | memory
  * @param path the pool directory; engines that keep nothing on disk ignore it and accept null
  * @param sizeBytes the pool size used when the pool is created; an existing pool keeps its size
+ * @param backendName the backend this store belongs to (postgres keeps each backend's objects apart by it)
+ * @param databaseUrl postgres: JDBC URL of the database (required there, ignored elsewhere)
+ * @param cacheBytes 2lm: bytes of DRAM for the object cache
+ * @param checkpointMillis 2lm: milliseconds between checkpoints (what a crash can lose)
  */
-public record StoreConfig(String engine, Path path, long sizeBytes) {
-  /** Checks the engine name and the size; a bad value fails here, naming it. */
+public record StoreConfig(String engine, Path path, long sizeBytes, String backendName, String databaseUrl,
+    long cacheBytes, long checkpointMillis) {
+  /** Backend name used when none is given (single-backend tools and tests). */
+  public static final String DEFAULT_BACKEND = "default";
+  /** Default DRAM of the 2lm cache: 256 MiB. */
+  public static final long DEFAULT_CACHE_BYTES = 256L << 20;
+  /** Default 2lm checkpoint period: 1000 ms. */
+  public static final long DEFAULT_CHECKPOINT_MILLIS = 1000;
+
+  private static final Pattern URL_PASSWORD = Pattern.compile("(?i)(password=)[^&;]*");
+  private static final Pattern URL_USER_INFO = Pattern.compile("//([^/@:]*):[^/@]*@");
+
+  /** Checks every part; a bad value fails here, naming it. */
   public StoreConfig {
     if (engine == null || engine.isBlank()) {
       throw new InvalidArgumentException("store engine name is missing; valid engines: " + String.join(", ", ObjectStores.ENGINES));
@@ -22,6 +37,56 @@ public record StoreConfig(String engine, Path path, long sizeBytes) {
     if (sizeBytes <= 0) {
       throw new InvalidArgumentException("store size must be positive, got " + sizeBytes + " bytes");
     }
+    if (backendName == null || backendName.isBlank()) {
+      throw new InvalidArgumentException("store backend name is missing");
+    }
+    if (cacheBytes <= 0) {
+      throw new InvalidArgumentException("2lm cache size must be positive, got " + cacheBytes + " bytes");
+    }
+    if (checkpointMillis <= 0) {
+      throw new InvalidArgumentException("2lm checkpoint period must be positive, got " + checkpointMillis + " ms");
+    }
+  }
+
+  /** An engine on a pool with every other part at its default (backend "default", no database). */
+  public StoreConfig(String engine, Path path, long sizeBytes) {
+    this(engine, path, sizeBytes, DEFAULT_BACKEND, null, DEFAULT_CACHE_BYTES, DEFAULT_CHECKPOINT_MILLIS);
+  }
+
+  /** This configuration for backend {@code name}. */
+  public StoreConfig withBackend(String name) {
+    return new StoreConfig(engine, path, sizeBytes, name, databaseUrl, cacheBytes, checkpointMillis);
+  }
+
+  /** This configuration with the postgres engine's database URL. */
+  public StoreConfig withDatabaseUrl(String url) {
+    return new StoreConfig(engine, path, sizeBytes, backendName, url, cacheBytes, checkpointMillis);
+  }
+
+  /** This configuration with the 2lm engine's cache size and checkpoint period. */
+  public StoreConfig withCache(long bytes, long checkpointMs) {
+    return new StoreConfig(engine, path, sizeBytes, backendName, databaseUrl, bytes, checkpointMs);
+  }
+
+  /** The database URL with any password replaced by {@code ***}, fit for messages and logs; "" when none. */
+  public String redactedDatabaseUrl() {
+    return redact(databaseUrl);
+  }
+
+  /** {@code url} with any password replaced by {@code ***}; "" for null. */
+  public static String redact(String url) {
+    if (url == null) {
+      return "";
+    }
+    return URL_USER_INFO.matcher(URL_PASSWORD.matcher(url).replaceAll("$1***")).replaceAll("//$1:***@");
+  }
+
+  /** Shows every part, the database password hidden. */
+  @Override
+  public String toString() {
+    return "StoreConfig[engine=" + engine + ", path=" + path + ", sizeBytes=" + sizeBytes + ", backendName="
+        + backendName + ", databaseUrl=" + redactedDatabaseUrl() + ", cacheBytes=" + cacheBytes
+        + ", checkpointMillis=" + checkpointMillis + "]";
   }
 
   /**

@@ -20,26 +20,29 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * Drives the crash-recovery test: runs {@link CrashWriter} in a child JVM, kills it with SIGKILL
- * at a random moment, reopens the pool and checks that every acknowledged write is there, that
- * a write in flight is whole or absent (a batch all or nothing), that no object is torn and that
- * no unknown object appeared. The state found becomes the expectation of the next round, so
- * later rounds also check that recovery left earlier objects alone.
+ * Drives the crash-recovery tests: runs {@link CrashWriter} in a child JVM, kills it with SIGKILL
+ * at a random moment, reopens the pool and checks what the engine promises. Durable at return:
+ * every acknowledged write is there, a write in flight is whole or absent (a batch all or
+ * nothing). Durable at checkpoint: every write acknowledged before the last completed checkpoint
+ * is there, and each object is in that state or in one written after it. Always: no object is
+ * torn and no unknown object appeared. The state found becomes the expectation of the next
+ * round, so later rounds also check that recovery left earlier objects alone.
  */
 final class CrashScenario {
-  private final String engine;
-  private final Path dir;
-  private final long size;
+  private static final String ABSENT = "(absent)";
+
+  private final StoreConfig config;
   private final Supplier<ObjectStore> reopen;
   private final Random rng;
+  private final boolean atCheckpoint;
   private final Map<UUID, String> expected = new HashMap<>();
+  private int checkpoints;
 
-  CrashScenario(String engine, Path dir, long size, Supplier<ObjectStore> reopen, long seed) {
-    this.engine = engine;
-    this.dir = dir;
-    this.size = size;
+  CrashScenario(StoreConfig config, Supplier<ObjectStore> reopen, long seed, boolean atCheckpoint) {
+    this.config = config;
     this.reopen = reopen;
     this.rng = new Random(seed);
+    this.atCheckpoint = atCheckpoint;
   }
 
   /** Objects the scenario expects in the pool after the last round. */
@@ -47,15 +50,20 @@ final class CrashScenario {
     return expected.size();
   }
 
+  /** Checkpoints the writers completed in all rounds. */
+  int checkpointsSeen() {
+    return checkpoints;
+  }
+
   /** One round: start the writer, let it acknowledge some writes, kill it, verify the pool. */
   void runRound(long seed) throws Exception {
     Path output = Files.createTempFile("crash-writer", ".log");
     Path stderr = Files.createTempFile("crash-writer", ".err");
     String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-    ProcessBuilder builder = new ProcessBuilder(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp", classPath,
-        CrashWriter.class.getName(), engine, dir.toString(), Long.toString(size), Long.toString(seed),
-        output.toString());
+    List<String> command = new ArrayList<>(List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp", classPath, CrashWriter.class.getName()));
+    command.addAll(CrashWriter.arguments(config, seed, output, atCheckpoint));
+    ProcessBuilder builder = new ProcessBuilder(command);
     builder.redirectError(stderr.toFile());
     builder.redirectOutput(ProcessBuilder.Redirect.DISCARD);
     Process child = builder.start();
@@ -70,7 +78,66 @@ final class CrashScenario {
       Files.deleteIfExists(output);
       Files.deleteIfExists(stderr);
     }
-    verify(log);
+    if (atCheckpoint) {
+      verifyAtCheckpoint(log);
+    } else {
+      verify(log);
+    }
+  }
+
+  private void verifyAtCheckpoint(List<String> log) {
+    Map<UUID, String> acked = new HashMap<>(expected);
+    Map<UUID, String> durable = new HashMap<>(expected);
+    Map<UUID, Set<String>> later = new HashMap<>();
+    for (String line : log) {
+      String[] p = line.split(" ");
+      switch (p[0]) {
+        case "BEGIN" -> later.computeIfAbsent(UUID.fromString(p[1]), k -> new HashSet<>()).add(p[2]);
+        case "ACK" -> acked.put(UUID.fromString(p[1]), p[2]);
+        case "BEGIN-DEL" -> later.computeIfAbsent(UUID.fromString(p[1]), k -> new HashSet<>()).add(ABSENT);
+        case "DEL" -> acked.remove(UUID.fromString(p[1]));
+        case "BEGIN-GROUP" -> {
+          for (UUID id : ids(p[1])) {
+            later.computeIfAbsent(id, k -> new HashSet<>()).add(p[2]);
+          }
+        }
+        case "GROUP" -> {
+          for (UUID id : ids(p[1])) {
+            acked.put(id, p[2]);
+          }
+        }
+        case "CKPT" -> {
+          // Every write acknowledged so far must survive from here on; only later ones may not.
+          durable.clear();
+          durable.putAll(acked);
+          later.clear();
+          checkpoints++;
+        }
+        default -> { }
+      }
+    }
+    Map<UUID, String> found = readBack();
+    Set<UUID> all = new HashSet<>(durable.keySet());
+    all.addAll(later.keySet());
+    all.addAll(found.keySet());
+    for (UUID id : all) {
+      String state = found.getOrDefault(id, ABSENT);
+      String atLastCheckpoint = durable.getOrDefault(id, ABSENT);
+      Set<String> written = later.getOrDefault(id, Set.of());
+      assertTrue(state.equals(atLastCheckpoint) || written.contains(state), "object " + id + " is " + state
+          + ", but was " + atLastCheckpoint + " at the last checkpoint and written since as " + written + "; "
+          + history(log, id));
+    }
+    expected.clear();
+    expected.putAll(found);
+  }
+
+  private Map<UUID, String> readBack() {
+    Map<UUID, String> found = new HashMap<>();
+    try (ObjectStore store = reopen.get()) {
+      store.forEachId(id -> found.put(id, TestObjects.tagOf(store.get(id).orElseThrow())));
+    }
+    return found;
   }
 
   private void verify(List<String> log) {
@@ -105,10 +172,7 @@ final class CrashScenario {
         default -> { }
       }
     }
-    Map<UUID, String> found = new HashMap<>();
-    try (ObjectStore store = reopen.get()) {
-      store.forEachId(id -> found.put(id, TestObjects.tagOf(store.get(id).orElseThrow())));
-    }
+    Map<UUID, String> found = readBack();
     for (Map.Entry<UUID, String> e : acked.entrySet()) {
       UUID id = e.getKey();
       String tag = found.get(id);

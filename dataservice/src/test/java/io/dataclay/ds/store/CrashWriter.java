@@ -10,28 +10,37 @@ import java.util.Random;
 import java.util.UUID;
 
 /**
- * Child process of the crash-recovery test: opens a store and writes until it is killed, logging
+ * Child process of the crash-recovery tests: opens a store and writes until it is killed, logging
  * a line before each write ({@code BEGIN...}) and one after it returned ({@code ACK}, {@code DEL},
- * {@code GROUP}) to a log file with one write(2) per line (what reached the kernel survives the
- * kill); each line ends with " ." so the parent can tell a whole line from one cut by the kill. Writes mix whole puts, deltas (same-size in-place ones, growing and shrinking ones,
- * records over the in-place limit), removals and three-object putAll batches.
+ * {@code GROUP}, {@code CKPT}) to a log file with one write(2) per line (what reached the kernel
+ * survives the kill); each line ends with " ." so the parent can tell a whole line from one cut
+ * by the kill. Writes mix whole puts, deltas (same-size in-place ones, growing and shrinking ones,
+ * records over the in-place limit), removals and three-object putAll batches; with checkpoints on,
+ * about one step in twenty is a {@link ObjectStore#checkpoint()}.
  *
- * <p>Arguments: engine, pool directory, pool size in bytes, seed, log file.
+ * <p>Arguments: see {@link #arguments}.
  */
 public final class CrashWriter {
   private static final int OBJECTS = 24;
 
   private CrashWriter() {}
 
+  /** The command-line arguments that make a writer open {@code config}. */
+  static List<String> arguments(StoreConfig config, long seed, Path log, boolean checkpoints) {
+    return List.of(config.engine(), config.path().toString(), Long.toString(config.sizeBytes()), config.backendName(),
+        config.databaseUrl() == null ? "-" : config.databaseUrl(), Long.toString(config.cacheBytes()),
+        Long.toString(config.checkpointMillis()), Long.toString(seed), log.toString(), Boolean.toString(checkpoints));
+  }
+
   /** Writes until killed; exits non-zero if a write fails. */
   public static void main(String[] args) throws IOException {
-    String engine = args[0];
-    Path dir = Path.of(args[1]);
-    long size = Long.parseLong(args[2]);
-    long seed = Long.parseLong(args[3]);
+    StoreConfig config = new StoreConfig(args[0], Path.of(args[1]), Long.parseLong(args[2]), args[3],
+        args[4].equals("-") ? null : args[4], Long.parseLong(args[5]), Long.parseLong(args[6]));
+    long seed = Long.parseLong(args[7]);
+    boolean checkpoints = Boolean.parseBoolean(args[9]);
     Random rng = new Random(seed);
-    try (FileOutputStream out = new FileOutputStream(args[4], true);
-        ObjectStore store = ObjectStores.open(new StoreConfig(engine, dir, size))) {
+    try (FileOutputStream out = new FileOutputStream(args[8], true);
+        ObjectStore store = ObjectStores.open(config)) {
       UUID[] ids = new UUID[OBJECTS];
       long[] versions = new long[OBJECTS];
       int[] paddings = new int[OBJECTS];
@@ -42,7 +51,11 @@ public final class CrashWriter {
       for (long step = 1; ; step++) {
         int k = rng.nextInt(OBJECTS);
         int roll = rng.nextInt(100);
-        if (roll < 8) {
+        if (checkpoints && roll < 5) {
+          say(out, "BEGIN-CKPT");
+          store.checkpoint();
+          say(out, "CKPT");
+        } else if (roll < 13) {
           String tag = TestObjects.tag("g", step, 10 + rng.nextInt(90), step % 3 == 0);
           List<StoredObject> group = new ArrayList<>();
           StringBuilder names = new StringBuilder();
@@ -54,7 +67,7 @@ public final class CrashWriter {
           say(out, "BEGIN-GROUP " + names + " " + tag);
           store.putAll(group);
           say(out, "GROUP " + names + " " + tag);
-        } else if (roll < 12 && versions[k] > 0) {
+        } else if (roll < 17 && versions[k] > 0) {
           say(out, "BEGIN-DEL " + ids[k]);
           store.remove(ids[k]);
           versions[k] = 0;

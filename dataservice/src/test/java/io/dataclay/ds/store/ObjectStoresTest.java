@@ -19,7 +19,7 @@ class ObjectStoresTest {
         () -> ObjectStores.open(new StoreConfig("pmemkv", path, 1L << 30)));
 
     assertTrue(e.getMessage().contains("'pmemkv'"), e.getMessage());
-    assertTrue(e.getMessage().contains("kv, memory"), e.getMessage());
+    assertTrue(e.getMessage().contains("kv, heap, 2lm, postgres, memory"), e.getMessage());
     assertFalse(Files.exists(path));
   }
 
@@ -28,6 +28,9 @@ class ObjectStoresTest {
     Path path = TestPools.newPath();
     try {
       for (String engine : ObjectStores.ENGINES) {
+        if (engine.equals("postgres")) {
+          continue; // needs a database server: PostgresStoreTest opens it
+        }
         try (ObjectStore store = ObjectStores.open(new StoreConfig(engine, path.resolve(engine), 64L << 20))) {
           assertEquals(engine, store.stats().engine());
         }

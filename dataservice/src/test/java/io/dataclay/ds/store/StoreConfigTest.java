@@ -40,7 +40,7 @@ class StoreConfigTest {
         assertThrows(InvalidArgumentException.class, () -> new StoreConfig(" ", path, 1 << 30));
     InvalidArgumentException zero = assertThrows(InvalidArgumentException.class, () -> new StoreConfig("kv", path, 0));
 
-    assertTrue(noEngine.getMessage().contains("kv, memory"), noEngine.getMessage());
+    assertTrue(noEngine.getMessage().contains("kv, heap, 2lm, postgres, memory"), noEngine.getMessage());
     assertTrue(zero.getMessage().contains("size"), zero.getMessage());
   }
 }

@@ -52,6 +52,7 @@ public final class KvStore implements ObjectStore {
   public static final String DURABILITY = "durable and crash-consistent at return";
 
   private static final int BULK_READ_MAX = 64 * 1024;
+  private static final long DIRECTORY_MAGIC = 0x4443_4B56_4449_5231L; // "DCKVDIR1"
 
   /** Where an object's record is: its block, its length, its cached header, its directory slot. */
   private record Entry(MemoryBlock block, int length, ObjectHeader header, long slot) {}
@@ -83,12 +84,24 @@ public final class KvStore implements ObjectStore {
    * @throws InvalidArgumentException when the directory or pool file cannot be used as a kv pool
    */
   public static KvStore open(StoreConfig config) {
-    PoolDirectory directory = PoolDirectory.claim(config.path(), ENGINE);
+    return openFor(ENGINE, config);
+  }
+
+  /**
+   * Opens a kv pool on behalf of {@code owner}, an engine built on this one (2lm): the directory's
+   * engine marker names the owner, so neither engine opens the other's pool by mistake.
+   *
+   * @throws InvalidArgumentException when the directory or pool file cannot be used as such a pool
+   */
+  public static KvStore openFor(String owner, StoreConfig config) {
+    PoolDirectory directory = PoolDirectory.claim(config.path(), owner);
     Heap heap = null;
     try {
       Path file = directory.resolve(POOL_FILE);
-      heap = Files.exists(file) ? PmemHeap.open(file) : PmemHeap.create(file, config.sizeBytes(), SlotDirectory::create);
-      KvStore store = new KvStore(directory, file, heap, SlotDirectory.open(heap, file.toString()));
+      heap = Files.exists(file)
+          ? PmemHeap.open(file)
+          : PmemHeap.create(file, config.sizeBytes(), h -> SlotDirectory.create(h, DIRECTORY_MAGIC));
+      KvStore store = new KvStore(directory, file, heap, SlotDirectory.open(heap, DIRECTORY_MAGIC, file.toString(), ENGINE));
       store.load();
       return store;
     } catch (RuntimeException e) {
@@ -219,6 +232,16 @@ public final class KvStore implements ObjectStore {
     guard.checkOpen();
     Entry entry = index.get(id);
     return entry == null ? Optional.empty() : Optional.of(entry.header());
+  }
+
+  /** Bytes of the stored record of {@code id}, or -1 when it is not stored; a DRAM lookup. */
+  public int recordLength(UUID id) {
+    if (id == null) {
+      throw new InvalidArgumentException("object ID is missing");
+    }
+    guard.checkOpen();
+    Entry entry = index.get(id);
+    return entry == null ? -1 : entry.length();
   }
 
   @Override

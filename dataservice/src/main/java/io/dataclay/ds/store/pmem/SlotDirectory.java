@@ -20,6 +20,9 @@ import java.util.UUID;
  * allocates and frees. Growth is a transaction of its own (allocate a zeroed segment, link it);
  * an empty segment left behind by a put that failed afterwards is harmless.
  *
+ * <p>The root's magic number says which engine's records the slots point at, so that an engine
+ * never reads a pool laid out by another.
+ *
  * <pre>
  * root block:  long magic, long layout version, long first segment handle
  * segment:     long next segment handle, long slot count, then slots of
@@ -27,7 +30,6 @@ import java.util.UUID;
  * </pre>
  */
 public final class SlotDirectory {
-  private static final long MAGIC = 0x4443_4B56_4449_5231L; // "DCKVDIR1"
   private static final long LAYOUT_VERSION = 1;
   private static final long ROOT_BYTES = 24;
   private static final long FIRST_SEGMENT_OFFSET = 16;
@@ -53,11 +55,11 @@ public final class SlotDirectory {
     this.root = root;
   }
 
-  /** Lays out an empty directory in a new heap and points the heap root at it. */
-  public static void create(Heap heap) {
+  /** Lays out an empty directory marked {@code magic} in a new heap and points the heap root at it. */
+  public static void create(Heap heap, long magic) {
     PmemHeap.transaction(heap, () -> {
       MemoryBlock root = heap.allocateMemoryBlock(ROOT_BYTES, true);
-      root.setLong(0, MAGIC);
+      root.setLong(0, magic);
       root.setLong(8, LAYOUT_VERSION);
       root.flush(0, ROOT_BYTES);
       heap.setRoot(root.handle());
@@ -66,11 +68,13 @@ public final class SlotDirectory {
   }
 
   /**
-   * Opens the directory of a heap made by {@link #create}; call {@link #scan} before use.
+   * Opens the directory of a heap made by {@link #create} with {@code magic}; call {@link #scan}
+   * before use.
    *
+   * @param engine the engine whose directory {@code magic} marks, named in the error
    * @throws InvalidArgumentException when the heap root is not such a directory
    */
-  public static SlotDirectory open(Heap heap, String poolName) {
+  public static SlotDirectory open(Heap heap, long magic, String poolName, String engine) {
     long handle = heap.getRoot();
     MemoryBlock root;
     try {
@@ -78,9 +82,9 @@ public final class SlotDirectory {
     } catch (RuntimeException e) {
       root = null;
     }
-    if (root == null || root.size() < ROOT_BYTES || root.getLong(0) != MAGIC) {
-      throw new InvalidArgumentException(
-          "pool " + poolName + " is an llpl heap but holds no kv object directory; its content was not changed");
+    if (root == null || root.size() < ROOT_BYTES || root.getLong(0) != magic) {
+      throw new InvalidArgumentException("pool " + poolName + " is an llpl heap but holds no " + engine
+          + " object directory; its content was not changed");
     }
     if (root.getLong(8) != LAYOUT_VERSION) {
       throw new InvalidArgumentException("pool " + poolName + " has directory layout " + root.getLong(8)

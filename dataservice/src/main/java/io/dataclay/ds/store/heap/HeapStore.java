@@ -1,0 +1,369 @@
+package io.dataclay.ds.store.heap;
+
+import com.intel.pmem.llpl.Heap;
+import io.dataclay.ds.store.ObjectDelta;
+import io.dataclay.ds.store.ObjectHeader;
+import io.dataclay.ds.store.ObjectStore;
+import io.dataclay.ds.store.StoreConfig;
+import io.dataclay.ds.store.StoreStats;
+import io.dataclay.ds.store.StoredObject;
+import io.dataclay.ds.store.engine.CloseGuard;
+import io.dataclay.ds.store.engine.KeyLocks;
+import io.dataclay.ds.store.engine.PoolDirectory;
+import io.dataclay.ds.store.engine.RecordCodec;
+import io.dataclay.ds.store.pmem.PmemHeap;
+import io.dataclay.ds.store.pmem.SlotDirectory;
+import io.dataclay.exceptions.DataClayException;
+import io.dataclay.exceptions.InternalException;
+import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.exceptions.ObjectDoesNotExistException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.StampedLock;
+import java.util.function.Consumer;
+
+/**
+ * The {@code heap} engine: objects laid out field by field in a PMDK pool (llpl {@link Heap}) at
+ * {@code <pool dir>/heap.pool} (see {@link ObjectBlocks}), found through a persistent
+ * {@link SlotDirectory}. A DRAM index holds each object's {@link ObjectLayout}, rebuilt at open,
+ * so reads copy values straight out of their blocks and an update of one field writes that
+ * field's bytes and nothing else: its cost grows with the field, not with the object. Every put,
+ * putAll, applyDelta and remove is one PMDK transaction, so a crash at any instant leaves each
+ * object old or new, never mixed. Objects whose values total up to {@value #OPTIMISTIC_READ_MAX}
+ * bytes are read without any lock write.
+ */
+public final class HeapStore implements ObjectStore {
+  /** Engine name in configuration. */
+  public static final String ENGINE = "heap";
+  /** Pool file inside the pool directory. */
+  public static final String POOL_FILE = "heap.pool";
+  /** The durability promise reported in stats. */
+  public static final String DURABILITY = "durable and crash-consistent at return";
+
+  private static final int OPTIMISTIC_READ_MAX = 64 * 1024;
+  private static final long DIRECTORY_MAGIC = 0x4443_4845_4150_4431L; // "DCHEAPD1"
+  // What the slot directory logs per change (see SlotDirectory), for the written-bytes count.
+  private static final int SLOT_ASSIGN_BYTES = 24;
+  private static final int SLOT_HANDLE_BYTES = 8;
+
+  private final PoolDirectory directory;
+  private final Path poolFile;
+  private final Heap heap;
+  private final SlotDirectory slots;
+  private final RecordCodec codec = new RecordCodec();
+  private final ObjectBlocks blocks;
+  private final ConcurrentHashMap<UUID, ObjectLayout> index = new ConcurrentHashMap<>();
+  private final KeyLocks locks = new KeyLocks(1024);
+  private final CloseGuard guard;
+  private final AtomicLong usedBytes = new AtomicLong();
+
+  private HeapStore(PoolDirectory directory, Path poolFile, Heap heap, SlotDirectory slots) {
+    this.directory = directory;
+    this.poolFile = poolFile;
+    this.heap = heap;
+    this.slots = slots;
+    this.blocks = new ObjectBlocks(heap, codec);
+    this.guard = new CloseGuard("heap store " + directory.path());
+  }
+
+  /**
+   * Opens the pool in {@code config.path()}, creating directory and pool ({@code sizeBytes}) when
+   * missing; an existing pool keeps the size it was made with.
+   *
+   * @throws InvalidArgumentException when the directory or pool file cannot be used as a heap pool
+   */
+  public static HeapStore open(StoreConfig config) {
+    PoolDirectory directory = PoolDirectory.claim(config.path(), ENGINE);
+    Heap heap = null;
+    try {
+      Path file = directory.resolve(POOL_FILE);
+      heap = Files.exists(file)
+          ? PmemHeap.open(file)
+          : PmemHeap.create(file, config.sizeBytes(), h -> SlotDirectory.create(h, DIRECTORY_MAGIC));
+      HeapStore store = new HeapStore(directory, file, heap, SlotDirectory.open(heap, DIRECTORY_MAGIC, file.toString(), ENGINE));
+      store.load();
+      return store;
+    } catch (RuntimeException e) {
+      if (heap != null) {
+        PmemHeap.close(heap);
+      }
+      directory.close();
+      throw e;
+    }
+  }
+
+  @Override
+  public void put(StoredObject object) {
+    if (object == null) {
+      throw new InvalidArgumentException("object to store is missing");
+    }
+    putAll(List.of(object));
+  }
+
+  @Override
+  public void putAll(List<StoredObject> objects) {
+    if (objects == null) {
+      throw new InvalidArgumentException("objects to store are missing");
+    }
+    int n = objects.size();
+    List<UUID> ids = new ArrayList<>(n);
+    Set<UUID> distinct = new HashSet<>();
+    ObjectHeader[] headers = new ObjectHeader[n];
+    long bytes = 0;
+    for (int i = 0; i < n; i++) {
+      StoredObject object = objects.get(i);
+      if (object == null) {
+        throw new InvalidArgumentException("object " + i + " of the batch is missing");
+      }
+      RecordCodec.check(object);
+      if (!distinct.add(object.id())) {
+        throw new InvalidArgumentException("object " + object.id() + " appears twice in one batch");
+      }
+      ids.add(object.id());
+      headers[i] = codec.canonical(object.header());
+      bytes += object.valueBytes();
+    }
+    long total = bytes;
+    guard.enter();
+    try (KeyLocks.Held held = locks.writeLockAll(ids)) {
+      ObjectLayout[] old = new ObjectLayout[n];
+      long[] slotOf = new long[n];
+      boolean[] taken = new boolean[n];
+      ObjectLayout[] written;
+      try {
+        for (int i = 0; i < n; i++) {
+          old[i] = index.get(ids.get(i));
+          if (old[i] != null) {
+            slotOf[i] = old[i].slot();
+          } else {
+            slotOf[i] = slots.take();
+            taken[i] = true;
+          }
+        }
+        written = PmemHeap.transaction(heap, () -> {
+          ObjectLayout[] layouts = new ObjectLayout[n];
+          for (int i = 0; i < n; i++) {
+            layouts[i] = blocks.writeNew(objects.get(i), headers[i], slotOf[i]);
+            if (old[i] == null) {
+              slots.assign(slotOf[i], ids.get(i), layouts[i].table().handle());
+              blocks.countWritten(SLOT_ASSIGN_BYTES);
+            } else {
+              slots.setHandle(slotOf[i], layouts[i].table().handle());
+              blocks.countWritten(SLOT_HANDLE_BYTES);
+              blocks.freeAll(old[i]);
+            }
+          }
+          return layouts;
+        }, () -> fullMessage(n, total));
+      } catch (RuntimeException e) {
+        // The transaction rolled back (or never ran): the slots taken for new objects are empty.
+        for (int i = 0; i < n; i++) {
+          if (taken[i]) {
+            slots.release(slotOf[i]);
+          }
+        }
+        throw e;
+      }
+      for (int i = 0; i < n; i++) {
+        index.put(ids.get(i), written[i]);
+        usedBytes.addAndGet(written[i].poolBytes() - (old[i] == null ? 0 : old[i].poolBytes()));
+      }
+    } finally {
+      guard.exit();
+    }
+  }
+
+  @Override
+  public Optional<StoredObject> get(UUID id) {
+    if (id == null) {
+      throw new InvalidArgumentException("object ID is missing");
+    }
+    guard.enter();
+    try {
+      StampedLock lock = locks.of(id);
+      // Fast path, no lock write: a writer changes or frees blocks only under the write lock, so
+      // if the stamp still validates after the copies, they were of one committed state.
+      long stamp = lock.tryOptimisticRead();
+      if (stamp != 0) {
+        ObjectLayout layout = index.get(id);
+        if (layout == null) {
+          if (lock.validate(stamp)) {
+            return Optional.empty();
+          }
+        } else if (layout.contentBytes() <= OPTIMISTIC_READ_MAX) {
+          StoredObject object = readOptimistically(id, layout);
+          if (object != null && lock.validate(stamp)) {
+            return Optional.of(object);
+          }
+        }
+      }
+      stamp = lock.readLock();
+      try {
+        ObjectLayout layout = index.get(id);
+        return layout == null ? Optional.empty() : Optional.of(blocks.read(id, layout));
+      } finally {
+        lock.unlockRead(stamp);
+      }
+    } finally {
+      guard.exit();
+    }
+  }
+
+  @Override
+  public Optional<ObjectHeader> header(UUID id) {
+    if (id == null) {
+      throw new InvalidArgumentException("object ID is missing");
+    }
+    guard.checkOpen();
+    ObjectLayout layout = index.get(id);
+    return layout == null ? Optional.empty() : Optional.of(layout.header());
+  }
+
+  @Override
+  public void applyDelta(ObjectDelta delta) {
+    RecordCodec.check(delta);
+    UUID id = delta.id();
+    guard.enter();
+    try {
+      StampedLock lock = locks.of(id);
+      long stamp = lock.writeLock();
+      try {
+        ObjectLayout old = index.get(id);
+        if (old == null) {
+          throw new ObjectDoesNotExistException("object " + id + " is not stored in " + directory.path());
+        }
+        ObjectLayout updated = PmemHeap.transaction(heap, () -> {
+          ObjectLayout layout = blocks.applyDelta(old, delta);
+          if (layout.table() != old.table()) {
+            slots.setHandle(old.slot(), layout.table().handle());
+            blocks.countWritten(SLOT_HANDLE_BYTES);
+          }
+          return layout;
+        }, () -> fullMessage(1, deltaBytes(delta)));
+        index.put(id, updated);
+        usedBytes.addAndGet(updated.poolBytes() - old.poolBytes());
+      } finally {
+        lock.unlockWrite(stamp);
+      }
+    } finally {
+      guard.exit();
+    }
+  }
+
+  @Override
+  public boolean remove(UUID id) {
+    if (id == null) {
+      throw new InvalidArgumentException("object ID is missing");
+    }
+    guard.enter();
+    try {
+      StampedLock lock = locks.of(id);
+      long stamp = lock.writeLock();
+      try {
+        ObjectLayout old = index.get(id);
+        if (old == null) {
+          return false;
+        }
+        PmemHeap.transaction(heap, () -> {
+          slots.setHandle(old.slot(), 0);
+          blocks.countWritten(SLOT_HANDLE_BYTES);
+          blocks.freeAll(old);
+          return null;
+        }, () -> "pool " + poolFile + " has no room left even for the log of a removal");
+        index.remove(id);
+        slots.release(old.slot());
+        usedBytes.addAndGet(-old.poolBytes());
+        return true;
+      } finally {
+        lock.unlockWrite(stamp);
+      }
+    } finally {
+      guard.exit();
+    }
+  }
+
+  @Override
+  public long count() {
+    guard.checkOpen();
+    return index.size();
+  }
+
+  @Override
+  public void forEachId(Consumer<UUID> action) {
+    if (action == null) {
+      throw new InvalidArgumentException("action is missing");
+    }
+    guard.checkOpen();
+    index.keySet().forEach(action);
+  }
+
+  @Override
+  public StoreStats stats() {
+    guard.checkOpen();
+    return new StoreStats(ENGINE, DURABILITY, directory.path().toString(), heap.size(),
+        usedBytes.get() + slots.bytes(), index.size());
+  }
+
+  /** Bytes this store has written to its pool since it was opened (values, tables, directory slots). */
+  public long bytesWritten() {
+    guard.checkOpen();
+    return blocks.bytesWritten();
+  }
+
+  @Override
+  public void close() {
+    if (guard.close()) {
+      try {
+        PmemHeap.close(heap);
+      } finally {
+        directory.close();
+      }
+    }
+  }
+
+  private StoredObject readOptimistically(UUID id, ObjectLayout layout) {
+    try {
+      return blocks.read(id, layout);
+    } catch (RuntimeException e) {
+      return null; // a racing writer changed the blocks; the caller retries under the read lock
+    }
+  }
+
+  private static long deltaBytes(ObjectDelta delta) {
+    long total = 0;
+    for (var value : delta.changed().values()) {
+      total += ObjectBlocks.contentLength(value);
+    }
+    return total;
+  }
+
+  private String fullMessage(int objects, long bytes) {
+    return "heap pool " + poolFile + " is full: no room for " + objects + " object(s) with " + bytes
+        + " bytes of values (capacity " + heap.size() + " bytes, about " + (usedBytes.get() + slots.bytes())
+        + " in use); nothing was written";
+  }
+
+  private void load() {
+    try {
+      slots.scan((slot, id, handle) -> {
+        ObjectLayout layout = blocks.load(id, handle, slot);
+        if (index.putIfAbsent(id, layout) != null) {
+          throw new InternalException("pool " + poolFile + " lists object " + id + " twice");
+        }
+        usedBytes.addAndGet(layout.poolBytes());
+      });
+    } catch (DataClayException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new InternalException("pool " + poolFile + " is damaged: " + e);
+    }
+  }
+}

@@ -1,0 +1,318 @@
+package io.dataclay.ds.store.postgres;
+
+import io.dataclay.ds.store.ObjectDelta;
+import io.dataclay.ds.store.ObjectHeader;
+import io.dataclay.ds.store.ObjectStore;
+import io.dataclay.ds.store.StoreConfig;
+import io.dataclay.ds.store.StoreStats;
+import io.dataclay.ds.store.StoredObject;
+import io.dataclay.ds.store.engine.CloseGuard;
+import io.dataclay.ds.store.engine.KeyLocks;
+import io.dataclay.ds.store.engine.PoolDirectory;
+import io.dataclay.ds.store.engine.RecordCodec;
+import io.dataclay.ds.store.engine.RecordEdit;
+import io.dataclay.ds.store.engine.RecordInput;
+import io.dataclay.exceptions.BackendUnavailableException;
+import io.dataclay.exceptions.InternalException;
+import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.exceptions.ObjectDoesNotExistException;
+import io.dataclay.exceptions.StoreFullException;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.StampedLock;
+import java.util.function.Consumer;
+
+/**
+ * The {@code postgres} engine, the disk-based baseline: one row per object in a PostgreSQL
+ * database ({@link ObjectTable}), this backend's rows apart from other backends' by its name.
+ * Every put, putAll, applyDelta and remove is one transaction, durable when it commits (as the
+ * server's fsync and synchronous_commit settings make it). Headers, the count and the IDs come
+ * from a DRAM cache filled at open and kept on every write, so {@link #header} never touches the
+ * database. Writers of one object are serialised here, so the cache follows commit order.
+ *
+ * <p>One store per backend: the pool directory (when configured) records the engine and is locked
+ * like every engine's, and a PostgreSQL advisory lock held for the store's lifetime keeps a second
+ * Data Service with the same backend name off the same rows, on any machine.
+ */
+public final class PostgresStore implements ObjectStore {
+  /** Engine name in configuration. */
+  public static final String ENGINE = "postgres";
+  /** The durability promise reported in stats. */
+  public static final String DURABILITY = "durable at return (one committed PostgreSQL transaction per call)";
+
+  private static final int CONNECTIONS = 4;
+
+  /** What the DRAM cache keeps per object. */
+  private record Meta(ObjectHeader header, long recordBytes) {}
+
+  private final PoolDirectory directory;
+  private final BackendLock backendLock;
+  private final ConnectionPool pool;
+  private final ObjectTable table;
+  private final String where;
+  private final RecordCodec codec = new RecordCodec();
+  private final ConcurrentHashMap<UUID, Meta> metas = new ConcurrentHashMap<>();
+  private final KeyLocks locks = new KeyLocks(256);
+  private final CloseGuard guard;
+  private final AtomicLong usedBytes = new AtomicLong();
+
+  private PostgresStore(PoolDirectory directory, BackendLock backendLock, ConnectionPool pool, StoreConfig config) {
+    this.directory = directory;
+    this.backendLock = backendLock;
+    this.pool = pool;
+    this.table = new ObjectTable(config.backendName());
+    this.where = config.redactedDatabaseUrl() + " (backend " + config.backendName() + ")";
+    this.guard = new CloseGuard("postgres store " + where);
+  }
+
+  /**
+   * Connects to {@code config.databaseUrl()}, creates the object table when missing, takes this
+   * backend's lock and loads the headers of its objects.
+   *
+   * @throws InvalidArgumentException when the URL is missing or wrong, the database cannot be
+   *     reached (the message names the URL without its password), the pool directory belongs to
+   *     another engine, or this backend's store is already open
+   */
+  public static PostgresStore open(StoreConfig config) {
+    String url = config.databaseUrl();
+    if (url == null || url.isBlank()) {
+      throw new InvalidArgumentException("the postgres engine needs the JDBC URL of its database (DATACLAY_STORE_URL),"
+          + " e.g. jdbc:postgresql://127.0.0.1:5432/dataclay?user=postgres; none was given");
+    }
+    if (!url.startsWith("jdbc:postgresql:")) {
+      throw new InvalidArgumentException("store URL '" + config.redactedDatabaseUrl()
+          + "' is not a PostgreSQL JDBC URL (jdbc:postgresql://host:port/database)");
+    }
+    PoolDirectory directory = config.path() == null ? null : PoolDirectory.claim(config.path(), ENGINE);
+    ConnectionPool pool = new ConnectionPool(url, config.redactedDatabaseUrl(), CONNECTIONS);
+    BackendLock lock = null;
+    try {
+      lock = BackendLock.take(pool, config.backendName(), config.redactedDatabaseUrl());
+      PostgresStore store = new PostgresStore(directory, lock, pool, config);
+      store.load();
+      return store;
+    } catch (RuntimeException e) {
+      pool.close();
+      if (lock != null) {
+        lock.close();
+      }
+      if (directory != null) {
+        directory.close();
+      }
+      throw e;
+    }
+  }
+
+  /** Every write waits for the database's commit: never on a network thread. */
+  @Override
+  public boolean writesWithoutWaiting() {
+    return false;
+  }
+
+  @Override
+  public void put(StoredObject object) {
+    if (object == null) {
+      throw new InvalidArgumentException("object to store is missing");
+    }
+    putAll(List.of(object));
+  }
+
+  @Override
+  public void putAll(List<StoredObject> objects) {
+    if (objects == null) {
+      throw new InvalidArgumentException("objects to store are missing");
+    }
+    int n = objects.size();
+    byte[][] records = new byte[n][];
+    List<UUID> ids = new ArrayList<>(n);
+    Set<UUID> distinct = new HashSet<>();
+    for (int i = 0; i < n; i++) {
+      StoredObject object = objects.get(i);
+      if (object == null) {
+        throw new InvalidArgumentException("object " + i + " of the batch is missing");
+      }
+      if (!distinct.add(object.id())) {
+        throw new InvalidArgumentException("object " + object.id() + " appears twice in one batch");
+      }
+      records[i] = codec.encode(object);
+      ids.add(object.id());
+    }
+    guard.enter();
+    try (KeyLocks.Held held = locks.writeLockAll(ids)) {
+      sql("store " + n + " object(s)", () -> n == 1
+          ? pool.with(c -> table.upsert(c, objects, records))
+          : pool.transaction(c -> table.upsert(c, objects, records)));
+      for (int i = 0; i < n; i++) {
+        remember(ids.get(i), codec.canonical(objects.get(i).header()), records[i].length);
+      }
+    } finally {
+      guard.exit();
+    }
+  }
+
+  @Override
+  public Optional<StoredObject> get(UUID id) {
+    if (id == null) {
+      throw new InvalidArgumentException("object ID is missing");
+    }
+    guard.enter();
+    try {
+      Meta meta = metas.get(id);
+      if (meta == null) {
+        return Optional.empty();
+      }
+      byte[] record = sql("read object " + id, () -> pool.with(c -> table.record(c, id)));
+      // A row gone meanwhile was removed by a concurrent call after this one began.
+      return record == null ? Optional.empty() : Optional.of(codec.decode(id, RecordInput.of(record), meta.header()));
+    } finally {
+      guard.exit();
+    }
+  }
+
+  @Override
+  public Optional<ObjectHeader> header(UUID id) {
+    if (id == null) {
+      throw new InvalidArgumentException("object ID is missing");
+    }
+    guard.checkOpen();
+    Meta meta = metas.get(id);
+    return meta == null ? Optional.empty() : Optional.of(meta.header());
+  }
+
+  @Override
+  public void applyDelta(ObjectDelta delta) {
+    RecordCodec.check(delta);
+    UUID id = delta.id();
+    guard.enter();
+    try {
+      StampedLock lock = locks.of(id);
+      long stamp = lock.writeLock();
+      try {
+        Meta meta = metas.get(id);
+        if (meta == null) {
+          throw new ObjectDoesNotExistException("object " + id + " is not stored in " + where);
+        }
+        int length = sql("change object " + id, () -> pool.transaction(c -> {
+          byte[] old = table.record(c, id);
+          if (old == null) {
+            throw new InternalException("object " + id + " is listed but has no row in " + where);
+          }
+          RecordInput current = RecordInput.of(old);
+          byte[] updated = RecordEdit.plan(current, delta).toArray(current);
+          table.updateRecord(c, id, updated);
+          return updated.length;
+        }));
+        remember(id, meta.header(), length);
+      } finally {
+        lock.unlockWrite(stamp);
+      }
+    } finally {
+      guard.exit();
+    }
+  }
+
+  @Override
+  public boolean remove(UUID id) {
+    if (id == null) {
+      throw new InvalidArgumentException("object ID is missing");
+    }
+    guard.enter();
+    try {
+      StampedLock lock = locks.of(id);
+      long stamp = lock.writeLock();
+      try {
+        if (!metas.containsKey(id)) {
+          return false;
+        }
+        sql("remove object " + id, () -> pool.with(c -> table.delete(c, id)));
+        Meta old = metas.remove(id);
+        usedBytes.addAndGet(-old.recordBytes());
+        return true;
+      } finally {
+        lock.unlockWrite(stamp);
+      }
+    } finally {
+      guard.exit();
+    }
+  }
+
+  @Override
+  public long count() {
+    guard.checkOpen();
+    return metas.size();
+  }
+
+  @Override
+  public void forEachId(Consumer<UUID> action) {
+    if (action == null) {
+      throw new InvalidArgumentException("action is missing");
+    }
+    guard.checkOpen();
+    metas.keySet().forEach(action);
+  }
+
+  @Override
+  public StoreStats stats() {
+    guard.checkOpen();
+    return new StoreStats(ENGINE, DURABILITY, where, 0, usedBytes.get(), metas.size());
+  }
+
+  @Override
+  public void close() {
+    if (guard.close()) {
+      try {
+        pool.close();
+        backendLock.close();
+      } finally {
+        if (directory != null) {
+          directory.close();
+        }
+      }
+    }
+  }
+
+  private void remember(UUID id, ObjectHeader header, long recordBytes) {
+    Meta old = metas.put(id, new Meta(header, recordBytes));
+    usedBytes.addAndGet(recordBytes - (old == null ? 0 : old.recordBytes()));
+  }
+
+  private void load() {
+    sql("create the object table", () -> pool.with(c -> {
+      ObjectTable.create(c);
+      return null;
+    }));
+    sql("load the object headers", () -> pool.transaction(c -> { // a cursor needs a transaction
+      table.scan(c, (id, header, bytes) -> remember(id, codec.canonical(header), bytes));
+      return null;
+    }));
+  }
+
+  /** A database call. */
+  private interface Call<T> {
+    T run() throws SQLException;
+  }
+
+  /** Runs a call, turning a database failure into the error that says what it means for the caller. */
+  private <T> T sql(String what, Call<T> call) {
+    try {
+      return call.run();
+    } catch (SQLException e) {
+      String state = e.getSQLState() == null ? "" : e.getSQLState();
+      String message = "could not " + what + " in " + where + ": " + e.getMessage() + " (SQLSTATE " + state + ")";
+      if (state.startsWith("08")) {
+        throw new BackendUnavailableException(message);
+      }
+      if (state.startsWith("53")) {
+        throw new StoreFullException(message);
+      }
+      throw new InternalException(message);
+    }
+  }
+}
