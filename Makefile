@@ -31,7 +31,7 @@ test-python:
 	$(PYTEST) pyclay/tests
 
 test-integration:
-	$(PYTEST) tests
+	$(PYTEST) -n 2 --dist loadgroup tests
 
 demo: build
 	PATH="$(abspath $(VENV))/bin:$$PATH" scripts/demo.sh

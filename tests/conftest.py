@@ -1,8 +1,14 @@
 """Fixtures that start real servers: PostgreSQL and whole local dataClay clusters."""
+import os
+import sys
+import uuid
+
 import pytest
 
-from harness.cluster import Cluster
+from harness.cluster import MODELS, Cluster
 from harness.postgres import PostgresServer
+
+sys.path.insert(0, str(MODELS))
 
 
 @pytest.fixture(scope="session")
@@ -13,16 +19,25 @@ def postgres():
     server.stop()
 
 
+def started_cluster(**options) -> Cluster:
+    cluster = Cluster(**options)
+    try:
+        cluster.start()
+        cluster.register_models()
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
+
+
 @pytest.fixture
 def make_cluster():
-    """Starts clusters on demand (models registered) and always stops them."""
+    """Starts private clusters on demand (test models registered) and always stops them."""
     started = []
 
     def start(**options) -> Cluster:
-        cluster = Cluster(**options)
+        cluster = started_cluster(**options)
         started.append(cluster)
-        cluster.start()
-        cluster.register_models()
         return cluster
 
     yield start
@@ -30,7 +45,39 @@ def make_cluster():
         cluster.stop()
 
 
-@pytest.fixture
-def cluster(make_cluster):
-    """A two-backend kv cluster with the test models registered."""
-    return make_cluster()
+ENGINES = ("kv", "heap", "2lm", "postgres", "memory")
+
+
+def engines(durable_only: bool = False) -> list[str]:
+    """The engines a parametrised test runs on: all, or those DATACLAY_TEST_ENGINES names."""
+    chosen = [e for e in os.environ.get("DATACLAY_TEST_ENGINES", ",".join(ENGINES)).split(",") if e]
+    unknown = set(chosen) - set(ENGINES)
+    if unknown:
+        raise ValueError(f"DATACLAY_TEST_ENGINES names unknown engines {sorted(unknown)}; valid: {ENGINES}")
+    return [e for e in chosen if not (durable_only and e == "memory")]
+
+
+def engine_options(request, engine: str, **extra_env) -> dict:
+    """Cluster options for `engine`; postgres gets a fresh database on the session's server."""
+    env = dict(extra_env)
+    if engine == "postgres":
+        server = request.getfixturevalue("postgres")
+        env["DATACLAY_STORE_URL"] = server.create_database(f"store_{uuid.uuid4().hex[:12]}")
+    return {"store": engine, "extra_env": env}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A two-backend kv cluster shared by the tests of one module (use distinct aliases)."""
+    shared = started_cluster()
+    yield shared
+    shared.stop()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """Under pytest-xdist (`--dist loadgroup`) the tests sharing a module's cluster run in one worker."""
+    for item in items:
+        if "cluster" in getattr(item, "fixturenames", ()):
+            param = getattr(getattr(item, "callspec", None), "params", {}).get("cluster", "")
+            item.add_marker(pytest.mark.xdist_group(f"{item.module.__name__}-{param}"))

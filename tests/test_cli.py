@@ -5,7 +5,8 @@ from harness.cluster import Cluster
 from test_core_acceptance import client
 
 
-def test_status_lists_backends_with_address_liveness_engine_and_objects(cluster):
+def test_status_lists_backends_with_address_liveness_engine_and_objects(make_cluster):
+    cluster = make_cluster()
     client(cluster, """
         for i in range(3):
             Counter(i).make_persistent()

@@ -5,12 +5,22 @@ import textwrap
 
 import pytest
 
+from conftest import started_cluster, engine_options, engines
+
 PRELUDE = textwrap.dedent("""
     import json, sys
     from dataclay import api
     api.init()
     from people.model import Person, Account, Node, Counter
 """)
+
+
+@pytest.fixture(scope="module", params=engines())
+def cluster(request):
+    """The acceptance suite runs once per store engine, on a two-backend cluster of that engine."""
+    shared = started_cluster(**engine_options(request, request.param))
+    yield shared
+    shared.stop()
 
 
 def client(cluster, body: str, *args: str) -> dict:
@@ -245,3 +255,23 @@ def test_aliases_stay_unique_under_concurrent_make_persistent_from_many_clients(
     for client_number, won in enumerate(wins):
         for i in won:
             assert owners[i] == client_number
+
+
+def test_status_shows_each_backends_engine_durability_and_objects(cluster):
+    # setup: an object on every backend of this engine's cluster
+    client(cluster, """
+        for b in sorted(api.get_backends()):
+            Counter(0).make_persistent(backend_id=b)
+        print(json.dumps({}))
+    """)
+    # run
+    text = cluster.status()
+    # verify
+    stores = [line.strip() for line in text.splitlines() if line.strip().startswith("store ")]
+    assert len(stores) == 2, text
+    for line in stores:
+        assert line.startswith(f"store {cluster.store}: "), text
+        assert int(line.split(": ")[1].split()[0]) >= 1, text
+    assert text.count("durability: ") == 2, text
+    if cluster.store == "2lm":
+        assert "checkpoint" in text, text

@@ -52,10 +52,14 @@ class Writers:
     @staticmethod
     def _read(proc, sink):
         for line in proc.stdout:
-            sink.append(line)
+            sink.append((time.monotonic(), line))
 
     def acked(self, n):
-        return [json.loads(line)["ack"] for line in self.lines[n] if '"ack"' in line]
+        return [amount for amount, _ in self.acked_at(n)]
+
+    def acked_at(self, n):
+        """(amount, when this process read the acknowledgement), oldest first; read after the client got it."""
+        return [(json.loads(line)["ack"], at) for at, line in list(self.lines[n]) if '"ack"' in line]
 
     def wait_for_progress(self, more, timeout=90):
         """Waits until every writer acknowledged `more` updates beyond what it had."""
@@ -78,7 +82,8 @@ class Writers:
             reader.join(timeout=10)
 
 
-def test_a_second_start_finds_earlier_objects_and_aliases(cluster):
+def test_a_second_start_finds_earlier_objects_and_aliases(make_cluster):
+    cluster = make_cluster()
     client(cluster, """
         p = Person("dora", 50); p.make_persistent(alias="dora"); p.birthday()
         print(json.dumps({}))
@@ -93,7 +98,8 @@ def test_a_second_start_finds_earlier_objects_and_aliases(cluster):
     assert seen == {"name": "dora", "age": 51}
 
 
-def test_kill_9_of_services_under_four_writers_loses_no_acknowledged_update(cluster, tmp_path):
+def test_kill_9_of_services_under_four_writers_loses_no_acknowledged_update(make_cluster, tmp_path):
+    cluster = make_cluster()
     # setup
     writers = Writers(cluster, 4, tmp_path / "stop")
     try:
@@ -123,7 +129,8 @@ def test_kill_9_of_services_under_four_writers_loses_no_acknowledged_update(clus
         assert not missing, f"account {me} lost acknowledged deposits {sorted(missing)[:5]}"
 
 
-def test_killed_execution_environment_is_restarted_by_its_data_service(cluster):
+def test_killed_execution_environment_is_restarted_by_its_data_service(make_cluster):
+    cluster = make_cluster()
     # setup
     made = client(cluster, """
         b = sorted(api.get_backends(), key=lambda i: api.get_backends()[i].name)[0]

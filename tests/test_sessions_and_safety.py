@@ -184,8 +184,9 @@ def _run_as(cluster, code, env, *args):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def test_warm_method_calls_make_no_logic_module_call(cluster):
-    # setup: a warm client (object located, session validated by the backend)
+def test_warm_method_calls_make_no_logic_module_call(make_cluster):
+    # setup: a warm client (object located, session validated by the backend), alone on its cluster
+    cluster = make_cluster(backends=1)
     code = PRELUDE + textwrap.dedent("""
         c = Counter(0); c.make_persistent(alias="hot")
         c.increment()

@@ -10,9 +10,8 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "wordcount"
 
 
-def test_wordcount_listing_counts_the_words_of_the_shared_collection(make_cluster, tmp_path):
+def test_wordcount_listing_counts_the_words_of_the_shared_collection(cluster, tmp_path):
     # setup
-    cluster = make_cluster()
     cluster.dataclaycmd("NewModel", cluster.admin_user(), "-", "wordcount", str(EXAMPLE / "model"), "python")
     cluster.dataclaycmd("GetStubs", cluster.admin_user(), "-", "wordcount", str(tmp_path / "stubs"))
     env = dict(cluster.env, PYTHONPATH=str(tmp_path / "stubs"))

@@ -30,7 +30,8 @@ def _free_port() -> int:
 class PostgresServer:
     """Starts on `start()`, removes everything on `stop()`; `jdbc_url(db)` for the Java servers."""
 
-    def __init__(self):
+    def __init__(self, durable: bool = False):
+        self.durable = durable  # fsync on: a fair baseline for benchmarks; tests need no power-loss safety
         self.bin = _bin_dir()
         self.root = pathlib.Path(tempfile.mkdtemp(prefix="dataclay-pg-"))
         self.data = self.root / "data"
@@ -50,8 +51,8 @@ class PostgresServer:
                 os.chown(path, pw.pw_uid, pw.pw_gid)
         self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust",
                   "--no-sync", "-E", "UTF8")
-        options = (f"-p {self.port} -k {self.sockets} -c listen_addresses=127.0.0.1 -c fsync=off "
-                   "-c synchronous_commit=on -c max_connections=200")
+        options = (f"-p {self.port} -k {self.sockets} -c listen_addresses=127.0.0.1 "
+                   f"-c fsync={'on' if self.durable else 'off'} -c synchronous_commit=on -c max_connections=200")
         result = self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", options,
                            "-l", str(self.root / "server.log"), "-w", "-t", "60", "start", check=False)
         if result.returncode != 0:
