@@ -21,7 +21,7 @@ def percentiles(samples):
     return ordered[len(ordered) // 2], ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
 
 
-def timed(fn, n, warmup=200):
+def timed(fn, n, warmup=2000):
     for _ in range(warmup):
         fn()
     samples = []
