@@ -103,3 +103,39 @@ def test_start_refuses_bad_options_and_a_taken_port_with_clear_messages(cluster)
         assert taken.returncode == 1 and "already in use" in taken.stderr
     finally:
         squatter.stop()
+
+
+def test_start_on_postgres_without_its_database_url_is_refused_before_anything_starts():
+    cluster = Cluster(store="postgres")
+    try:
+        # run
+        result = cluster.dataclay("start", "--backends", "1", "--store", "postgres")
+        # verify
+        assert result.returncode != 0
+        assert "DATACLAY_STORE_URL" in result.stderr, result.stderr
+        assert cluster.pids() == {}
+    finally:
+        cluster.stop()
+
+
+def test_a_pool_made_by_another_engine_is_refused_at_start_and_left_intact(make_cluster):
+    # setup: a kv cluster with an object, stopped
+    kv = make_cluster(backends=1)
+    client(kv, """
+        Person("pat", 7).make_persistent(alias="pat")
+        print(json.dumps({}))
+    """)
+    kv.stop_processes()
+    heap = Cluster(backends=1, store="heap", extra_env={"DATACLAY_STORE_PATH": str(kv.pools)})
+    try:
+        # run: another cluster tries the same pools with the heap engine
+        result = heap.dataclay("start", "--backends", "1", "--store", "heap")
+    finally:
+        heap.stop()
+    # verify: refused, naming the engine that made the pool; the kv cluster still has its object
+    assert result.returncode != 0
+    assert "kv" in result.stderr and "heap" in result.stderr, result.stderr
+    kv.start()
+    assert client(kv, """
+        print(json.dumps({"age": Person.get_by_alias("pat").age}))
+    """) == {"age": 7}

@@ -59,6 +59,10 @@ class LocalCluster:
 
     def _reconcile(self, state: ClusterState | None, store: str | None, metadata: str | None) -> ClusterState:
         engine = check_engine(store, "--store") if store else self.settings.store
+        if (engine or (state.store if state else None)) == "postgres" and not self.settings.passthrough.get("DATACLAY_STORE_URL"):
+            raise InvalidArgumentError(
+                "the postgres engine needs DATACLAY_STORE_URL, the JDBC URL of its database "
+                "(e.g. jdbc:postgresql://127.0.0.1:5432/dataclay?user=postgres)")
         url = metadata or self.settings.metadata_url
         if url is not None and not url.startswith("jdbc:"):
             raise InvalidArgumentError(f"--metadata must be a JDBC URL such as jdbc:postgresql://host/db, not {url!r}")
