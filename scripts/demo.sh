@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make demo`: a fresh local cluster on the embedded defaults (Logic Module with its embedded
 # metadata database, two backends with the kv engine on a pool under /dev/shm), the wordcount
-# model registered, the NEXTGenIO wordcount example run, the cluster stopped and removed.
+# model registered, the NEXTGenIO wordcount example run in Python and in Java, the cluster stopped
+# and removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DATACLAY_HOME="${DATACLAY_HOME:-$PWD/build/demo}"
@@ -26,3 +27,11 @@ dataclay status
 export PYTHONPATH="$DATACLAY_HOME/stubs${PYTHONPATH:+:$PYTHONPATH}"
 python examples/wordcount/prepare.py --texts 8 --size 256K
 python examples/wordcount/wordcount.py Words
+
+# The same model in Java, beside the Python one: built with Maven, registered, run from a JVM.
+mvn -q -B -f examples/java-wordcount/pom.xml package
+dataclaycmd WaitForBackends java 2
+dataclaycmd NewModel "$user" - jwordcount examples/java-wordcount/target/classes java
+jcp="examples/java-wordcount/target/classes:examples/java-wordcount/target/lib/*"
+java -cp "$jcp" wordcount.WordCount prepare JWords 8 262144
+java -cp "$jcp" wordcount.WordCount count JWords

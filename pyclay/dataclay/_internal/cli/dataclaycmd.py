@@ -10,6 +10,7 @@ import time
 from contextlib import contextmanager
 
 from dataclay.exceptions import DataClayError, InvalidArgumentError
+from dataclay._internal.cli.java_model import read_java_model
 from dataclay._internal.cli.model_files import read_python_model
 from dataclay._internal.config import Config
 from dataclay._internal.proto import common_pb2
@@ -75,13 +76,14 @@ def new_model(config: Config, user: str, password: str, namespace: str, class_pa
     if language == "python":
         model = read_python_model(namespace, class_path)
     elif language == "java":
-        raise InvalidArgumentError("Java models need the Java execution environment, which this version lacks")
+        model = read_java_model(namespace, class_path)
     else:
         raise UsageError(f"language must be python or java, not {language!r}")
     with _session(config, user, password) as lm:
         lm.register_model(model)
     names = ", ".join(c.name for c in model.classes)
-    return f"registered namespace {namespace}: {len(model.files)} module(s), classes {names}"
+    unit = "module(s)" if language == "python" else "class file(s)"
+    return f"registered namespace {namespace}: {len(model.files)} {unit}, classes {names}"
 
 
 def get_stubs(config: Config, user: str, password: str, namespace: str, stubs_path: str) -> str:

@@ -4,6 +4,8 @@ import io.dataclay.common.Language;
 import io.dataclay.ds.ee.EnvironmentSupervisor;
 import io.dataclay.ds.ee.PythonEnvironment;
 import io.dataclay.ds.ee.RestartBackoff;
+import io.dataclay.ds.ee.java.JavaEnvironment;
+import io.dataclay.ds.ee.java.JavaEnvironmentConfig;
 import io.dataclay.ds.lm.AdminSession;
 import io.dataclay.ds.lm.BackendRegistration;
 import io.dataclay.ds.lm.RemoteLogicModule;
@@ -91,6 +93,8 @@ public final class DataServiceNode implements AutoCloseable {
     if (python != null) {
       environments.add(python);
     }
+    environments.add(new JavaEnvironment(store, applier, calls, id, JavaEnvironmentConfig.from(config.environment()),
+        admin::client, () -> registration.models()));
     List<Language> languages = environments.languages();
     String engine = store.stats().engine();
     status = new StatusService(store, environments, counters,

@@ -57,7 +57,7 @@ class DataServiceNodeTest {
     assertEquals("test-backend", second.getName());
     assertEquals("127.0.0.1", second.getHost());
     assertEquals("memory", second.getStoreEngine());
-    assertEquals(List.of(Language.PYTHON), second.getLanguagesList());
+    assertEquals(List.of(Language.PYTHON, Language.JAVA), second.getLanguagesList());
     assertTrue(second.getAlive());
   }
 

@@ -250,7 +250,8 @@ public final class TestCluster implements AutoCloseable {
 
   /** Whether the running Data Service counts its Python environment alive. */
   public boolean pythonAlive() {
-    return node.report().environments().stream().anyMatch(e -> e.alive());
+    return node.report().environments().stream()
+        .anyMatch(e -> e.language() == io.dataclay.common.Language.PYTHON && e.alive());
   }
 
   /** Closes {@code resource} when the running Data Service stops. */

@@ -63,6 +63,7 @@ public final class ModelService {
       installed.add(bundle);
     }
     forward(Language.PYTHON, installed);
+    forward(Language.JAVA, installed);
   }
 
   private void forward(Language language, List<ModelBundle> installed) {

@@ -14,8 +14,6 @@ import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.proto.EnvironmentMessage;
 import io.dataclay.proto.ExecuteRequest;
 import io.dataclay.proto.ExecuteResult;
-import io.dataclay.proto.Language;
-import io.dataclay.proto.ObjectData;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
@@ -143,20 +141,16 @@ class AttachRulesTest {
 
   @Test
   void objects_of_a_language_without_environment_are_unavailable() throws Exception {
-    // setup: a Java class registered, but this backend runs only the Python environment
-    cluster.registerModel(io.dataclay.proto.Model.newBuilder().setNamespace("jmodels").setLanguage(Language.JAVA)
-        .addFiles(io.dataclay.proto.ModelFile.newBuilder().setPath("org/example/Person.class")
-            .setContent(TestObjects.bytes("\u00ca\u00fe")))
-        .addClasses(io.dataclay.proto.ClassDescription.newBuilder().setName("org.example.Person")).build());
-    cluster.startDataService(Map.of());
+    // setup: a backend started without a Python environment (DATACLAY_PYTHON=none)
+    cluster.startDataService(Map.of("DATACLAY_PYTHON", "none"));
     DataServiceClient user = cluster.client(cluster.session("max"));
     UUID id = UUID.randomUUID();
-    ObjectData person = TestObjects.object(id, "org.example.Person", Language.JAVA, "name", "Ada");
-    user.makePersistent(List.of(person), null);
+    user.makePersistent(List.of(point(id, "0")), null);
     // run
     BackendUnavailableException e = assertThrows(BackendUnavailableException.class,
-        () -> user.callMethod(id.toString(), "greet", new byte[0]));
+        () -> user.callMethod(id.toString(), "m", new byte[0]));
     // verify
-    assertTrue(e.getMessage().contains("JAVA"), e.getMessage());
+    assertTrue(e.getMessage().contains("PYTHON"), e.getMessage());
   }
+
 }

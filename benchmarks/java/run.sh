@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Java client latency benchmark: a fresh local cluster (2 backends, engine $STORE, default kv),
+# the Java wordcount model registered, JavaLatency run, the cluster stopped and removed.
+# Needs `make build` first. Usage: benchmarks/java/run.sh [calls] [objects]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export PATH="$PWD/.venv/bin:$PATH"
+export DATACLAY_HOME="${DATACLAY_HOME:-$PWD/build/bench-java}"
+export DATACLAY_STORE_PATH="${DATACLAY_STORE_PATH:-/dev/shm/dataclay-bench-java-$(id -un)}"
+export DATACLAY_STORE_SIZE="${DATACLAY_STORE_SIZE:-1G}"
+STORE="${STORE:-kv}"
+cleanup() {
+  dataclay stop || true
+  rm -rf "$DATACLAY_HOME" "$DATACLAY_STORE_PATH"
+}
+dataclay stop >/dev/null 2>&1 || true
+rm -rf "$DATACLAY_HOME" "$DATACLAY_STORE_PATH"
+trap cleanup EXIT
+
+mvn -q -B -f examples/java-wordcount/pom.xml package
+classpath="examples/java-wordcount/target/classes:examples/java-wordcount/target/lib/*"
+out="$DATACLAY_HOME/bench-classes"
+mkdir -p "$out"
+dataclay start --backends 2 --store "$STORE" >/dev/null
+user=$(sed -n 's/^DATACLAY_USER=//p' "$DATACLAY_HOME/client.properties")
+dataclaycmd WaitForBackends java 2 >/dev/null
+dataclaycmd NewModel "$user" - jwordcount examples/java-wordcount/target/classes java >/dev/null
+javac -d "$out" -cp "$classpath" benchmarks/java/JavaLatency.java
+java -cp "$out:$classpath" JavaLatency "$@"

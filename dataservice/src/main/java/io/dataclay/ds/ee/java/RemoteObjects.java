@@ -1,0 +1,16 @@
+package io.dataclay.ds.ee.java;
+
+import io.dataclay.api.DataClayObject;
+import io.dataclay.ds.service.Session;
+import io.dataclay.serialization.ObjectCodec;
+import io.dataclay.serialization.References;
+
+/** How the Java environment reaches objects stored on other backends, acting as the caller. */
+interface RemoteObjects {
+  /** Runs {@code method} on {@code target} in its backend with the caller's session; returns the decoded result. */
+  Object callMethod(Session session, ObjectCodec codec, References refs, DataClayObject target, String method,
+      Object[] args);
+
+  /** Closes connections to other backends. */
+  void close();
+}

@@ -1,0 +1,216 @@
+package io.dataclay.ds.ee.java;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dataclay.api.DataClayObject;
+import io.dataclay.api.Runtimes;
+import io.dataclay.common.Language;
+import io.dataclay.ds.TestCluster;
+import io.dataclay.ds.ee.java.models.Account;
+import io.dataclay.ds.ee.java.models.Ledger;
+import io.dataclay.enhance.Enhanced;
+import io.dataclay.exceptions.AliasAlreadyExistsException;
+import io.dataclay.exceptions.AliasDoesNotExistException;
+import io.dataclay.exceptions.ObjectNotPersistentException;
+import io.dataclay.runtime.ClientConfig;
+import io.dataclay.runtime.ClientRuntime;
+import io.dataclay.serialization.AllowList;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The Java client API against a real Logic Module and Data Service, with enhanced model classes. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class ClientRuntimeTest {
+  @TempDir Path dir;
+  private TestCluster cluster;
+  private ClientRuntime client;
+  private Class<? extends DataClayObject> accountClass;
+
+  @BeforeEach
+  void start() throws Exception {
+    cluster = TestCluster.start(dir);
+    cluster.registerModel(JavaModels.model("bank", Account.class));
+    cluster.session("ann");
+    accountClass = new EnhancingLoader(Set.of(Account.class)).loadClass(Account.class.getName())
+        .asSubclass(DataClayObject.class);
+    client = connect("ann");
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    client.close();
+    cluster.close();
+  }
+
+  private ClientRuntime connect(String user) {
+    String authority = cluster.lmChannel().authority();
+    int port = Integer.parseInt(authority.substring(authority.lastIndexOf(':') + 1));
+    return new ClientRuntime(new ClientConfig("127.0.0.1", port, user, user + "-pw", "", AllowList.none()),
+        accountClass.getClassLoader());
+  }
+
+  private Ledger account(String owner) throws Exception {
+    return (Ledger) accountClass.getConstructor(String.class).newInstance(owner);
+  }
+
+  private <T> T as(ClientRuntime runtime, Supplier<T> work) {
+    return Runtimes.runWith(runtime, work);
+  }
+
+  @Test
+  void model_classes_are_enhanced_and_run_locally_while_volatile() throws Exception {
+    // setup
+    Ledger a = account("ann");
+    // run
+    long balance = a.deposit(5);
+    // verify
+    assertTrue(a instanceof Enhanced);
+    assertEquals(5, balance);
+    assertNull(((DataClayObject) a).getID());
+    assertThrows(ObjectNotPersistentException.class, () -> ((DataClayObject) a).getLocation());
+  }
+
+  @Test
+  void a_persistent_object_runs_its_methods_in_the_backend_and_another_runtime_finds_it_by_alias() throws Exception {
+    // setup
+    Ledger a = account("ann");
+    a.deposit(10);
+    // run
+    as(client, () -> {
+      ((DataClayObject) a).makePersistent("ann-account");
+      return a.deposit(5);
+    });
+    ClientRuntime second = connect("ann");
+    Ledger found;
+    long seen;
+    try {
+      found = (Ledger) as(second, () -> DataClayObject.getByAlias(accountClass, "ann-account"));
+      seen = as(second, found::getBalance);
+    } finally {
+      second.close();
+    }
+    // verify
+    assertEquals(15, seen);
+    assertEquals(((DataClayObject) a).getID(), ((DataClayObject) found).getID());
+    assertEquals(cluster.node().identity().id(), as(client, ((DataClayObject) a)::getLocation));
+    assertEquals(List.of(cluster.node().identity().id()), as(client, ((DataClayObject) a)::getAllLocations));
+  }
+
+  @Test
+  void a_remote_exception_reaches_the_caller_with_its_type_and_message() throws Exception {
+    // setup
+    Ledger a = account("ann");
+    as(client, () -> {
+      ((DataClayObject) a).makePersistent();
+      return null;
+    });
+    // run
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> as(client, () -> {
+          a.withdraw(3);
+          return null;
+        }));
+    // verify
+    assertEquals("balance 0 is less than 3", e.getMessage());
+  }
+
+  @Test
+  void duplicate_and_missing_aliases_fail_with_their_errors_and_delete_alias_frees_the_name() throws Exception {
+    // setup
+    Ledger a = account("ann");
+    Ledger b = account("bob");
+    as(client, () -> {
+      ((DataClayObject) a).makePersistent("taken");
+      return null;
+    });
+    // run
+    AliasAlreadyExistsException dup = assertThrows(AliasAlreadyExistsException.class,
+        () -> as(client, () -> {
+          ((DataClayObject) b).makePersistent("taken");
+          return null;
+        }));
+    AliasDoesNotExistException missing = assertThrows(AliasDoesNotExistException.class,
+        () -> as(client, () -> DataClayObject.getByAlias(accountClass, "nobody")));
+    as(client, () -> {
+      DataClayObject.deleteAlias("taken");
+      ((DataClayObject) b).makePersistent("taken");
+      return null;
+    });
+    // verify
+    assertTrue(dup.getMessage().contains("taken"), dup.getMessage());
+    assertTrue(missing.getMessage().contains("nobody"), missing.getMessage());
+    assertNotNull(((DataClayObject) b).getID());
+    assertEquals("bob", as(client, () -> ((Ledger) DataClayObject.getByAlias(accountClass, "taken")).getOwner()));
+  }
+
+  @Test
+  void an_object_made_by_a_remote_method_comes_back_as_a_proxy_of_a_stored_object() throws Exception {
+    // setup
+    Ledger a = account("ann");
+    as(client, () -> {
+      ((DataClayObject) a).makePersistent();
+      return null;
+    });
+    // run
+    Ledger backup = as(client, () -> a.linkBackup("spare"));
+    long deposited = as(client, () -> backup.deposit(7));
+    Ledger again = as(client, a::getBackup);
+    // verify
+    UUID id = ((DataClayObject) backup).getID();
+    assertNotNull(id);
+    assertNotEquals(((DataClayObject) a).getID(), id);
+    assertEquals(7, deposited);
+    assertEquals(id, ((DataClayObject) again).getID());
+    assertEquals(7, as(client, again::getBalance));
+    assertTrue(cluster.store().header(id).isPresent());
+  }
+
+  @Test
+  void a_volatile_model_object_passed_as_an_argument_is_stored_first_and_linked_by_reference() throws Exception {
+    // setup
+    Ledger a = account("ann");
+    Ledger spare = account("spare");
+    spare.deposit(3);
+    as(client, () -> {
+      ((DataClayObject) a).makePersistent();
+      return null;
+    });
+    // run
+    as(client, () -> {
+      a.adopt(spare);
+      return null;
+    });
+    Ledger linked = as(client, a::getBackup);
+    // verify
+    UUID id = ((DataClayObject) spare).getID();
+    assertNotNull(id);
+    assertEquals(id, ((DataClayObject) linked).getID());
+    assertEquals(3, as(client, linked::getBalance));
+    assertEquals(3, as(client, spare::getBalance));
+  }
+
+  @Test
+  void get_backends_lists_the_backend_with_both_languages() {
+    // run
+    var backends = as(client, client::getBackends);
+    // verify
+    var b = backends.get(cluster.node().identity().id());
+    assertNotNull(b);
+    assertTrue(b.alive());
+    assertTrue(b.languages().containsAll(List.of(Language.JAVA, Language.PYTHON)), b.languages().toString());
+  }
+}

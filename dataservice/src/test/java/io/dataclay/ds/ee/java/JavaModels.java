@@ -1,0 +1,112 @@
+package io.dataclay.ds.ee.java;
+
+import com.google.protobuf.ByteString;
+import io.dataclay.api.DataClayObject;
+import io.dataclay.api.ObjectState;
+import io.dataclay.api.ObjectStates;
+import io.dataclay.proto.ClassDescription;
+import io.dataclay.proto.Field;
+import io.dataclay.proto.Language;
+import io.dataclay.proto.Model;
+import io.dataclay.proto.ModelFile;
+import io.dataclay.proto.ObjectData;
+import io.dataclay.proto.ObjectHeader;
+import io.dataclay.serialization.AllowList;
+import io.dataclay.serialization.EncodedField;
+import io.dataclay.serialization.ModelClassPolicy;
+import io.dataclay.serialization.ModelClasses;
+import io.dataclay.serialization.ObjectCodec;
+import io.dataclay.serialization.References;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+/** Test models as the Logic Module registers them, and a client-side codec for their values. */
+final class JavaModels implements References {
+  private final Map<UUID, DataClayObject> objects = new HashMap<>();
+  final ObjectCodec codec;
+
+  JavaModels(Set<Class<?>> classes) {
+    codec = new ObjectCodec(new ModelClassPolicy(new ModelClasses() {
+      @Override
+      public Class<?> find(String name) {
+        return classes.stream().filter(c -> c.getName().equals(name)).findFirst().orElse(null);
+      }
+
+      @Override
+      public boolean contains(Class<?> type) {
+        return classes.contains(type);
+      }
+    }, AllowList.none(), JavaModels.class.getClassLoader()));
+  }
+
+  /** A Java model holding the class files of {@code classes}. */
+  static Model model(String namespace, Class<?>... classes) {
+    Model.Builder m = Model.newBuilder().setNamespace(namespace).setLanguage(Language.JAVA);
+    for (Class<?> c : classes) {
+      String path = c.getName().replace('.', '/') + ".class";
+      m.addFiles(ModelFile.newBuilder().setPath(path).setContent(ByteString.copyFrom(classFile(c))));
+      m.addClasses(ClassDescription.newBuilder().setName(c.getName()));
+    }
+    return m.build();
+  }
+
+  static byte[] classFile(Class<?> c) {
+    try (InputStream in = c.getResourceAsStream("/" + c.getName().replace('.', '/') + ".class")) {
+      return in.readAllBytes();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** The stored form of {@code obj} under a fresh ID (given to obj). */
+  ObjectData objectData(DataClayObject obj) {
+    UUID id = encode(obj);
+    ObjectData.Builder d = ObjectData.newBuilder().setId(id.toString())
+        .setHeader(ObjectHeader.newBuilder().setClassName(obj.getClass().getName())
+            .setLanguage(Language.JAVA));
+    for (Map.Entry<String, EncodedField> f : codec.encodeFields(obj, this).entrySet()) {
+      Field.Builder fb = Field.newBuilder().setName(f.getKey()).setValue(ByteString.copyFrom(f.getValue().value()));
+      f.getValue().references().forEach(r -> fb.addReferences(r.toString()));
+      d.addFields(fb);
+    }
+    return d.build();
+  }
+
+  byte[] args(Object... args) {
+    return codec.encode(args, this).value();
+  }
+
+  Object decode(byte[] data) {
+    return codec.decode(data, this, "test value");
+  }
+
+  @Override
+  public UUID encode(DataClayObject obj) {
+    ObjectState s = ObjectStates.of(obj);
+    if (s == null) {
+      s = new ObjectState(UUID.randomUUID(), null, true);
+      ObjectStates.set(obj, s);
+    }
+    objects.put(s.id(), obj);
+    return s.id();
+  }
+
+  @Override
+  public DataClayObject decode(Class<? extends DataClayObject> type, UUID id, UUID backend) {
+    return objects.computeIfAbsent(id, k -> {
+      try {
+        var ctor = type.getDeclaredConstructor(String.class, int.class);
+        DataClayObject o = ctor.newInstance("proxy", 0);
+        ObjectStates.set(o, new ObjectState(id, backend, true));
+        return o;
+      } catch (ReflectiveOperationException e) {
+        throw new IllegalStateException(e);
+      }
+    });
+  }
+}

@@ -1,0 +1,55 @@
+package io.dataclay.ds.ee.java.models;
+
+import io.dataclay.api.DataClayObject;
+
+/** A Java model used through the client API: a plain class whose methods run in the backend once persistent. */
+public class Account extends DataClayObject implements Ledger {
+  private final String owner;
+  private long balance;
+  private Account backup;
+
+  /** An account of {@code owner} with a zero balance. */
+  public Account(String owner) {
+    this.owner = owner;
+  }
+
+  @Override
+  public long deposit(long amount) {
+    balance += amount;
+    return balance;
+  }
+
+  @Override
+  public long getBalance() {
+    return balance;
+  }
+
+  @Override
+  public String getOwner() {
+    return owner;
+  }
+
+  @Override
+  public void withdraw(long amount) {
+    if (amount > balance) {
+      throw new IllegalArgumentException("balance " + balance + " is less than " + amount);
+    }
+    balance -= amount;
+  }
+
+  @Override
+  public Ledger linkBackup(String backupOwner) {
+    backup = new Account(backupOwner);
+    return backup;
+  }
+
+  @Override
+  public void adopt(Ledger other) {
+    backup = (Account) other;
+  }
+
+  @Override
+  public Ledger getBackup() {
+    return backup;
+  }
+}

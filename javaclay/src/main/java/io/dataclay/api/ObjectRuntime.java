@@ -1,0 +1,32 @@
+package io.dataclay.api;
+
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * What model objects delegate to: the client runtime opened by {@link DataClay#init()}, or the
+ * runtime of a backend's Java execution environment while it runs a method.
+ */
+public interface ObjectRuntime {
+  /** Runs {@code method} (name and JVM descriptor, e.g. "add(I)V") on the persistent object and returns its result. */
+  Object callMethod(DataClayObject target, String method, Object[] args);
+
+  /** Stores {@code obj} (and, if {@code recursive}, the volatile objects it reaches); durable when it returns. */
+  void makePersistent(DataClayObject obj, String alias, UUID backendId, boolean recursive);
+
+  /** The object with an alias in {@code dataset} (null: the session's), checked to be a {@code type}. */
+  <T extends DataClayObject> T getByAlias(Class<T> type, String alias, String dataset);
+
+  /** Removes an alias (the object stays). */
+  void deleteAlias(String alias, String dataset);
+
+  /** The backend holding the master copy of a persistent object. */
+  UUID getLocation(DataClayObject obj);
+
+  /** Every backend holding a copy, master first. */
+  List<UUID> getAllLocations(DataClayObject obj);
+
+  /** The live and registered backends by ID. */
+  Map<UUID, BackendInfo> getBackends();
+}

@@ -1,0 +1,51 @@
+package io.dataclay.api;
+
+import io.dataclay.exceptions.ObjectNotPersistentException;
+import java.util.function.Supplier;
+
+/**
+ * The runtime model objects use: the one a backend installed for the current thread (while it runs
+ * a method), else the client runtime of {@link DataClay#init()}.
+ */
+public final class Runtimes {
+  private static final ThreadLocal<ObjectRuntime> ON_THREAD = new ThreadLocal<>();
+  private static volatile ObjectRuntime client;
+
+  private Runtimes() {}
+
+  /** The runtime for the current thread; fails when dataClay is not initialised. */
+  public static ObjectRuntime current() {
+    ObjectRuntime r = ON_THREAD.get();
+    if (r == null) {
+      r = client;
+    }
+    if (r == null) {
+      throw new ObjectNotPersistentException(
+          "dataClay is not initialised in this process: call DataClay.init() first");
+    }
+    return r;
+  }
+
+  /** Runs {@code work} with {@code runtime} as this thread's runtime (backends, around a method call). */
+  public static <T> T runWith(ObjectRuntime runtime, Supplier<T> work) {
+    ObjectRuntime outer = ON_THREAD.get();
+    ON_THREAD.set(runtime);
+    try {
+      return work.get();
+    } finally {
+      if (outer == null) {
+        ON_THREAD.remove();
+      } else {
+        ON_THREAD.set(outer);
+      }
+    }
+  }
+
+  static void installClient(ObjectRuntime runtime) {
+    client = runtime;
+  }
+
+  static ObjectRuntime clientRuntime() {
+    return client;
+  }
+}

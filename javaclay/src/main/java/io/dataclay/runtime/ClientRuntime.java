@@ -1,0 +1,189 @@
+package io.dataclay.runtime;
+
+import io.dataclay.api.BackendInfo;
+import io.dataclay.api.DataClayObject;
+import io.dataclay.api.ObjectRuntime;
+import io.dataclay.api.ObjectState;
+import io.dataclay.api.ObjectStates;
+import io.dataclay.client.LogicModuleClient;
+import io.dataclay.exceptions.AliasDoesNotExistException;
+import io.dataclay.exceptions.ClassNotRegisteredException;
+import io.dataclay.exceptions.DataClayException;
+import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.exceptions.RemoteException;
+import io.dataclay.proto.ObjectInfo;
+import io.dataclay.serialization.ModelClassPolicy;
+import io.dataclay.serialization.ObjectCodec;
+import io.dataclay.serialization.References;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.logging.Logger;
+
+/**
+ * The Java client runtime: one Logic Module session and the caches that keep warm calls off the
+ * Logic Module. Model objects delegate to it (through {@link io.dataclay.api.Runtimes}). Thread-safe.
+ */
+public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
+  private static final Logger LOG = Logger.getLogger(ClientRuntime.class.getName());
+
+  private final LogicModuleClient lm;
+  private final BackendRouter router;
+  private final ObjectCodec codec;
+  private final ClientModelClasses classes;
+  private final References proxies = new References() {
+    @Override
+    public UUID encode(DataClayObject obj) {
+      ObjectState s = ObjectStates.of(obj);
+      if (s == null) {
+        throw new InvalidArgumentException("a volatile " + obj.getClass().getName() + " cannot be sent here");
+      }
+      return s.id();
+    }
+
+    @Override
+    public DataClayObject decode(Class<? extends DataClayObject> type, UUID id, UUID backend) {
+      return Proxies.of(type, id, backend);
+    }
+  };
+  private volatile String token;
+
+  /** Opens a session as {@code config} says, with model classes loaded through {@code loader}. */
+  public ClientRuntime(ClientConfig config, ClassLoader loader) {
+    this.lm = new LogicModuleClient(config.host(), config.port(), () -> token);
+    this.classes = new ClientModelClasses(loader);
+    this.codec = new ObjectCodec(new ModelClassPolicy(classes, config.extraClasses(), loader));
+    this.router = new BackendRouter(lm, () -> token);
+    try {
+      this.token = lm.newSession(config.user(), config.password(), config.dataset()).getToken();
+      router.backends(true);
+    } catch (RuntimeException e) {
+      router.close();
+      lm.close();
+      throw e;
+    }
+  }
+
+  @Override
+  public Object callMethod(DataClayObject target, String method, Object[] args) {
+    UUID backend = getLocation(target);
+    byte[] payload = encodeArguments(args, backend);
+    byte[] result;
+    try {
+      result = router.onObject(target, false, ds -> ds.callMethod(target.getID().toString(), method, payload));
+    } catch (RemoteException e) {
+      throw RemoteExceptions.rebuild(e, classes);
+    }
+    return codec.decode(result, proxies, "result of " + target.getClass().getName() + "." + method);
+  }
+
+  // Volatile model objects among the arguments are stored first, on the target's backend.
+  private byte[] encodeArguments(Object[] args, UUID backend) {
+    GraphWriter volatiles = new GraphWriter(codec, backend, true, proxies);
+    byte[] payload = codec.encode(args, volatiles).value();
+    if (!volatiles.isEmpty()) {
+      List<io.dataclay.proto.ObjectData> records = volatiles.drain();
+      router.onBackend(backend, false, ds -> {
+        ds.makePersistent(records, null);
+        return null;
+      });
+      volatiles.commit();
+    }
+    return payload;
+  }
+
+  @Override
+  public void makePersistent(DataClayObject obj, String alias, UUID backendId, boolean recursive) {
+    if (alias != null && alias.isEmpty()) {
+      throw new InvalidArgumentException("alias is empty: pass null for no alias");
+    }
+    if (obj.isPersistent()) {
+      if (alias != null) {
+        lm.newAlias(alias, obj.getID().toString());
+      }
+      return;
+    }
+    UUID backend = backendId != null ? backendId : router.chooseBackend();
+    GraphWriter writer = new GraphWriter(codec, backend, recursive, proxies);
+    List<io.dataclay.proto.ObjectData> records = writer.write(obj);
+    router.onBackend(backend, false, ds -> {
+      ds.makePersistent(records, alias);
+      return null;
+    });
+    writer.commit();
+  }
+
+  @Override
+  public <T extends DataClayObject> T getByAlias(Class<T> type, String alias, String dataset) {
+    if (alias == null || alias.isEmpty()) {
+      throw new InvalidArgumentException("alias is empty");
+    }
+    ObjectInfo info;
+    try {
+      info = lm.getObjectByAlias(alias, dataset);
+    } catch (AliasDoesNotExistException e) {
+      throw e.getMessage().contains(alias) ? e
+          : new AliasDoesNotExistException("alias '" + alias + "' does not exist: " + e.getMessage());
+    }
+    router.remember(info);
+    if (info.getLanguage() != io.dataclay.proto.Language.JAVA) {
+      throw new InvalidArgumentException("alias '" + alias + "' names a " + info.getLanguage() + " object ("
+          + info.getClassName() + "), not a Java one");
+    }
+    Class<?> c = classes.find(info.getClassName());
+    if (c == null) {
+      throw new ClassNotRegisteredException("alias '" + alias + "' names a " + info.getClassName()
+          + ", which is not a model class this program can load (dataclaycmd GetStubs writes it)");
+    }
+    if (!type.isAssignableFrom(c)) {
+      throw new InvalidArgumentException("alias '" + alias + "' names a " + info.getClassName() + ", which is not a "
+          + type.getName());
+    }
+    return Proxies.of(c.asSubclass(type), UUID.fromString(info.getId()), UUID.fromString(info.getMasterBackendId()));
+  }
+
+  @Override
+  public void deleteAlias(String alias, String dataset) {
+    lm.deleteAlias(alias, dataset);
+  }
+
+  @Override
+  public UUID getLocation(DataClayObject obj) {
+    ObjectState s = ObjectStates.of(obj);
+    return s.backend() != null ? s.backend() : UUID.fromString(router.objectInfo(s.id(), false).getMasterBackendId());
+  }
+
+  @Override
+  public List<UUID> getAllLocations(DataClayObject obj) {
+    ObjectInfo info = router.objectInfo(obj.getID(), true);
+    List<UUID> out = new ArrayList<>();
+    out.add(UUID.fromString(info.getMasterBackendId()));
+    for (String r : info.getReplicaBackendIdsList()) {
+      UUID id = UUID.fromString(r);
+      if (!out.contains(id)) {
+        out.add(id);
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public Map<UUID, BackendInfo> getBackends() {
+    return router.backends(true);
+  }
+
+  /** Closes the session (best effort) and every channel. */
+  @Override
+  public void close() {
+    try {
+      lm.closeSession();
+    } catch (DataClayException e) {
+      LOG.fine("could not close the session: " + e.getMessage());
+    } finally {
+      token = null;
+      router.close();
+      lm.close();
+    }
+  }
+}
