@@ -5,7 +5,7 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 JARS := pyclay/dataclay/_internal/jars
-MVN := mvn -B -q
+MVN := mvn -B -q -Dstyle.color=never
 PYTEST := $(PY) -m pytest -q -p no:cacheprovider
 
 .PHONY: deps build test test-java test-python test-integration demo clean

@@ -29,7 +29,7 @@ python examples/wordcount/prepare.py --texts 8 --size 256K
 python examples/wordcount/wordcount.py Words
 
 # The same model in Java, beside the Python one: built with Maven, registered, run from a JVM.
-mvn -q -B -f examples/java-wordcount/pom.xml package
+mvn -q -B -Dstyle.color=never -f examples/java-wordcount/pom.xml package
 dataclaycmd WaitForBackends java 2
 dataclaycmd NewModel "$user" - jwordcount examples/java-wordcount/target/classes java
 jcp="examples/java-wordcount/target/classes:examples/java-wordcount/target/lib/*"

@@ -195,6 +195,7 @@ def test_warm_method_calls_make_no_logic_module_call(make_cluster):
         for _ in range(200):
             c.increment()
         print(json.dumps({"value": c.get()}), flush=True)
+        sys.stdin.readline()  # stay until killed: exiting would close the session while we count
     """)
     proc = subprocess.Popen([sys.executable, "-c", code], env=cluster.env, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -33,6 +33,12 @@ public final class QueuedRegistrations implements LogicModuleGateway, AutoClosea
   private static final Logger LOG = Logger.getLogger(QueuedRegistrations.class.getName());
   private static final int BATCH = 10_000;
   private static final long RETRY_MAX_MS = 2_000;
+  /**
+   * How long the registrar lets a small batch grow before sending it: objects made persistent
+   * one by one then cost the Logic Module one call and one transaction per few hundred, not per
+   * object (a flush does not wait for it).
+   */
+  private static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
   private final LogicModuleGateway lm;
   private final ReentrantLock lock = new ReentrantLock();
@@ -43,6 +49,7 @@ public final class QueuedRegistrations implements LogicModuleGateway, AutoClosea
   private long registered;   // of those, how many the Logic Module has accepted
   private boolean reconciling;
   private boolean closed;
+  private int flushing;      // threads waiting in flush: the registrar sends at once for them
 
   /** Starts the background registrar over {@code lm}. */
   public QueuedRegistrations(LogicModuleGateway lm) {
@@ -122,6 +129,8 @@ public final class QueuedRegistrations implements LogicModuleGateway, AutoClosea
   public void flush(Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
     lock.lock();
+    flushing++;
+    changed.signalAll();
     try {
       while (reconciling && !closed) {
         long left = deadline - System.nanoTime();
@@ -144,6 +153,7 @@ public final class QueuedRegistrations implements LogicModuleGateway, AutoClosea
       Thread.currentThread().interrupt();
       throw new BackendUnavailableException("interrupted while registering objects");
     } finally {
+      flushing--;
       lock.unlock();
     }
   }
@@ -201,6 +211,15 @@ public final class QueuedRegistrations implements LogicModuleGateway, AutoClosea
       try {
         while (queue.isEmpty() && !closed) {
           changed.awaitUninterruptibly();
+        }
+        long lingerEnd = System.nanoTime() + LINGER_NANOS;
+        long left;
+        while (queue.size() < BATCH && flushing == 0 && !closed && (left = lingerEnd - System.nanoTime()) > 0) {
+          try {
+            changed.awaitNanos(left);
+          } catch (InterruptedException e) {
+            return; // close() interrupts the registrar
+          }
         }
         if (closed) {
           return;
