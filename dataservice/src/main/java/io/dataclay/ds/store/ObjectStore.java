@@ -1,5 +1,6 @@
 package io.dataclay.ds.store;
 
+import io.dataclay.exceptions.InvalidArgumentException;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -15,7 +16,12 @@ import java.util.function.Consumer;
 public interface ObjectStore extends AutoCloseable {
 
   /** Stores a new object or replaces a stored one whole; durable and atomic when it returns. */
-  void put(StoredObject object);
+  default void put(StoredObject object) {
+    if (object == null) {
+      throw new InvalidArgumentException("object to store is missing");
+    }
+    putAll(List.of(object));
+  }
 
   /**
    * Stores several objects; each one is atomic and all are durable when it returns. On failure

@@ -8,9 +8,12 @@ import io.dataclay.ds.store.StoredObject;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -136,6 +139,31 @@ public final class RecordCodec {
     }
     encodedHeader(header);
     return header;
+  }
+
+  /**
+   * Checks a batch an engine is about to store (the list given, no object missing, no ID twice)
+   * and returns the objects' IDs in batch order.
+   *
+   * @throws InvalidArgumentException naming what is wrong
+   */
+  public static List<UUID> batchIds(List<StoredObject> objects) {
+    if (objects == null) {
+      throw new InvalidArgumentException("objects to store are missing");
+    }
+    List<UUID> ids = new ArrayList<>(objects.size());
+    Set<UUID> distinct = new HashSet<>();
+    for (int i = 0; i < objects.size(); i++) {
+      StoredObject object = objects.get(i);
+      if (object == null) {
+        throw new InvalidArgumentException("object " + i + " of the batch is missing");
+      }
+      if (!distinct.add(object.id())) {
+        throw new InvalidArgumentException("object " + object.id() + " appears twice in one batch");
+      }
+      ids.add(object.id());
+    }
+    return ids;
   }
 
   /**

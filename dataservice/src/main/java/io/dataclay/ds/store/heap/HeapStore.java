@@ -19,11 +19,8 @@ import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -101,33 +98,14 @@ public final class HeapStore implements ObjectStore {
   }
 
   @Override
-  public void put(StoredObject object) {
-    if (object == null) {
-      throw new InvalidArgumentException("object to store is missing");
-    }
-    putAll(List.of(object));
-  }
-
-  @Override
   public void putAll(List<StoredObject> objects) {
-    if (objects == null) {
-      throw new InvalidArgumentException("objects to store are missing");
-    }
-    int n = objects.size();
-    List<UUID> ids = new ArrayList<>(n);
-    Set<UUID> distinct = new HashSet<>();
+    List<UUID> ids = RecordCodec.batchIds(objects);
+    int n = ids.size();
     ObjectHeader[] headers = new ObjectHeader[n];
     long bytes = 0;
     for (int i = 0; i < n; i++) {
       StoredObject object = objects.get(i);
-      if (object == null) {
-        throw new InvalidArgumentException("object " + i + " of the batch is missing");
-      }
       RecordCodec.check(object);
-      if (!distinct.add(object.id())) {
-        throw new InvalidArgumentException("object " + object.id() + " appears twice in one batch");
-      }
-      ids.add(object.id());
       headers[i] = codec.canonical(object.header());
       bytes += object.valueBytes();
     }

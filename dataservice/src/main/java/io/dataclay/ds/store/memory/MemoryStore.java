@@ -12,12 +12,10 @@ import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
 import java.nio.file.Path;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -58,19 +56,9 @@ public final class MemoryStore implements ObjectStore {
 
   @Override
   public void putAll(List<StoredObject> objects) {
-    if (objects == null) {
-      throw new InvalidArgumentException("objects to store are missing");
-    }
-    Set<UUID> distinct = new HashSet<>();
-    for (int i = 0; i < objects.size(); i++) {
-      StoredObject object = objects.get(i);
-      if (object == null) {
-        throw new InvalidArgumentException("object " + i + " of the batch is missing");
-      }
+    RecordCodec.batchIds(objects);
+    for (StoredObject object : objects) {
       RecordCodec.check(object);
-      if (!distinct.add(object.id())) {
-        throw new InvalidArgumentException("object " + object.id() + " appears twice in one batch");
-      }
     }
     checkOpen();
     // Everything that can be refused was checked above, so the batch cannot stop half-way.

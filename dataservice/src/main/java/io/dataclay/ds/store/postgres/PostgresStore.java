@@ -18,11 +18,8 @@ import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
 import io.dataclay.exceptions.StoreFullException;
 import java.sql.SQLException;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -117,32 +114,12 @@ public final class PostgresStore implements ObjectStore {
   }
 
   @Override
-  public void put(StoredObject object) {
-    if (object == null) {
-      throw new InvalidArgumentException("object to store is missing");
-    }
-    putAll(List.of(object));
-  }
-
-  @Override
   public void putAll(List<StoredObject> objects) {
-    if (objects == null) {
-      throw new InvalidArgumentException("objects to store are missing");
-    }
-    int n = objects.size();
+    List<UUID> ids = RecordCodec.batchIds(objects);
+    int n = ids.size();
     byte[][] records = new byte[n][];
-    List<UUID> ids = new ArrayList<>(n);
-    Set<UUID> distinct = new HashSet<>();
     for (int i = 0; i < n; i++) {
-      StoredObject object = objects.get(i);
-      if (object == null) {
-        throw new InvalidArgumentException("object " + i + " of the batch is missing");
-      }
-      if (!distinct.add(object.id())) {
-        throw new InvalidArgumentException("object " + object.id() + " appears twice in one batch");
-      }
-      records[i] = codec.encode(object);
-      ids.add(object.id());
+      records[i] = codec.encode(objects.get(i));
     }
     guard.enter();
     try (KeyLocks.Held held = locks.writeLockAll(ids)) {

@@ -16,12 +16,10 @@ import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
 import io.dataclay.exceptions.StoreFullException;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -95,31 +93,11 @@ public final class TwoLevelStore implements ObjectStore {
   }
 
   @Override
-  public void put(StoredObject object) {
-    if (object == null) {
-      throw new InvalidArgumentException("object to store is missing");
-    }
-    putAll(List.of(object));
-  }
-
-  @Override
   public void putAll(List<StoredObject> objects) {
-    if (objects == null) {
-      throw new InvalidArgumentException("objects to store are missing");
-    }
-    List<UUID> ids = new ArrayList<>(objects.size());
-    Set<UUID> distinct = new HashSet<>();
+    List<UUID> ids = RecordCodec.batchIds(objects);
     long bytes = 0;
-    for (int i = 0; i < objects.size(); i++) {
-      StoredObject object = objects.get(i);
-      if (object == null) {
-        throw new InvalidArgumentException("object " + i + " of the batch is missing");
-      }
+    for (StoredObject object : objects) {
       RecordCodec.check(object);
-      if (!distinct.add(object.id())) {
-        throw new InvalidArgumentException("object " + object.id() + " appears twice in one batch");
-      }
-      ids.add(object.id());
       bytes += Cell.sizeOf(object);
     }
     guard.enter();
