@@ -51,23 +51,25 @@ class Writers:
 
     @staticmethod
     def _read(proc, sink):
+        """Parses as lines arrive, so that polling the counts stays cheap however long the run."""
         for line in proc.stdout:
-            sink.append((time.monotonic(), line))
+            if '"ack"' in line:
+                sink.append((json.loads(line)["ack"], time.monotonic()))
 
     def acked(self, n):
         return [amount for amount, _ in self.acked_at(n)]
 
     def acked_at(self, n):
         """(amount, when this process read the acknowledgement), oldest first; read after the client got it."""
-        return [(json.loads(line)["ack"], at) for at, line in list(self.lines[n]) if '"ack"' in line]
+        return list(self.lines[n])
 
     def wait_for_progress(self, more, timeout=90):
         """Waits until every writer acknowledged `more` updates beyond what it had."""
-        goal = [len(self.acked(n)) + more for n in range(len(self.procs))]
+        goal = [len(self.lines[n]) + more for n in range(len(self.procs))]
         deadline = time.monotonic() + timeout
-        while any(len(self.acked(n)) < goal[n] for n in range(len(self.procs))):
+        while any(len(self.lines[n]) < goal[n] for n in range(len(self.procs))):
             if time.monotonic() > deadline:
-                raise AssertionError(f"writers stalled: {[len(self.acked(n)) for n in range(len(self.procs))]}")
+                raise AssertionError(f"writers stalled: {[len(lines) for lines in self.lines]}")
             time.sleep(0.05)
 
     def finish(self):

@@ -47,10 +47,11 @@ def test_kill_9_of_data_services_in_20_rounds_loses_no_acknowledged_update(engin
     for me in range(4):
         account = state[str(me)]
         assert account["audit"], f"{engine}: account {me} is torn: balance {account['balance']}"
-        required = [amount for amount, at in writers.acked_at(me) if _must_survive(engine, at, kills)]
-        missing = set(required) - set(account["history"])
+        acked = writers.acked_at(me)
+        required = {amount for amount, at in acked if _must_survive(engine, at, kills)}
+        missing = required - set(account["history"])
         assert not missing, f"{engine}: account {me} lost acknowledged deposits {sorted(missing)[:5]}"
-        before_kills = [amount for amount, at in writers.acked_at(me) if at < kills[-1] and amount in required]
+        before_kills = [amount for amount, at in acked if at < kills[-1] and amount in required]
         assert before_kills, f"{engine}: account {me} had no update that had to survive a kill"
     assert len(kills) == ROUNDS
 
