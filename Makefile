@@ -18,7 +18,9 @@ deps:
 build: deps
 	$(MVN) -DskipTests install
 	mkdir -p $(JARS)
-	cp logicmodule/target/logicmodule.jar dataservice/target/dataservice.jar $(JARS)/
+	# copied then renamed: a server started from the old jar keeps reading a whole file
+	for jar in logicmodule/target/logicmodule.jar dataservice/target/dataservice.jar; do \
+	  cp $$jar $(JARS)/.new.jar && mv $(JARS)/.new.jar $(JARS)/$$(basename $$jar); done
 	$(PY) pyclay/generate_protos.py
 	$(PY) -m pip install -q --no-deps -e .
 
