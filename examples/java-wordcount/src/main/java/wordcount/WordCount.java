@@ -62,7 +62,7 @@ public final class WordCount {
 
   static void count(String alias) {
     long t0 = System.nanoTime();
-    TextCollection collection = DataClayObject.getByAlias(TextCollection.class, alias);
+    TextCollection collection = TextCollection.getByAlias(alias);
     TextStats result = new TextStats();
     result.makePersistent();
     List<Text> texts = collection.getTexts();

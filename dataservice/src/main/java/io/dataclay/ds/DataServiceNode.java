@@ -11,7 +11,11 @@ import io.dataclay.ds.lm.BackendRegistration;
 import io.dataclay.ds.lm.RemoteLogicModule;
 import io.dataclay.ds.service.BackendIdentity;
 import io.dataclay.ds.service.BackendReport;
+import io.dataclay.ds.peers.RemotePeers;
 import io.dataclay.ds.service.CallCounters;
+import io.dataclay.ds.service.CopyService;
+import io.dataclay.ds.service.ReplicaSets;
+import io.dataclay.ds.service.VersionService;
 import io.dataclay.ds.service.Environments;
 import io.dataclay.ds.service.ExecutionService;
 import io.dataclay.ds.service.IdClaims;
@@ -21,6 +25,7 @@ import io.dataclay.ds.service.ModelRegistry;
 import io.dataclay.ds.service.ModelService;
 import io.dataclay.ds.service.ObjectService;
 import io.dataclay.ds.service.QueuedRegistrations;
+import io.dataclay.ds.service.ReferenceRecorder;
 import io.dataclay.ds.service.ResultApplier;
 import io.dataclay.ds.service.SessionCache;
 import io.dataclay.ds.service.StatusService;
@@ -65,6 +70,7 @@ public final class DataServiceNode implements AutoCloseable {
   private BackendRegistration registration;
   private QueuedRegistrations registrations;
   private Path backendDir;
+  private RemotePeers peers;
 
   private DataServiceNode(DataServiceConfig config, ObjectStore store, ServerBuilder<?> serverBuilder,
       AdminSession admin) throws IOException, InterruptedException {
@@ -77,7 +83,7 @@ public final class DataServiceNode implements AutoCloseable {
     }
   }
 
-  private void run(DataServiceConfig config, ObjectStore store, ServerBuilder<?> serverBuilder)
+  private void run(DataServiceConfig config, ObjectStore engineStore, ServerBuilder<?> serverBuilder)
       throws IOException, InterruptedException {
     backendDir = config.backendDir();
     UUID id = BackendIdFile.readOrCreate(config.backendDir());
@@ -85,10 +91,18 @@ public final class DataServiceNode implements AutoCloseable {
     boolean stoppedCleanly = CleanStopMark.consume(config.backendDir());
     QueuedRegistrations lm = new QueuedRegistrations(new RemoteLogicModule(admin, id));
     registrations = lm;
+    SessionCache sessions = new SessionCache(lm);
+    ReferenceRecorder recorder = new ReferenceRecorder(engineStore, sessions::resolve, calls,
+        ReferenceRecorder.DEFAULT_BUDGET);
+    // every component writes through this store: garbage collection sees every reference written
+    ObjectStore store = recorder.recordingStore();
     IdClaims claims = new IdClaims();
     ModelRegistry registry = new ModelRegistry();
     CallCounters counters = new CallCounters();
-    ResultApplier applier = new ResultApplier(store, lm, claims, calls);
+    RemoteLogicModule directory = new RemoteLogicModule(admin, id);
+    peers = new RemotePeers(admin);
+    ReplicaSets replicas = new ReplicaSets(peers, directory);
+    ResultApplier applier = new ResultApplier(store, lm, claims, calls, replicas, recorder);
     PythonEnvironment python = config.python() == null ? null : new PythonEnvironment(applier, timer, calls, config.eeWaitMs());
     if (python != null) {
       environments.add(python);
@@ -100,14 +114,16 @@ public final class DataServiceNode implements AutoCloseable {
     status = new StatusService(store, environments, counters,
         new BackendIdentity(id, config.backendName(), config.backendHost(), 0, languages, engine));
     ModelService models = new ModelService(new ModelFiles(config.pythonModelsDir()), registry, environments);
-    SessionCache sessions = new SessionCache(lm);
+    CopyService copies = new CopyService(store, environments, replicas, peers, directory, lm, registry, id);
     DataServiceServicer dataService = new DataServiceServicer(sessions,
-        new ObjectService(store, lm, registry, claims), new ExecutionService(store, environments), models,
-        status, counters, calls);
+        new ObjectService(store, lm, registry, claims, recorder), new ExecutionService(store, environments, recorder),
+        models,
+        status, counters, calls, copies, new VersionService(store, copies, replicas, peers, directory, lm, id), recorder);
     server = new DataServiceServer(serverBuilder, dataService, new CallExecutors(sessions, calls, store.writesWithoutWaiting())).start();
     status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));
     registration = new BackendRegistration(admin, status::identity, heartbeats, config.heartbeatMs());
     registration.register(REGISTER_TIMEOUT_MS);
+    replicas.load(directory.replicatedFrom(id.toString()));
     if (!stoppedCleanly) {
       lm.reconcile(store);
     }
@@ -173,6 +189,9 @@ public final class DataServiceNode implements AutoCloseable {
     }
     if (registration != null) {
       registration.close();
+    }
+    if (peers != null) {
+      peers.close();
     }
     admin.close();
     heartbeats.shutdownNow();

@@ -42,6 +42,11 @@ public final class DataClay {
     }
   }
 
+  /** The persistent object with this ID: a proxy of its model class, which this program must be able to load. */
+  public static DataClayObject getByID(UUID id) {
+    return Runtimes.current().getByID(id);
+  }
+
   /** The registered backends by ID (name, address, languages, liveness), fresh from the Logic Module. */
   public static Map<UUID, BackendInfo> getBackends() {
     return Runtimes.current().getBackends();

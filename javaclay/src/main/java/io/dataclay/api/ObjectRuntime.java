@@ -21,7 +21,10 @@ public interface ObjectRuntime {
   /** Removes an alias (the object stays). */
   void deleteAlias(String alias, String dataset);
 
-  /** The backend holding the master copy of a persistent object. */
+  /** Removes every alias of a persistent object (the object stays until collected). */
+  void deleteAliases(DataClayObject obj);
+
+  /** The backend serving a persistent object: its master's, or while that is unreachable, a copy's. */
   UUID getLocation(DataClayObject obj);
 
   /** Every backend holding a copy, master first. */
@@ -29,4 +32,22 @@ public interface ObjectRuntime {
 
   /** The live and registered backends by ID. */
   Map<UUID, BackendInfo> getBackends();
+
+  /**
+   * Copies a persistent object (with {@code recursive}, also what it references, transitively) to
+   * {@code backendId} (null: a live backend without a copy); returns the backend the copy is on.
+   */
+  UUID newReplica(DataClayObject obj, UUID backendId, boolean recursive);
+
+  /** A version of a persistent object, stored on {@code backendId} (null: next to the object). */
+  <T extends DataClayObject> T newVersion(T obj, UUID backendId);
+
+  /** Gives a version's state to the object it versions and retires the version. */
+  void consolidateVersion(DataClayObject version);
+
+  /** Moves a persistent object (with {@code recursive}, also what it references) to {@code backendId}. */
+  void move(DataClayObject obj, UUID backendId, boolean recursive);
+
+  /** The persistent object with this ID (a proxy of its class). */
+  DataClayObject getByID(UUID id);
 }

@@ -1,8 +1,15 @@
 package io.dataclay.client;
 
 import com.google.protobuf.ByteString;
+import io.dataclay.proto.ApplyDeltasRequest;
 import io.dataclay.proto.BackendStatus;
 import io.dataclay.proto.CallMethodRequest;
+import io.dataclay.proto.CollectionBarrier;
+import io.dataclay.proto.CollectionRequest;
+import io.dataclay.proto.ConsolidateVersionRequest;
+import io.dataclay.proto.CopiedObject;
+import io.dataclay.proto.CopiesResponse;
+import io.dataclay.proto.DeleteObjectsRequest;
 import io.dataclay.proto.DataServiceGrpc;
 import io.dataclay.proto.Empty;
 import io.dataclay.proto.GetFieldRequest;
@@ -10,14 +17,23 @@ import io.dataclay.proto.GetObjectsRequest;
 import io.dataclay.proto.MakePersistentRequest;
 import io.dataclay.proto.Model;
 import io.dataclay.proto.ModelList;
+import io.dataclay.proto.MoveRequest;
+import io.dataclay.proto.NewReplicaRequest;
+import io.dataclay.proto.NewVersionRequest;
+import io.dataclay.proto.NewVersionResponse;
 import io.dataclay.proto.ObjectData;
+import io.dataclay.proto.ObjectDelta;
+import io.dataclay.proto.ObjectReferences;
 import io.dataclay.proto.SetFieldRequest;
+import io.dataclay.proto.StoreCopiesRequest;
 import io.dataclay.rpc.SessionMetadata;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -90,6 +106,67 @@ public final class DataServiceClient implements AutoCloseable {
   public BackendStatus getStatus(long timeoutMs) {
     return RpcCalls.call(() -> stub.withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS)
         .getStatus(Empty.getDefaultInstance()));
+  }
+
+  /** Copies objects mastered on this backend to {@code backendId} (empty: one the backend picks). */
+  public CopiesResponse newReplica(List<String> objectIds, String backendId, boolean recursive) {
+    return RpcCalls.call(() -> stub.newReplica(NewReplicaRequest.newBuilder()
+        .addAllObjectIds(objectIds).setBackendId(backendId == null ? "" : backendId).setRecursive(recursive).build()));
+  }
+
+  /** A version of an object mastered on this backend, stored on {@code backendId} (empty: here). */
+  public NewVersionResponse newVersion(String objectId, String backendId) {
+    return RpcCalls.call(() -> stub.newVersion(NewVersionRequest.newBuilder()
+        .setObjectId(objectId).setBackendId(backendId == null ? "" : backendId).build()));
+  }
+
+  /** Gives a version's state to the object it versions and retires the version (held on this backend). */
+  public void consolidateVersion(String versionId) {
+    RpcCalls.call(() -> stub.consolidateVersion(
+        ConsolidateVersionRequest.newBuilder().setVersionId(versionId).build()));
+  }
+
+  /** Moves objects mastered on this backend to {@code backendId}. */
+  public CopiesResponse move(List<String> objectIds, String backendId, boolean recursive) {
+    return RpcCalls.call(() -> stub.move(MoveRequest.newBuilder()
+        .addAllObjectIds(objectIds).setBackendId(backendId).setRecursive(recursive).build()));
+  }
+
+  /** Stores copies made on another backend (administrators: backends). */
+  public void storeCopies(List<CopiedObject> objects) {
+    RpcCalls.call(() -> stub.storeCopies(StoreCopiesRequest.newBuilder().addAllObjects(objects).build()));
+  }
+
+  /** Applies changes made elsewhere to the copies on this backend (administrators: backends). */
+  public void applyDeltas(List<ObjectDelta> deltas) {
+    RpcCalls.call(() -> stub.applyDeltas(ApplyDeltasRequest.newBuilder().addAllDeltas(deltas).build()));
+  }
+
+  /** Removes objects from this backend (administrators: backends and the Logic Module). */
+  public void deleteObjects(List<String> objectIds) {
+    RpcCalls.call(() -> stub.deleteObjects(DeleteObjectsRequest.newBuilder().addAllObjectIds(objectIds).build()));
+  }
+
+  /** Starts recording newly referenced and held objects for collection {@code collectionId}. */
+  public void beginCollection(long collectionId) {
+    RpcCalls.call(() -> stub.beginCollection(CollectionRequest.newBuilder().setCollectionId(collectionId).build()));
+  }
+
+  /** Hands every stored object's outgoing references to {@code sink}, in the order they stream in. */
+  public void getReferences(long collectionId, Consumer<ObjectReferences> sink) {
+    RpcCalls.call(() -> {
+      Iterator<io.dataclay.proto.ReferenceBatch> batches =
+          stub.getReferences(CollectionRequest.newBuilder().setCollectionId(collectionId).build());
+      while (batches.hasNext()) {
+        batches.next().getObjectsList().forEach(sink);
+      }
+      return null;
+    });
+  }
+
+  /** What was referenced or held since {@link #beginCollection}; stops recording. */
+  public CollectionBarrier endCollection(long collectionId) {
+    return RpcCalls.call(() -> stub.endCollection(CollectionRequest.newBuilder().setCollectionId(collectionId).build()));
   }
 
   @Override

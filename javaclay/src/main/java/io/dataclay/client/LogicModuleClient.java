@@ -1,8 +1,10 @@
 package io.dataclay.client;
 
 import io.dataclay.proto.AliasRequest;
+import io.dataclay.proto.BackendIdRequest;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.Empty;
+import io.dataclay.proto.GarbageReport;
 import io.dataclay.proto.GetModelRequest;
 import io.dataclay.proto.HeartbeatRequest;
 import io.dataclay.proto.Language;
@@ -15,7 +17,9 @@ import io.dataclay.proto.NewAliasRequest;
 import io.dataclay.proto.NewDataContractRequest;
 import io.dataclay.proto.NewSessionRequest;
 import io.dataclay.proto.ObjectIdRequest;
+import io.dataclay.proto.ObjectIdsRequest;
 import io.dataclay.proto.ObjectInfo;
+import io.dataclay.proto.ObjectLocationsRequest;
 import io.dataclay.proto.RegisterObjectsRequest;
 import io.dataclay.proto.SessionInfo;
 import io.dataclay.proto.ValidateSessionRequest;
@@ -151,6 +155,41 @@ public final class LogicModuleClient implements AutoCloseable {
   /** Call counters and totals. */
   public LogicModuleStats getStats() {
     return RpcCalls.call(() -> stub.getStats(Empty.getDefaultInstance()));
+  }
+
+  /** Records that {@code backendId} holds replicas of the objects (backends only). */
+  public void addReplicas(List<String> objectIds, String backendId) {
+    RpcCalls.call(() -> stub.addReplicas(locations(objectIds, backendId)));
+  }
+
+  /** Records that {@code backendId} no longer holds replicas of the objects (backends only). */
+  public void removeReplicas(List<String> objectIds, String backendId) {
+    RpcCalls.call(() -> stub.removeReplicas(locations(objectIds, backendId)));
+  }
+
+  /** Records that the master copies of the objects are now on {@code backendId} (backends only). */
+  public void setMaster(List<String> objectIds, String backendId) {
+    RpcCalls.call(() -> stub.setMaster(locations(objectIds, backendId)));
+  }
+
+  /** Forgets objects, their replicas and aliases (backends and the collector only). */
+  public void unregisterObjects(List<String> objectIds) {
+    RpcCalls.call(() -> stub.unregisterObjects(ObjectIdsRequest.newBuilder().addAllIds(objectIds).build()));
+  }
+
+  /** Objects mastered on {@code backendId} that have replicas, with their replica locations. */
+  public List<ObjectInfo> getReplicatedObjects(String backendId) {
+    return RpcCalls.call(() -> stub.getReplicatedObjects(
+        BackendIdRequest.newBuilder().setBackendId(backendId).build())).getObjectsList();
+  }
+
+  /** Runs a garbage collection now (administrators). */
+  public GarbageReport collectGarbage() {
+    return RpcCalls.call(() -> stub.collectGarbage(Empty.getDefaultInstance()));
+  }
+
+  private static ObjectLocationsRequest locations(List<String> objectIds, String backendId) {
+    return ObjectLocationsRequest.newBuilder().addAllObjectIds(objectIds).setBackendId(backendId).build();
   }
 
   @Override

@@ -9,12 +9,18 @@ import io.dataclay.client.LogicModuleClient;
 import io.dataclay.common.Language;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.BackendUnavailableException;
+import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.ObjectNotHereException;
 import io.dataclay.proto.ObjectInfo;
+import io.dataclay.rpc.GrpcErrors;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
@@ -24,13 +30,16 @@ import java.util.function.Supplier;
 /**
  * Finds the backend of an object and calls it, keeping the Logic Module off the hot path: backends
  * and object locations are cached; a stale entry shows when a backend answers OBJECT_NOT_HERE or
- * cannot be reached, and is then refreshed from the Logic Module once. Thread-safe.
+ * cannot be reached, and is then refreshed from the Logic Module once and the call goes to the
+ * master, then (failover) to each replica in turn: a replica serves reads and refuses writes, so
+ * trying one never applies a change twice. Thread-safe.
  */
 final class BackendRouter implements AutoCloseable {
   private final LogicModuleClient lm;
   private final Supplier<String> token;
   private final Map<UUID, DataServiceClient> clients = new ConcurrentHashMap<>();
   private final Map<UUID, ObjectInfo> infos = new ConcurrentHashMap<>();
+  private final Set<UUID> failing = ConcurrentHashMap.newKeySet();
   private volatile Map<UUID, BackendInfo> backends = Map.of();
 
   BackendRouter(LogicModuleClient lm, Supplier<String> token) {
@@ -100,6 +109,50 @@ final class BackendRouter implements AutoCloseable {
     infos.put(UUID.fromString(info.getId()), info);
   }
 
+  /** The cached metadata of an object, or null. */
+  ObjectInfo cached(UUID id) {
+    return infos.get(id);
+  }
+
+  /** Drops the cached metadata of objects whose copies changed (asked again on next use). */
+  void forget(Collection<UUID> ids) {
+    ids.forEach(infos::remove);
+  }
+
+  /** Where calls on {@code obj} go first: its hint, else its master as cached (or asked once). */
+  UUID firstBackend(DataClayObject obj) {
+    ObjectState s = ObjectStates.of(obj);
+    return s.backend() != null ? s.backend() : master(objectInfo(s.id(), false));
+  }
+
+  /** Whether {@code backend} is registered, alive as of {@code known}, and answered this router's last call. */
+  boolean reachable(UUID backend, Map<UUID, BackendInfo> known) {
+    BackendInfo b = known.get(backend);
+    return b != null && b.alive() && !failing.contains(backend);
+  }
+
+  /** Fails with BackendDoesNotExistException unless {@code backend} is registered (asked again on a miss). */
+  void requireBackend(UUID backend) {
+    if (!backends(false).containsKey(backend) && !backends(true).containsKey(backend)) {
+      throw new BackendDoesNotExistException("no backend " + backend + " is registered (registered: "
+          + backends(false).keySet() + ")");
+    }
+  }
+
+  /** Every backend holding a copy in {@code info}, master first. */
+  static List<UUID> copies(ObjectInfo info) {
+    Set<UUID> out = new LinkedHashSet<>();
+    out.add(master(info));
+    for (String r : info.getReplicaBackendIdsList()) {
+      out.add(UUID.fromString(r));
+    }
+    return List.copyOf(out);
+  }
+
+  static UUID master(ObjectInfo info) {
+    return UUID.fromString(info.getMasterBackendId());
+  }
+
   /** The client of a backend's Data Service. */
   DataServiceClient dataService(UUID backend) {
     DataServiceClient c = clients.get(backend);
@@ -111,7 +164,7 @@ final class BackendRouter implements AutoCloseable {
       b = backends(true).get(backend);
     }
     if (b == null) {
-      throw new BackendDoesNotExistException("no backend " + backend + " is registered");
+      throw new UnregisteredBackendException("no backend " + backend + " is registered");
     }
     BackendInfo target = b;
     synchronized (this) {
@@ -119,37 +172,108 @@ final class BackendRouter implements AutoCloseable {
     }
   }
 
-  /** {@code op} on a backend; an unreachable one is looked up again and retried once when {@code idempotent}. */
+  /**
+   * {@code op} on a backend. When it cannot serve (BACKEND_UNAVAILABLE) its channel is dropped and
+   * its address asked again; the call is retried once only when {@code idempotent}.
+   */
   <T> T onBackend(UUID backend, boolean idempotent, Function<DataServiceClient, T> op) {
+    T result;
     try {
-      return op.apply(dataService(backend));
+      result = op.apply(dataService(backend));
     } catch (BackendUnavailableException e) {
+      reconnect(backend);
       if (!idempotent) {
+        failing.add(backend);
         throw e;
       }
-      DataServiceClient stale = clients.remove(backend);
-      if (stale != null) {
-        stale.close();
+      try {
+        result = op.apply(dataService(backend));
+      } catch (BackendUnavailableException again) {
+        failing.add(backend);
+        throw again;
       }
-      backends(true);
-      return op.apply(dataService(backend));
     }
+    failing.remove(backend);
+    return result;
   }
 
-  /** {@code op} on the backend holding {@code obj}; OBJECT_NOT_HERE refreshes its location and retries once. */
-  <T> T onObject(DataClayObject obj, boolean idempotent, Function<DataServiceClient, T> op) {
+  /**
+   * {@code op} on the backend holding {@code obj} (its hint, else its master). When that backend
+   * does not hold it (OBJECT_NOT_HERE, unregistered) or cannot serve it (BACKEND_UNAVAILABLE), the
+   * object's location is asked again and the call goes to the master, then, if {@code replicas},
+   * to each replica in turn. A master that answers becomes the object's hint.
+   */
+  <T> T onObject(DataClayObject obj, boolean idempotent, boolean replicas, Function<DataServiceClient, T> op) {
     ObjectState s = ObjectStates.of(obj);
-    UUID backend = s.backend() != null ? s.backend()
-        : UUID.fromString(objectInfo(s.id(), false).getMasterBackendId());
+    UUID first = firstBackend(obj);
+    Map<UUID, DataClayException> failures = new LinkedHashMap<>();
     try {
-      return onBackend(backend, idempotent, op);
-    } catch (ObjectNotHereException | BackendDoesNotExistException e) {
-      UUID master = UUID.fromString(objectInfo(s.id(), true).getMasterBackendId());
-      if (master.equals(backend)) {
-        throw e;
+      return onBackend(first, idempotent, op);
+    } catch (ObjectNotHereException | UnregisteredBackendException | BackendUnavailableException e) {
+      failures.put(first, e);
+    }
+    ObjectInfo info;
+    try {
+      info = objectInfo(s.id(), true);
+    } catch (BackendUnavailableException lmDown) {
+      throw failures.get(first); // the Logic Module is down too: nowhere else to look
+    }
+    List<UUID> candidates = replicas ? copies(info) : List.of(master(info));
+    // Never the backend that just failed: a call that is not idempotent may have run on a master
+    // that died before answering, and must not run there twice. A replica refuses state changes
+    // (writes go to the master), so a call that fails on one changed nothing.
+    for (UUID candidate : candidates) {
+      if (candidate.equals(first)) {
+        continue;
       }
-      ObjectStates.set(obj, new ObjectState(s.id(), master, s.proxy()));
-      return onBackend(master, idempotent, op);
+      try {
+        T result = onBackend(candidate, idempotent, op);
+        if (candidate.equals(master(info))) {
+          ObjectStates.set(obj, new ObjectState(s.id(), candidate, s.proxy()));
+        }
+        return result;
+      } catch (ObjectNotHereException | UnregisteredBackendException | BackendUnavailableException e) {
+        failures.put(candidate, e);
+      }
+    }
+    throw mostTelling(s.id(), failures);
+  }
+
+  // What to raise when no copy could serve a call: a refusal or unavailability says more than "not
+  // here" (a replica's "writes go to the master" more than the dead master's connection error),
+  // with every backend's answer in the message when there were several.
+  private static DataClayException mostTelling(UUID id, Map<UUID, DataClayException> failures) {
+    UUID pick = failures.keySet().iterator().next();
+    for (Map.Entry<UUID, DataClayException> e : failures.entrySet()) {
+      if (e.getValue() instanceof BackendUnavailableException) {
+        pick = e.getKey();
+      }
+    }
+    if (failures.size() == 1) {
+      return failures.get(pick);
+    }
+    StringBuilder m = new StringBuilder("no copy of object ").append(id).append(" could serve the call: backend ")
+        .append(pick).append(": ").append(failures.get(pick).getMessage()).append(" (");
+    String sep = "";
+    for (Map.Entry<UUID, DataClayException> e : failures.entrySet()) {
+      if (!e.getKey().equals(pick)) {
+        m.append(sep).append("backend ").append(e.getKey()).append(": ").append(e.getValue().getMessage());
+        sep = "; ";
+      }
+    }
+    return GrpcErrors.forCode(failures.get(pick).code(), m.append(')').toString());
+  }
+
+  // Forgets the channel of a backend that failed and learns its (maybe new) address if the Logic Module answers.
+  private void reconnect(UUID backend) {
+    DataServiceClient stale = clients.remove(backend);
+    if (stale != null) {
+      stale.close();
+    }
+    try {
+      backends(true);
+    } catch (DataClayException e) {
+      // the Logic Module is down too: the next call dials the address known before
     }
   }
 
@@ -157,5 +281,12 @@ final class BackendRouter implements AutoCloseable {
   public synchronized void close() {
     clients.values().forEach(DataServiceClient::close);
     clients.clear();
+  }
+
+  /** The backend a call was routed to is not registered (unlike a request naming an unknown target backend). */
+  static final class UnregisteredBackendException extends BackendDoesNotExistException {
+    UnregisteredBackendException(String message) {
+      super(message);
+    }
   }
 }

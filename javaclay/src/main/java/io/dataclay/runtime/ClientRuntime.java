@@ -7,10 +7,12 @@ import io.dataclay.api.ObjectState;
 import io.dataclay.api.ObjectStates;
 import io.dataclay.client.LogicModuleClient;
 import io.dataclay.exceptions.AliasDoesNotExistException;
+import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.ClassNotRegisteredException;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.RemoteException;
+import io.dataclay.proto.CopiesResponse;
 import io.dataclay.proto.ObjectInfo;
 import io.dataclay.serialization.ModelClassPolicy;
 import io.dataclay.serialization.ObjectCodec;
@@ -67,11 +69,10 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
 
   @Override
   public Object callMethod(DataClayObject target, String method, Object[] args) {
-    UUID backend = getLocation(target);
-    byte[] payload = encodeArguments(args, backend);
+    byte[] payload = encodeArguments(args, router.firstBackend(target));
     byte[] result;
     try {
-      result = router.onObject(target, false, ds -> ds.callMethod(target.getID().toString(), method, payload));
+      result = router.onObject(target, false, true, ds -> ds.callMethod(target.getID(), method, payload));
     } catch (RemoteException e) {
       throw RemoteExceptions.rebuild(e, classes);
     }
@@ -100,7 +101,7 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
     }
     if (obj.isPersistent()) {
       if (alias != null) {
-        lm.newAlias(alias, obj.getID().toString());
+        lm.newAlias(alias, obj.getID());
       }
       return;
     }
@@ -126,21 +127,33 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
       throw e.getMessage().contains(alias) ? e
           : new AliasDoesNotExistException("alias '" + alias + "' does not exist: " + e.getMessage());
     }
+    return proxy(type, info, "alias '" + alias + "' names");
+  }
+
+  @Override
+  public DataClayObject getByID(UUID id) {
+    if (id == null) {
+      throw new InvalidArgumentException("object ID is null");
+    }
+    return proxy(DataClayObject.class, router.objectInfo(id, false), "object " + id + " is");
+  }
+
+  // A proxy of the object {@code info} describes ({@code what}: how the caller named it), checked to be a {@code type}.
+  private <T extends DataClayObject> T proxy(Class<T> type, ObjectInfo info, String what) {
     router.remember(info);
     if (info.getLanguage() != io.dataclay.proto.Language.JAVA) {
-      throw new InvalidArgumentException("alias '" + alias + "' names a " + info.getLanguage() + " object ("
-          + info.getClassName() + "), not a Java one");
+      throw new InvalidArgumentException(what + " a " + info.getLanguage() + " object (" + info.getClassName()
+          + "), not a Java one");
     }
     Class<?> c = classes.find(info.getClassName());
     if (c == null) {
-      throw new ClassNotRegisteredException("alias '" + alias + "' names a " + info.getClassName()
+      throw new ClassNotRegisteredException(what + " a " + info.getClassName()
           + ", which is not a model class this program can load (dataclaycmd GetStubs writes it)");
     }
     if (!type.isAssignableFrom(c)) {
-      throw new InvalidArgumentException("alias '" + alias + "' names a " + info.getClassName() + ", which is not a "
-          + type.getName());
+      throw new InvalidArgumentException(what + " a " + info.getClassName() + ", which is not a " + type.getName());
     }
-    return Proxies.of(c.asSubclass(type), UUID.fromString(info.getId()), UUID.fromString(info.getMasterBackendId()));
+    return Proxies.of(c.asSubclass(type), UUID.fromString(info.getId()), BackendRouter.master(info));
   }
 
   @Override
@@ -149,23 +162,103 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
   }
 
   @Override
+  public void deleteAliases(DataClayObject obj) {
+    ObjectInfo info = router.objectInfo(obj.getObjectId(), true);
+    for (String alias : info.getAliasesList()) {
+      try {
+        lm.deleteAlias(alias, info.getDataset());
+      } catch (AliasDoesNotExistException gone) {
+        // removed meanwhile by somebody else: what was asked for holds
+      }
+    }
+  }
+
+  // Asks the Logic Module (so moves and replicas made by anyone show); with it down, the hint.
+  @Override
   public UUID getLocation(DataClayObject obj) {
     ObjectState s = ObjectStates.of(obj);
-    return s.backend() != null ? s.backend() : UUID.fromString(router.objectInfo(s.id(), false).getMasterBackendId());
+    List<UUID> copies;
+    Map<UUID, BackendInfo> backends;
+    try {
+      copies = BackendRouter.copies(router.objectInfo(s.id(), true));
+      backends = router.backends(true);
+    } catch (BackendUnavailableException lmDown) {
+      return router.firstBackend(obj);
+    }
+    if (!copies.get(0).equals(s.backend())) {
+      ObjectStates.set(obj, new ObjectState(s.id(), copies.get(0), s.proxy()));
+    }
+    for (UUID b : copies) {
+      if (router.reachable(b, backends)) {
+        return b;
+      }
+    }
+    return copies.get(0);
   }
 
   @Override
   public List<UUID> getAllLocations(DataClayObject obj) {
-    ObjectInfo info = router.objectInfo(obj.getID(), true);
-    List<UUID> out = new ArrayList<>();
-    out.add(UUID.fromString(info.getMasterBackendId()));
-    for (String r : info.getReplicaBackendIdsList()) {
-      UUID id = UUID.fromString(r);
-      if (!out.contains(id)) {
-        out.add(id);
-      }
+    return BackendRouter.copies(router.objectInfo(obj.getObjectId(), true));
+  }
+
+  @Override
+  public UUID newReplica(DataClayObject obj, UUID backendId, boolean recursive) {
+    if (backendId != null) {
+      router.requireBackend(backendId);
     }
-    return out;
+    UUID id = obj.getObjectId();
+    // Naming the target makes a retry harmless (a backend already holding a copy is a no-op).
+    CopiesResponse copied = router.onObject(obj, backendId != null, false,
+        ds -> ds.newReplica(List.of(id.toString()), backendId == null ? null : backendId.toString(), recursive));
+    forgetCopied(id, copied);
+    return UUID.fromString(copied.getBackendId());
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public <T extends DataClayObject> T newVersion(T obj, UUID backendId) {
+    if (backendId != null) {
+      router.requireBackend(backendId);
+    }
+    String id = obj.getID();
+    ObjectInfo version = router.onObject(obj, false, false,
+        ds -> ds.newVersion(id, backendId == null ? null : backendId.toString())).getVersion();
+    router.remember(version);
+    return Proxies.of((Class<T>) obj.getClass(), UUID.fromString(version.getId()), BackendRouter.master(version));
+  }
+
+  @Override
+  public void consolidateVersion(DataClayObject version) {
+    UUID id = version.getObjectId();
+    ObjectInfo known = router.cached(id);
+    router.onObject(version, false, false, ds -> {
+      ds.consolidateVersion(id.toString());
+      return null;
+    });
+    List<UUID> changed = new ArrayList<>(List.of(id));
+    if (known != null && !known.getVersionOf().isEmpty()) {
+      changed.add(UUID.fromString(known.getVersionOf()));
+    }
+    router.forget(changed);
+  }
+
+  @Override
+  public void move(DataClayObject obj, UUID backendId, boolean recursive) {
+    if (backendId == null) {
+      throw new InvalidArgumentException("backendId is null: move needs the backend to move the object to");
+    }
+    router.requireBackend(backendId);
+    ObjectState s = ObjectStates.of(obj);
+    CopiesResponse moved = router.onObject(obj, false, false,
+        ds -> ds.move(List.of(s.id().toString()), backendId.toString(), recursive));
+    forgetCopied(s.id(), moved);
+    ObjectStates.set(obj, new ObjectState(s.id(), backendId, s.proxy()));
+  }
+
+  private void forgetCopied(UUID id, CopiesResponse copied) {
+    List<UUID> changed = new ArrayList<>(List.of(id));
+    copied.getObjectIdsList().forEach(o -> changed.add(UUID.fromString(o)));
+    router.forget(changed);
   }
 
   @Override

@@ -66,8 +66,8 @@ class ObjectCodecTest {
     // run
     Map<String, EncodedField> fields = codec.encodeFields(a, refs);
     // verify
-    assertEquals(List.of(b.getID()), fields.get("partner").references());
-    assertEquals(List.of(b.getID(), c.getID()), fields.get("friends").references());
+    assertEquals(List.of(b.getObjectId()), fields.get("partner").references());
+    assertEquals(List.of(b.getObjectId(), c.getObjectId()), fields.get("friends").references());
     assertTrue(fields.get("name").references().isEmpty());
     assertFalse(ObjectStates.isProxy(b));
     assertTrue(fields.get("friends").value().length < 120, "references, not copies of b and c");

@@ -31,10 +31,13 @@ public final class LogicModuleConfig {
    * commits may be lost on power loss or OS crash) or "full" (fsync per commit; survives both, slower).
    */
   public static final String METADATA_SYNC = "DATACLAY_METADATA_SYNC";
+  /** Seconds between garbage collections (0: only when an administrator calls CollectGarbage). */
+  public static final String GC_INTERVAL = "DATACLAY_GC_INTERVAL";
 
   static final int DEFAULT_PORT = 11034;
   static final long DEFAULT_SESSION_TTL_HOURS = 168;
   static final long DEFAULT_BACKEND_TIMEOUT_MS = 5000;
+  static final long DEFAULT_GC_INTERVAL_SECONDS = 60;
 
   private final int port;
   private final Path home;
@@ -44,6 +47,7 @@ public final class LogicModuleConfig {
   private final Duration sessionTtl;
   private final long backendTimeoutMs;
   private final MetadataSync metadataSync;
+  private final Duration gcInterval;
 
   /**
    * Reads the settings from {@code env}; absent keys take their defaults.
@@ -62,6 +66,7 @@ public final class LogicModuleConfig {
     this.sessionTtl = Duration.ofHours(number(env, SESSION_TTL_HOURS, DEFAULT_SESSION_TTL_HOURS, 1, 24L * 365 * 100));
     this.backendTimeoutMs = number(env, BACKEND_TIMEOUT_MS, DEFAULT_BACKEND_TIMEOUT_MS, 1, Long.MAX_VALUE / 2);
     this.metadataSync = syncOf(env.get(METADATA_SYNC));
+    this.gcInterval = Duration.ofSeconds(number(env, GC_INTERVAL, DEFAULT_GC_INTERVAL_SECONDS, 0, 365L * 24 * 3600));
   }
 
   /** The settings of this process's environment. */
@@ -107,6 +112,11 @@ public final class LogicModuleConfig {
   /** SQLite commit durability (ignored for PostgreSQL, whose server settings decide). */
   public MetadataSync metadataSync() {
     return metadataSync;
+  }
+
+  /** Time between periodic garbage collections; zero when they are disabled. */
+  public Duration gcInterval() {
+    return gcInterval;
   }
 
   private static Path homeOf(Map<String, String> env) {

@@ -7,6 +7,7 @@ import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.MetadataUnavailableException;
 import io.dataclay.logic.service.AccountService;
 import io.dataclay.logic.service.LogicModuleService;
+import io.dataclay.logic.service.PeriodicCollection;
 import java.io.IOException;
 import java.time.Clock;
 import java.util.logging.Logger;
@@ -43,8 +44,9 @@ public final class LogicModuleMain {
     LOG.info("metadata database: " + store.describe());
     GrpcBackendCalls deployer = new GrpcBackendCalls();
     LogicModuleServer server;
+    LogicModuleService service;
     try {
-      LogicModuleService service = new LogicModuleService(store, deployer, config.sessionTtl(),
+      service = new LogicModuleService(store, deployer, config.sessionTtl(),
           config.backendTimeoutMs(), Clock.systemUTC());
       bootstrap(service, config);
       server = LogicModuleServer.onPort(config.port(), service).start();
@@ -57,7 +59,9 @@ public final class LogicModuleMain {
       exit(4, "cannot listen on port " + config.port() + ": " + rootMessage(e));
       return;
     }
+    PeriodicCollection collections = PeriodicCollection.start(service, config.gcInterval());
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      collections.close();
       server.stop();
       close(deployer, store);
     }, "lm-shutdown"));

@@ -24,6 +24,7 @@ class LogicModuleConfigTest {
     assertEquals(Duration.ofHours(168), c.sessionTtl());
     assertEquals(5000, c.backendTimeoutMs());
     assertEquals(MetadataSync.NORMAL, c.metadataSync());
+    assertEquals(Duration.ofSeconds(60), c.gcInterval());
   }
 
   @Test
@@ -32,7 +33,7 @@ class LogicModuleConfigTest {
     LogicModuleConfig c = new LogicModuleConfig(Map.of(
         "DATACLAY_PORT", "0", "DATACLAY_HOME", "/srv/dc", "DATACLAY_METADATA_URL", "jdbc:postgresql://db/lm?user=u",
         "DATACLAY_USER", "root", "DATACLAY_PASSWORD", "pw", "DATACLAY_SESSION_TTL_HOURS", "2",
-        "DATACLAY_BACKEND_TIMEOUT_MS", "900", "DATACLAY_METADATA_SYNC", "FULL"));
+        "DATACLAY_BACKEND_TIMEOUT_MS", "900", "DATACLAY_METADATA_SYNC", "FULL", "DATACLAY_GC_INTERVAL", "0"));
     // verify
     assertEquals(0, c.port());
     assertEquals(Paths.get("/srv/dc"), c.home());
@@ -42,6 +43,7 @@ class LogicModuleConfigTest {
     assertEquals(Duration.ofHours(2), c.sessionTtl());
     assertEquals(900, c.backendTimeoutMs());
     assertEquals(MetadataSync.FULL, c.metadataSync());
+    assertEquals(Duration.ZERO, c.gcInterval());
   }
 
   @Test
@@ -57,6 +59,7 @@ class LogicModuleConfigTest {
         "DATACLAY_SESSION_TTL_HOURS", Map.of("DATACLAY_SESSION_TTL_HOURS", "0"),
         "DATACLAY_BACKEND_TIMEOUT_MS", Map.of("DATACLAY_BACKEND_TIMEOUT_MS", "-5"),
         "DATACLAY_METADATA_SYNC", Map.of("DATACLAY_METADATA_SYNC", "sometimes"),
+        "DATACLAY_GC_INTERVAL", Map.of("DATACLAY_GC_INTERVAL", "-1"),
         "DATACLAY_METADATA_URL", Map.of("DATACLAY_METADATA_URL", "jdbc:mysql://db/x?password=secret"),
         "DATACLAY_PASSWORD", Map.of("DATACLAY_USER", "root"));
     bad.forEach((key, env) -> {

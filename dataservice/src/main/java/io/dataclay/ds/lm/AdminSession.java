@@ -55,6 +55,12 @@ public final class AdminSession implements AutoCloseable {
     return client;
   }
 
+  /** The session's token, logged in and not about to expire (other backends accept it too). */
+  public String token() {
+    client();
+    return token;
+  }
+
   @Override
   public void close() {
     client.close();

@@ -1,17 +1,20 @@
 package io.dataclay.ds.lm;
 
 import io.dataclay.ds.service.LogicModuleGateway;
+import io.dataclay.ds.service.ObjectDirectory;
+import io.dataclay.ds.service.ObjectLocation;
 import io.dataclay.ds.service.Session;
 import io.dataclay.ds.servicer.Messages;
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.StoredObject;
+import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.ObjectInfo;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
 /** The Logic Module as the Data Service logic sees it, over the administrator session. */
-public final class RemoteLogicModule implements LogicModuleGateway {
+public final class RemoteLogicModule implements LogicModuleGateway, ObjectDirectory {
   private final AdminSession admin;
   private final String backendId;
 
@@ -28,6 +31,59 @@ public final class RemoteLogicModule implements LogicModuleGateway {
 
   @Override
   public void registerObjects(List<StoredObject> objects, String alias, UUID aliasObjectId) {
+    admin.client().registerObjects(infos(objects, backendId), alias, alias == null ? null : aliasObjectId.toString());
+  }
+
+  @Override
+  public ObjectLocation locate(UUID id) {
+    return location(admin.client().getObjectInfo(id.toString()));
+  }
+
+  @Override
+  public List<String> liveBackends() {
+    return admin.client().getBackends().stream().filter(BackendInfo::getAlive).map(BackendInfo::getId).toList();
+  }
+
+  @Override
+  public void registerOn(List<StoredObject> objects, String masterBackendId) {
+    admin.client().registerObjects(infos(objects, masterBackendId), null, null);
+  }
+
+  @Override
+  public void addReplicas(List<UUID> ids, String backend) {
+    admin.client().addReplicas(texts(ids), backend);
+  }
+
+  @Override
+  public void removeReplicas(List<UUID> ids, String backend) {
+    admin.client().removeReplicas(texts(ids), backend);
+  }
+
+  @Override
+  public void setMaster(List<UUID> ids, String backend) {
+    admin.client().setMaster(texts(ids), backend);
+  }
+
+  @Override
+  public void unregister(List<UUID> ids) {
+    admin.client().unregisterObjects(texts(ids));
+  }
+
+  @Override
+  public List<ObjectLocation> replicatedFrom(String backend) {
+    return admin.client().getReplicatedObjects(backend).stream().map(RemoteLogicModule::location).toList();
+  }
+
+  private static ObjectLocation location(ObjectInfo info) {
+    return new ObjectLocation(UUID.fromString(info.getId()), info.getMasterBackendId(),
+        info.getReplicaBackendIdsList(), info.getVersionOf().isEmpty() ? null : info.getVersionOf());
+  }
+
+  private static List<String> texts(List<UUID> ids) {
+    return ids.stream().map(UUID::toString).toList();
+  }
+
+  private static List<ObjectInfo> infos(List<StoredObject> objects, String master) {
     List<ObjectInfo> infos = new ArrayList<>(objects.size());
     for (StoredObject o : objects) {
       ObjectHeader h = o.header();
@@ -36,12 +92,12 @@ public final class RemoteLogicModule implements LogicModuleGateway {
           .setClassName(h.className())
           .setLanguage(Messages.language(h.language()))
           .setDataset(h.dataset())
-          .setMasterBackendId(backendId);
+          .setMasterBackendId(master);
       if (h.versionOf() != null) {
         info.setVersionOf(h.versionOf());
       }
       infos.add(info.build());
     }
-    admin.client().registerObjects(infos, alias, alias == null ? null : aliasObjectId.toString());
+    return infos;
   }
 }

@@ -3,9 +3,11 @@ package io.dataclay.ds.service;
 import io.dataclay.common.Language;
 import io.dataclay.exceptions.BackendUnavailableException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 
 /** The execution environments of this backend, by language. Lookups are lock-free. */
 public final class Environments {
@@ -35,6 +37,13 @@ public final class Environments {
               + language + " objects");
     }
     return env;
+  }
+
+  /** Drops objects from every environment's memory, so that each reloads their stored state. */
+  public void evict(Collection<UUID> ids) {
+    if (!ids.isEmpty()) {
+      byLanguage.values().forEach(env -> env.evict(ids));
+    }
   }
 
   /** The environment of {@code language}, or null. */

@@ -14,11 +14,13 @@ import java.util.concurrent.CompletableFuture;
 public final class ExecutionService {
   private final ObjectStore store;
   private final Environments environments;
+  private final ReferenceRecorder recorder;
 
   /** The service over a store and this backend's environments. */
-  public ExecutionService(ObjectStore store, Environments environments) {
+  public ExecutionService(ObjectStore store, Environments environments, ReferenceRecorder recorder) {
     this.store = store;
     this.environments = environments;
+    this.recorder = recorder;
   }
 
   /**
@@ -31,6 +33,7 @@ public final class ExecutionService {
     ObjectHeader header = store.header(id).orElseThrow(
         () -> new ObjectNotHereException("object " + id + " is not stored on this backend"));
     Permissions.check(session, id, header);
+    recorder.used(session, id);
     ExecutionEnvironment env = environments.of(header.language());
     return env.execute(new ExecutionRequest(session, id, header.className(), kind, name, payload));
   }

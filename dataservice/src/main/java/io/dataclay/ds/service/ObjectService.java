@@ -23,13 +23,16 @@ public final class ObjectService {
   private final LogicModuleGateway lm;
   private final ModelRegistry models;
   private final IdClaims claims;
+  private final ReferenceRecorder recorder;
 
   /** The service over a store, registering objects through {@code lm}. */
-  public ObjectService(ObjectStore store, LogicModuleGateway lm, ModelRegistry models, IdClaims claims) {
+  public ObjectService(ObjectStore store, LogicModuleGateway lm, ModelRegistry models, IdClaims claims,
+      ReferenceRecorder recorder) {
     this.store = store;
     this.lm = lm;
     this.models = models;
     this.claims = claims;
+    this.recorder = recorder;
   }
 
   /**
@@ -56,6 +59,7 @@ public final class ObjectService {
             new ObjectHeader(h.className(), h.language(), session.dataset(), h.versionOf(), h.masterBackendId()),
             o.fields()));
       }
+      recorder.held(session, ids);
       store.putAll(inDataset);
       // Crash note: from here until registerObjects returns, the objects are stored but unknown to
       // the Logic Module. If the Data Service dies now they are unreachable garbage (no client can

@@ -3,6 +3,8 @@ package io.dataclay.ds.service;
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoredObject;
+import io.dataclay.ds.store.ObjectDelta;
+import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.ObjectAlreadyExistsException;
@@ -26,13 +28,21 @@ public final class ResultApplier {
   private final LogicModuleGateway lm;
   private final IdClaims claims;
   private final Executor blocking;
+  private final ReplicaSets replicas;
+  private final ReferenceRecorder recorder;
 
-  /** An applier writing to {@code store}; Logic Module calls run on {@code blocking}. */
-  public ResultApplier(ObjectStore store, LogicModuleGateway lm, IdClaims claims, Executor blocking) {
+  /**
+   * An applier writing to {@code store} and passing changes on to {@code replicas}; Logic Module
+   * calls run on {@code blocking}.
+   */
+  public ResultApplier(ObjectStore store, LogicModuleGateway lm, IdClaims claims, Executor blocking,
+      ReplicaSets replicas, ReferenceRecorder recorder) {
     this.store = store;
     this.lm = lm;
     this.claims = claims;
     this.blocking = blocking;
+    this.replicas = replicas;
+    this.recorder = recorder;
   }
 
   /**
@@ -49,6 +59,7 @@ public final class ResultApplier {
     }
     List<UUID> newIds = created.stream().map(StoredObject::id).toList();
     try {
+      recorder.held(request.session(), newIds);
       claims.claim(newIds);
       try {
         storeChanges(request.session(), created, result.deltas(), sequences);
@@ -73,6 +84,11 @@ public final class ResultApplier {
   // environment so that its memory matches the store again.
   private void storeChanges(
       Session session, List<StoredObject> created, List<SequencedDelta> deltas, DeltaSequences sequences) {
+    List<ObjectDelta> changes = new ArrayList<>(deltas.size());
+    for (SequencedDelta d : deltas) {
+      refuseReplica(d.delta().id());
+      changes.add(d.delta());
+    }
     for (StoredObject o : created) {
       if (store.header(o.id()).isPresent()) {
         throw new ObjectAlreadyExistsException("the execution environment made object " + o.id()
@@ -83,15 +99,17 @@ public final class ResultApplier {
       store.putAll(created);
     }
     try {
-      for (SequencedDelta d : deltas) {
-        UUID id = d.delta().id();
-        Optional<ObjectHeader> header = store.header(id);
-        if (header.isPresent()) {
-          Permissions.check(session, id, header.get());
+      replicas.writeThrough(changes, () -> {
+        for (SequencedDelta d : deltas) {
+          UUID id = d.delta().id();
+          Optional<ObjectHeader> header = store.header(id);
+          if (header.isPresent()) {
+            Permissions.check(session, id, header.get());
+          }
+          // A delta of an object not stored here fails inside applyDelta (OBJECT_DOES_NOT_EXIST).
+          sequences.applyIfNewer(id, d.sequence(), () -> store.applyDelta(d.delta()));
         }
-        // A delta of an object not stored here fails inside applyDelta (OBJECT_DOES_NOT_EXIST).
-        sequences.applyIfNewer(id, d.sequence(), () -> store.applyDelta(d.delta()));
-      }
+      });
     } catch (RuntimeException e) {
       // The new objects were never registered: remove them (a crash before this leaves them
       // unregistered, i.e. unreachable garbage, never half an object).
@@ -99,6 +117,16 @@ public final class ResultApplier {
         store.remove(o.id());
       }
       throw e;
+    }
+  }
+
+  // A replica only ever changes by its master's deltas: a call that would change it here is
+  // refused before anything is stored (the client retries on the master).
+  private void refuseReplica(UUID id) {
+    Optional<ObjectHeader> header = store.header(id);
+    if (header.isPresent() && header.get().masterBackendId() != null) {
+      throw new BackendUnavailableException("object " + id + " is a replica on this backend: a call that changes it"
+          + " must run on its master copy, on backend " + header.get().masterBackendId());
     }
   }
 

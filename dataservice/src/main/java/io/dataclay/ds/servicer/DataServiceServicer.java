@@ -4,6 +4,10 @@ import com.google.protobuf.ByteString;
 import io.dataclay.ds.service.BackendIdentity;
 import io.dataclay.ds.service.BackendReport;
 import io.dataclay.ds.service.CallCounters;
+import io.dataclay.ds.service.CopyResult;
+import io.dataclay.ds.service.CopyService;
+import io.dataclay.ds.service.ObjectCopy;
+import io.dataclay.ds.service.VersionService;
 import io.dataclay.ds.service.EnvironmentStatus;
 import io.dataclay.ds.service.ExecutionKind;
 import io.dataclay.ds.service.ExecutionService;
@@ -11,16 +15,26 @@ import io.dataclay.ds.service.InlineCall;
 import io.dataclay.ds.service.ModelBundle;
 import io.dataclay.ds.service.ModelService;
 import io.dataclay.ds.service.ObjectService;
+import io.dataclay.ds.service.ReferenceRecorder;
 import io.dataclay.ds.service.Session;
 import io.dataclay.ds.service.SessionCache;
 import io.dataclay.ds.service.StatusService;
 import io.dataclay.ds.store.StoreStats;
+import io.dataclay.ds.store.ObjectDelta;
+import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.StoredObject;
+import io.dataclay.proto.ApplyDeltasRequest;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.BackendStatus;
 import io.dataclay.proto.CallMethodRequest;
 import io.dataclay.proto.CallMethodResponse;
+import io.dataclay.proto.CollectionBarrier;
+import io.dataclay.proto.CollectionRequest;
+import io.dataclay.proto.ConsolidateVersionRequest;
+import io.dataclay.proto.CopiedObject;
+import io.dataclay.proto.CopiesResponse;
 import io.dataclay.proto.DataServiceGrpc;
+import io.dataclay.proto.DeleteObjectsRequest;
 import io.dataclay.proto.Empty;
 import io.dataclay.proto.ExecutionEnvironmentStatus;
 import io.dataclay.proto.GetFieldRequest;
@@ -29,12 +43,21 @@ import io.dataclay.proto.GetObjectsRequest;
 import io.dataclay.proto.GetObjectsResponse;
 import io.dataclay.proto.MakePersistentRequest;
 import io.dataclay.proto.ModelList;
+import io.dataclay.proto.MoveRequest;
+import io.dataclay.proto.NewReplicaRequest;
+import io.dataclay.proto.NewVersionRequest;
+import io.dataclay.proto.NewVersionResponse;
+import io.dataclay.proto.ObjectInfo;
+import io.dataclay.proto.ReferenceBatch;
 import io.dataclay.proto.SetFieldRequest;
+import io.dataclay.proto.StoreCopiesRequest;
 import io.dataclay.proto.StoreStatus;
 import io.dataclay.rpc.SessionMetadata;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.UUID;
 
@@ -53,11 +76,18 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
   private final StatusService status;
   private final CallCounters counters;
   private final Executor blocking;
+  private final CopyService copies;
+  private final VersionService versions;
+  private final ReferenceRecorder recorder;
 
   /** The adapter over the Data Service's logic; work that may block on an inline call goes to {@code blocking}. */
   public DataServiceServicer(SessionCache sessions, ObjectService objects, ExecutionService execution,
-      ModelService models, StatusService status, CallCounters counters, Executor blocking) {
+      ModelService models, StatusService status, CallCounters counters, Executor blocking, CopyService copies,
+      VersionService versions, ReferenceRecorder recorder) {
     this.blocking = blocking;
+    this.copies = copies;
+    this.versions = versions;
+    this.recorder = recorder;
     this.sessions = sessions;
     this.objects = objects;
     this.execution = execution;
@@ -170,8 +200,136 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
     counters.count("GetStatus");
     Replies.now(observer, () -> {
       caller();
-      return toProto(status.report());
+      return toProto(status.report(), recorder.collected());
     });
+  }
+
+  @Override
+  public void newReplica(NewReplicaRequest request, StreamObserver<CopiesResponse> observer) {
+    counters.count("NewReplica");
+    Replies.now(observer, () -> copiesResponse(copies.newReplica(caller(), ids(request.getObjectIdsList()),
+        optionalBackend(request.getBackendId()), request.getRecursive())));
+  }
+
+  @Override
+  public void newVersion(NewVersionRequest request, StreamObserver<NewVersionResponse> observer) {
+    counters.count("NewVersion");
+    Replies.now(observer, () -> {
+      UUID id = Messages.uuid(request.getObjectId(), "object_id");
+      VersionService.NewVersion v = versions.newVersion(caller(), id, optionalBackend(request.getBackendId()));
+      ObjectHeader h = v.version().header();
+      ObjectInfo info = ObjectInfo.newBuilder().setId(v.version().id().toString()).setClassName(h.className())
+          .setLanguage(Messages.language(h.language())).setDataset(h.dataset()).setMasterBackendId(v.backendId())
+          .setVersionOf(h.versionOf()).build();
+      return NewVersionResponse.newBuilder().setVersion(info).setBytesSent(v.bytesSent()).build();
+    });
+  }
+
+  @Override
+  public void consolidateVersion(ConsolidateVersionRequest request, StreamObserver<Empty> observer) {
+    counters.count("ConsolidateVersion");
+    Replies.now(observer, () -> {
+      versions.consolidate(caller(), Messages.uuid(request.getVersionId(), "version_id"));
+      return Empty.getDefaultInstance();
+    });
+  }
+
+  @Override
+  public void move(MoveRequest request, StreamObserver<CopiesResponse> observer) {
+    counters.count("Move");
+    Replies.now(observer, () -> copiesResponse(copies.move(caller(), ids(request.getObjectIdsList()),
+        optionalBackend(request.getBackendId()), request.getRecursive())));
+  }
+
+  @Override
+  public void storeCopies(StoreCopiesRequest request, StreamObserver<Empty> observer) {
+    counters.count("StoreCopies");
+    Replies.now(observer, () -> {
+      List<ObjectCopy> in = new ArrayList<>(request.getObjectsCount());
+      for (int i = 0; i < request.getObjectsCount(); i++) {
+        CopiedObject c = request.getObjects(i);
+        StoredObject o = Messages.storedObject(c.getObject(), "objects[" + i + "].object");
+        List<String> replicas = new ArrayList<>(c.getReplicaBackendIdsCount());
+        for (int r = 0; r < c.getReplicaBackendIdsCount(); r++) {
+          replicas.add(Messages.uuid(c.getReplicaBackendIds(r), "objects[" + i + "].replica_backend_ids[" + r + "]")
+              .toString());
+        }
+        in.add(new ObjectCopy(o, Set.copyOf(replicas)));
+      }
+      copies.storeCopies(caller(), in);
+      return Empty.getDefaultInstance();
+    });
+  }
+
+  @Override
+  public void applyDeltas(ApplyDeltasRequest request, StreamObserver<Empty> observer) {
+    counters.count("ApplyDeltas");
+    Replies.now(observer, () -> {
+      List<ObjectDelta> deltas = new ArrayList<>(request.getDeltasCount());
+      for (int i = 0; i < request.getDeltasCount(); i++) {
+        deltas.add(Messages.delta(request.getDeltas(i), "deltas[" + i + "]").delta());
+      }
+      copies.applyDeltas(caller(), deltas);
+      return Empty.getDefaultInstance();
+    });
+  }
+
+  @Override
+  public void deleteObjects(DeleteObjectsRequest request, StreamObserver<Empty> observer) {
+    counters.count("DeleteObjects");
+    Replies.now(observer, () -> {
+      Session session = caller();
+      recorder.deleted(session, copies.deleteObjects(session, ids(request.getObjectIdsList())));
+      return Empty.getDefaultInstance();
+    });
+  }
+
+  private static List<UUID> ids(List<String> texts) {
+    List<UUID> ids = new ArrayList<>(texts.size());
+    for (int i = 0; i < texts.size(); i++) {
+      ids.add(Messages.uuid(texts.get(i), "object_ids[" + i + "]"));
+    }
+    return ids;
+  }
+
+  private static String optionalBackend(String text) {
+    return text.isEmpty() ? null : Messages.uuid(text, "backend_id").toString();
+  }
+
+  private static CopiesResponse copiesResponse(CopyResult r) {
+    CopiesResponse.Builder out = CopiesResponse.newBuilder().setBackendId(r.backendId()).setBytesSent(r.bytesSent());
+    r.ids().forEach(id -> out.addObjectIds(id.toString()));
+    return out.build();
+  }
+
+  @Override
+  public void beginCollection(CollectionRequest request, StreamObserver<Empty> observer) {
+    counters.count("BeginCollection");
+    Replies.now(observer, () -> {
+      recorder.begin(caller(), request.getCollectionId());
+      return Empty.getDefaultInstance();
+    });
+  }
+
+  @Override
+  public void getReferences(CollectionRequest request, StreamObserver<ReferenceBatch> observer) {
+    counters.count("GetReferences");
+    Iterator<List<ReferenceRecorder.Outgoing>> batches;
+    try {
+      batches = recorder.references(caller(), request.getCollectionId());
+    } catch (RuntimeException e) {
+      Replies.now(observer, () -> {
+        throw e;
+      });
+      return;
+    }
+    CollectionReplies.stream(observer, batches);
+  }
+
+  @Override
+  public void endCollection(CollectionRequest request, StreamObserver<CollectionBarrier> observer) {
+    counters.count("EndCollection");
+    Replies.now(observer, () -> CollectionReplies.barrier(recorder.end(caller(), request.getCollectionId())));
   }
 
   private Session caller() {
@@ -179,7 +337,7 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
     return inline != null ? inline : sessions.resolve(SessionMetadata.currentToken());
   }
 
-  private static BackendStatus toProto(BackendReport report) {
+  private static BackendStatus toProto(BackendReport report, long collected) {
     BackendIdentity id = report.backend();
     BackendInfo.Builder backend = BackendInfo.newBuilder()
         .setId(id.id().toString()).setName(id.name()).setHost(id.host()).setPort(id.port())
@@ -188,7 +346,8 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
     StoreStats s = report.store();
     StoreStatus.Builder store = StoreStatus.newBuilder()
         .setEngine(s.engine()).setDurability(s.durability()).setPath(s.path() == null ? "" : s.path())
-        .setCapacityBytes(s.capacityBytes()).setUsedBytes(s.usedBytes()).setObjects(s.objects());
+        .setCapacityBytes(s.capacityBytes()).setUsedBytes(s.usedBytes()).setObjects(s.objects())
+        .setObjectsCollected(collected);
     BackendStatus.Builder out = BackendStatus.newBuilder().setBackend(backend).setStore(store)
         .putAllCalls(report.calls());
     for (EnvironmentStatus e : report.environments()) {

@@ -119,12 +119,26 @@ public final class Messages {
     }
     ObjectData.Builder out = ObjectData.newBuilder().setId(object.id().toString()).setHeader(header);
     for (Map.Entry<String, FieldValue> f : object.fields().entrySet()) {
-      Field.Builder fb = Field.newBuilder().setName(f.getKey()).setValue(ByteString.copyFrom(f.getValue().value()));
-      for (UUID ref : f.getValue().references()) {
-        fb.addReferences(ref.toString());
-      }
-      out.addFields(fb);
+      out.addFields(field(f.getKey(), f.getValue()));
     }
+    return out.build();
+  }
+
+  private static Field field(String name, FieldValue value) {
+    Field.Builder fb = Field.newBuilder().setName(name).setValue(ByteString.copyFrom(value.value()));
+    for (UUID ref : value.references()) {
+      fb.addReferences(ref.toString());
+    }
+    return fb.build();
+  }
+
+  /** The protocol form of a delta (sequence 0: applied in the order sent). */
+  public static io.dataclay.proto.ObjectDelta objectDelta(ObjectDelta delta) {
+    io.dataclay.proto.ObjectDelta.Builder out = io.dataclay.proto.ObjectDelta.newBuilder().setId(delta.id().toString());
+    for (Map.Entry<String, FieldValue> f : delta.changed().entrySet()) {
+      out.addChangedFields(field(f.getKey(), f.getValue()));
+    }
+    out.addAllRemovedFields(delta.removed());
     return out.build();
   }
 

@@ -21,7 +21,10 @@ import org.junit.jupiter.api.Test;
 
 class ExecutionServiceTest {
   private final ObjectStore store = ObjectStores.open(new StoreConfig("memory", null, 1 << 20));
-  private final ExecutionService service = new ExecutionService(store, new Environments());
+  private final ExecutionService service = new ExecutionService(store, new Environments(),
+      new ReferenceRecorder(store, token -> {
+        throw new AssertionError("no session is validated here");
+      }, Runnable::run, ReferenceRecorder.DEFAULT_BUDGET));
   private final Session ann = new Session("t", "ann", "ann", Set.of("ann"), Long.MAX_VALUE, false);
 
   @AfterEach

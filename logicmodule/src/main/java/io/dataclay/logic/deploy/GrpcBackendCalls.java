@@ -7,7 +7,10 @@ import io.dataclay.exceptions.DataClayException;
 import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.ModelRecord;
 import io.dataclay.logic.service.BackendCalls;
+import io.dataclay.logic.service.RecordedRoots;
 import io.dataclay.logic.servicer.ProtoMapping;
+import io.dataclay.proto.CollectionBarrier;
+import io.dataclay.proto.HeldObjects;
 import io.dataclay.proto.Model;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -18,6 +21,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -29,6 +33,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -37,10 +42,14 @@ import java.util.logging.Logger;
  * deployments to one backend run one at a time in registration order (so a backend never sees an
  * older version last), different backends in parallel; failures are logged, never raised. Flushes
  * backends' queued registrations with DataService.FlushRegistrations, all backends in parallel.
+ * Runs the steps of a garbage collection (Begin/GetReferences/EndCollection, DeleteObjects) on
+ * the caller's thread, raising what the backend answered.
  */
 public final class GrpcBackendCalls implements BackendCalls {
   private static final Logger LOG = Logger.getLogger(GrpcBackendCalls.class.getName());
   private static final long CALL_TIMEOUT_SECONDS = 30;
+  // a backend streams the references of every object it stores: millions take minutes
+  private static final long REFERENCES_TIMEOUT_SECONDS = 1800;
 
   private final ExecutorService pool;
   private final Map<String, CompletableFuture<Void>> queues = new ConcurrentHashMap<>();
@@ -104,6 +113,52 @@ public final class GrpcBackendCalls implements BackendCalls {
   }
 
   @Override
+  public void beginCollection(BackendRecord b, long collectionId, String token) {
+    onBackend(b, () -> {
+      new DataServiceClient(withDeadline(channelFor(b)), () -> token).beginCollection(collectionId);
+      return null;
+    });
+  }
+
+  @Override
+  public void getReferences(BackendRecord b, long collectionId, String token, ReferenceSink sink) {
+    onBackend(b, () -> {
+      new DataServiceClient(withDeadline(channelFor(b), REFERENCES_TIMEOUT_SECONDS), () -> token)
+          .getReferences(collectionId, o -> sink.accept(o.getId(), o.getReferencesList()));
+      return null;
+    });
+  }
+
+  @Override
+  public RecordedRoots endCollection(BackendRecord b, long collectionId, String token) {
+    CollectionBarrier barrier = onBackend(b,
+        () -> new DataServiceClient(withDeadline(channelFor(b)), () -> token).endCollection(collectionId));
+    Map<String, List<String>> held = new HashMap<>();
+    for (HeldObjects h : barrier.getHeldList()) {
+      held.computeIfAbsent(h.getSessionToken(), t -> new ArrayList<>()).addAll(h.getObjectIdsList());
+    }
+    return new RecordedRoots(barrier.getReferencedList(), held);
+  }
+
+  @Override
+  public void deleteObjects(BackendRecord b, List<String> ids, String token) {
+    onBackend(b, () -> {
+      new DataServiceClient(withDeadline(channelFor(b)), () -> token).deleteObjects(ids);
+      return null;
+    });
+  }
+
+  private <T> T onBackend(BackendRecord b, Supplier<T> call) {
+    try {
+      return call.get();
+    } catch (BackendUnavailableException e) {
+      // a fresh channel next time: the backend may come back on the same address without backoff
+      drop(b.id());
+      throw e;
+    }
+  }
+
+  @Override
   public void close() {
     closed = true;
     pool.shutdownNow();
@@ -160,10 +215,14 @@ public final class GrpcBackendCalls implements BackendCalls {
   }
 
   private static Channel withDeadline(Channel channel) {
+    return withDeadline(channel, CALL_TIMEOUT_SECONDS);
+  }
+
+  private static Channel withDeadline(Channel channel, long seconds) {
     return ClientInterceptors.intercept(channel, new ClientInterceptor() {
       @Override
       public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
-        return next.newCall(method, options.withDeadlineAfter(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        return next.newCall(method, options.withDeadlineAfter(seconds, TimeUnit.SECONDS));
       }
     });
   }

@@ -4,15 +4,24 @@ import io.dataclay.common.Language;
 import io.dataclay.exceptions.AliasAlreadyExistsException;
 import io.dataclay.exceptions.ObjectAlreadyExistsException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.function.BiConsumer;
 
 /** Object metadata (class, dataset, master, replicas, version link) and the aliases naming objects. */
 public final class ObjectMetadataStore {
   private static final String INSERT_OBJECT = "INSERT INTO objects (id, class_name, language, dataset,"
       + " master_backend_id, version_of) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING";
+  private static final int STREAM_ROWS = 10_000;
 
   private final Jdbc jdbc;
 
@@ -80,6 +89,136 @@ public final class ObjectMetadataStore {
   public boolean deleteAlias(String dataset, String alias) {
     return jdbc.transaction(c -> c.update("DELETE FROM aliases WHERE dataset = ? AND alias = ?",
         dataset, alias)) > 0;
+  }
+
+  /** Records that {@code backendId} holds replicas of registered objects; IDs not registered are skipped. */
+  public void addReplicas(List<String> ids, String backendId) {
+    jdbc.transaction(c -> {
+      List<Object[]> rows = new ArrayList<>(ids.size());
+      for (String id : ids) {
+        rows.add(new Object[] {id, backendId, id, backendId});
+      }
+      // a backend holding the master copy is never also listed as a replica of it
+      c.batch("INSERT INTO object_replicas (object_id, backend_id) SELECT ?, ? WHERE EXISTS"
+          + " (SELECT 1 FROM objects WHERE id = ? AND master_backend_id <> ?) ON CONFLICT DO NOTHING", rows);
+      return null;
+    });
+  }
+
+  /** Records that {@code backendId} no longer holds replicas of the objects. */
+  public void removeReplicas(List<String> ids, String backendId) {
+    jdbc.transaction(c -> {
+      List<Object[]> rows = new ArrayList<>(ids.size());
+      for (String id : ids) {
+        rows.add(new Object[] {id, backendId});
+      }
+      c.batch("DELETE FROM object_replicas WHERE object_id = ? AND backend_id = ?", rows);
+      return null;
+    });
+  }
+
+  /** Makes {@code backendId} the master of the objects (a replica it held stops being one); all or nothing. */
+  public void setMaster(List<String> ids, String backendId) {
+    jdbc.transaction(c -> {
+      List<Object[]> masters = new ArrayList<>(ids.size());
+      List<Object[]> replicas = new ArrayList<>(ids.size());
+      for (String id : ids) {
+        masters.add(new Object[] {backendId, id});
+        replicas.add(new Object[] {id, backendId});
+      }
+      c.batch("UPDATE objects SET master_backend_id = ? WHERE id = ?", masters);
+      c.batch("DELETE FROM object_replicas WHERE object_id = ? AND backend_id = ?", replicas);
+      return null;
+    });
+  }
+
+  /** Forgets objects with their replicas and aliases, in one transaction; unknown IDs are skipped. */
+  public void removeObjects(Collection<String> ids) {
+    jdbc.transaction(c -> {
+      List<Object[]> rows = new ArrayList<>(ids.size());
+      for (String id : ids) {
+        rows.add(new Object[] {id});
+      }
+      c.batch("DELETE FROM aliases WHERE object_id = ?", rows);
+      c.batch("DELETE FROM object_replicas WHERE object_id = ?", rows);
+      c.batch("DELETE FROM objects WHERE id = ?", rows);
+      return null;
+    });
+  }
+
+  /** Objects whose master copy is on {@code backendId} and that have at least one replica. */
+  public List<ObjectRecord> replicatedFrom(String backendId) {
+    return jdbc.transaction(c -> {
+      List<String> ids = c.query("SELECT DISTINCT r.object_id FROM object_replicas r JOIN objects o"
+          + " ON o.id = r.object_id WHERE o.master_backend_id = ? ORDER BY r.object_id", rs -> rs.getString(1), backendId);
+      List<ObjectRecord> out = new ArrayList<>(ids.size());
+      for (String id : ids) {
+        load(c, id).ifPresent(out::add);
+      }
+      return out;
+    });
+  }
+
+  /**
+   * Calls {@code action} with the ID and master backend of every registered object, streaming the
+   * rows (a collection's snapshot may hold millions) inside one read transaction.
+   */
+  public void forEachObject(BiConsumer<String, String> action) {
+    jdbc.transaction(c -> {
+      PreparedStatement ps = c.prepare("SELECT id, master_backend_id FROM objects");
+      ps.setFetchSize(STREAM_ROWS);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          action.accept(rs.getString(1), rs.getString(2));
+        }
+      }
+      return null;
+    });
+  }
+
+  /** IDs of the objects that have at least one alias, in any dataset. */
+  public List<String> aliasedObjectIds() {
+    return jdbc.transaction(c -> c.query("SELECT DISTINCT object_id FROM aliases", rs -> rs.getString(1)));
+  }
+
+  /** Version ID to the ID of the object it versions, for every registered version. */
+  public Map<String, String> versionLinks() {
+    return jdbc.transaction(c -> {
+      Map<String, String> links = new HashMap<>();
+      for (String[] row : c.query("SELECT id, version_of FROM objects WHERE version_of IS NOT NULL",
+          rs -> new String[] {rs.getString(1), rs.getString(2)})) {
+        links.put(row[0], row[1]);
+      }
+      return links;
+    });
+  }
+
+  /** Backends holding a master copy or a replica of at least one registered object. */
+  public Set<String> backendsHoldingObjects() {
+    return jdbc.transaction(c -> new HashSet<>(c.query("SELECT DISTINCT master_backend_id FROM objects"
+        + " UNION SELECT DISTINCT backend_id FROM object_replicas", rs -> rs.getString(1))));
+  }
+
+  /**
+   * Where each registered object of {@code ids} is stored: its master backend first, then its
+   * replicas' backends. IDs not registered are left out.
+   */
+  public Map<String, List<String>> locations(Collection<String> ids) {
+    return jdbc.transaction(c -> {
+      Map<String, List<String>> out = new HashMap<>();
+      for (String id : ids) {
+        Optional<String> master = c.queryOne("SELECT master_backend_id FROM objects WHERE id = ?",
+            rs -> rs.getString(1), id);
+        if (master.isPresent()) {
+          List<String> holders = new ArrayList<>();
+          holders.add(master.get());
+          holders.addAll(c.query("SELECT backend_id FROM object_replicas WHERE object_id = ? ORDER BY backend_id",
+              rs -> rs.getString(1), id));
+          out.put(id, holders);
+        }
+      }
+      return out;
+    });
   }
 
   /** Number of registered objects. */

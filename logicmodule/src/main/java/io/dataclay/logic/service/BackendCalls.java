@@ -5,7 +5,10 @@ import io.dataclay.logic.metadata.ModelRecord;
 import java.time.Duration;
 import java.util.List;
 
-/** What the Logic Module asks of backends: installing models, and flushing queued registrations. */
+/**
+ * What the Logic Module asks of backends: installing models, flushing queued registrations, and
+ * the steps of a garbage collection.
+ */
 public interface BackendCalls extends AutoCloseable {
   /**
    * Starts sending {@code model} to each backend, calling with {@code token}; returns at once and
@@ -19,6 +22,43 @@ public interface BackendCalls extends AutoCloseable {
    * {@code timeout}. Never throws: a backend that does not answer is simply not waited for.
    */
   void flushRegistrations(List<BackendRecord> backends, String token, Duration timeout);
+
+  /** Receives one stored object's ID and the IDs it references. */
+  @FunctionalInterface
+  interface ReferenceSink {
+    void accept(String id, List<String> references);
+  }
+
+  /**
+   * Starts garbage collection {@code collectionId} on a backend: from now on it records objects
+   * that become referenced or held.
+   *
+   * @throws io.dataclay.exceptions.DataClayException when the backend does not answer or refuses
+   */
+  void beginCollection(BackendRecord backend, long collectionId, String token);
+
+  /**
+   * Hands the outgoing references of every object stored on a backend to {@code sink}, in the
+   * order they arrive; returns when the backend has sent them all.
+   *
+   * @throws io.dataclay.exceptions.DataClayException when the backend does not answer or refuses
+   */
+  void getReferences(BackendRecord backend, long collectionId, String token, ReferenceSink sink);
+
+  /**
+   * Ends collection {@code collectionId} on a backend: what it recorded since it began, and what
+   * every session holds there.
+   *
+   * @throws io.dataclay.exceptions.DataClayException when the backend does not answer or refuses
+   */
+  RecordedRoots endCollection(BackendRecord backend, long collectionId, String token);
+
+  /**
+   * Removes objects from a backend (collected garbage).
+   *
+   * @throws io.dataclay.exceptions.DataClayException when the backend does not answer or refuses
+   */
+  void deleteObjects(BackendRecord backend, List<String> ids, String token);
 
   /** Stops sending; deployments still queued are dropped. */
   @Override

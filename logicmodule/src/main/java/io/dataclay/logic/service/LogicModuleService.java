@@ -21,6 +21,7 @@ public final class LogicModuleService {
   private final BackendRegistry backends;
   private final ModelService models;
   private final ObjectService objects;
+  private final GarbageCollector collector;
   private final CallCounters calls = new CallCounters();
   private final String systemToken;
 
@@ -35,6 +36,7 @@ public final class LogicModuleService {
     this.systemToken = accounts.openSystemSession();
     this.models = new ModelService(store, backends, backendCalls, () -> systemToken);
     this.objects = new ObjectService(store, accounts, backends, backendCalls, () -> systemToken);
+    this.collector = new GarbageCollector(store, accounts, backends, backendCalls, () -> systemToken);
   }
 
   /** Creates the configured administrator unless an account of that name exists (never changes it). */
@@ -135,9 +137,46 @@ public final class LogicModuleService {
     objects.deleteAlias(accounts.authenticate(token), alias, dataset);
   }
 
+  /** Records replicas on a backend (backends only). */
+  public void addReplicas(String token, List<String> ids, String backendId) {
+    objects.addReplicas(accounts.authenticate(token), ids, backendId);
+  }
+
+  /** Records that a backend dropped replicas (backends only). */
+  public void removeReplicas(String token, List<String> ids, String backendId) {
+    objects.removeReplicas(accounts.authenticate(token), ids, backendId);
+  }
+
+  /** Records moved master copies (backends only). */
+  public void setMaster(String token, List<String> ids, String backendId) {
+    objects.setMaster(accounts.authenticate(token), ids, backendId);
+  }
+
+  /** Forgets objects (backends only). */
+  public void unregisterObjects(String token, List<String> ids) {
+    objects.unregister(accounts.authenticate(token), ids);
+  }
+
+  /** Objects mastered on a backend that have replicas (backends only). */
+  public List<ObjectRecord> replicatedObjects(String token, String backendId) {
+    return objects.replicatedFrom(accounts.authenticate(token), backendId);
+  }
+
+  /** Runs a garbage collection now (administrators only); see {@link GarbageCollector#collect()}. */
+  public CollectionResult collectGarbage(String token) {
+    accounts.authenticate(token).requireAdmin("CollectGarbage");
+    return collector.collect();
+  }
+
+  /** Runs a garbage collection on the Logic Module's own behalf (the periodic run). */
+  public CollectionResult collectGarbageNow() {
+    return collector.collect();
+  }
+
   /** Call counters and metadata totals. */
   public Stats stats(String token) {
     accounts.authenticate(token);
-    return new Stats(calls.snapshot(), objects.objectCount(), objects.aliasCount(), accounts.openSessions());
+    return new Stats(calls.snapshot(), objects.objectCount(), objects.aliasCount(), accounts.openSessions(),
+        collector.collectedTotal());
   }
 }

@@ -129,6 +129,53 @@ public final class ObjectService {
     }
   }
 
+  /** Records replicas of objects on {@code backendId} (backends only). */
+  public void addReplicas(Session caller, List<String> ids, String backendId) {
+    checkLocations(caller, "AddReplicas", ids, backendId);
+    store.objects().addReplicas(ids, backendId);
+  }
+
+  /** Records that {@code backendId} dropped its replicas of the objects (backends only). */
+  public void removeReplicas(Session caller, List<String> ids, String backendId) {
+    checkLocations(caller, "RemoveReplicas", ids, backendId);
+    store.objects().removeReplicas(ids, backendId);
+  }
+
+  /** Records that the objects' master copies moved to {@code backendId} (backends only). */
+  public void setMaster(Session caller, List<String> ids, String backendId) {
+    checkLocations(caller, "SetMaster", ids, backendId);
+    store.objects().setMaster(ids, backendId);
+  }
+
+  /** Forgets objects with their replicas and aliases (backends only: a retired version, a move's source). */
+  public void unregister(Session caller, List<String> ids) {
+    caller.requireAdmin("UnregisterObjects");
+    checkIds(ids);
+    store.objects().removeObjects(ids);
+  }
+
+  /** Objects mastered on {@code backendId} that have replicas (backends only, at start). */
+  public List<ObjectRecord> replicatedFrom(Session caller, String backendId) {
+    caller.requireAdmin("GetReplicatedObjects");
+    backends.requireRegistered("backend_id", Checks.uuid("backend_id", backendId));
+    return store.objects().replicatedFrom(backendId);
+  }
+
+  private void checkLocations(Session caller, String rpc, List<String> ids, String backendId) {
+    caller.requireAdmin(rpc);
+    checkIds(ids);
+    backends.requireRegistered("backend_id", Checks.uuid("backend_id", backendId));
+  }
+
+  private static void checkIds(List<String> ids) {
+    if (ids.isEmpty()) {
+      throw Checks.invalid("object_ids", "at least one object ID is required");
+    }
+    for (int i = 0; i < ids.size(); i++) {
+      Checks.uuid("object_ids[" + i + "]", ids.get(i));
+    }
+  }
+
   long objectCount() {
     return store.objects().countObjects();
   }

@@ -1,13 +1,16 @@
 package io.dataclay.logic.servicer;
 
 import io.dataclay.logic.metadata.ObjectRecord;
+import io.dataclay.logic.service.CollectionResult;
 import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.logic.service.RegisteredBackend;
 import io.dataclay.logic.service.Stats;
 import io.dataclay.proto.AliasRequest;
+import io.dataclay.proto.BackendIdRequest;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.BackendList;
 import io.dataclay.proto.Empty;
+import io.dataclay.proto.GarbageReport;
 import io.dataclay.proto.GetModelRequest;
 import io.dataclay.proto.HealthResponse;
 import io.dataclay.proto.HeartbeatRequest;
@@ -21,7 +24,10 @@ import io.dataclay.proto.NewAliasRequest;
 import io.dataclay.proto.NewDataContractRequest;
 import io.dataclay.proto.NewSessionRequest;
 import io.dataclay.proto.ObjectIdRequest;
+import io.dataclay.proto.ObjectIdsRequest;
 import io.dataclay.proto.ObjectInfo;
+import io.dataclay.proto.ObjectInfoList;
+import io.dataclay.proto.ObjectLocationsRequest;
 import io.dataclay.proto.RegisterObjectsRequest;
 import io.dataclay.proto.SessionInfo;
 import io.dataclay.proto.ValidateSessionRequest;
@@ -192,12 +198,68 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   }
 
   @Override
+  public void addReplicas(ObjectLocationsRequest r, StreamObserver<Empty> out) {
+    service.countCall("AddReplicas");
+    ServerCalls.respond(out, () -> {
+      service.addReplicas(token(), r.getObjectIdsList(), r.getBackendId());
+      return EMPTY;
+    });
+  }
+
+  @Override
+  public void removeReplicas(ObjectLocationsRequest r, StreamObserver<Empty> out) {
+    service.countCall("RemoveReplicas");
+    ServerCalls.respond(out, () -> {
+      service.removeReplicas(token(), r.getObjectIdsList(), r.getBackendId());
+      return EMPTY;
+    });
+  }
+
+  @Override
+  public void setMaster(ObjectLocationsRequest r, StreamObserver<Empty> out) {
+    service.countCall("SetMaster");
+    ServerCalls.respond(out, () -> {
+      service.setMaster(token(), r.getObjectIdsList(), r.getBackendId());
+      return EMPTY;
+    });
+  }
+
+  @Override
+  public void unregisterObjects(ObjectIdsRequest r, StreamObserver<Empty> out) {
+    service.countCall("UnregisterObjects");
+    ServerCalls.respond(out, () -> {
+      service.unregisterObjects(token(), r.getIdsList());
+      return EMPTY;
+    });
+  }
+
+  @Override
+  public void getReplicatedObjects(BackendIdRequest r, StreamObserver<ObjectInfoList> out) {
+    service.countCall("GetReplicatedObjects");
+    ServerCalls.respond(out, () -> {
+      ObjectInfoList.Builder list = ObjectInfoList.newBuilder();
+      service.replicatedObjects(token(), r.getBackendId()).forEach(o -> list.addObjects(ProtoMapping.toProto(o)));
+      return list.build();
+    });
+  }
+
+  @Override
+  public void collectGarbage(Empty request, StreamObserver<GarbageReport> out) {
+    service.countCall("CollectGarbage");
+    ServerCalls.respond(out, () -> {
+      CollectionResult r = service.collectGarbage(token());
+      return GarbageReport.newBuilder().setCollected(r.collected()).setExamined(r.examined())
+          .setDurationMs(r.durationMs()).build();
+    });
+  }
+
+  @Override
   public void getStats(Empty request, StreamObserver<LogicModuleStats> out) {
     service.countCall("GetStats");
     ServerCalls.respond(out, () -> {
       Stats s = service.stats(token());
       return LogicModuleStats.newBuilder().putAllCalls(s.calls()).setObjects(s.objects()).setAliases(s.aliases())
-          .setOpenSessions(s.openSessions()).build();
+          .setOpenSessions(s.openSessions()).setObjectsCollected(s.objectsCollected()).build();
     });
   }
 

@@ -22,8 +22,11 @@ import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -253,6 +256,35 @@ abstract class MetadataStoreConformance {
   }
 
   @Test
+  void replicas_are_added_and_dropped_and_a_move_makes_a_replica_holder_the_master() {
+    // setup
+    String second = UUID.randomUUID().toString();
+    String third = UUID.randomUUID().toString();
+    store.backends().upsert(new BackendRecord(second, "b2", "127.0.0.1", 7002, List.of(Language.PYTHON), "kv"));
+    store.backends().upsert(new BackendRecord(third, "b3", "127.0.0.1", 7003, List.of(Language.PYTHON), "kv"));
+    ObjectRecord o = object("alice");
+    ObjectRecord plain = object("alice");
+    store.objects().register(List.of(o, plain), null, null);
+    String unknown = UUID.randomUUID().toString();
+    // run
+    store.objects().addReplicas(List.of(o.id(), unknown), second);
+    store.objects().addReplicas(List.of(o.id()), third);
+    store.objects().addReplicas(List.of(o.id()), backend);
+    List<ObjectRecord> replicated = store.objects().replicatedFrom(backend);
+    store.objects().setMaster(List.of(o.id()), second);
+    ObjectRecord moved = store.objects().find(o.id()).orElseThrow();
+    store.objects().removeReplicas(List.of(o.id()), third);
+    // verify: unknown objects and the master's own backend are never listed as replicas
+    assertEquals(List.of(o.id()), replicated.stream().map(ObjectRecord::id).toList());
+    assertEquals(List.of(second, third).stream().sorted().toList(), replicated.get(0).replicaBackendIds());
+    assertEquals(second, moved.masterBackendId());
+    assertEquals(List.of(third), moved.replicaBackendIds());
+    assertEquals(List.of(), store.objects().find(o.id()).orElseThrow().replicaBackendIds());
+    assertTrue(store.objects().find(unknown).isEmpty());
+    assertTrue(store.objects().replicatedFrom(backend).isEmpty());
+  }
+
+  @Test
   void registering_the_same_objects_again_from_the_same_master_changes_nothing() {
     // setup
     ObjectRecord o = object("alice");
@@ -404,6 +436,53 @@ abstract class MetadataStoreConformance {
     assertFalse(store.objects().deleteAlias("alice", "n1"));
     store.objects().addAlias("alice", "n1", other.id());
     assertEquals(other.id(), store.objects().findByAlias("alice", "n1").orElseThrow().id());
+  }
+
+  @Test
+  void removing_objects_drops_their_replicas_and_aliases_and_leaves_every_other_row() {
+    // setup
+    String second = UUID.randomUUID().toString();
+    store.backends().upsert(new BackendRecord(second, "b2", "127.0.0.1", 7002, List.of(Language.PYTHON), "kv"));
+    ObjectRecord gone = object("alice");
+    ObjectRecord kept = object("alice");
+    store.objects().register(List.of(gone, kept), "gone-alias", gone.id());
+    store.objects().addAlias("alice", "kept-alias", kept.id());
+    store.objects().addReplicas(List.of(gone.id(), kept.id()), second);
+    // run
+    store.objects().removeObjects(List.of(gone.id(), UUID.randomUUID().toString()));
+    // verify
+    assertTrue(store.objects().find(gone.id()).isEmpty());
+    assertTrue(store.objects().findByAlias("alice", "gone-alias").isEmpty());
+    assertEquals(List.of(second), store.objects().find(kept.id()).orElseThrow().replicaBackendIds());
+    assertEquals(kept.id(), store.objects().findByAlias("alice", "kept-alias").orElseThrow().id());
+    assertEquals(1, store.objects().countObjects());
+    assertEquals(1, store.objects().countAliases());
+    assertEquals(List.of(kept.id()), store.objects().replicatedFrom(backend).stream().map(ObjectRecord::id).toList());
+  }
+
+  @Test
+  void a_collection_reads_every_object_with_its_master_the_aliased_ones_versions_and_locations() {
+    // setup
+    String second = UUID.randomUUID().toString();
+    store.backends().upsert(new BackendRecord(second, "b2", "127.0.0.1", 7002, List.of(Language.PYTHON), "kv"));
+    ObjectRecord named = object("alice");
+    ObjectRecord plain = object("alice");
+    ObjectRecord version = new ObjectRecord(UUID.randomUUID().toString(), "app.Person", Language.PYTHON, "alice",
+        second, List.of(), List.of(), named.id());
+    store.objects().register(List.of(named, plain, version), "n1", named.id());
+    store.objects().addAlias("alice", "n2", named.id());
+    store.objects().addReplicas(List.of(plain.id()), second);
+    // run
+    Map<String, String> masters = new HashMap<>();
+    store.objects().forEachObject(masters::put);
+    Map<String, List<String>> where = store.objects().locations(List.of(named.id(), plain.id(),
+        UUID.randomUUID().toString()));
+    // verify
+    assertEquals(Map.of(named.id(), backend, plain.id(), backend, version.id(), second), masters);
+    assertEquals(List.of(named.id()), store.objects().aliasedObjectIds());
+    assertEquals(Map.of(version.id(), named.id()), store.objects().versionLinks());
+    assertEquals(Set.of(backend, second), store.objects().backendsHoldingObjects());
+    assertEquals(Map.of(named.id(), List.of(backend), plain.id(), List.of(backend, second)), where);
   }
 
   @Test

@@ -127,7 +127,7 @@ final class CallContext implements References, ObjectRuntime {
       DataClayObject obj = toEncode.poll();
       Map<String, FieldValue> fields = new LinkedHashMap<>();
       codec.encodeFields(obj, this).forEach((k, v) -> fields.put(k, stored(v)));
-      fresh.add(new StoredObject(obj.getID(),
+      fresh.add(new StoredObject(obj.getObjectId(),
           ObjectHeader.of(obj.getClass().getName(), Language.JAVA, session.dataset()), fields));
     }
     return new Changes(fresh, deltas);
@@ -180,7 +180,7 @@ final class CallContext implements References, ObjectRuntime {
 
   @Override
   public Object callMethod(DataClayObject target, String method, Object[] args) {
-    UUID id = target.getID();
+    UUID id = target.getObjectId();
     if (loaded.containsKey(id) || env.store().header(id).isPresent()) {
       DataClayObject instance = load(id);
       try {
@@ -215,8 +215,13 @@ final class CallContext implements References, ObjectRuntime {
   }
 
   @Override
+  public void deleteAliases(DataClayObject obj) {
+    throw clientSideOnly("deletePersistent");
+  }
+
+  @Override
   public UUID getLocation(DataClayObject obj) {
-    UUID id = obj.getID();
+    UUID id = obj.getObjectId();
     if (loaded.containsKey(id) || created.containsKey(id) || env.store().header(id).isPresent()) {
       return env.backendId();
     }
@@ -236,5 +241,38 @@ final class CallContext implements References, ObjectRuntime {
   @Override
   public Map<UUID, BackendInfo> getBackends() {
     throw new InvalidArgumentException("getBackends is not available inside a Java method running in a backend");
+  }
+
+  // Copies, versions and moves change where objects live while this call may hold them loaded:
+  // only a client (outside any backend) may ask for them.
+
+  @Override
+  public UUID newReplica(DataClayObject obj, UUID backendId, boolean recursive) {
+    throw clientSideOnly("newReplica");
+  }
+
+  @Override
+  public <T extends DataClayObject> T newVersion(T obj, UUID backendId) {
+    throw clientSideOnly("newVersion");
+  }
+
+  @Override
+  public void consolidateVersion(DataClayObject version) {
+    throw clientSideOnly("consolidateVersion");
+  }
+
+  @Override
+  public void move(DataClayObject obj, UUID backendId, boolean recursive) {
+    throw clientSideOnly("move");
+  }
+
+  @Override
+  public DataClayObject getByID(UUID id) {
+    throw clientSideOnly("getByID");
+  }
+
+  private static InvalidArgumentException clientSideOnly(String operation) {
+    return new InvalidArgumentException(operation + " is client-side only: it is not available inside a Java "
+        + "method running in a backend; call it from a client program");
   }
 }

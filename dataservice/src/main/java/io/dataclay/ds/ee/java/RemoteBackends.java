@@ -35,7 +35,7 @@ final class RemoteBackends implements RemoteObjects {
   @Override
   public Object callMethod(Session session, ObjectCodec codec, References refs, DataClayObject target,
       String method, Object[] args) {
-    String id = target.getID().toString();
+    String id = target.getID();
     ObjectState state = ObjectStates.of(target);
     String backend = state.backend() != null ? state.backend().toString() : lm.get().getObjectInfo(id).getMasterBackendId();
     byte[] payload = codec.encode(args, refs).value();
@@ -50,7 +50,7 @@ final class RemoteBackends implements RemoteObjects {
         if (master.equals(backend)) {
           throw e;
         }
-        ObjectStates.set(target, new ObjectState(target.getID(), UUID.fromString(master), true));
+        ObjectStates.set(target, new ObjectState(target.getObjectId(), UUID.fromString(master), true));
         result = client(master).callMethod(id, method, payload);
       }
     } finally {

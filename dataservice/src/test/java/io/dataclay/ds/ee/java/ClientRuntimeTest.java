@@ -80,7 +80,7 @@ class ClientRuntimeTest {
     // verify
     assertTrue(a instanceof Enhanced);
     assertEquals(5, balance);
-    assertNull(((DataClayObject) a).getID());
+    assertNull(((DataClayObject) a).getObjectId());
     assertThrows(ObjectNotPersistentException.class, () -> ((DataClayObject) a).getLocation());
   }
 
@@ -97,15 +97,26 @@ class ClientRuntimeTest {
     ClientRuntime second = connect("ann");
     Ledger found;
     long seen;
+    Object byClass;
     try {
       found = (Ledger) as(second, () -> DataClayObject.getByAlias(accountClass, "ann-account"));
       seen = as(second, found::getBalance);
+      // the build plugin gave the model class its own static getByAlias(alias)
+      byClass = as(second, () -> {
+        try {
+          return accountClass.getDeclaredMethod("getByAlias", String.class).invoke(null, "ann-account");
+        } catch (ReflectiveOperationException e) {
+          throw new AssertionError("the enhanced model class has no static getByAlias(String)", e);
+        }
+      });
     } finally {
       second.close();
     }
     // verify
     assertEquals(15, seen);
-    assertEquals(((DataClayObject) a).getID(), ((DataClayObject) found).getID());
+    assertEquals(((DataClayObject) a).getObjectId(), ((DataClayObject) found).getObjectId());
+    assertEquals(((DataClayObject) a).getID(), ((DataClayObject) byClass).getID());
+    assertTrue(accountClass.isInstance(byClass));
     assertEquals(cluster.node().identity().id(), as(client, ((DataClayObject) a)::getLocation));
     assertEquals(List.of(cluster.node().identity().id()), as(client, ((DataClayObject) a)::getAllLocations));
   }
@@ -153,7 +164,7 @@ class ClientRuntimeTest {
     // verify
     assertTrue(dup.getMessage().contains("taken"), dup.getMessage());
     assertTrue(missing.getMessage().contains("nobody"), missing.getMessage());
-    assertNotNull(((DataClayObject) b).getID());
+    assertNotNull(((DataClayObject) b).getObjectId());
     assertEquals("bob", as(client, () -> ((Ledger) DataClayObject.getByAlias(accountClass, "taken")).getOwner()));
   }
 
@@ -170,11 +181,11 @@ class ClientRuntimeTest {
     long deposited = as(client, () -> backup.deposit(7));
     Ledger again = as(client, a::getBackup);
     // verify
-    UUID id = ((DataClayObject) backup).getID();
+    UUID id = ((DataClayObject) backup).getObjectId();
     assertNotNull(id);
-    assertNotEquals(((DataClayObject) a).getID(), id);
+    assertNotEquals(((DataClayObject) a).getObjectId(), id);
     assertEquals(7, deposited);
-    assertEquals(id, ((DataClayObject) again).getID());
+    assertEquals(id, ((DataClayObject) again).getObjectId());
     assertEquals(7, as(client, again::getBalance));
     assertTrue(cluster.store().header(id).isPresent());
   }
@@ -196,9 +207,9 @@ class ClientRuntimeTest {
     });
     Ledger linked = as(client, a::getBackup);
     // verify
-    UUID id = ((DataClayObject) spare).getID();
+    UUID id = ((DataClayObject) spare).getObjectId();
     assertNotNull(id);
-    assertEquals(id, ((DataClayObject) linked).getID());
+    assertEquals(id, ((DataClayObject) linked).getObjectId());
     assertEquals(3, as(client, linked::getBalance));
     assertEquals(3, as(client, spare::getBalance));
   }

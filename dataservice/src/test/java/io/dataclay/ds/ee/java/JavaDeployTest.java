@@ -12,8 +12,11 @@ import io.dataclay.ds.service.ExecutionKind;
 import io.dataclay.ds.service.ExecutionRequest;
 import io.dataclay.ds.service.IdClaims;
 import io.dataclay.ds.service.ModelBundle;
+import io.dataclay.ds.service.ReferenceRecorder;
+import io.dataclay.ds.service.ReplicaSets;
 import io.dataclay.ds.service.ResultApplier;
 import io.dataclay.ds.service.Session;
+import io.dataclay.ds.service.SessionCache;
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.ObjectStores;
@@ -65,7 +68,9 @@ class JavaDeployTest {
     UUID backend = UUID.randomUUID();
     admin = AdminSession.over(cluster.lmChannel(), TestCluster.ADMIN, TestCluster.ADMIN_PASSWORD);
     admin.login();
-    ResultApplier applier = new ResultApplier(store, new RemoteLogicModule(admin, backend), new IdClaims(), executor);
+    RemoteLogicModule lm = new RemoteLogicModule(admin, backend);
+    ResultApplier applier = new ResultApplier(store, lm, new IdClaims(), executor, new ReplicaSets(null, lm),
+        new ReferenceRecorder(store, new SessionCache(lm)::resolve, executor, ReferenceRecorder.DEFAULT_BUDGET));
     env = new JavaEnvironment(store, applier, executor, backend, JavaEnvironmentConfig.from(Map.of()),
         cluster::adminLm, List::of);
   }

@@ -119,7 +119,7 @@ class JavaEnvironmentTest {
         ds.callMethod(id.toString(), "spawn(Ljava/lang/String;)Lio/dataclay/ds/ee/java/models/Counter;",
             models.args("child")));
     // verify
-    UUID childId = child.getID();
+    UUID childId = child.getObjectId();
     assertNotNull(childId);
     StoredObject stored = cluster.store().get(childId).orElseThrow();
     assertEquals("child", models.decode(stored.fields().get("label").value()));

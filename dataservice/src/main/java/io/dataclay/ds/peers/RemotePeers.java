@@ -1,0 +1,124 @@
+package io.dataclay.ds.peers;
+
+import io.dataclay.client.DataServiceClient;
+import io.dataclay.ds.lm.AdminSession;
+import io.dataclay.ds.service.CopyResult;
+import io.dataclay.ds.service.ObjectCopy;
+import io.dataclay.ds.service.PeerBackends;
+import io.dataclay.ds.servicer.Messages;
+import io.dataclay.ds.store.ObjectDelta;
+import io.dataclay.ds.store.StoredObject;
+import io.dataclay.exceptions.BackendDoesNotExistException;
+import io.dataclay.exceptions.BackendUnavailableException;
+import io.dataclay.proto.BackendInfo;
+import io.dataclay.proto.CopiedObject;
+import io.dataclay.proto.CopiesResponse;
+import io.dataclay.proto.ObjectData;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Other Data Services reached with this backend's administrator session. Addresses come from the
+ * Logic Module; a backend that fails to answer is forgotten, so the next call looks it up again
+ * (it may have restarted on another port).
+ */
+public final class RemotePeers implements PeerBackends, AutoCloseable {
+  private final AdminSession admin;
+  private final Map<String, DataServiceClient> clients = new ConcurrentHashMap<>();
+
+  /** Peers reached as the administrator of {@code admin}. */
+  public RemotePeers(AdminSession admin) {
+    this.admin = admin;
+  }
+
+  @Override
+  public long storeCopies(String backendId, List<ObjectCopy> copies) {
+    List<CopiedObject> out = new ArrayList<>(copies.size());
+    long bytes = 0;
+    for (ObjectCopy c : copies) {
+      CopiedObject copied = CopiedObject.newBuilder().setObject(Messages.objectData(c.object()))
+          .addAllReplicaBackendIds(c.replicaBackendIds()).build();
+      bytes += copied.getSerializedSize();
+      out.add(copied);
+    }
+    call(backendId, client -> {
+      client.storeCopies(out);
+      return null;
+    });
+    return bytes;
+  }
+
+  @Override
+  public void applyDeltas(String backendId, List<ObjectDelta> deltas) {
+    List<io.dataclay.proto.ObjectDelta> out = deltas.stream().map(Messages::objectDelta).toList();
+    call(backendId, client -> {
+      client.applyDeltas(out);
+      return null;
+    });
+  }
+
+  @Override
+  public void deleteObjects(String backendId, List<UUID> ids) {
+    call(backendId, client -> {
+      client.deleteObjects(texts(ids));
+      return null;
+    });
+  }
+
+  @Override
+  public List<StoredObject> getObjects(String backendId, List<UUID> ids) {
+    List<ObjectData> data = call(backendId, client -> client.getObjects(texts(ids)));
+    return Messages.storedObjects(data, "objects");
+  }
+
+  @Override
+  public CopyResult newReplica(String backendId, List<UUID> ids, String target, boolean recursive) {
+    return result(call(backendId, client -> client.newReplica(texts(ids), target, recursive)));
+  }
+
+  @Override
+  public CopyResult move(String backendId, List<UUID> ids, String target, boolean recursive) {
+    return result(call(backendId, client -> client.move(texts(ids), target, recursive)));
+  }
+
+  @Override
+  public void close() {
+    clients.values().forEach(DataServiceClient::close);
+    clients.clear();
+  }
+
+  private <T> T call(String backendId, java.util.function.Function<DataServiceClient, T> rpc) {
+    DataServiceClient client = client(backendId);
+    try {
+      return rpc.apply(client);
+    } catch (BackendUnavailableException e) {
+      DataServiceClient stale = clients.remove(backendId);
+      if (stale != null) {
+        stale.close();
+      }
+      throw e;
+    }
+  }
+
+  private DataServiceClient client(String backendId) {
+    DataServiceClient known = clients.get(backendId);
+    if (known != null) {
+      return known;
+    }
+    BackendInfo b = admin.client().getBackends().stream().filter(x -> x.getId().equals(backendId)).findFirst()
+        .orElseThrow(() -> new BackendDoesNotExistException("no backend " + backendId + " is registered"));
+    return clients.computeIfAbsent(backendId, k -> new DataServiceClient(b.getHost(), b.getPort(), admin::token));
+  }
+
+  private static CopyResult result(CopiesResponse r) {
+    return new CopyResult(r.getObjectIdsList().stream().map(UUID::fromString).toList(), r.getBackendId(),
+        r.getBytesSent());
+  }
+
+  private static List<String> texts(List<UUID> ids) {
+    return ids.stream().map(UUID::toString).toList();
+  }
+}

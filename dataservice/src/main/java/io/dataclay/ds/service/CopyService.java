@@ -1,0 +1,262 @@
+package io.dataclay.ds.service;
+
+import io.dataclay.ds.store.ObjectDelta;
+import io.dataclay.ds.store.ObjectHeader;
+import io.dataclay.ds.store.ObjectStore;
+import io.dataclay.ds.store.StoredObject;
+import io.dataclay.exceptions.BackendDoesNotExistException;
+import io.dataclay.exceptions.BackendUnavailableException;
+import io.dataclay.exceptions.ClassNotRegisteredException;
+import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.exceptions.ObjectNotHereException;
+import io.dataclay.exceptions.PermissionDeniedException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * Replicas and moves of the objects mastered here, and the other side of them: copies, changes
+ * and removals that other backends (and the Logic Module's collector) send. Who holds what is
+ * recorded in the Logic Module before a request returns.
+ */
+public final class CopyService {
+  private static final Duration FLUSH_TIMEOUT = Duration.ofSeconds(5);
+
+  private final ObjectStore store;
+  private final Environments environments;
+  private final ReplicaSets replicas;
+  private final PeerBackends peers;
+  private final ObjectDirectory directory;
+  private final LogicModuleGateway registrations;
+  private final ModelRegistry models;
+  private final String self;
+
+  /** The service of backend {@code self}. */
+  public CopyService(ObjectStore store, Environments environments, ReplicaSets replicas, PeerBackends peers,
+      ObjectDirectory directory, LogicModuleGateway registrations, ModelRegistry models, UUID self) {
+    this.store = store;
+    this.environments = environments;
+    this.replicas = replicas;
+    this.peers = peers;
+    this.directory = directory;
+    this.registrations = registrations;
+    this.models = models;
+    this.self = self.toString();
+  }
+
+  /**
+   * Copies objects mastered here (and, when {@code recursive}, what they reference, asking other
+   * masters for theirs) to {@code target}, or to the live backend holding fewest of them when
+   * {@code target} is null. Objects the target already holds (as master or replica) are left as they are.
+   */
+  public CopyResult newReplica(Session session, List<UUID> ids, String target, boolean recursive) {
+    requireSome(ids);
+    if (target != null) {
+      requireLive(target);
+    }
+    // objects stored here but still queued for registration must be known before their copies are
+    registrations.flush(FLUSH_TIMEOUT);
+    ObjectGraph graph = ObjectGraph.walk(store, directory, session, ids, recursive);
+    String to = target != null ? target : pickReplicaBackend(graph.local());
+    // the objects mastered here are already on this backend: only the others' masters copy theirs
+    CopyResult done = to.equals(self) ? new CopyResult(List.of(), to, 0) : replicas.exclusively(() -> {
+      List<ObjectCopy> copies = new ArrayList<>();
+      List<UUID> copied = new ArrayList<>();
+      for (UUID id : graph.local()) {
+        Optional<StoredObject> o = store.get(id);
+        if (o.isPresent() && !replicas.of(id).contains(to)) {
+          copies.add(new ObjectCopy(asReplica(o.get()), Set.of()));
+          copied.add(id);
+        }
+      }
+      if (copies.isEmpty()) {
+        return new CopyResult(List.of(), to, 0);
+      }
+      long bytes = peers.storeCopies(to, copies);
+      // Crash note: if this process dies before the Logic Module records the replicas, the
+      // target keeps copies nobody reads or updates (harmless leftovers; the next request for a
+      // replica there overwrites them).
+      directory.addReplicas(copied, to);
+      replicas.add(copied, to);
+      return new CopyResult(copied, to, bytes);
+    });
+    for (Map.Entry<String, List<UUID>> e : graph.remote().entrySet()) {
+      if (!e.getKey().equals(to)) {
+        done = done.plus(peers.newReplica(e.getKey(), e.getValue(), to, recursive));
+      }
+    }
+    return done;
+  }
+
+  /**
+   * Moves objects mastered here (and, when {@code recursive}, what they reference) to
+   * {@code target}: it becomes their master, keeps their replicas, and the copies here go.
+   */
+  public CopyResult move(Session session, List<UUID> ids, String target, boolean recursive) {
+    requireSome(ids);
+    if (target == null) {
+      throw new InvalidArgumentException("backend_id is required: the backend to move the objects to");
+    }
+    requireLive(target);
+    registrations.flush(FLUSH_TIMEOUT);
+    ObjectGraph graph = ObjectGraph.walk(store, directory, session, ids, recursive);
+    CopyResult done = new CopyResult(List.of(), target, 0);
+    if (!self.equals(target)) {
+      done = replicas.exclusively(() -> moveHere(graph.local(), target));
+    }
+    for (Map.Entry<String, List<UUID>> e : graph.remote().entrySet()) {
+      if (!e.getKey().equals(target)) {
+        done = done.plus(peers.move(e.getKey(), e.getValue(), target, recursive));
+      }
+    }
+    return done;
+  }
+
+  private CopyResult moveHere(List<UUID> ids, String target) {
+    List<ObjectCopy> copies = new ArrayList<>();
+    List<UUID> moved = new ArrayList<>();
+    for (UUID id : ids) {
+      Optional<StoredObject> o = store.get(id);
+      if (o.isPresent()) {
+        Set<String> keep = new HashSet<>(replicas.of(id));
+        keep.remove(target);
+        copies.add(new ObjectCopy(o.get(), keep));
+        moved.add(id);
+      }
+    }
+    if (copies.isEmpty()) {
+      return new CopyResult(List.of(), target, 0);
+    }
+    long bytes = peers.storeCopies(target, copies);
+    directory.setMaster(moved, target);
+    // Crash note: from here on the Logic Module sends everybody to the target. If this process
+    // dies before removing its copies, they stay stored here unregistered: never read again.
+    for (UUID id : moved) {
+      store.remove(id);
+    }
+    environments.evict(moved);
+    replicas.forget(moved);
+    return new CopyResult(moved, target, bytes);
+  }
+
+  /** Stores copies another backend sends (administrators): replicas, or master copies moving here. */
+  public void storeCopies(Session session, List<ObjectCopy> copies) {
+    requireAdmin(session, "StoreCopies");
+    List<StoredObject> objects = new ArrayList<>(copies.size());
+    List<UUID> ids = new ArrayList<>(copies.size());
+    for (int i = 0; i < copies.size(); i++) {
+      StoredObject o = copies.get(i).object();
+      ObjectHeader h = o.header();
+      if (!models.isRegistered(h.language(), h.className())) {
+        throw new ClassNotRegisteredException("objects[" + i + "]: class " + h.className() + " (" + h.language()
+            + ") is not in any model deployed on this backend");
+      }
+      if (copies.get(i).isReplica() && store.header(o.id()).filter(x -> x.masterBackendId() == null).isPresent()) {
+        throw new InvalidArgumentException("objects[" + i + "]: this backend holds the master copy of " + o.id()
+            + ", not a replica");
+      }
+      objects.add(o);
+      ids.add(o.id());
+    }
+    store.putAll(objects);
+    for (ObjectCopy c : copies) {
+      if (!c.isReplica()) {
+        Set<String> others = new HashSet<>(c.replicaBackendIds());
+        others.remove(self);
+        replicas.set(c.object().id(), others);
+      }
+    }
+    environments.evict(ids);
+  }
+
+  /**
+   * Applies changes made elsewhere (administrators): a master's change to the replicas here, or a
+   * consolidated version's state to masters here, which pass it on to their own replicas first.
+   */
+  public void applyDeltas(Session session, List<ObjectDelta> deltas) {
+    requireAdmin(session, "ApplyDeltas");
+    applyHere(deltas);
+  }
+
+  /** Applies deltas to the copies here, passing those of objects mastered here on to their replicas. */
+  void applyHere(List<ObjectDelta> deltas) {
+    List<ObjectDelta> mastered = new ArrayList<>();
+    List<UUID> ids = new ArrayList<>(deltas.size());
+    for (ObjectDelta d : deltas) {
+      ObjectHeader h = store.header(d.id()).orElseThrow(
+          () -> new ObjectNotHereException("object " + d.id() + " is not stored on this backend"));
+      if (h.masterBackendId() == null) {
+        mastered.add(d);
+      } else {
+        store.applyDelta(d);
+      }
+      ids.add(d.id());
+    }
+    if (!mastered.isEmpty()) {
+      replicas.writeThrough(mastered, () -> mastered.forEach(store::applyDelta));
+    }
+    environments.evict(ids);
+  }
+
+  /** Removes objects from this backend (administrators); returns how many were stored. */
+  public int deleteObjects(Session session, List<UUID> ids) {
+    requireAdmin(session, "DeleteObjects");
+    return removeHere(ids);
+  }
+
+  /** Removes objects stored here, from the store and every environment's memory. */
+  int removeHere(List<UUID> ids) {
+    int removed = 0;
+    for (UUID id : ids) {
+      if (store.remove(id)) {
+        removed++;
+      }
+    }
+    environments.evict(ids);
+    replicas.forget(ids);
+    return removed;
+  }
+
+  private String pickReplicaBackend(List<UUID> ids) {
+    List<String> candidates = new ArrayList<>(directory.liveBackends());
+    candidates.remove(self);
+    if (candidates.isEmpty()) {
+      throw new BackendUnavailableException("no other live backend can hold a replica: start another backend");
+    }
+    // the backend already holding fewest of these objects; ties broken at random to spread copies
+    Collections.shuffle(candidates);
+    return candidates.stream().min(Comparator.comparingLong(
+        b -> ids.stream().filter(id -> replicas.of(id).contains(b)).count())).orElseThrow();
+  }
+
+  private void requireLive(String backendId) {
+    if (!directory.liveBackends().contains(backendId)) {
+      throw new BackendDoesNotExistException("backend_id: no live backend " + backendId + " is registered");
+    }
+  }
+
+  private StoredObject asReplica(StoredObject o) {
+    ObjectHeader h = o.header();
+    return new StoredObject(o.id(), new ObjectHeader(h.className(), h.language(), h.dataset(), h.versionOf(), self),
+        o.fields());
+  }
+
+  private static void requireSome(List<UUID> ids) {
+    if (ids.isEmpty()) {
+      throw new InvalidArgumentException("object_ids is empty: name at least one object");
+    }
+  }
+
+  static void requireAdmin(Session session, String rpc) {
+    if (!session.admin()) {
+      throw new PermissionDeniedException(rpc + " is for backends and the Logic Module (administrators)");
+    }
+  }
+}

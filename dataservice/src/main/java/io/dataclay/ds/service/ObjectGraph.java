@@ -1,0 +1,69 @@
+package io.dataclay.ds.service;
+
+import io.dataclay.ds.store.FieldValue;
+import io.dataclay.ds.store.ObjectHeader;
+import io.dataclay.ds.store.ObjectStore;
+import io.dataclay.ds.store.StoredObject;
+import io.dataclay.exceptions.ObjectDoesNotExistException;
+import io.dataclay.exceptions.ObjectNotHereException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * The objects a replica or move request covers, split by where their master copy is: here (this
+ * backend copies them itself) or on other backends (which are asked to copy theirs).
+ *
+ * @param local objects mastered here, requested ones first
+ * @param remote other masters' objects, by master backend ID
+ */
+record ObjectGraph(List<UUID> local, Map<String, List<UUID>> remote) {
+
+  /**
+   * Walks from {@code roots}, which must be mastered here and readable by {@code session}; when
+   * {@code recursive}, follows every reference transitively. A reference to an object nobody
+   * knows (a dangling one) is skipped.
+   */
+  static ObjectGraph walk(ObjectStore store, ObjectDirectory directory, Session session, List<UUID> roots,
+      boolean recursive) {
+    for (UUID id : roots) {
+      ObjectHeader h = store.header(id).filter(x -> x.masterBackendId() == null).orElseThrow(
+          () -> new ObjectNotHereException("the master copy of object " + id + " is not on this backend"));
+      Permissions.check(session, id, h);
+    }
+    List<UUID> local = new ArrayList<>();
+    Map<String, List<UUID>> remote = new LinkedHashMap<>();
+    Set<UUID> seen = new HashSet<>(roots);
+    Deque<UUID> todo = new ArrayDeque<>(roots);
+    while (!todo.isEmpty()) {
+      UUID id = todo.poll();
+      Optional<StoredObject> here = store.get(id).filter(o -> o.header().masterBackendId() == null);
+      if (here.isEmpty()) {
+        try {
+          remote.computeIfAbsent(directory.locate(id).masterBackendId(), k -> new ArrayList<>()).add(id);
+        } catch (ObjectDoesNotExistException dangling) {
+          // a reference to a collected or never registered object: nothing to copy
+        }
+        continue;
+      }
+      local.add(id);
+      if (recursive) {
+        for (FieldValue f : here.get().fields().values()) {
+          for (UUID ref : f.references()) {
+            if (seen.add(ref)) {
+              todo.add(ref);
+            }
+          }
+        }
+      }
+    }
+    return new ObjectGraph(local, remote);
+  }
+}

@@ -1,0 +1,30 @@
+package io.dataclay.ds.service;
+
+import io.dataclay.ds.store.ObjectDelta;
+import io.dataclay.ds.store.StoredObject;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Other Data Services, called as an administrator. Failures surface as DataClayExceptions
+ * (BACKEND_UNAVAILABLE when a backend cannot be reached).
+ */
+public interface PeerBackends {
+  /** Stores copies on {@code backendId}; returns the bytes sent. */
+  long storeCopies(String backendId, List<ObjectCopy> copies);
+
+  /** Applies deltas to the copies on {@code backendId} (a master passes them on to its replicas). */
+  void applyDeltas(String backendId, List<ObjectDelta> deltas);
+
+  /** Removes objects from {@code backendId}. */
+  void deleteObjects(String backendId, List<UUID> ids);
+
+  /** The stored form of objects held by {@code backendId}. */
+  List<StoredObject> getObjects(String backendId, List<UUID> ids);
+
+  /** Asks the master {@code backendId} to replicate objects to {@code target}; returns the copies made and bytes sent. */
+  CopyResult newReplica(String backendId, List<UUID> ids, String target, boolean recursive);
+
+  /** Asks the master {@code backendId} to move objects to {@code target}; returns the objects moved and bytes sent. */
+  CopyResult move(String backendId, List<UUID> ids, String target, boolean recursive);
+}

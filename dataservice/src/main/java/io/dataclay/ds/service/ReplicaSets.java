@@ -1,0 +1,143 @@
+package io.dataclay.ds.service;
+
+import io.dataclay.ds.store.ObjectDelta;
+import io.dataclay.exceptions.DataClayException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Supplier;
+import java.util.logging.Logger;
+
+/**
+ * The replicas of the objects whose master copy is here, and the rule that keeps them equal to
+ * the master: a change is stored here and passed on to every replica before its call returns.
+ * Copying an object to a new replica excludes changes for its duration, so that no change falls
+ * between the state read for the copy and the replica joining the set.
+ */
+public final class ReplicaSets {
+  private static final Logger LOG = Logger.getLogger(ReplicaSets.class.getName());
+
+  private final Map<UUID, Set<String>> replicas = new ConcurrentHashMap<>();
+  private final ReentrantReadWriteLock copying = new ReentrantReadWriteLock();
+  private final PeerBackends peers;
+  private final ObjectDirectory directory;
+
+  /** Replica sets passing changes on through {@code peers}, dropping dead replicas in {@code directory}. */
+  public ReplicaSets(PeerBackends peers, ObjectDirectory directory) {
+    this.peers = peers;
+    this.directory = directory;
+  }
+
+  /** Learns the replica sets the Logic Module records for objects mastered here (at start). */
+  public void load(List<ObjectLocation> locations) {
+    for (ObjectLocation l : locations) {
+      if (!l.replicaBackendIds().isEmpty()) {
+        replicas.computeIfAbsent(l.id(), k -> ConcurrentHashMap.newKeySet()).addAll(l.replicaBackendIds());
+      }
+    }
+  }
+
+  /** The backends holding replicas of {@code id} (empty when none). */
+  public Set<String> of(UUID id) {
+    Set<String> set = replicas.get(id);
+    return set == null ? Set.of() : Set.copyOf(set);
+  }
+
+  /** Records that {@code backendId} holds replicas of {@code ids}. */
+  public void add(Collection<UUID> ids, String backendId) {
+    for (UUID id : ids) {
+      replicas.computeIfAbsent(id, k -> ConcurrentHashMap.newKeySet()).add(backendId);
+    }
+  }
+
+  /** Sets the replicas of an object that became mastered here (a move). */
+  public void set(UUID id, Set<String> backendIds) {
+    if (backendIds.isEmpty()) {
+      replicas.remove(id);
+    } else {
+      Set<String> set = ConcurrentHashMap.newKeySet();
+      set.addAll(backendIds);
+      replicas.put(id, set);
+    }
+  }
+
+  /** Forgets the replicas of objects no longer mastered here. */
+  public void forget(Collection<UUID> ids) {
+    ids.forEach(replicas::remove);
+  }
+
+  /** Runs {@code body} with changes excluded (it reads state for new copies and records them). */
+  public <T> T exclusively(Supplier<T> body) {
+    copying.writeLock().lock();
+    try {
+      return body.get();
+    } finally {
+      copying.writeLock().unlock();
+    }
+  }
+
+  /**
+   * Stores changes ({@code store}) and passes {@code deltas} of replicated objects on to their
+   * replicas before returning. A replica that cannot take a change is dropped from the set (here
+   * and in the Logic Module) so that nobody reads it any more; if the Logic Module cannot record
+   * that either, the call fails (the change is stored here, but it is not acknowledged).
+   */
+  public void writeThrough(List<ObjectDelta> deltas, Runnable store) {
+    copying.readLock().lock();
+    try {
+      store.run();
+      if (!replicas.isEmpty()) {
+        pass(deltas);
+      }
+    } finally {
+      copying.readLock().unlock();
+    }
+  }
+
+  private void pass(List<ObjectDelta> deltas) {
+    Map<String, List<ObjectDelta>> byBackend = new LinkedHashMap<>();
+    for (ObjectDelta d : deltas) {
+      Set<String> set = replicas.get(d.id());
+      if (set != null) {
+        for (String backend : set) {
+          byBackend.computeIfAbsent(backend, k -> new ArrayList<>()).add(d);
+        }
+      }
+    }
+    for (Map.Entry<String, List<ObjectDelta>> e : byBackend.entrySet()) {
+      try {
+        peers.applyDeltas(e.getKey(), e.getValue());
+      } catch (DataClayException failed) {
+        List<UUID> ids = e.getValue().stream().map(ObjectDelta::id).distinct().toList();
+        LOG.warning("dropping the replicas on backend " + e.getKey() + " of " + ids.size()
+            + " objects: it did not take a change (" + failed.getMessage() + ")");
+        directory.removeReplicas(ids, e.getKey());
+        for (UUID id : ids) {
+          Set<String> set = replicas.get(id);
+          if (set != null) {
+            set.remove(e.getKey());
+          }
+        }
+      }
+    }
+  }
+
+  /** The objects among {@code ids} that have replicas, with their replica backends. */
+  Map<UUID, Set<String>> replicated(Collection<UUID> ids) {
+    Map<UUID, Set<String>> out = new LinkedHashMap<>();
+    for (UUID id : ids) {
+      Set<String> set = replicas.get(id);
+      if (set != null && !set.isEmpty()) {
+        out.put(id, new HashSet<>(set));
+      }
+    }
+    return out;
+  }
+}

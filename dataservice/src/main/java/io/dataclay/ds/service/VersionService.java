@@ -1,0 +1,120 @@
+package io.dataclay.ds.service;
+
+import io.dataclay.ds.store.FieldValue;
+import io.dataclay.ds.store.ObjectDelta;
+import io.dataclay.ds.store.ObjectHeader;
+import io.dataclay.ds.store.ObjectStore;
+import io.dataclay.ds.store.StoredObject;
+import io.dataclay.exceptions.BackendDoesNotExistException;
+import io.dataclay.exceptions.DataClayException;
+import io.dataclay.exceptions.NotAVersionException;
+import io.dataclay.exceptions.ObjectNotHereException;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.logging.Logger;
+
+/**
+ * Versions (how COMPSs renames data): a version is a new object holding a copy of another's
+ * state; consolidating it gives that state to the original and retires the version. A version
+ * of a version names the same original, so any of them consolidates into it.
+ */
+public final class VersionService {
+  private static final Logger LOG = Logger.getLogger(VersionService.class.getName());
+
+  /** A new version, where it lives and the bytes sent to put it there. */
+  public record NewVersion(StoredObject version, String backendId, long bytesSent) {}
+
+  private final ObjectStore store;
+  private final CopyService copies;
+  private final ReplicaSets replicas;
+  private final PeerBackends peers;
+  private final ObjectDirectory directory;
+  private final LogicModuleGateway registrations;
+  private final String self;
+
+  /** The service of backend {@code self}. */
+  public VersionService(ObjectStore store, CopyService copies, ReplicaSets replicas, PeerBackends peers,
+      ObjectDirectory directory, LogicModuleGateway registrations, UUID self) {
+    this.store = store;
+    this.copies = copies;
+    this.replicas = replicas;
+    this.peers = peers;
+    this.directory = directory;
+    this.registrations = registrations;
+    this.self = self.toString();
+  }
+
+  /** Makes a version of an object mastered here, stored here or on {@code target}; registered when it returns. */
+  public NewVersion newVersion(Session session, UUID id, String target) {
+    StoredObject original = masterHere(session, id);
+    ObjectHeader h = original.header();
+    String root = h.versionOf() != null ? h.versionOf() : id.toString();
+    StoredObject version = new StoredObject(UUID.randomUUID(),
+        new ObjectHeader(h.className(), h.language(), h.dataset(), root, null), original.fields());
+    if (target == null || target.equals(self)) {
+      store.put(version);
+      registrations.registerObjects(List.of(version), null, null);
+      return new NewVersion(version, self, 0);
+    }
+    if (!directory.liveBackends().contains(target)) {
+      throw new BackendDoesNotExistException("backend_id: no live backend " + target + " is registered");
+    }
+    long bytes = peers.storeCopies(target, List.of(new ObjectCopy(version, Set.of())));
+    // Crash note: a version stored there but not yet registered is never found: harmless garbage.
+    directory.registerOn(List.of(version), target);
+    return new NewVersion(version, target, bytes);
+  }
+
+  /**
+   * Gives the state of a version held here to its original (on the original's master,
+   * which passes it on to its replicas), then unregisters and removes the version everywhere.
+   * Consolidating again after a crash in between gives the same state again.
+   */
+  public void consolidate(Session session, UUID versionId) {
+    StoredObject version = masterHere(session, versionId);
+    String root = version.header().versionOf();
+    if (root == null) {
+      throw new NotAVersionException("object " + versionId + " is not a version: consolidate_version() applies"
+          + " to objects made by new_version()");
+    }
+    UUID original = UUID.fromString(root);
+    Optional<ObjectHeader> local = store.header(original).filter(x -> x.masterBackendId() == null);
+    if (local.isPresent()) {
+      copies.applyHere(List.of(replacing(original, version.fields(), store.get(original).map(StoredObject::fields))));
+    } else {
+      ObjectLocation at = directory.locate(original);
+      peers.applyDeltas(at.masterBackendId(), List.of(replacing(original, version.fields(), Optional.empty())));
+    }
+    Set<String> versionReplicas = replicas.of(versionId);
+    directory.unregister(List.of(versionId));
+    copies.removeHere(List.of(versionId));
+    for (String backend : versionReplicas) {
+      try {
+        peers.deleteObjects(backend, List.of(versionId));
+      } catch (DataClayException e) {
+        LOG.warning("could not remove the replica of retired version " + versionId + " on backend " + backend
+            + " (it stays there unregistered, never read): " + e.getMessage());
+      }
+    }
+  }
+
+  private StoredObject masterHere(Session session, UUID id) {
+    StoredObject o = store.get(id).filter(x -> x.header().masterBackendId() == null).orElseThrow(
+        () -> new ObjectNotHereException("the master copy of object " + id + " is not on this backend"));
+    Permissions.check(session, id, o.header());
+    return o;
+  }
+
+  // The original's fields become the version's: every field is sent; fields the original has and
+  // the version lacks are removed when the original is here to compare (a remote original keeps them).
+  private static ObjectDelta replacing(UUID original, Map<String, FieldValue> state,
+      Optional<Map<String, FieldValue>> before) {
+    Set<String> removed = new HashSet<>();
+    before.ifPresent(fields -> fields.keySet().stream().filter(n -> !state.containsKey(n)).forEach(removed::add));
+    return new ObjectDelta(original, state, removed);
+  }
+}
