@@ -45,6 +45,9 @@ class Cluster:
             "DATACLAY_HOME": str(self.home), "DATACLAY_PORT": str(self.port),
             "DATACLAY_STORE_PATH": str(self.pools), "DATACLAY_STORE_SIZE": store_size,
             "DATACLAY_HEARTBEAT_MS": "200",
+            # tests pass unaliased objects between client processes by ID, which a collection
+            # between the two would rightly remove: collections run when a test asks for one
+            "DATACLAY_GC_INTERVAL": "0",
             "PYTHONPATH": os.pathsep.join(filter(None, [str(MODELS), os.environ.get("PYTHONPATH")])),
         })
         self.env.update(extra_env or {})

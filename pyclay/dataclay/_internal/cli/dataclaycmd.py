@@ -24,6 +24,7 @@ USAGE = """usage: dataclaycmd COMMAND ARGS...
   GetBackends <user> <pass>                                 list the backends
   WaitForDataClayToBeAlive <retries> <seconds>              wait for the Logic Module
   WaitForBackends <python|java> <n>                         wait for n live backends of a language
+  CollectGarbage <user> <pass>                              collect garbage now (needs an administrator)
 A password of `-` is read from DATACLAY_PASSWORD."""
 
 WAIT_FOR_BACKENDS_SECONDS = 300
@@ -144,6 +145,12 @@ def wait_for_backends(config: Config, language: str, count: str) -> str:
             time.sleep(0.5)
 
 
+def collect_garbage(config: Config, user: str, password: str) -> str:
+    with _session(config, user, password) as lm:
+        report = lm.collect_garbage()
+    return f"collected {report.collected} of {report.examined} objects examined in {report.duration_ms} ms"
+
+
 def _positive_int(text: str, what: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise UsageError(f"<{what}> must be a positive integer, not {text!r}")
@@ -168,6 +175,7 @@ COMMANDS = {
     "GetBackends": (get_backends, 2),
     "WaitForDataClayToBeAlive": (wait_for_dataclay, 2),
     "WaitForBackends": (wait_for_backends, 2),
+    "CollectGarbage": (collect_garbage, 2),
 }
 
 

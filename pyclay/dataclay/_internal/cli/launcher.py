@@ -162,7 +162,10 @@ class LocalCluster:
             names = {b.name for b in state.backends}
             deadline = time.monotonic() + START_TIMEOUT
             while True:
-                alive = {b.name for b in client.get_backends() if b.alive and b.port == _port_of(state, b.name)}
+                # the Logic Module still calls a backend that was just killed alive for a heartbeat
+                # or two: a restarted one is up once its own port answers as well
+                alive = {b.name for b in client.get_backends()
+                         if b.alive and b.port == _port_of(state, b.name) and port_in_use(b.port)}
                 if names <= alive:
                     return
                 for record in state.backends:

@@ -24,6 +24,7 @@ class BackendLine:
     engine: str = "?"
     durability: str = ""
     objects: int | None = None
+    collected: int = 0
     used: int = 0
     capacity: int = 0
     environments: list[str] = field(default_factory=list)
@@ -41,6 +42,7 @@ class StatusReport:
     objects: int = 0
     aliases: int = 0
     sessions: int = 0
+    collected: int = 0
     backends: list[BackendLine] = field(default_factory=list)
     problem: str = ""
 
@@ -62,6 +64,7 @@ def collect_status(home: pathlib.Path, state: ClusterState | None) -> StatusRepo
         lm.token = lm.new_session(config.user, config.password, "").token
         stats = lm.get_stats()
         report.objects, report.aliases, report.sessions = stats.objects, stats.aliases, stats.open_sessions
+        report.collected = stats.objects_collected
         for backend in lm.get_backends():
             report.backends.append(_describe(backend, lm.token))
         lm.close_session()
@@ -83,6 +86,7 @@ def _describe(backend, token: str) -> BackendLine:
         store = status.store
         line.engine, line.durability = store.engine, store.durability
         line.objects, line.used, line.capacity = store.objects, store.used_bytes, store.capacity_bytes
+        line.collected = store.objects_collected
         for env in status.environments:
             language = _language_name(env.language)
             if env.alive:
@@ -116,7 +120,8 @@ def format_status(report: StatusReport) -> str:
     out = [f"Logic Module {report.lm_address}: up, version {report.lm_version}"]
     if report.metadata:
         out.append(f"  metadata: {report.metadata}")
-    out.append(f"  objects {report.objects}, aliases {report.aliases}, open sessions {report.sessions}")
+    out.append(f"  objects {report.objects}, aliases {report.aliases}, open sessions {report.sessions}, "
+               f"objects collected {report.collected}")
     if report.problem:
         out.append(f"  {report.problem}")
     out.append(f"Backends: {len(report.backends)}")
@@ -125,7 +130,7 @@ def format_status(report: StatusReport) -> str:
         objects = "-" if b.objects is None else str(b.objects)
         out.append(f"  {b.name}  {b.address}  {'alive' if b.alive else 'DOWN'}  id {b.backend_id}")
         if b.alive:
-            out.append(f"    store {b.engine}: {objects} objects, pool {pool}")
+            out.append(f"    store {b.engine}: {objects} objects, {b.collected} collected, pool {pool}")
             if b.durability:
                 out.append(f"    durability: {b.durability}")
             for env in b.environments:

@@ -2,7 +2,7 @@
 use), others are reached through their backend's Data Service in the caller's session."""
 from __future__ import annotations
 
-from dataclay.exceptions import NotAuthenticatedError
+from dataclay.exceptions import InvalidArgumentError, NotAuthenticatedError
 from dataclay._internal.config import Config
 from dataclay._internal.ee.calls import current_call
 from dataclay._internal.ee.changes import ChangeCollector
@@ -44,6 +44,26 @@ class EnvironmentRuntime(Runtime):
             return getattr(obj, name)(*args, **kwargs)
         return super().call_method(obj, name, args, kwargs)
 
+    def new_replica(self, obj, backend_id, recursive):
+        """Not available inside a backend: InvalidArgumentError."""
+        raise _client_side("new_replica")
+
+    def new_version(self, obj, backend_id):
+        """Not available inside a backend: InvalidArgumentError."""
+        raise _client_side("new_version")
+
+    def consolidate_version(self, version):
+        """Not available inside a backend: InvalidArgumentError."""
+        raise _client_side("consolidate_version")
+
+    def move(self, obj, backend_id, recursive):
+        """Not available inside a backend: InvalidArgumentError."""
+        raise _client_side("move")
+
+    def delete_persistent(self, obj):
+        """Not available inside a backend: InvalidArgumentError."""
+        raise _client_side("deletePersistent")
+
     def evict(self, ids) -> int:
         """Unloads the resident objects among `ids` (the store's state is authoritative); returns how many were.
 
@@ -55,6 +75,11 @@ class EnvironmentRuntime(Runtime):
     def close(self) -> None:
         """Closes the channels to other backends."""
         self.router.close()
+
+
+def _client_side(operation: str) -> InvalidArgumentError:
+    return InvalidArgumentError(f"{operation}() is a client-side operation: call it from a client program "
+                                f"(after dataclay.api.init()), not inside an active method running in a backend")
 
 
 def _caller_token() -> str:

@@ -53,8 +53,7 @@ class DataClayObject:
         Afterwards they are proxies: field accesses and active methods go to the backend."""
         if alias is not None and (not isinstance(alias, str) or not alias):
             raise InvalidArgumentError(f"alias must be a non-empty string or None, not {alias!r}")
-        if not isinstance(recursive, bool):
-            raise InvalidArgumentError(f"recursive must be True or False, not {recursive!r}")
+        _check_recursive(recursive)
         get_runtime().make_persistent(self, alias, _backend_text(backend_id), recursive)
 
     def makePersistent(self, alias: str | None = None) -> None:
@@ -102,6 +101,51 @@ class DataClayObject:
         """Every backend ID holding a copy, master first."""
         self._persistent_id("get_all_locations")
         return get_runtime().get_all_locations(self)
+
+    def deletePersistent(self) -> None:
+        """Removes every alias of this object (COMPSs spelling), so that garbage collection removes it once
+        no other persistent object references it and no open session holds it (this one holds it until
+        it closes). The object is not deleted at once: proxies of it keep working until it is collected."""
+        self._persistent_id("deletePersistent")
+        get_runtime().delete_persistent(self)
+
+    # ---- copies: replicas, versions, moves ------------------------------------------------------
+
+    def new_replica(self, backend_id=None, recursive: bool = True) -> str:
+        """Copies this object (and, if `recursive`, every object it references, transitively) to
+        `backend_id` (None: a backend without a copy, chosen by the master's); returns that backend's ID.
+
+        A call that changes the object runs on the master, which updates every replica before it
+        returns; reads may be served by a replica, also while the master's backend is down."""
+        self._persistent_id("new_replica")
+        _check_recursive(recursive)
+        backend = _backend_text(backend_id)
+        return get_runtime().new_replica(self, backend, recursive).backend_id
+
+    def new_version(self, backend_id=None):
+        """A version of this object: a new object of the same class with its own ID and a copy of this
+        state, on `backend_id` (None: the master's backend). Changing it leaves this object untouched
+        until consolidate_version() is called on it."""
+        self._persistent_id("new_version")
+        backend = _backend_text(backend_id)
+        return get_runtime().new_version(self, backend).obj
+
+    def consolidate_version(self) -> None:
+        """Gives the original object (the root, for a version of a version) this version's state, on
+        every copy, and retires this version: using it afterwards raises ObjectDoesNotExistError.
+        NotAVersionError if this object is not a version."""
+        self._persistent_id("consolidate_version")
+        get_runtime().consolidate_version(self)
+
+    def move(self, backend_id, recursive: bool = False) -> None:
+        """Relocates this object's master copy (and, if `recursive`, those of the objects it references,
+        transitively) to `backend_id`; aliases and references keep reaching it."""
+        self._persistent_id("move")
+        if backend_id is None:
+            raise InvalidArgumentError("move() needs the backend_id of the backend to move the object to")
+        _check_recursive(recursive)
+        backend = _backend_text(backend_id)
+        get_runtime().move(self, backend, recursive)
 
     def _persistent_id(self, operation: str) -> str:
         oid = self.__dict__.get(ID_KEY)
@@ -158,6 +202,11 @@ def _backend_text(backend_id) -> str | None:
         return str(backend_id if isinstance(backend_id, uuid.UUID) else uuid.UUID(str(backend_id)))
     except ValueError:
         raise InvalidArgumentError(f"backend_id must be a backend UUID, not {backend_id!r}") from None
+
+
+def _check_recursive(recursive) -> None:
+    if not isinstance(recursive, bool):
+        raise InvalidArgumentError(f"recursive must be True or False, not {recursive!r}")
 
 
 def _check_dataset(dataset) -> None:

@@ -84,6 +84,32 @@ class DataServiceClient:
         request = build(ds_pb2.GetObjectsRequest, "get_objects", ids=list(ids))
         return list(unary(self._stub.GetObjects, request, self._metadata).objects)
 
+    def new_replica(self, object_id: str, backend_id: str = "", recursive: bool = True) -> ds_pb2.CopiesResponse:
+        """Copies an object whose master is here to `backend_id` (empty: a backend of the server's choice)."""
+        _check_bool("new_replica", "recursive", recursive)
+        request = build(ds_pb2.NewReplicaRequest, "new_replica", object_ids=[_text("new_replica", object_id)],
+                        backend_id=backend_id or "", recursive=recursive)
+        return unary(self._stub.NewReplica, request, self._metadata)
+
+    def new_version(self, object_id: str, backend_id: str = "") -> ds_pb2.NewVersionResponse:
+        """Makes a version (a copy with its own ID) of an object whose master is here, on `backend_id` (empty: here)."""
+        request = build(ds_pb2.NewVersionRequest, "new_version", object_id=_text("new_version", object_id),
+                        backend_id=backend_id or "")
+        return unary(self._stub.NewVersion, request, self._metadata)
+
+    def consolidate_version(self, version_id: str) -> None:
+        """Gives the versioned object this version's state (on every copy) and retires the version."""
+        request = build(ds_pb2.ConsolidateVersionRequest, "consolidate_version",
+                        version_id=_text("consolidate_version", version_id))
+        unary(self._stub.ConsolidateVersion, request, self._metadata)
+
+    def move(self, object_id: str, backend_id: str, recursive: bool = False) -> ds_pb2.CopiesResponse:
+        """Relocates an object whose master is here (and, if `recursive`, what it references) to `backend_id`."""
+        _check_bool("move", "recursive", recursive)
+        request = build(ds_pb2.MoveRequest, "move", object_ids=[_text("move", object_id)],
+                        backend_id=_text("move", backend_id, "backend_id"), recursive=recursive)
+        return unary(self._stub.Move, request, self._metadata)
+
     def deploy_models(self, models) -> None:
         """Installs or updates models (Model messages) on this backend."""
         request = build(logicmodule_pb2.ModelList, "deploy_models", models=list(models))
@@ -97,3 +123,14 @@ class DataServiceClient:
         """Closes the channel (if this client opened it)."""
         if self._owns_channel:
             self._channel.close()
+
+
+def _text(operation: str, value, name: str = "object_id") -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidArgumentError(f"{operation}: {name} must be a non-empty string, not {value!r}")
+    return value
+
+
+def _check_bool(operation: str, name: str, value) -> None:
+    if not isinstance(value, bool):
+        raise InvalidArgumentError(f"{operation}: {name} must be True or False, not {value!r}")

@@ -127,6 +127,10 @@ class LogicModuleClient:
         """Per-RPC call counters and object, alias and session totals."""
         return unary(self._stub.GetStats, _EMPTY, self._metadata)
 
+    def collect_garbage(self, timeout: float | None = None) -> lm_pb2.GarbageReport:
+        """Runs a garbage collection now (administrators); BackendUnavailableError when it was abandoned."""
+        return unary(self._stub.CollectGarbage, _EMPTY, self._metadata, check_timeout(timeout))
+
     def close(self) -> None:
         """Closes the channel (if this client opened it)."""
         if self._owns_channel:

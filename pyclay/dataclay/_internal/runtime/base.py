@@ -3,9 +3,11 @@ execution environment's (which first tries to run things in memory)."""
 from __future__ import annotations
 
 import uuid
+from typing import NamedTuple
 
 from dataclay.exceptions import (
-    AliasDoesNotExistError, ClassNotRegisteredError, InvalidArgumentError, ObjectDoesNotExistError, RemoteError)
+    AliasDoesNotExistError, BackendDoesNotExistError, BackendUnavailableError, ClassNotRegisteredError,
+    InvalidArgumentError, ObjectDoesNotExistError, RemoteError)
 from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.model.states import HINT_KEY, ID_KEY, PROXY, STATE_KEY
 from dataclay._internal.rpc.convert import object_info_record
@@ -14,6 +16,26 @@ from dataclay._internal.serialization import exceptions as remote_exceptions
 from dataclay._internal.serialization.decoder import loads
 from dataclay._internal.serialization.encoder import dumps, dumps_args
 from dataclay._internal.serialization.graph import GraphWriter
+
+PLACED_KEY = "_dc_placed"
+"""__dict__ key of the backend this runtime itself stored or moved the object to. Unlike the hint
+(which references carry from wherever they were written, and which failover points at a replica)
+it names the master, and goes stale only if another client moves the object."""
+
+
+class Copies(NamedTuple):
+    """What a replica or a move did: the objects copied, the backend they went to, the bytes sent."""
+
+    object_ids: tuple
+    backend_id: str
+    bytes_sent: int
+
+
+class Version(NamedTuple):
+    """A new version (a proxy of the same class, with its own ID) and the bytes sent to make it."""
+
+    obj: object
+    bytes_sent: int
 
 
 class Runtime:
@@ -94,15 +116,80 @@ class Runtime:
             raise _naming(e, oid, f"object {oid} does not exist") from None
         return IDENTITY.proxy(self._class_of(info), oid, info.master_backend_id)
 
+    def delete_persistent(self, obj) -> None:
+        """Removes every alias of the object (the object stays until garbage collection finds it unreachable)."""
+        oid = obj.__dict__[ID_KEY]
+        info = self.router.object_info(oid, refresh=True)
+        lm = self.router.lm()
+        for alias in info.aliases:
+            try:
+                lm.delete_alias(alias, info.dataset)
+            except AliasDoesNotExistError:
+                pass  # removed meanwhile by someone else: the outcome wanted
+
+    # ---- copies: replicas, versions, moves --------------------------------------------------------
+
+    def new_replica(self, obj, backend_id: str | None, recursive: bool) -> Copies:
+        """Copies the object (and, if `recursive`, what it references) to `backend_id` (None: the master's
+        backend picks one that has no copy yet); the master keeps every copy up to date."""
+        oid = obj.__dict__[ID_KEY]
+        if backend_id is not None:
+            self._registered_backend(backend_id)
+        # Repeating a replica to a named backend is a no-op on the server, so only then is it safe to resend.
+        response = self.router.on_object(obj, lambda ds: ds.new_replica(oid, backend_id or "", recursive),
+                                         idempotent=backend_id is not None, replicas=False)
+        self.router.forget((oid, *response.object_ids))
+        return Copies(tuple(response.object_ids), response.backend_id, response.bytes_sent)
+
+    def new_version(self, obj, backend_id: str | None) -> Version:
+        """A version of the object: a copy with its own ID on `backend_id` (None: the master's backend)."""
+        oid = obj.__dict__[ID_KEY]
+        if backend_id is not None:
+            self._registered_backend(backend_id)
+        response = self.router.on_object(obj, lambda ds: ds.new_version(oid, backend_id or ""), idempotent=False,
+                                         replicas=False)
+        info = self._python_object(object_info_record(response.version))
+        return Version(IDENTITY.proxy(type(obj), info.id, info.master_backend_id), response.bytes_sent)
+
+    def consolidate_version(self, version) -> None:
+        """Gives the versioned (original) object the version's state and retires the version."""
+        vid = version.__dict__[ID_KEY]
+        self.router.on_object(version, lambda ds: ds.consolidate_version(vid), idempotent=False, replicas=False)
+        self.router.forget((vid,))
+
+    def move(self, obj, backend_id: str, recursive: bool) -> Copies:
+        """Relocates the object's master copy (and, if `recursive`, those of what it references) to `backend_id`."""
+        oid = obj.__dict__[ID_KEY]
+        self._registered_backend(backend_id)
+        response = self.router.on_object(obj, lambda ds: ds.move(oid, backend_id, recursive), idempotent=False,
+                                         replicas=False)
+        self.router.forget((oid, *response.object_ids))
+        for moved_id in response.object_ids:
+            moved = IDENTITY.get(moved_id)
+            if moved is not None:
+                moved.__dict__[HINT_KEY] = moved.__dict__[PLACED_KEY] = response.backend_id
+        return Copies(tuple(response.object_ids), response.backend_id, response.bytes_sent)
+
     # ---- locations and backends -----------------------------------------------------------------
 
     def get_location(self, obj) -> str:
-        """The backend ID of the object's master copy."""
+        """The backend ID of the object's master copy (from the cached metadata, else where this runtime
+        stored or moved it, else the Logic Module); while this runtime cannot reach that backend, the
+        first copy it has not failed to reach (the Logic Module is asked again only then)."""
         d = obj.__dict__
         info = self.router.cached_info(d[ID_KEY])
         if info is not None and info.master_backend_id:
-            return info.master_backend_id
-        return d.get(HINT_KEY) or self.router.object_info(d[ID_KEY]).master_backend_id
+            master = info.master_backend_id
+        else:
+            master = d.get(PLACED_KEY) or self.router.object_info(d[ID_KEY]).master_backend_id
+        if not self.router.unreachable(master):
+            return master
+        try:
+            info = self.router.object_info(d[ID_KEY], refresh=True)
+        except BackendUnavailableError:
+            return master  # the Logic Module is down too: the master is all we know
+        reachable = [b for b in (info.master_backend_id, *info.replica_backend_ids) if not self.router.unreachable(b)]
+        return reachable[0] if reachable else info.master_backend_id
 
     def get_all_locations(self, obj) -> list:
         """Every backend ID holding a copy, master first (asked to the Logic Module)."""
@@ -112,6 +199,11 @@ class Runtime:
     def get_backends(self) -> dict:
         """Backend ID -> BackendRecord (name, host, port, languages, alive), fresh from the Logic Module."""
         return dict(self.router.backends(refresh=True))
+
+    def _registered_backend(self, backend_id: str) -> None:
+        """Raises BackendDoesNotExistError unless `backend_id` is registered (cached list, then asked again)."""
+        if backend_id not in self.router.backends() and backend_id not in self.router.backends(refresh=True):
+            raise BackendDoesNotExistError(f"no backend {backend_id} is registered (see api.get_backends())")
 
     def _python_object(self, info):
         self.router.remember(info)
@@ -139,7 +231,7 @@ def become_proxy(obj, oid: str, backend_id: str) -> None:
     for name in type(obj)._dc_fields:
         d.pop(name, None)
     d[ID_KEY] = oid
-    d[HINT_KEY] = backend_id
+    d[HINT_KEY] = d[PLACED_KEY] = backend_id
     d[STATE_KEY] = PROXY
     IDENTITY.adopt(obj, oid)
 

@@ -1,6 +1,8 @@
 """BackendRouter: finds the backend of an object and calls it, keeping the Logic Module off the
 hot path. Backends and object metadata are cached; a stale entry is noticed when a backend
-answers OBJECT_NOT_HERE or cannot be reached, then refreshed from the Logic Module once."""
+answers OBJECT_NOT_HERE or cannot be reached, then refreshed from the Logic Module once and the
+call goes to the master, then to each replica in turn (failover: a replica serves reads and
+refuses writes, so trying one never applies a change twice)."""
 from __future__ import annotations
 
 import random
@@ -27,6 +29,7 @@ class BackendRouter:
         self._backends: dict = {}
         self._clients: dict[str, DataServiceClient] = {}
         self._infos: dict = {}
+        self._unreachable: set[str] = set()
         self._lock = threading.Lock()
 
     # ---- Logic Module ---------------------------------------------------------------------------
@@ -73,6 +76,15 @@ class BackendRouter:
         """The cached ObjectInfoRecord of an object, or None."""
         return self._infos.get(object_id)
 
+    def forget(self, object_ids) -> None:
+        """Drops the cached ObjectInfoRecords of objects whose copies changed (asked again on next use)."""
+        for object_id in object_ids:
+            self._infos.pop(object_id, None)
+
+    def unreachable(self, backend_id: str) -> bool:
+        """True while the last call this router made to the backend could not reach it."""
+        return backend_id in self._unreachable
+
     # ---- Data Services --------------------------------------------------------------------------
 
     def data_service(self, backend_id: str) -> DataServiceClient:
@@ -86,25 +98,49 @@ class BackendRouter:
     def on_backend(self, backend_id: str, op: Callable[[DataServiceClient], T], idempotent: bool) -> T:
         """`op(client)` on a backend; an unreachable backend is looked up again and retried once when safe."""
         try:
-            return op(self.data_service(backend_id))
+            result = op(self.data_service(backend_id))
         except BackendUnavailableError as e:
             if not (idempotent or e.connect_failed):
                 raise
             self._reconnect(backend_id)
-            return op(self.data_service(backend_id))
+            try:
+                result = op(self.data_service(backend_id))
+            except BackendUnavailableError as again:
+                self._note_failure(backend_id, again)
+                raise
+        self._unreachable.discard(backend_id)
+        return result
 
-    def on_object(self, obj, op: Callable[[DataServiceClient], T], idempotent: bool) -> T:
-        """`op(client)` on the backend holding `obj`; OBJECT_NOT_HERE refreshes its location and retries once."""
+    def on_object(self, obj, op: Callable[[DataServiceClient], T], idempotent: bool, replicas: bool = True) -> T:
+        """`op(client)` on the backend holding `obj` (its hint, else its master). When that backend does
+        not hold it (OBJECT_NOT_HERE, unregistered) or cannot serve it (BACKEND_UNAVAILABLE), the
+        location is asked again and the call goes to the master, then (if `replicas`) to each replica
+        in turn; the backend that answers becomes the object's hint."""
         d = obj.__dict__
-        backend_id = d.get(HINT_KEY) or self.object_info(d[ID_KEY]).master_backend_id
+        object_id = d[ID_KEY]
+        backend_id = d.get(HINT_KEY) or self.object_info(object_id).master_backend_id
         try:
             return self.on_backend(backend_id, op, idempotent)
-        except (ObjectNotHereError, BackendDoesNotExistError):
-            master = self.object_info(d[ID_KEY], refresh=True).master_backend_id
-            if master == backend_id:
-                raise
-            d[HINT_KEY] = master
-            return self.on_backend(master, op, idempotent)
+        except (ObjectNotHereError, _UnregisteredBackend, BackendUnavailableError) as e:
+            first = e
+        try:
+            info = self.object_info(object_id, refresh=True)
+        except BackendUnavailableError:
+            raise first from None  # the Logic Module is down too: nowhere else to look
+        candidates = [info.master_backend_id, *(info.replica_backend_ids if replicas else ())]
+        failures = [first]
+        # Never the backend that just failed: a non-idempotent call that may have run on a dead
+        # master must not run there a second time. A replica refuses state changes (writes go to
+        # the master), so a call that fails there changed nothing.
+        for candidate in dict.fromkeys(b for b in candidates if b and b != backend_id):
+            try:
+                result = self.on_backend(candidate, op, idempotent)
+            except (ObjectNotHereError, _UnregisteredBackend, BackendUnavailableError) as e:
+                failures.append(e)
+                continue
+            d[HINT_KEY] = candidate
+            return result
+        raise _most_telling(failures) from None
 
     def close(self) -> None:
         """Closes every Data Service channel (not the Logic Module's)."""
@@ -116,7 +152,7 @@ class BackendRouter:
     def _connect(self, backend_id: str) -> DataServiceClient:
         backend = self.backends().get(backend_id) or self.backends(refresh=True).get(backend_id)
         if backend is None:
-            raise BackendDoesNotExistError(f"no backend {backend_id} is registered")
+            raise _UnregisteredBackend(f"no backend {backend_id} is registered")
         with self._lock:
             client = self._clients.get(backend_id)
             if client is None or client.address != backend.address:
@@ -125,6 +161,11 @@ class BackendRouter:
                 client = DataServiceClient(backend.address, self._token())
                 self._clients[backend_id] = client
             return client
+
+    def _note_failure(self, backend_id: str, error: BackendUnavailableError) -> None:
+        """Remembers a backend that could not be reached (not one that answered with a refusal)."""
+        if error.connect_failed:
+            self._unreachable.add(backend_id)
 
     def _reconnect(self, backend_id: str) -> None:
         """Forgets the channel to a backend that failed, learning its (maybe new) address if the LM answers."""
@@ -136,3 +177,17 @@ class BackendRouter:
             self.backends(refresh=True)
         except DataClayError:
             pass  # the Logic Module is down too: retry at the address we knew
+
+
+class _UnregisteredBackend(BackendDoesNotExistError):
+    """The backend an object was routed to is not registered (as opposed to a request naming an
+    unknown target backend, which the server answers with BACKEND_DOES_NOT_EXIST itself)."""
+
+
+def _most_telling(failures: list) -> DataClayError:
+    """What to raise when no copy could serve a call: a refusal or unavailability before "not here"
+    (a replica's "writes go to the master" says more than the dead master's connection error)."""
+    for error in reversed(failures):
+        if isinstance(error, BackendUnavailableError):
+            return error
+    return failures[0]

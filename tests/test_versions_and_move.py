@@ -1,0 +1,193 @@
+"""Versions and moves on a real two-backend cluster: a version changes apart from its original
+until consolidated, versions of versions, many versions consolidated in turn, consolidating a
+non-version is a clear error; moves recursive and not keep aliases and references working,
+and moving to an unknown backend is a clear error."""
+import json
+import textwrap
+
+import pytest
+
+from test_core_acceptance import PRELUDE
+
+pytestmark = pytest.mark.timeout(300)
+
+HELPERS = textwrap.dedent("""
+    from dataclay.exceptions import BackendDoesNotExistError, NotAVersionError, ObjectDoesNotExistError
+    BACKENDS = sorted(api.get_backends())
+
+    def gone(obj):
+        '''How using a retired object fails.'''
+        try:
+            obj.name if isinstance(obj, Person) else obj.value
+            return "still there"
+        except ObjectDoesNotExistError:
+            return "ObjectDoesNotExistError"
+""")
+
+
+def run(cluster, body: str, *args: str) -> dict:
+    """Runs `body` in a fresh client process; returns the JSON of its last output line."""
+    result = cluster.run_client(PRELUDE + HELPERS + textwrap.dedent(body), *args)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_version_changes_leave_the_original_untouched_until_consolidated(cluster):
+    # setup
+    out = run(cluster, """
+        p = Person("olga", 30)
+        p.make_persistent(alias="olga", backend_id=BACKENDS[0])
+        # run
+        v = p.new_version()
+        v.birthday()
+        v.name = "Olga"
+        during = {"original": [p.name, p.age], "version": [v.name, v.age], "version_location": v.get_location(),
+                  "distinct": v.getID() != p.getID(), "same_class": type(v) is Person}
+        v.consolidate_version()
+        print(json.dumps({"during": during, "after": [p.name, p.age], "version": gone(v),
+                          "master": BACKENDS[0]}))
+    """)
+    seen = run(cluster, """
+        p = Person.get_by_alias("olga")
+        print(json.dumps([p.name, p.age, p.get_all_locations()]))
+    """)
+    # verify
+    during = out["during"]
+    assert during["original"] == ["olga", 30] and during["version"] == ["Olga", 31]
+    assert during["distinct"] and during["same_class"] and during["version_location"] == out["master"]
+    assert out["after"] == ["Olga", 31] and out["version"] == "ObjectDoesNotExistError"
+    assert seen == ["Olga", 31, [out["master"]]]
+
+
+def test_version_on_another_backend_consolidates_into_the_original(cluster):
+    out = run(cluster, """
+        c = Counter(5)
+        c.make_persistent(backend_id=BACKENDS[0])
+        v = c.new_version(backend_id=BACKENDS[1])
+        v.increment(10)
+        during = [c.get(), v.get(), v.get_location()]
+        v.consolidate_version()
+        print(json.dumps({"during": during, "after": c.get(), "location": c.get_location(), "backends": BACKENDS}))
+    """)
+    assert out["during"] == [5, 15, out["backends"][1]]
+    assert out["after"] == 15 and out["location"] == out["backends"][0]
+
+
+def test_version_of_a_version_consolidates_into_the_original(cluster):
+    out = run(cluster, """
+        p = Person("ivan", 50)
+        p.make_persistent(backend_id=BACKENDS[1])
+        v1 = p.new_version()
+        v1.name = "first"
+        v2 = v1.new_version(backend_id=BACKENDS[0])
+        v2.birthday()
+        during = [p.name, p.age, v1.name, v1.age, v2.name, v2.age]
+        v2.consolidate_version()
+        after_v2 = [p.name, p.age, v1.name, v1.age, gone(v2)]
+        v1.consolidate_version()
+        print(json.dumps({"during": during, "after_v2": after_v2, "after_v1": [p.name, p.age], "v1": gone(v1)}))
+    """)
+    assert out["during"] == ["ivan", 50, "first", 50, "first", 51]
+    assert out["after_v2"] == ["first", 51, "first", 50, "ObjectDoesNotExistError"]
+    assert out["after_v1"] == ["first", 50] and out["v1"] == "ObjectDoesNotExistError"
+
+
+def test_many_versions_of_one_object_are_consolidated_in_turn(cluster):
+    out = run(cluster, """
+        c = Counter(0)
+        c.make_persistent(alias="many", backend_id=BACKENDS[0])
+        versions = [c.new_version(backend_id=BACKENDS[i % 2]) for i in range(6)]
+        for i, v in enumerate(versions):
+            v.increment(10 * (i + 1))
+        untouched = c.get()
+        seen = []
+        for v in versions:
+            v.consolidate_version()
+            seen.append(Counter.get_by_alias("many").get())
+        print(json.dumps({"untouched": untouched, "seen": seen, "ids": len({v.getID() for v in versions}),
+                          "gone": sorted({gone(v) for v in versions})}))
+    """)
+    assert out["untouched"] == 0 and out["ids"] == 6
+    assert out["seen"] == [10, 20, 30, 40, 50, 60]
+    assert out["gone"] == ["ObjectDoesNotExistError"]
+
+
+def test_consolidating_an_object_that_is_not_a_version_is_a_clear_error(cluster):
+    out = run(cluster, """
+        c = Counter(3)
+        c.make_persistent(backend_id=BACKENDS[0])
+        try:
+            c.consolidate_version()
+            outcome = "accepted"
+        except NotAVersionError as e:
+            outcome = str(e)
+        print(json.dumps({"outcome": outcome, "id": c.getID(), "value": c.get(), "locations": c.get_all_locations()}))
+    """)
+    assert out["outcome"] != "accepted" and "version" in out["outcome"], out["outcome"]
+    assert out["value"] == 3 and len(out["locations"]) == 1
+
+
+def test_move_without_recursion_relocates_only_the_object_and_keeps_alias_and_references(cluster):
+    # setup: a -> b -> a on the first backend
+    made = run(cluster, """
+        a = Node(1); b = Node(2, a); a.next = b
+        a.make_persistent(alias="mover", backend_id=BACKENDS[0])
+        # run
+        a.move(BACKENDS[1])
+        print(json.dumps({"a": [a.get_location(), a.get_all_locations()], "b": b.get_all_locations(),
+                          "walk": a.walk(4), "backends": BACKENDS, "b_id": b.getID()}))
+    """)
+    seen = run(cluster, """
+        a = Node.get_by_alias("mover")
+        print(json.dumps({"walk": a.walk(5), "location": a.get_location(), "b": a.next.get_location(),
+                          "b_id": a.next.getID(), "back": a.next.next.get_location()}))
+    """)
+    # verify
+    first, second = made["backends"]
+    assert made["a"] == [second, [second]] and made["b"] == [first] and made["walk"] == [1, 2, 1, 2]
+    assert seen == {"walk": [1, 2, 1, 2, 1], "location": second, "b": first, "b_id": made["b_id"], "back": second}
+
+
+def test_recursive_move_relocates_everything_reached_and_keeps_alias_and_references(cluster):
+    made = run(cluster, """
+        shared = Person("sam", 9)
+        p = Person("pia", 10); q = Person("quin", 11)
+        p.friends.extend([q, shared]); q.friends.append(shared)
+        p.make_persistent(alias="movers", backend_id=BACKENDS[1])
+        p.move(BACKENDS[0], recursive=True)
+        q.birthday()
+        print(json.dumps({"locations": [o.get_all_locations() for o in (p, q, shared)], "backends": BACKENDS}))
+    """)
+    seen = run(cluster, """
+        p = Person.get_by_alias("movers")
+        q = p.friends[0]
+        print(json.dumps({"names": p.friend_names(), "q_age": q.age, "shared_same": p.friends[1].getID() ==
+                          q.friends[0].getID(), "locations": [o.get_location() for o in (p, q, q.friends[0])]}))
+    """)
+    target = made["backends"][0]
+    assert made["locations"] == [[target]] * 3
+    assert seen == {"names": ["quin", "sam"], "q_age": 12, "shared_same": True, "locations": [target] * 3}
+
+
+def test_moving_to_an_unknown_backend_is_a_clear_error_and_moves_nothing(cluster):
+    out = run(cluster, """
+        import uuid
+        from dataclay import getRuntime
+        from dataclay._internal.rpc import DataServiceClient
+        c = Counter(4)
+        c.make_persistent(alias="stay", backend_id=BACKENDS[0])
+        unknown = str(uuid.uuid4())
+        errors = []
+        try:
+            c.move(unknown)
+        except BackendDoesNotExistError as e:
+            errors.append(str(e))
+        master = DataServiceClient(api.get_backends()[BACKENDS[0]].address, getRuntime().session.token)
+        try:
+            master.move(c.getID(), unknown)
+        except BackendDoesNotExistError as e:
+            errors.append(str(e))
+        print(json.dumps({"errors": errors, "unknown": unknown, "locations": c.get_all_locations(),
+                          "value": Counter.get_by_alias("stay").get(), "master": BACKENDS[0]}))
+    """)
+    assert len(out["errors"]) == 2 and all(out["unknown"] in e for e in out["errors"]), out["errors"]
+    assert out["locations"] == [out["master"]] and out["value"] == 4
