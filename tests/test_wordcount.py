@@ -1,5 +1,5 @@
-"""The NEXTGenIO white paper's wordcount program, unchanged but for Python 3 prints and the
-COMPSs barrier, runs against a real cluster and agrees with a local count."""
+"""The NEXTGenIO white paper's wordcount program, with its COMPSs tasks run by the local stand-in
+for the COMPSs runtime, runs against a real cluster and agrees with a local count."""
 import ast
 import collections
 import pathlib
