@@ -33,7 +33,7 @@ test-python:
 	$(PYTEST) pyclay/tests
 
 test-integration:
-	$(PYTEST) -n 2 --dist loadgroup tests
+	$(PYTEST) -n 2 --dist loadgroup --durations=25 tests
 
 demo: build
 	PATH="$(abspath $(VENV))/bin:$$PATH" scripts/demo.sh

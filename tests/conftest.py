@@ -76,8 +76,13 @@ def cluster():
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
-    """Under pytest-xdist (`--dist loadgroup`) the tests sharing a module's cluster run in one worker."""
+    """Under pytest-xdist (`--dist loadgroup`) the tests sharing a module-scoped fixture (a cluster,
+    a built model) run in one worker, so that it is set up once and never twice at the same time."""
     for item in items:
-        if "cluster" in getattr(item, "fixturenames", ()):
-            param = getattr(getattr(item, "callspec", None), "params", {}).get("cluster", "")
+        info = getattr(item, "_fixtureinfo", None)
+        shared = sorted(name for name, defs in (info.name2fixturedefs.items() if info else ())
+                        if defs and defs[-1].scope == "module")
+        if shared:
+            params = getattr(getattr(item, "callspec", None), "params", {})
+            param = "-".join(str(params[name]) for name in shared if name in params)
             item.add_marker(pytest.mark.xdist_group(f"{item.module.__name__}-{param}"))

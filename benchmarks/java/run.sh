@@ -17,7 +17,7 @@ dataclay stop >/dev/null 2>&1 || true
 rm -rf "$DATACLAY_HOME" "$DATACLAY_STORE_PATH"
 trap cleanup EXIT
 
-mvn -q -B -f examples/java-wordcount/pom.xml package
+mvn -q -B -f examples/java-wordcount/pom.xml clean package
 classpath="examples/java-wordcount/target/classes:examples/java-wordcount/target/lib/*"
 out="$DATACLAY_HOME/bench-classes"
 mkdir -p "$out"

@@ -37,7 +37,7 @@ public final class LogicModuleConfig {
   static final int DEFAULT_PORT = 11034;
   static final long DEFAULT_SESSION_TTL_HOURS = 168;
   static final long DEFAULT_BACKEND_TIMEOUT_MS = 5000;
-  static final long DEFAULT_GC_INTERVAL_SECONDS = 60;
+  static final long DEFAULT_GC_INTERVAL_SECONDS = 600;
 
   private final int port;
   private final Path home;

@@ -24,7 +24,7 @@ class LogicModuleConfigTest {
     assertEquals(Duration.ofHours(168), c.sessionTtl());
     assertEquals(5000, c.backendTimeoutMs());
     assertEquals(MetadataSync.NORMAL, c.metadataSync());
-    assertEquals(Duration.ofSeconds(60), c.gcInterval());
+    assertEquals(Duration.ofSeconds(600), c.gcInterval());
   }
 
   @Test
