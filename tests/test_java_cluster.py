@@ -96,8 +96,7 @@ def java_client(tmp_path_factory):
     """The example model built (enhanced) and the client program compiled; returns its class path."""
     if shutil.which("mvn") is None or shutil.which("javac") is None:
         pytest.fail("the Java integration tests need mvn and javac on PATH")
-    # clean: classes enhanced by an older javaclay plugin are not enhanced again
-    subprocess.run(["mvn", "-q", "-B", "-f", str(EXAMPLE / "pom.xml"), "clean", "package"], check=True, timeout=600)
+    subprocess.run(["mvn", "-q", "-B", "-f", str(EXAMPLE / "pom.xml"), "package"], check=True, timeout=600)
     out = tmp_path_factory.mktemp("java-client")
     (out / "JavaClient.java").write_text(CLIENT)
     classpath = f"{CLASSES}:{EXAMPLE / 'target' / 'lib'}/*"
