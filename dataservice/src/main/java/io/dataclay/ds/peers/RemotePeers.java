@@ -7,13 +7,11 @@ import io.dataclay.ds.service.ObjectCopy;
 import io.dataclay.ds.service.PeerBackends;
 import io.dataclay.ds.servicer.Messages;
 import io.dataclay.ds.store.ObjectDelta;
-import io.dataclay.ds.store.StoredObject;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.CopiedObject;
 import io.dataclay.proto.CopiesResponse;
-import io.dataclay.proto.ObjectData;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -66,12 +64,6 @@ public final class RemotePeers implements PeerBackends, AutoCloseable {
       client.deleteObjects(texts(ids));
       return null;
     });
-  }
-
-  @Override
-  public List<StoredObject> getObjects(String backendId, List<UUID> ids) {
-    List<ObjectData> data = call(backendId, client -> client.getObjects(texts(ids)));
-    return Messages.storedObjects(data, "objects");
   }
 
   @Override

@@ -1,7 +1,6 @@
 package io.dataclay.ds.service;
 
 import io.dataclay.ds.store.ObjectDelta;
-import io.dataclay.ds.store.StoredObject;
 import java.util.List;
 import java.util.UUID;
 
@@ -18,9 +17,6 @@ public interface PeerBackends {
 
   /** Removes objects from {@code backendId}. */
   void deleteObjects(String backendId, List<UUID> ids);
-
-  /** The stored form of objects held by {@code backendId}. */
-  List<StoredObject> getObjects(String backendId, List<UUID> ids);
 
   /** Asks the master {@code backendId} to replicate objects to {@code target}; returns the copies made and bytes sent. */
   CopyResult newReplica(String backendId, List<UUID> ids, String target, boolean recursive);

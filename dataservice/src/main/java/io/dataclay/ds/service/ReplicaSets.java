@@ -4,7 +4,6 @@ import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.exceptions.DataClayException;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -127,17 +126,5 @@ public final class ReplicaSets {
         }
       }
     }
-  }
-
-  /** The objects among {@code ids} that have replicas, with their replica backends. */
-  Map<UUID, Set<String>> replicated(Collection<UUID> ids) {
-    Map<UUID, Set<String>> out = new LinkedHashMap<>();
-    for (UUID id : ids) {
-      Set<String> set = replicas.get(id);
-      if (set != null && !set.isEmpty()) {
-        out.put(id, new HashSet<>(set));
-      }
-    }
-    return out;
   }
 }
