@@ -25,7 +25,7 @@ WRITER = PRELUDE + textwrap.dedent("""
         except DataClayError:
             time.sleep(0.05)
             continue
-        print(json.dumps({"ack": amount}), flush=True)
+        print(json.dumps({"ack": amount, "at": time.monotonic()}), flush=True)
 """)
 
 VERIFY = """
@@ -54,13 +54,18 @@ class Writers:
         """Parses as lines arrive, so that polling the counts stays cheap however long the run."""
         for line in proc.stdout:
             if '"ack"' in line:
-                sink.append((json.loads(line)["ack"], time.monotonic()))
+                ack = json.loads(line)
+                sink.append((ack["ack"], ack["at"]))
 
     def acked(self, n):
         return [amount for amount, _ in self.acked_at(n)]
 
     def acked_at(self, n):
-        """(amount, when this process read the acknowledgement), oldest first; read after the client got it."""
+        """(amount, when the client got the acknowledgement), oldest first.
+
+        The time is the client's CLOCK_MONOTONIC, the clock time.monotonic() reads in every process
+        on the machine, so it compares with this process's own readings however late a loaded
+        machine lets this process read the client's output."""
         return list(self.lines[n])
 
     def wait_for_progress(self, more, timeout=90):
