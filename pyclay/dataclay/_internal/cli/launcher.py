@@ -113,9 +113,17 @@ class LocalCluster:
             env["DATACLAY_METADATA_URL"] = state.metadata_url
         lm.pid = self._spawn(LM_JAR, env, self.logs / "logicmodule.log")
         state.save(self.home)
+        deadline = time.monotonic() + START_TIMEOUT
+        # the port first: a gRPC channel refused while the JVM starts backs off, and would then
+        # see the Logic Module up to its longest backoff late
+        while not port_in_use(lm.port):
+            if not lm.running():
+                raise StartError(self._died("the Logic Module", self.logs / "logicmodule.log"))
+            if time.monotonic() > deadline:
+                raise StartError(self._died("the Logic Module (port never opened)", self.logs / "logicmodule.log"))
+            time.sleep(0.05)
         client = LogicModuleClient(f"127.0.0.1:{lm.port}")
         try:
-            deadline = time.monotonic() + START_TIMEOUT
             while True:
                 try:
                     client.health(timeout=1.0)
