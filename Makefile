@@ -18,11 +18,14 @@ deps:
 build: deps
 	$(MVN) -DskipTests install
 	mkdir -p $(JARS)
-	# copied then renamed: a server started from the old jar keeps reading a whole file
+	# copied then renamed (a server started from the old jar keeps reading a whole file), and
+	# only when changed: the jars build byte-identical, and a new jar needs new class archives
 	for jar in logicmodule/target/logicmodule.jar dataservice/target/dataservice.jar; do \
-	  cp $$jar $(JARS)/.new.jar && mv $(JARS)/.new.jar $(JARS)/$$(basename $$jar); done
+	  cmp -s $$jar $(JARS)/$$(basename $$jar) || \
+	  { cp $$jar $(JARS)/.new.jar && mv $(JARS)/.new.jar $(JARS)/$$(basename $$jar); }; done
 	$(PY) pyclay/generate_protos.py
 	$(PY) -m pip install -q --no-deps -e .
+	$(PY) scripts/class_archives.py
 
 test: build test-java test-python test-integration
 

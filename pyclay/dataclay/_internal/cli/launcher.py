@@ -10,6 +10,7 @@ import sys
 import time
 
 from dataclay.exceptions import DataClayError, InvalidArgumentError, NotAuthenticatedError
+from dataclay._internal.cli import class_archives
 from dataclay._internal.cli.cluster_state import (
     ClusterState, ProcessRecord, free_port, port_in_use, read_properties, write_private)
 from dataclay._internal.cli.settings import ClusterSettings, check_engine
@@ -201,7 +202,8 @@ class LocalCluster:
         with open(log, "ab") as out:
             out.write(f"==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {jar}\n".encode())
             out.flush()
-            proc = subprocess.Popen([self.settings.java, *self.settings.java_opts, "-jar", str(jar_path)],
+            options = [*self.settings.java_opts, *class_archives.jvm_options(jar_path, self.settings.class_archives)]
+            proc = subprocess.Popen([self.settings.java, *options, "-jar", str(jar_path)],
                                     env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                     cwd=self.home, start_new_session=True)
         return proc.pid

@@ -10,6 +10,7 @@ import shutil
 from dataclasses import dataclass, field
 
 from dataclay.exceptions import InvalidArgumentError
+from dataclay._internal.cli.class_archives import MODES
 
 ENGINES = ("kv", "heap", "2lm", "postgres", "memory")
 DEFAULT_PORT = 11034
@@ -30,6 +31,7 @@ class ClusterSettings:
     java: str                         # DATACLAY_JAVA: java executable (java on PATH)
     java_opts: tuple[str, ...]        # DATACLAY_JAVA_OPTS: extra JVM options, space-separated
     jars: pathlib.Path                # DATACLAY_JARS: directory with logicmodule.jar and dataservice.jar
+    class_archives: str               # DATACLAY_CLASS_ARCHIVES: use (the jars' class archives), off, record
     passthrough: dict = field(default_factory=dict)  # other DATACLAY_* keys handed to the servers as they are
 
     @classmethod
@@ -49,7 +51,12 @@ class ClusterSettings:
         default_jars = pathlib.Path(__file__).resolve().parent.parent / "jars"
         own = {"DATACLAY_HOME", "DATACLAY_PORT", "DATACLAY_USER", "DATACLAY_PASSWORD", "DATACLAY_METADATA_URL",
                "DATACLAY_STORE", "DATACLAY_STORE_PATH", "DATACLAY_STORE_SIZE", "DATACLAY_JAVA",
-               "DATACLAY_JAVA_OPTS", "DATACLAY_JARS", "DATACLAY_HOST", "DATACLAY_DATASET"}
+               "DATACLAY_JAVA_OPTS", "DATACLAY_JARS", "DATACLAY_CLASS_ARCHIVES", "DATACLAY_HOST",
+               "DATACLAY_DATASET"}
+        class_archives = env.get("DATACLAY_CLASS_ARCHIVES") or "use"
+        if class_archives not in MODES:
+            raise InvalidArgumentError(
+                f"DATACLAY_CLASS_ARCHIVES must be one of {', '.join(MODES)}, not {class_archives!r}")
         return cls(
             home=home,
             port=int(port_text),
@@ -62,6 +69,7 @@ class ClusterSettings:
             java=env.get("DATACLAY_JAVA") or shutil.which("java") or "java",
             java_opts=tuple((env.get("DATACLAY_JAVA_OPTS") or "").split()),
             jars=pathlib.Path(env.get("DATACLAY_JARS") or default_jars),
+            class_archives=class_archives,
             passthrough={k: v for k, v in env.items()
                          if (k.startswith("DATACLAY_") and k not in own) or k.startswith("PMEM_")},
         )
