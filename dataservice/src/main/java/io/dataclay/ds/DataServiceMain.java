@@ -1,5 +1,6 @@
 package io.dataclay.ds;
 
+import io.dataclay.ds.lm.AdminSession;
 import io.dataclay.ds.service.BackendIdentity;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.ObjectStores;
@@ -23,6 +24,8 @@ public final class DataServiceMain {
       exit(2, "bad configuration: " + e.getMessage());
       return;
     }
+    AdminSession admin = AdminSession.connect(config.lmHost(), config.lmPort(), config.user(), config.password());
+    logInMeanwhile(admin);
     ObjectStore store;
     try {
       store = ObjectStores.open(config.storeConfig());
@@ -32,7 +35,7 @@ public final class DataServiceMain {
     }
     DataServiceNode node;
     try {
-      node = DataServiceNode.start(config, store);
+      node = DataServiceNode.start(config, store, DataServiceServer.onPort(config.backendPort()), admin);
     } catch (Exception e) {
       store.close();
       exit(1, "could not start: " + e.getMessage());
@@ -46,6 +49,23 @@ public final class DataServiceMain {
     System.err.println("data service " + me.name() + " (" + me.id() + ") listening on port " + me.port()
         + ", store " + me.storeEngine() + " at " + config.storePath());
     node.blockUntilShutdown();
+  }
+
+  /**
+   * Logs in to the Logic Module on another thread while the store opens: checking the password
+   * costs the Logic Module a deliberate fraction of a second, and the first call warms up this
+   * JVM's client. Registration uses the session, or logs in itself when this failed.
+   */
+  private static void logInMeanwhile(AdminSession admin) {
+    Thread login = new Thread(() -> {
+      try {
+        admin.client();
+      } catch (RuntimeException e) {
+        // registration retries, and reports what is wrong if it keeps failing
+      }
+    }, "dataclay-ds-login");
+    login.setDaemon(true);
+    login.start();
   }
 
   private static void exit(int code, String message) {

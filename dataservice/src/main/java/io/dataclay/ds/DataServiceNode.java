@@ -50,8 +50,8 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Everything one Data Service process runs, started in order (server, registration, models,
- * Python environment, heartbeat) and stopped in reverse. The store is the caller's: it is opened
+ * Everything one Data Service process runs, started in order (server, login, Python environment,
+ * registration, models, heartbeat) and stopped in reverse. The store is the caller's: it is opened
  * before and closed after.
  */
 public final class DataServiceNode implements AutoCloseable {
@@ -122,17 +122,20 @@ public final class DataServiceNode implements AutoCloseable {
     server = new DataServiceServer(serverBuilder, dataService, new CallExecutors(sessions, calls, store.writesWithoutWaiting())).start();
     status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));
     registration = new BackendRegistration(admin, status::identity, heartbeats, config.heartbeatMs());
+    registration.logIn(REGISTER_TIMEOUT_MS); // a refused administrator spawns no environment
+    if (python != null) {
+      // Started before registering: its interpreter starts while the Logic Module answers. It
+      // runs nothing before it is attached, and models installed later reach it as deployments.
+      Path socket = python.listen();
+      python.start(new EnvironmentSupervisor(List.of(config.python(), "-m", "dataclay._internal.ee"),
+          pythonEnvironment(config, id, server.port(), socket), timer, new RestartBackoff(), python));
+    }
     registration.register(REGISTER_TIMEOUT_MS);
     replicas.load(directory.replicatedFrom(id.toString()));
     if (!stoppedCleanly) {
       lm.reconcile(store);
     }
     installAtStart(models, registration.models());
-    if (python != null) {
-      Path socket = python.listen();
-      python.start(new EnvironmentSupervisor(List.of(config.python(), "-m", "dataclay._internal.ee"),
-          pythonEnvironment(config, id, server.port(), socket), timer, new RestartBackoff(), python));
-    }
     registration.startHeartbeat();
   }
 
@@ -143,13 +146,6 @@ public final class DataServiceNode implements AutoCloseable {
   public static DataServiceNode start(DataServiceConfig config, ObjectStore store, ServerBuilder<?> serverBuilder,
       AdminSession admin) throws IOException, InterruptedException {
     return new DataServiceNode(config, store, serverBuilder, admin);
-  }
-
-  /** Starts a Data Service as configured: its port, and the Logic Module at DATACLAY_HOST:DATACLAY_PORT. */
-  public static DataServiceNode start(DataServiceConfig config, ObjectStore store)
-      throws IOException, InterruptedException {
-    return start(config, store, DataServiceServer.onPort(config.backendPort()),
-        AdminSession.connect(config.lmHost(), config.lmPort(), config.user(), config.password()));
   }
 
   /** Who this backend is (ID, name, address, bound port, languages, engine). */

@@ -43,17 +43,38 @@ public final class BackendRegistration implements AutoCloseable {
   }
 
   /**
-   * Logs in and registers the backend, retrying while the Logic Module does not answer.
+   * Logs in (unless a session is open already), retrying while the Logic Module does not answer.
+   *
+   * @throws BackendUnavailableException when it did not answer within {@code timeoutMs}
+   * @throws io.dataclay.exceptions.DataClayException when it refused (e.g. a wrong password)
+   */
+  public void logIn(long timeoutMs) throws InterruptedException {
+    whileUnavailable(timeoutMs, admin::client);
+  }
+
+  /**
+   * Registers the backend (logging in first when needed), retrying while the Logic Module does
+   * not answer.
    *
    * @throws BackendUnavailableException when it did not answer within {@code timeoutMs}
    * @throws io.dataclay.exceptions.DataClayException when it refused (e.g. a wrong password)
    */
   public void register(long timeoutMs) throws InterruptedException {
+    whileUnavailable(timeoutMs, () -> {
+      try {
+        admin.client().registerBackend(info());
+      } catch (NotAuthenticatedException expired) {
+        admin.login(); // the Logic Module restarted since the session was opened
+        admin.client().registerBackend(info());
+      }
+    });
+  }
+
+  private static void whileUnavailable(long timeoutMs, Runnable call) throws InterruptedException {
     long deadline = System.currentTimeMillis() + timeoutMs;
     while (true) {
       try {
-        admin.login();
-        admin.client().registerBackend(info());
+        call.run();
         return;
       } catch (BackendUnavailableException e) {
         if (System.currentTimeMillis() > deadline) {
