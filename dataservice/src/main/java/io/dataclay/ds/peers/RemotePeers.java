@@ -7,29 +7,20 @@ import io.dataclay.ds.service.ObjectCopy;
 import io.dataclay.ds.service.PeerBackends;
 import io.dataclay.ds.servicer.Messages;
 import io.dataclay.ds.store.ObjectDelta;
-import io.dataclay.exceptions.BackendDoesNotExistException;
-import io.dataclay.exceptions.BackendUnavailableException;
-import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.CopiedObject;
 import io.dataclay.proto.CopiesResponse;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
-/**
- * Other Data Services reached with this backend's administrator session. Addresses come from the
- * Logic Module; a backend that fails to answer is forgotten, so the next call looks it up again
- * (it may have restarted on another port).
- */
+/** Other Data Services reached with this backend's administrator session. */
 public final class RemotePeers implements PeerBackends, AutoCloseable {
-  private final AdminSession admin;
-  private final Map<String, DataServiceClient> clients = new ConcurrentHashMap<>();
+  private final BackendClients clients;
 
   /** Peers reached as the administrator of {@code admin}. */
   public RemotePeers(AdminSession admin) {
-    this.admin = admin;
+    this.clients = new BackendClients(() -> admin.client().getBackends(), admin::token);
   }
 
   @Override
@@ -78,31 +69,11 @@ public final class RemotePeers implements PeerBackends, AutoCloseable {
 
   @Override
   public void close() {
-    clients.values().forEach(DataServiceClient::close);
-    clients.clear();
+    clients.close();
   }
 
-  private <T> T call(String backendId, java.util.function.Function<DataServiceClient, T> rpc) {
-    DataServiceClient client = client(backendId);
-    try {
-      return rpc.apply(client);
-    } catch (BackendUnavailableException e) {
-      DataServiceClient stale = clients.remove(backendId);
-      if (stale != null) {
-        stale.close();
-      }
-      throw e;
-    }
-  }
-
-  private DataServiceClient client(String backendId) {
-    DataServiceClient known = clients.get(backendId);
-    if (known != null) {
-      return known;
-    }
-    BackendInfo b = admin.client().getBackends().stream().filter(x -> x.getId().equals(backendId)).findFirst()
-        .orElseThrow(() -> new BackendDoesNotExistException("no backend " + backendId + " is registered"));
-    return clients.computeIfAbsent(backendId, k -> new DataServiceClient(b.getHost(), b.getPort(), admin::token));
+  private <T> T call(String backendId, Function<DataServiceClient, T> rpc) {
+    return clients.call(backendId, rpc);
   }
 
   private static CopyResult result(CopiesResponse r) {

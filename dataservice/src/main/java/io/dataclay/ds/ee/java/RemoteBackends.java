@@ -3,17 +3,14 @@ package io.dataclay.ds.ee.java;
 import io.dataclay.api.DataClayObject;
 import io.dataclay.api.ObjectState;
 import io.dataclay.api.ObjectStates;
-import io.dataclay.client.DataServiceClient;
 import io.dataclay.client.LogicModuleClient;
+import io.dataclay.ds.peers.BackendClients;
 import io.dataclay.ds.service.Session;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.ObjectNotHereException;
-import io.dataclay.proto.BackendInfo;
 import io.dataclay.serialization.ObjectCodec;
 import io.dataclay.serialization.References;
-import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
@@ -25,11 +22,12 @@ final class RemoteBackends implements RemoteObjects {
   private static final ThreadLocal<String> CALLER_TOKEN = new ThreadLocal<>();
 
   private final Supplier<LogicModuleClient> lm;
-  private final Map<String, DataServiceClient> clients = new ConcurrentHashMap<>();
+  private final BackendClients clients;
 
   /** Backends located through {@code lm}, an administrator's Logic Module client. */
   RemoteBackends(Supplier<LogicModuleClient> lm) {
     this.lm = lm;
+    this.clients = new BackendClients(() -> lm.get().getBackends(), CALLER_TOKEN::get);
   }
 
   @Override
@@ -44,14 +42,14 @@ final class RemoteBackends implements RemoteObjects {
     CALLER_TOKEN.set(session.token());
     try {
       try {
-        result = client(backend).callMethod(id, method, payload);
+        result = clients.call(backend, c -> c.callMethod(id, method, payload));
       } catch (ObjectNotHereException | BackendDoesNotExistException e) {
         String master = lm.get().getObjectInfo(id).getMasterBackendId();
         if (master.equals(backend)) {
           throw e;
         }
         ObjectStates.set(target, new ObjectState(target.getObjectId(), UUID.fromString(master), true));
-        result = client(master).callMethod(id, method, payload);
+        result = clients.call(master, c -> c.callMethod(id, method, payload));
       }
     } finally {
       if (outer == null) {
@@ -63,19 +61,8 @@ final class RemoteBackends implements RemoteObjects {
     return codec.decode(result, refs, "result of " + target.getClass().getName() + "." + method);
   }
 
-  private DataServiceClient client(String backendId) {
-    DataServiceClient c = clients.get(backendId);
-    if (c != null) {
-      return c;
-    }
-    BackendInfo b = lm.get().getBackends().stream().filter(x -> x.getId().equals(backendId)).findFirst()
-        .orElseThrow(() -> new BackendDoesNotExistException("no backend " + backendId + " is registered"));
-    return clients.computeIfAbsent(backendId, k -> new DataServiceClient(b.getHost(), b.getPort(), CALLER_TOKEN::get));
-  }
-
   @Override
   public void close() {
-    clients.values().forEach(DataServiceClient::close);
-    clients.clear();
+    clients.close();
   }
 }
