@@ -86,7 +86,7 @@ public final class ResultApplier {
       Session session, List<StoredObject> created, List<SequencedDelta> deltas, DeltaSequences sequences) {
     List<ObjectDelta> changes = new ArrayList<>(deltas.size());
     for (SequencedDelta d : deltas) {
-      refuseReplica(d.delta().id());
+      checkChangeable(session, d.delta().id());
       changes.add(d.delta());
     }
     for (StoredObject o : created) {
@@ -101,13 +101,8 @@ public final class ResultApplier {
     try {
       replicas.writeThrough(changes, () -> {
         for (SequencedDelta d : deltas) {
-          UUID id = d.delta().id();
-          Optional<ObjectHeader> header = store.header(id);
-          if (header.isPresent()) {
-            Permissions.check(session, id, header.get());
-          }
           // A delta of an object not stored here fails inside applyDelta (OBJECT_DOES_NOT_EXIST).
-          sequences.applyIfNewer(id, d.sequence(), () -> store.applyDelta(d.delta()));
+          sequences.applyIfNewer(d.delta().id(), d.sequence(), () -> store.applyDelta(d.delta()));
         }
       });
     } catch (RuntimeException e) {
@@ -120,11 +115,15 @@ public final class ResultApplier {
     }
   }
 
-  // A replica only ever changes by its master's deltas: a call that would change it here is
-  // refused before anything is stored (the client retries on the master).
-  private void refuseReplica(UUID id) {
+  // Checked before anything is stored. A replica only ever changes by its master's deltas: a call
+  // that would change it here is refused (the client retries on the master).
+  private void checkChangeable(Session session, UUID id) {
     Optional<ObjectHeader> header = store.header(id);
-    if (header.isPresent() && header.get().masterBackendId() != null) {
+    if (header.isEmpty()) {
+      return;
+    }
+    Permissions.check(session, id, header.get());
+    if (header.get().masterBackendId() != null) {
       throw new BackendUnavailableException("object " + id + " is a replica on this backend: a call that changes it"
           + " must run on its master copy, on backend " + header.get().masterBackendId());
     }
