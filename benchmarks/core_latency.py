@@ -4,21 +4,11 @@ p50/p99 of an active-method call on a small object, of get_by_alias and of make_
 small object; objects/s of make_persistent one by one and as one 10,000-object graph. The
 baseline, measured in the same run, is a bare gRPC round trip to the Logic Module (Health)."""
 import argparse
-import os
-import pathlib
 import statistics
 import sys
 import time
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-
-from harness.cluster import Cluster  # noqa: E402
-
-
-def percentiles(samples):
-    ordered = sorted(samples)
-    return ordered[len(ordered) // 2], ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+from _cluster import connected_cluster, p50_p99
 
 
 def timed(fn, n, warmup=2000):
@@ -33,7 +23,7 @@ def timed(fn, n, warmup=2000):
 
 
 def report(name, samples, baseline_p50=None):
-    p50, p99 = percentiles(samples)
+    p50, p99 = p50_p99(samples)
     ratio = f"  x{p50 / baseline_p50:.2f} of baseline" if baseline_p50 else ""
     print(f"{name:<44} p50 {p50 * 1e3:7.3f} ms   p99 {p99 * 1e3:7.3f} ms{ratio}")
     return p50
@@ -46,15 +36,8 @@ def main() -> int:
     parser.add_argument("--store", default="kv")
     args = parser.parse_args()
 
-    cluster = Cluster(backends=1, store=args.store, store_size="2G")
-    try:
-        cluster.start()
-        cluster.register_models()
-        os.environ.update(cluster.env)
-        sys.path.insert(0, str(REPO / "tests" / "models"))
-        from dataclay import api
+    with connected_cluster(backends=1, store=args.store, store_size="2G") as cluster:
         from dataclay._internal.rpc import LogicModuleClient
-        api.init()
         from people.model import Counter, Node
 
         lm = LogicModuleClient(f"127.0.0.1:{cluster.port}")
@@ -78,10 +61,7 @@ def main() -> int:
             rates.append(args.graph / (time.perf_counter() - t))
         print(f"{f'make_persistent of a {args.graph}-object graph':<44} {statistics.median(rates):9.0f} objects/s "
               f"(median of 5; min {min(rates):.0f}, max {max(rates):.0f})")
-        api.finish()
         lm.close()
-    finally:
-        cluster.stop()
     return 0
 
 

@@ -7,24 +7,18 @@ Each operation is timed on a fresh object, through the client runtime (the publi
 only argument checks: p.new_replica() returns the backend of the copy, p.new_version() the version)."""
 import argparse
 import os
-import pathlib
 import statistics
 import sys
 import time
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-
-from harness.cluster import Cluster  # noqa: E402
+from _cluster import connected_cluster, p50_p99
 
 MIB = 1 << 20
 
 
 def summary(name: str, samples: list, sent: list, baseline_p50: float | None = None) -> float:
     """Prints one line of figures and returns the p50 in seconds."""
-    ordered = sorted(samples)
-    p50 = ordered[len(ordered) // 2]
-    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    p50, p99 = p50_p99(samples)
     ratio = f"  x{p50 / baseline_p50:5.2f} of baseline" if baseline_p50 else ""
     moved = f"  sent {statistics.mean(sent):9.0f} B/op" if sent else ""
     print(f"{name:<42} p50 {p50 * 1e3:7.2f} ms  mean {statistics.mean(samples) * 1e3:7.2f} ms  "
@@ -41,14 +35,8 @@ def main() -> int:
     if args.n < 1 or args.size < 0:
         parser.error("-n must be at least 1 and --size not negative")
 
-    cluster = Cluster(backends=2, store=args.store, store_size="2G")
-    try:
-        cluster.start()
-        cluster.register_models()
-        os.environ.update(cluster.env)
-        sys.path.insert(0, str(REPO / "tests" / "models"))
+    with connected_cluster(backends=2, store=args.store, store_size="2G"):
         from dataclay import api, getRuntime
-        api.init()
         from payloads.model import Blob
 
         runtime = getRuntime()
@@ -87,9 +75,6 @@ def main() -> int:
         for name, (samples, sent) in figures.items():
             if name != "make_persistent (baseline)":
                 summary(name, samples, sent, baseline)
-        api.finish()
-    finally:
-        cluster.stop()
     return 0
 
 

@@ -16,12 +16,10 @@ import sys
 import tempfile
 import time
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
-MODEL = REPO / "examples" / "wordcount" / "model"
-sys.path.insert(0, str(REPO / "tests"))
+from _cluster import REPO, Cluster
+from harness.postgres import PostgresServer  # the harness is importable once _cluster is
 
-from harness.cluster import Cluster  # noqa: E402
-from harness.postgres import PostgresServer  # noqa: E402
+MODEL = REPO / "examples" / "wordcount" / "model"
 
 ENGINES = ("memory", "kv", "heap", "2lm", "postgres")
 

@@ -17,11 +17,9 @@ import sys
 import tempfile
 import time
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "examples" / "wordcount"
-sys.path.insert(0, str(REPO / "tests"))
+from _cluster import REPO, Cluster
 
-from harness.cluster import Cluster  # noqa: E402
+EXAMPLE = REPO / "examples" / "wordcount"
 
 FINISHED = re.compile(r"# WordCount finished in ([0-9.]+) s")
 
