@@ -107,12 +107,25 @@ public final class GrpcErrors {
     Status status = e.getStatus();
     String what = status.getDescription() == null ? status.getCode().name() : status.getDescription();
     if (status.getCode() == Status.Code.UNAVAILABLE || status.getCode() == Status.Code.DEADLINE_EXCEEDED) {
-      return new BackendUnavailableException("service unavailable: " + what);
+      return new BackendUnavailableException("service unavailable: " + what,
+          status.getCode() == Status.Code.UNAVAILABLE && refusedConnection(status.getCause()));
     }
     if (status.getCode() == Status.Code.UNAUTHENTICATED) {
       return new NotAuthenticatedException(what);
     }
     return new InternalException("call failed with " + status.getCode() + ": " + what);
+  }
+
+  // grpc-java reports a connection that could not be made as UNAVAILABLE caused by a
+  // ConnectException (Netty's AnnotatedConnectException); a call cut off after it was sent has
+  // another cause, and may have run.
+  private static boolean refusedConnection(Throwable cause) {
+    for (Throwable t = cause; t != null; t = t.getCause()) {
+      if (t instanceof java.net.ConnectException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The exception for a decoded {@link ErrorInfo}. */

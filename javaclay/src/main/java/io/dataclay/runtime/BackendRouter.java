@@ -174,7 +174,8 @@ final class BackendRouter implements AutoCloseable {
 
   /**
    * {@code op} on a backend. When it cannot serve (BACKEND_UNAVAILABLE) its channel is dropped and
-   * its address asked again; the call is retried once only when {@code idempotent}.
+   * its address asked again; the call is retried once when {@code idempotent}, or when it never
+   * reached the backend (no connection could be made: it may have restarted on another port).
    */
   <T> T onBackend(UUID backend, boolean idempotent, Function<DataServiceClient, T> op) {
     T result;
@@ -182,7 +183,7 @@ final class BackendRouter implements AutoCloseable {
       result = op.apply(dataService(backend));
     } catch (BackendUnavailableException e) {
       reconnect(backend);
-      if (!idempotent) {
+      if (!idempotent && !e.connectFailed()) {
         failing.add(backend);
         throw e;
       }
