@@ -36,6 +36,7 @@ class LocalCluster:
         self.home = settings.home
         self.logs = self.home / "logs"
         self.client_file = self.home / "client.properties"
+        self._spawned: dict[int, subprocess.Popen] = {}
 
     # ---- start -------------------------------------------------------------------------------
 
@@ -118,7 +119,7 @@ class LocalCluster:
         # the port first: a gRPC channel refused while the JVM starts backs off, and would then
         # see the Logic Module up to its longest backoff late
         while not port_in_use(lm.port):
-            if not lm.running():
+            if self._ended(lm):
                 raise StartError(self._died("the Logic Module", self.logs / "logicmodule.log"))
             if time.monotonic() > deadline:
                 raise StartError(self._died("the Logic Module (port never opened)", self.logs / "logicmodule.log"))
@@ -130,7 +131,7 @@ class LocalCluster:
                     client.health(timeout=1.0)
                     return
                 except DataClayError:
-                    if not lm.running():
+                    if self._ended(lm):
                         raise StartError(self._died("the Logic Module", self.logs / "logicmodule.log"))
                     if time.monotonic() > deadline:
                         raise StartError(self._died("the Logic Module (no answer)", self.logs / "logicmodule.log"))
@@ -178,7 +179,7 @@ class LocalCluster:
                 if names <= alive:
                     return
                 for record in state.backends:
-                    if not record.running():
+                    if self._ended(record):
                         raise StartError(self._died(f"backend {record.name}", self.logs / f"{record.name}.log"))
                 if time.monotonic() > deadline:
                     missing = ", ".join(sorted(names - alive))
@@ -206,7 +207,14 @@ class LocalCluster:
             proc = subprocess.Popen([self.settings.java, *options, "-jar", str(jar_path)],
                                     env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                     cwd=self.home, start_new_session=True)
+        self._spawned[proc.pid] = proc
         return proc.pid
+
+    def _ended(self, record: ProcessRecord) -> bool:
+        """Whether a server process is gone. One this launcher spawned is asked directly: just after
+        the spawn its /proc entry may not show the java command line yet (the launcher re-executes)."""
+        proc = self._spawned.get(record.pid)
+        return proc.poll() is not None if proc is not None else not record.running()
 
     @staticmethod
     def _died(what: str, log: pathlib.Path) -> str:
