@@ -11,17 +11,20 @@ import argparse
 import os
 import pathlib
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import textwrap
 
+from dataclay._internal.cli.class_archives import archive_of, fresh, recording_of
+from dataclay._internal.cli.cluster_state import free_port
+from dataclay._internal.cli.launcher import DS_JAR, LM_JAR
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 JARS = REPO / "pyclay" / "dataclay" / "_internal" / "jars"
 MODEL = REPO / "examples" / "wordcount" / "model"
 BIN = pathlib.Path(sys.executable).parent
-SERVER_JARS = ("logicmodule.jar", "dataservice.jar")
+SERVER_JARS = (LM_JAR, DS_JAR)
 
 WORKLOAD = textwrap.dedent("""
     from dataclay import api
@@ -48,12 +51,6 @@ WORKLOAD = textwrap.dedent("""
 """)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _run(args: list[str], env: dict, timeout: float = 180) -> None:
     result = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:
@@ -62,23 +59,16 @@ def _run(args: list[str], env: dict, timeout: float = 180) -> None:
 
 def stale(jars: pathlib.Path) -> list[str]:
     """The server jars whose archive is missing or older than the jar."""
-    from dataclay._internal.cli.class_archives import archive_of
-    out = []
-    for name in SERVER_JARS:
-        jar, archive = jars / name, archive_of(jars / name)
-        if not archive.exists() or archive.stat().st_mtime < jar.stat().st_mtime:
-            out.append(name)
-    return out
+    return [name for name in SERVER_JARS if not fresh(jars / name)]
 
 
 def record(jars: pathlib.Path) -> None:
     """Runs the training cluster and puts the archives in place."""
-    from dataclay._internal.cli.class_archives import archive_of, recording_of
     home = pathlib.Path(tempfile.mkdtemp(prefix="dataclay-class-archives-"))
     shm = pathlib.Path("/dev/shm")
     pools = pathlib.Path(tempfile.mkdtemp(prefix="dataclay-class-archives-", dir=shm if shm.is_dir() else None))
     env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
-    env.update(DATACLAY_HOME=str(home), DATACLAY_PORT=str(_free_port()), DATACLAY_STORE_PATH=str(pools),
+    env.update(DATACLAY_HOME=str(home), DATACLAY_PORT=str(free_port()), DATACLAY_STORE_PATH=str(pools),
                DATACLAY_STORE_SIZE="64M", DATACLAY_JARS=str(jars), DATACLAY_CLASS_ARCHIVES="record",
                DATACLAY_GC_INTERVAL="0", PYTHONPATH=os.pathsep.join(filter(None, [str(MODEL), env.get("PYTHONPATH")])))
     for name in SERVER_JARS:

@@ -1,7 +1,7 @@
 """Class-data-sharing archives of the server jars: a JVM started with its jar's archive maps the
-classes it needs already parsed and verified instead of loading them from the jar, which more
-than halves a server's start (and so the time a restarted backend is away). `make build` records
-them (`scripts/class_archives.py`); the launcher uses one only while it is newer than its jar."""
+classes it needs already parsed and verified instead of loading them from the jar, so a server
+starts sooner and a restarted backend is away for less time (benchmarks/startup.py). `make build`
+records them (`scripts/class_archives.py`); the launcher uses one only while it is fresh."""
 from __future__ import annotations
 
 import pathlib
@@ -25,12 +25,14 @@ def jvm_options(jar: pathlib.Path, mode: str) -> list[str]:
         # the dump lists every class it leaves out as a warning: nothing a user needs to read
         return [f"-XX:ArchiveClassesAtExit={recording_of(jar)}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
     archive = archive_of(jar)
-    if mode == "off" or not _fresh(archive, jar):
+    if mode == "off" or not fresh(jar):
         return []
     return [f"-XX:SharedArchiveFile={archive}"]
 
 
-def _fresh(archive: pathlib.Path, jar: pathlib.Path) -> bool:
+def fresh(jar: pathlib.Path) -> bool:
+    """Whether the archive of `jar` exists and is newer than the jar (recorded from this jar)."""
+    archive = archive_of(jar)
     try:
         return archive.stat().st_mtime >= jar.stat().st_mtime
     except OSError:

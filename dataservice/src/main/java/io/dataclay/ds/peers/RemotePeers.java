@@ -1,6 +1,5 @@
 package io.dataclay.ds.peers;
 
-import io.dataclay.client.DataServiceClient;
 import io.dataclay.ds.lm.AdminSession;
 import io.dataclay.ds.service.CopyResult;
 import io.dataclay.ds.service.ObjectCopy;
@@ -12,7 +11,6 @@ import io.dataclay.proto.CopiesResponse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.function.Function;
 
 /** Other Data Services reached with this backend's administrator session. */
 public final class RemotePeers implements PeerBackends, AutoCloseable {
@@ -33,7 +31,7 @@ public final class RemotePeers implements PeerBackends, AutoCloseable {
       bytes += copied.getSerializedSize();
       out.add(copied);
     }
-    call(backendId, client -> {
+    clients.call(backendId, client -> {
       client.storeCopies(out);
       return null;
     });
@@ -43,7 +41,7 @@ public final class RemotePeers implements PeerBackends, AutoCloseable {
   @Override
   public void applyDeltas(String backendId, List<ObjectDelta> deltas) {
     List<io.dataclay.proto.ObjectDelta> out = deltas.stream().map(Messages::objectDelta).toList();
-    call(backendId, client -> {
+    clients.call(backendId, client -> {
       client.applyDeltas(out);
       return null;
     });
@@ -51,7 +49,7 @@ public final class RemotePeers implements PeerBackends, AutoCloseable {
 
   @Override
   public void deleteObjects(String backendId, List<UUID> ids) {
-    call(backendId, client -> {
+    clients.call(backendId, client -> {
       client.deleteObjects(texts(ids));
       return null;
     });
@@ -59,21 +57,17 @@ public final class RemotePeers implements PeerBackends, AutoCloseable {
 
   @Override
   public CopyResult newReplica(String backendId, List<UUID> ids, String target, boolean recursive) {
-    return result(call(backendId, client -> client.newReplica(texts(ids), target, recursive)));
+    return result(clients.call(backendId, client -> client.newReplica(texts(ids), target, recursive)));
   }
 
   @Override
   public CopyResult move(String backendId, List<UUID> ids, String target, boolean recursive) {
-    return result(call(backendId, client -> client.move(texts(ids), target, recursive)));
+    return result(clients.call(backendId, client -> client.move(texts(ids), target, recursive)));
   }
 
   @Override
   public void close() {
     clients.close();
-  }
-
-  private <T> T call(String backendId, Function<DataServiceClient, T> rpc) {
-    return clients.call(backendId, rpc);
   }
 
   private static CopyResult result(CopiesResponse r) {

@@ -11,6 +11,7 @@ import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.proto.BackendInfo;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 class BackendClientsTest {
@@ -20,13 +21,17 @@ class BackendClientsTest {
     return List.of(BackendInfo.newBuilder().setId("b1").setHost("127.0.0.1").setPort(1).build());
   }, () -> "token");
 
+  @AfterEach
+  void closeClients() {
+    clients.close();
+  }
+
   @Test
   void aBackendIsLookedUpOnceWhileItAnswers() {
     DataServiceClient first = clients.call("b1", c -> c);
     DataServiceClient second = clients.call("b1", c -> c);
     assertSame(first, second);
     assertEquals(1, lookups.get());
-    clients.close();
   }
 
   @Test
@@ -38,7 +43,6 @@ class BackendClientsTest {
     DataServiceClient next = clients.call("b1", c -> c);
     assertNotSame(first, next);
     assertEquals(2, lookups.get());
-    clients.close();
   }
 
   @Test
