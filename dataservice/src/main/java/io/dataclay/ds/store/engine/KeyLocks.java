@@ -41,7 +41,27 @@ public final class KeyLocks {
     return new Held(Arrays.copyOf(order, n), stamps);
   }
 
-  /** Write locks taken together by {@link #writeLockAll}. */
+  /**
+   * Write-locks, without waiting, those stripes of {@code ids} that are free; {@link Held#covers}
+   * says which IDs they guard. Never waits, so it may be called in any order with other locks.
+   */
+  public Held tryWriteLockAll(Collection<UUID> ids) {
+    int[] order = new int[ids.size()];
+    int n = distinctStripes(ids, order);
+    int[] taken = new int[n];
+    long[] stamps = new long[n];
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+      long stamp = stripes[order[i]].tryWriteLock();
+      if (stamp != 0) {
+        taken[k] = order[i];
+        stamps[k++] = stamp;
+      }
+    }
+    return new Held(Arrays.copyOf(taken, k), Arrays.copyOf(stamps, k));
+  }
+
+  /** Write locks taken together by {@link #writeLockAll} or {@link #tryWriteLockAll}. */
   public final class Held implements AutoCloseable {
     private final int[] order;
     private final long[] stamps;
@@ -49,6 +69,11 @@ public final class KeyLocks {
     private Held(int[] order, long[] stamps) {
       this.order = order;
       this.stamps = stamps;
+    }
+
+    /** Whether the locks held include the one guarding {@code id}. */
+    public boolean covers(UUID id) {
+      return Arrays.binarySearch(order, index(id)) >= 0;
     }
 
     /** Releases every lock taken. */

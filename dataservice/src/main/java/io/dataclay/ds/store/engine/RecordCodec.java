@@ -10,7 +10,6 @@ import io.dataclay.exceptions.InvalidArgumentException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -103,7 +102,7 @@ public final class RecordCodec {
     try {
       RecordBytes in = new RecordBytes(record, headerEnd(record, id), record.length());
       int count = in.varint();
-      LinkedHashMap<String, FieldValue> fields = new LinkedHashMap<>(Math.max(4, in.checkedCount(count, 4) * 2));
+      Map<String, FieldValue> fields = StoredObject.newFields(in.checkedCount(count, 4));
       for (int i = 0; i < count; i++) {
         String name = in.name(fieldNames);
         byte[] value = in.bytes(in.varint());

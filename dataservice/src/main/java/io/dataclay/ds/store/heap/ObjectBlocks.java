@@ -15,7 +15,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -158,7 +157,7 @@ final class ObjectBlocks {
   /** Copies the object's values and references out of the pool. */
   StoredObject read(UUID id, ObjectLayout layout) {
     Field[] fields = layout.fields();
-    LinkedHashMap<String, FieldValue> values = new LinkedHashMap<>(Math.max(4, fields.length * 2));
+    Map<String, FieldValue> values = StoredObject.newFields(fields.length);
     for (Field f : fields) {
       MemoryBlock from = f.inline() ? layout.table() : f.block();
       long at = f.inline() ? f.contentOffset() : 0;

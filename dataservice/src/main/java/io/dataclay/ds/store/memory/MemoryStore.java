@@ -12,7 +12,6 @@ import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -91,7 +90,8 @@ public final class MemoryStore implements ObjectStore {
       if (old == null) {
         throw new ObjectDoesNotExistException("object " + id + " is not stored in this memory store");
       }
-      Map<String, FieldValue> fields = new LinkedHashMap<>(old.fields());
+      Map<String, FieldValue> fields = StoredObject.newFields(old.fields().size() + delta.changed().size());
+      fields.putAll(old.fields());
       for (Map.Entry<String, FieldValue> e : delta.changed().entrySet()) {
         fields.put(e.getKey(), copy(e.getValue()));
       }
@@ -151,7 +151,7 @@ public final class MemoryStore implements ObjectStore {
   }
 
   private static StoredObject copy(StoredObject object) {
-    Map<String, FieldValue> fields = new LinkedHashMap<>();
+    Map<String, FieldValue> fields = StoredObject.newFields(object.fields().size());
     for (Map.Entry<String, FieldValue> e : object.fields().entrySet()) {
       fields.put(e.getKey(), copy(e.getValue()));
     }

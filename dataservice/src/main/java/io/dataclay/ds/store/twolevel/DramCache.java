@@ -18,18 +18,28 @@ import java.util.concurrent.locks.StampedLock;
 /**
  * The 2lm engine's DRAM level: a cell per stored object (see {@link Cell}), records cached up to
  * a byte budget, CLOCK eviction with write-back of dirty records to the NVRAM level, and the
- * checkpoint that writes every dirty record back. A cell changes only under its object's write
- * lock ({@link #locks}); the NVRAM copy of an object is written only under that lock too, so two
- * write-backs of one object never race and NVRAM never goes back to an older state.
+ * checkpoint that writes every dirty record back.
+ *
+ * <p>Two locks per object. A cell changes only under the object's write lock ({@link #locks}),
+ * held briefly. The NVRAM copy of an object is written only under its NVRAM lock
+ * ({@link #nvramLocks}), so two writes of one object to NVRAM never race and NVRAM never goes
+ * back to an older state. Whoever needs both takes the NVRAM lock first. A write-back does not
+ * hold the object lock while it writes: cached records are immutable and a cell is swapped whole,
+ * so it writes the record of the cell it saw, and marks that cell clean (or evicts it) only if it
+ * is still the object's cell; readers and writers in DRAM are never held up by NVRAM.
  */
 final class DramCache {
   /** Objects written back per NVRAM transaction at a checkpoint. */
   private static final int CHECKPOINT_BATCH_OBJECTS = 256;
   /** Bytes written back per NVRAM transaction at a checkpoint (the undo log stays small). */
   private static final long CHECKPOINT_BATCH_BYTES = 16L << 20;
+  /** Records the CLOCK hand passes over per step of an eviction (their dirty ones share a transaction). */
+  private static final int EVICTION_BATCH = 32;
 
   final ConcurrentHashMap<UUID, Cell> cells = new ConcurrentHashMap<>();
   final KeyLocks locks = new KeyLocks(1024);
+  /** Held while an object is written to NVRAM; taken before {@link #locks}, never while holding it. */
+  final KeyLocks nvramLocks = new KeyLocks(1024);
 
   private final ObjectStore nvram;
   private final long capacity;
@@ -80,8 +90,14 @@ final class DramCache {
    *     nothing is changed then but what was already written back
    */
   void makeRoom(long bytes) {
-    while (cachedBytes.get() + bytes > capacity && evictOne()) {
-      Thread.onSpinWait();
+    long steps = 0;
+    while (cachedBytes.get() + bytes > capacity) {
+      // Dirty records a checkpoint is writing back are passed over, unless the hand went all round.
+      int moved = evictSome(bytes, steps > clockEntries.get());
+      if (moved == 0) {
+        return; // nothing cached
+      }
+      steps += moved;
     }
   }
 
@@ -136,55 +152,129 @@ final class DramCache {
   }
 
   private void writeBack(List<UUID> ids) {
-    try (KeyLocks.Held held = locks.writeLockAll(ids)) {
+    try (KeyLocks.Held held = nvramLocks.writeLockAll(ids)) {
+      List<Cell> seen = new ArrayList<>(ids.size());
       List<UUID> written = new ArrayList<>(ids.size());
       List<StoredObject> records = new ArrayList<>(ids.size());
       for (UUID id : ids) {
         Cell cell = cells.get(id);
         if (cell != null && cell.dirty) {
+          seen.add(cell);
           written.add(id);
           records.add(cell.cached);
         }
       }
-      nvram.putAll(records); // one transaction: durable when it returns
-      for (UUID id : written) {
-        Cell cell = cells.get(id);
-        set(id, cell, cell.cleaned());
+      if (records.isEmpty()) {
+        return;
+      }
+      nvram.putAll(records); // one transaction, durable when it returns; DRAM writers go on meanwhile
+      for (int i = 0; i < written.size(); i++) {
+        UUID id = written.get(i);
+        Cell cell = seen.get(i);
+        StampedLock lock = locks.of(id);
+        long stamp = lock.writeLock();
+        try {
+          if (cells.get(id) == cell) {
+            set(id, cell, cell.cleaned());
+          } // else written again meanwhile: still dirty, in its newer state
+        } finally {
+          lock.unlockWrite(stamp);
+        }
       }
     }
   }
 
-  /** Moves the CLOCK hand one step: evicts one record or clears one reference bit. False when nothing is cached. */
-  private boolean evictOne() {
-    UUID id = clock.poll();
-    if (id == null) {
-      return false;
-    }
-    clockEntries.decrementAndGet();
-    StampedLock lock = locks.of(id);
-    long stamp = lock.writeLock();
-    try {
-      Cell cell = cells.get(id);
-      if (cell == null || cell.cached == null) {
-        return true; // the record left already (removed, written through or evicted)
+  /**
+   * Moves the CLOCK hand over up to {@value #EVICTION_BATCH} records, until {@code bytes} more
+   * would fit: clears reference bits, evicts clean records, and writes the dirty ones it meets
+   * back in one NVRAM transaction before evicting them. Returns the entries the hand passed (0:
+   * nothing is cached).
+   */
+  private int evictSome(long bytes, boolean mayWait) {
+    List<UUID> dirtyIds = new ArrayList<>();
+    List<Cell> dirtySeen = new ArrayList<>();
+    long pending = 0;
+    int passed = 0;
+    while (passed < EVICTION_BATCH && cachedBytes.get() - pending + bytes > capacity) {
+      UUID id = clock.poll();
+      if (id == null) {
+        break;
       }
-      if (cell.referenced) {
-        cell.referenced = false;
-        enqueue(id);
-        return true;
-      }
-      if (cell.dirty) {
-        try {
-          nvram.put(cell.cached); // durable when it returns; the lock keeps writers of it out
-        } catch (RuntimeException e) {
+      passed++;
+      clockEntries.decrementAndGet();
+      StampedLock lock = locks.of(id);
+      long stamp = lock.writeLock();
+      try {
+        Cell cell = cells.get(id);
+        if (cell == null || cell.cached == null) {
+          continue; // the record left already (removed, written through or evicted)
+        }
+        if (cell.referenced) {
+          cell.referenced = false;
           enqueue(id);
-          throw e;
+        } else if (!cell.dirty) {
+          set(id, cell, cell.evicted()); // NVRAM holds this very state
+        } else {
+          dirtyIds.add(id);
+          dirtySeen.add(cell);
+          pending += cell.bytes;
+        }
+      } finally {
+        lock.unlockWrite(stamp);
+      }
+    }
+    if (!dirtyIds.isEmpty()) {
+      writeBackAndEvict(dirtyIds, dirtySeen, mayWait);
+    }
+    return passed;
+  }
+
+  // Writes dirty records to NVRAM holding only their NVRAM locks, then evicts those nobody changed
+  // meanwhile. Records whose NVRAM lock is taken (a checkpoint writing them) wait for the hand's
+  // next pass, unless mayWait.
+  private void writeBackAndEvict(List<UUID> ids, List<Cell> seen, boolean mayWait) {
+    try (KeyLocks.Held held = mayWait ? nvramLocks.writeLockAll(ids) : nvramLocks.tryWriteLockAll(ids)) {
+      List<UUID> written = new ArrayList<>(ids.size());
+      List<Cell> writtenCells = new ArrayList<>(ids.size());
+      List<StoredObject> records = new ArrayList<>(ids.size());
+      for (int i = 0; i < ids.size(); i++) {
+        UUID id = ids.get(i);
+        Cell cell = cells.get(id);
+        if (!held.covers(id) || cell != seen.get(i)) {
+          if (cell != null && cell.cached != null) {
+            enqueue(id); // being written back, changed or cleaned meanwhile: the hand comes back to it
+          }
+          continue;
+        }
+        written.add(id);
+        writtenCells.add(cell);
+        records.add(cell.cached);
+      }
+      if (records.isEmpty()) {
+        return;
+      }
+      try {
+        nvram.putAll(records); // one transaction, durable when it returns
+      } catch (RuntimeException e) {
+        written.forEach(this::enqueue);
+        throw e;
+      }
+      for (int i = 0; i < written.size(); i++) {
+        UUID id = written.get(i);
+        Cell cell = writtenCells.get(i);
+        StampedLock lock = locks.of(id);
+        long stamp = lock.writeLock();
+        try {
+          Cell now = cells.get(id);
+          if (now == cell) {
+            set(id, cell, cell.evicted());
+          } else if (now != null && now.cached != null) {
+            enqueue(id); // written again while this was written back: stays cached, dirty
+          }
+        } finally {
+          lock.unlockWrite(stamp);
         }
       }
-      set(id, cell, cell.evicted());
-      return true;
-    } finally {
-      lock.unlockWrite(stamp);
     }
   }
 

@@ -16,7 +16,6 @@ import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
 import io.dataclay.exceptions.StoreFullException;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -113,7 +112,8 @@ public final class TwoLevelStore implements ObjectStore {
       if (through && cache.dirtyCount() > 0 && !nvramHoldsDirtyPlus(bytes)) {
         writeBackAllNow(); // NVRAM nearly full: what was acknowledged lands before anything new
       }
-      try (KeyLocks.Held held = cache.locks.writeLockAll(ids)) {
+      try (KeyLocks.Held nvramHeld = through ? cache.nvramLocks.writeLockAll(ids) : null;
+          KeyLocks.Held held = cache.locks.writeLockAll(ids)) {
         if (through) {
           nvram.putAll(objects); // one transaction, durable: nothing of it is cached
         }
@@ -187,36 +187,61 @@ public final class TwoLevelStore implements ObjectStore {
         writeBackAllNow();
       }
       cache.makeRoom(added); // before any change, as in putAll
-      StampedLock lock = cache.locks.of(id);
-      long stamp = lock.writeLock();
-      try {
-        Cell old = cache.cells.get(id);
-        if (old == null) {
-          throw notStored(id);
-        }
-        if (old.cached == null) {
-          // Not in DRAM, so NVRAM holds its newest state: changed there, durable now.
-          nvram.applyDelta(delta);
-          return;
-        }
-        Map<String, FieldValue> fields = new LinkedHashMap<>(old.cached.fields());
-        for (Map.Entry<String, FieldValue> e : delta.changed().entrySet()) {
-          fields.put(e.getKey(), copy(e.getValue()));
-        }
-        fields.keySet().removeAll(delta.removed());
-        StoredObject updated = new StoredObject(id, old.header, fields);
-        if (!nearlyFull && cache.cacheable(Cell.sizeOf(updated))) {
-          cache.set(id, old, Cell.cached(updated, true));
-        } else {
-          nvram.put(updated); // too large to cache, or NVRAM nearly full: durable now, as a put would be
-          cache.set(id, old, old.evicted());
-        }
-      } finally {
-        lock.unlockWrite(stamp);
-      }
+      changeCell(delta, nearlyFull);
     } finally {
       guard.exit();
     }
+  }
+
+  // Applies a delta in DRAM when the object is cached and stays so; otherwise writes it to NVRAM,
+  // whose lock is then taken first (see DramCache), so the object lock is dropped and taken again.
+  private void changeCell(ObjectDelta delta, boolean nearlyFull) {
+    UUID id = delta.id();
+    StampedLock nvramLock = cache.nvramLocks.of(id);
+    long nvramStamp = 0;
+    try {
+      while (true) {
+        StampedLock lock = cache.locks.of(id);
+        long stamp = lock.writeLock();
+        try {
+          Cell old = cache.cells.get(id);
+          if (old == null) {
+            throw notStored(id);
+          }
+          StoredObject updated = old.cached == null ? null : applied(old.cached, delta);
+          if (updated != null && !nearlyFull && cache.cacheable(Cell.sizeOf(updated))) {
+            cache.set(id, old, Cell.cached(updated, true));
+            return;
+          }
+          if (nvramStamp != 0) {
+            if (updated == null) {
+              nvram.applyDelta(delta); // not in DRAM, so NVRAM holds its newest state: durable now
+            } else {
+              nvram.put(updated); // too large to cache, or NVRAM nearly full: durable now, as a put would be
+              cache.set(id, old, old.evicted());
+            }
+            return;
+          }
+        } finally {
+          lock.unlockWrite(stamp);
+        }
+        nvramStamp = nvramLock.writeLock();
+      }
+    } finally {
+      if (nvramStamp != 0) {
+        nvramLock.unlockWrite(nvramStamp);
+      }
+    }
+  }
+
+  private static StoredObject applied(StoredObject cached, ObjectDelta delta) {
+    Map<String, FieldValue> fields = StoredObject.newFields(cached.fields().size() + delta.changed().size());
+    fields.putAll(cached.fields());
+    for (Map.Entry<String, FieldValue> e : delta.changed().entrySet()) {
+      fields.put(e.getKey(), copy(e.getValue()));
+    }
+    fields.keySet().removeAll(delta.removed());
+    return new StoredObject(cached.id(), cached.header(), fields);
   }
 
   @Override
@@ -225,6 +250,8 @@ public final class TwoLevelStore implements ObjectStore {
       throw new InvalidArgumentException("object ID is missing");
     }
     guard.enter();
+    StampedLock nvramLock = cache.nvramLocks.of(id);
+    long nvramStamp = nvramLock.writeLock();
     try {
       StampedLock lock = cache.locks.of(id);
       long stamp = lock.writeLock();
@@ -240,6 +267,7 @@ public final class TwoLevelStore implements ObjectStore {
         lock.unlockWrite(stamp);
       }
     } finally {
+      nvramLock.unlockWrite(nvramStamp);
       guard.exit();
     }
   }
@@ -390,7 +418,7 @@ public final class TwoLevelStore implements ObjectStore {
   }
 
   private static StoredObject copy(StoredObject object) {
-    Map<String, FieldValue> fields = new LinkedHashMap<>();
+    Map<String, FieldValue> fields = StoredObject.newFields(object.fields().size());
     for (Map.Entry<String, FieldValue> e : object.fields().entrySet()) {
       fields.put(e.getKey(), copy(e.getValue()));
     }
