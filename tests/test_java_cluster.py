@@ -75,6 +75,18 @@ CLIENT = textwrap.dedent("""
             TextCollection c = DataClayObject.getByAlias(TextCollection.class, args[1]);
             return "{\\"total\\": " + c.totalWords() + "}";
           }
+          case "merge-across": {
+            List<UUID> backends = new ArrayList<>(DataClay.getBackends().keySet());
+            TextStats here = new TextStats();
+            here.mergeWordCounts(Map.of("a", 1));
+            here.makePersistent(backends.get(0));
+            TextStats there = new TextStats();
+            there.mergeWordCounts(Map.of("a", 2, "b", 5));
+            there.makePersistent(backends.get(1));
+            here.mergeStats(there);
+            return "{\\"top\\": \\"" + String.join(",", here.topWords(2)) + "\\", \\"backends\\": "
+                + (here.getLocation().equals(there.getLocation()) ? 1 : 2) + "}";
+          }
           case "delete": {
             DataClayObject.deleteAlias(args[1]);
             return "{}";
@@ -196,6 +208,13 @@ def test_a_java_method_calls_objects_stored_on_other_backends_as_the_caller(jclu
     # verify
     assert spread["backends"] == 2
     assert total == {"total": 8}
+
+
+def test_a_java_method_reads_a_field_of_an_object_on_another_backend(jcluster, java_client):
+    # setup + run: TextStats.mergeStats(other) reads other.counts, other stored on the other backend
+    merged = java(jcluster, java_client, "merge-across")
+    # verify: the stored counts of the other object, not a proxy's empty map
+    assert merged == {"top": "b=5,a=3", "backends": 2}
 
 
 def test_get_stubs_writes_the_registered_class_files(jcluster, tmp_path):

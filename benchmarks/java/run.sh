@@ -26,4 +26,6 @@ user=$(sed -n 's/^DATACLAY_USER=//p' "$DATACLAY_HOME/client.properties")
 dataclaycmd WaitForBackends java 2 >/dev/null
 dataclaycmd NewModel "$user" - jwordcount examples/java-wordcount/target/classes java >/dev/null
 javac -d "$out" -cp "$classpath" benchmarks/java/JavaLatency.java
-java -cp "$out:$classpath" JavaLatency "$@"
+# JAVA_OPTS: extra JVM options for the client, e.g. -XX:StartFlightRecording=filename=client.jfr
+# shellcheck disable=SC2086
+java ${JAVA_OPTS:-} -cp "$out:$classpath" JavaLatency "$@"

@@ -15,6 +15,14 @@ public class TextStats extends DataClayObject {
     partial.forEach((word, n) -> counts.merge(word, n, Integer::sum));
   }
 
+  /**
+   * Adds another TextStats' totals to these. {@code other.counts} is read where {@code other} is
+   * stored, which may be another backend: field access on a persistent object is remote too.
+   */
+  public void mergeStats(TextStats other) {
+    mergeWordCounts(other.counts);
+  }
+
   /** The n most frequent words as "word=count", most frequent first (ties alphabetically). */
   public ArrayList<String> topWords(int n) {
     List<Map.Entry<String, Integer>> entries = new ArrayList<>(counts.entrySet());

@@ -12,6 +12,12 @@ public interface ObjectRuntime {
   /** Runs {@code method} (name and JVM descriptor, e.g. "add(I)V") on the persistent object and returns its result. */
   Object callMethod(DataClayObject target, String method, Object[] args);
 
+  /** The value of persistent field {@code field} of a persistent object, read where the object is. */
+  Object getField(DataClayObject target, String field);
+
+  /** Assigns persistent field {@code field} of a persistent object where the object is; durable when it returns. */
+  void setField(DataClayObject target, String field, Object value);
+
   /** Stores {@code obj} (and, if {@code recursive}, the volatile objects it reaches); durable when it returns. */
   void makePersistent(DataClayObject obj, String alias, UUID backendId, boolean recursive);
 

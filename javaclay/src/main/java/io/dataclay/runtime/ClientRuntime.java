@@ -69,7 +69,7 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
 
   @Override
   public Object callMethod(DataClayObject target, String method, Object[] args) {
-    byte[] payload = encodeArguments(args, router.firstBackend(target));
+    byte[] payload = encodeValue(args, router.firstBackend(target));
     byte[] result;
     try {
       result = router.onObject(target, false, true, ds -> ds.callMethod(target.getID(), method, payload));
@@ -79,10 +79,25 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
     return codec.decode(result, proxies, "result of " + target.getClass().getName() + "." + method);
   }
 
-  // Volatile model objects among the arguments are stored first, on the target's backend.
-  private byte[] encodeArguments(Object[] args, UUID backend) {
+  @Override
+  public Object getField(DataClayObject target, String field) {
+    byte[] value = router.onObject(target, true, true, ds -> ds.getField(target.getID(), field));
+    return codec.decode(value, proxies, "field " + target.getClass().getName() + "." + field);
+  }
+
+  @Override
+  public void setField(DataClayObject target, String field, Object value) {
+    byte[] encoded = encodeValue(value, router.firstBackend(target));
+    router.onObject(target, false, false, ds -> {
+      ds.setField(target.getID(), field, encoded);
+      return null;
+    });
+  }
+
+  // Volatile model objects in the value are stored first, on the target's backend.
+  private byte[] encodeValue(Object value, UUID backend) {
     GraphWriter volatiles = new GraphWriter(codec, backend, true, proxies);
-    byte[] payload = codec.encode(args, volatiles).value();
+    byte[] payload = codec.encode(value, volatiles).value();
     if (!volatiles.isEmpty()) {
       List<io.dataclay.proto.ObjectData> records = volatiles.drain();
       router.onBackend(backend, false, ds -> {

@@ -13,11 +13,14 @@ import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.exceptions.MethodDoesNotExistException;
 import io.dataclay.exceptions.ObjectNotHereException;
 import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.serialization.EncodedField;
+import io.dataclay.serialization.ModelFields;
 import io.dataclay.serialization.ObjectCodec;
 import io.dataclay.serialization.References;
+import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.ArrayDeque;
@@ -192,6 +195,44 @@ final class CallContext implements References, ObjectRuntime {
       }
     }
     return env.remote().callMethod(session, codec, this, target, method, args);
+  }
+
+  @Override
+  public Object getField(DataClayObject target, String field) {
+    UUID id = target.getObjectId();
+    if (loaded.containsKey(id) || env.store().header(id).isPresent()) {
+      DataClayObject instance = load(id);
+      try {
+        return persistentField(instance, field).get(instance);
+      } catch (IllegalAccessException e) {
+        throw new InvalidArgumentException("cannot read field " + field + ": " + e.getMessage());
+      }
+    }
+    return env.remote().getField(session, codec, this, target, field);
+  }
+
+  @Override
+  public void setField(DataClayObject target, String field, Object value) {
+    UUID id = target.getObjectId();
+    if (loaded.containsKey(id) || env.store().header(id).isPresent()) {
+      DataClayObject instance = load(id); // stored with the call's other changes when it ends
+      try {
+        persistentField(instance, field).set(instance, value);
+      } catch (IllegalAccessException | IllegalArgumentException e) {
+        throw new InvalidArgumentException("cannot assign field " + field + ": " + e.getMessage());
+      }
+      return;
+    }
+    env.remote().setField(session, codec, this, target, field, value);
+  }
+
+  private static Field persistentField(DataClayObject instance, String name) {
+    Field f = ModelFields.of(instance.getClass()).get(name);
+    if (f == null) {
+      throw new MethodDoesNotExistException("class " + instance.getClass().getName() + " has no persistent field '"
+          + name + "'");
+    }
+    return f;
   }
 
   @Override

@@ -3,6 +3,7 @@ package io.dataclay.ds.ee.java;
 import io.dataclay.api.DataClayObject;
 import io.dataclay.api.ObjectState;
 import io.dataclay.api.ObjectStates;
+import io.dataclay.client.DataServiceClient;
 import io.dataclay.client.LogicModuleClient;
 import io.dataclay.ds.peers.BackendClients;
 import io.dataclay.ds.service.Session;
@@ -11,6 +12,7 @@ import io.dataclay.exceptions.ObjectNotHereException;
 import io.dataclay.serialization.ObjectCodec;
 import io.dataclay.serialization.References;
 import java.util.UUID;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -33,23 +35,45 @@ final class RemoteBackends implements RemoteObjects {
   @Override
   public Object callMethod(Session session, ObjectCodec codec, References refs, DataClayObject target,
       String method, Object[] args) {
+    byte[] payload = codec.encode(args, refs).value();
+    byte[] result = onObject(session, target, c -> c.callMethod(target.getID(), method, payload));
+    return codec.decode(result, refs, "result of " + target.getClass().getName() + "." + method);
+  }
+
+  @Override
+  public Object getField(Session session, ObjectCodec codec, References refs, DataClayObject target, String field) {
+    byte[] value = onObject(session, target, c -> c.getField(target.getID(), field));
+    return codec.decode(value, refs, "field " + target.getClass().getName() + "." + field);
+  }
+
+  @Override
+  public void setField(Session session, ObjectCodec codec, References refs, DataClayObject target, String field,
+      Object value) {
+    byte[] encoded = codec.encode(value, refs).value();
+    onObject(session, target, c -> {
+      c.setField(target.getID(), field, encoded);
+      return null;
+    });
+  }
+
+  // Runs op on the backend of target (its hint, else its master), in the caller's session; a stale
+  // hint is replaced by the master's location once.
+  private <T> T onObject(Session session, DataClayObject target, Function<DataServiceClient, T> op) {
     String id = target.getID();
     ObjectState state = ObjectStates.of(target);
     String backend = state.backend() != null ? state.backend().toString() : lm.get().getObjectInfo(id).getMasterBackendId();
-    byte[] payload = codec.encode(args, refs).value();
-    byte[] result;
     String outer = CALLER_TOKEN.get();
     CALLER_TOKEN.set(session.token());
     try {
       try {
-        result = clients.call(backend, c -> c.callMethod(id, method, payload));
+        return clients.call(backend, op);
       } catch (ObjectNotHereException | BackendDoesNotExistException e) {
         String master = lm.get().getObjectInfo(id).getMasterBackendId();
         if (master.equals(backend)) {
           throw e;
         }
         ObjectStates.set(target, new ObjectState(target.getObjectId(), UUID.fromString(master), true));
-        result = clients.call(master, c -> c.callMethod(id, method, payload));
+        return clients.call(master, op);
       }
     } finally {
       if (outer == null) {
@@ -58,7 +82,6 @@ final class RemoteBackends implements RemoteObjects {
         CALLER_TOKEN.set(outer);
       }
     }
-    return codec.decode(result, refs, "result of " + target.getClass().getName() + "." + method);
   }
 
   @Override

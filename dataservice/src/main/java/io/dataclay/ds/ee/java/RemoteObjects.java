@@ -11,6 +11,13 @@ interface RemoteObjects {
   Object callMethod(Session session, ObjectCodec codec, References refs, DataClayObject target, String method,
       Object[] args);
 
+  /** Reads field {@code field} of {@code target} in its backend with the caller's session; returns it decoded. */
+  Object getField(Session session, ObjectCodec codec, References refs, DataClayObject target, String field);
+
+  /** Assigns field {@code field} of {@code target} in its backend with the caller's session. */
+  void setField(Session session, ObjectCodec codec, References refs, DataClayObject target, String field,
+      Object value);
+
   /** Closes connections to other backends. */
   void close();
 }

@@ -224,4 +224,58 @@ class ClientRuntimeTest {
     assertTrue(b.alive());
     assertTrue(b.languages().containsAll(List.of(Language.JAVA, Language.PYTHON)), b.languages().toString());
   }
+
+  @Test
+  void a_model_method_reads_the_field_of_another_persistent_object_as_stored() throws Exception {
+    // setup: two persistent accounts; in the backend the argument arrives as a proxy
+    Ledger a = account("ann");
+    Ledger b = account("bob");
+    as(client, () -> {
+      ((DataClayObject) a).makePersistent();
+      ((DataClayObject) b).makePersistent();
+      a.deposit(5);
+      return b.deposit(7);
+    });
+    // run
+    long combined = as(client, () -> a.combinedBalance(b));
+    // verify: b's stored balance, not a proxy's empty field
+    assertEquals(12, combined);
+  }
+
+  @Test
+  void model_code_on_the_client_reads_and_assigns_a_persistent_objects_fields_in_its_backend() throws Exception {
+    // setup
+    Ledger a = account("ann");
+    Ledger volatileOne = account("vic");
+    volatileOne.deposit(4);
+    as(client, () -> {
+      ((DataClayObject) a).makePersistent();
+      return a.deposit(9);
+    });
+    var balanceOf = accountClass.getMethod("balanceOf", accountClass);
+    var setBalanceOf = accountClass.getMethod("setBalanceOf", accountClass, long.class);
+    // run: static model methods run here, on the client, where a is a proxy
+    long read = as(client, () -> invoke(balanceOf, a));
+    as(client, () -> invoke(setBalanceOf, a, 42L));
+    long local = as(client, () -> invoke(balanceOf, volatileOne));
+    // verify
+    assertEquals(9, read);
+    assertEquals(42, as(client, a::getBalance));
+    assertEquals(4, local);
+    assertEquals(42L, as(client, () -> Runtimes.current().getField((DataClayObject) a, "balance")));
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T> T invoke(java.lang.reflect.Method method, Object... args) {
+    try {
+      return (T) method.invoke(null, args);
+    } catch (java.lang.reflect.InvocationTargetException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      throw new AssertionError(e.getCause());
+    } catch (IllegalAccessException e) {
+      throw new AssertionError(e);
+    }
+  }
 }

@@ -52,4 +52,19 @@ public class Account extends DataClayObject implements Ledger {
   public Ledger getBackup() {
     return backup;
   }
+
+  @Override
+  public long combinedBalance(Ledger other) {
+    return balance + ((Account) other).balance; // the other account's field, read where it is stored
+  }
+
+  /** The balance of {@code account}, read from its field where this is called. */
+  public static long balanceOf(Account account) {
+    return account.balance;
+  }
+
+  /** Assigns the balance of {@code account} through its field where this is called. */
+  public static void setBalanceOf(Account account, long balance) {
+    account.balance = balance;
+  }
 }

@@ -22,4 +22,7 @@ public interface Ledger {
 
   /** The backup account, or null. */
   Ledger getBackup();
+
+  /** This balance plus {@code other}'s (an Account), read from its field. */
+  long combinedBalance(Ledger other);
 }
