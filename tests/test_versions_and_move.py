@@ -1,7 +1,7 @@
 """Versions and moves on a real two-backend cluster: a version changes apart from its original
-until consolidated, versions of versions, many versions consolidated in turn, consolidating a
-non-version is a clear error; moves recursive and not keep aliases and references working,
-and moving to an unknown backend is a clear error."""
+until consolidated (a field it deleted is deleted from the original too), versions of versions,
+many versions consolidated in turn, consolidating a non-version is a clear error; moves recursive
+and not keep aliases and references working, and moving to an unknown backend is a clear error."""
 import json
 import textwrap
 
@@ -70,6 +70,25 @@ def test_version_on_another_backend_consolidates_into_the_original(cluster):
     """)
     assert out["during"] == [5, 15, out["backends"][1]]
     assert out["after"] == 15 and out["location"] == out["backends"][0]
+
+
+def test_a_field_deleted_in_a_version_is_deleted_from_the_original_wherever_each_is(cluster):
+    out = run(cluster, """
+        def friends_after(original, version_backend):
+            original.make_persistent(backend_id=BACKENDS[0])
+            v = original.new_version(backend_id=version_backend)
+            v.forget_friends()
+            v.birthday()
+            v.consolidate_version()
+            try:
+                return original.friend_names()
+            except AttributeError:
+                return "AttributeError"
+        there, here = Person("rui", 40), Person("ana", 50)
+        print(json.dumps({"other_backend": friends_after(there, BACKENDS[1]), "same_backend": friends_after(here, BACKENDS[0]),
+                          "ages": [there.age, here.age]}))
+    """)
+    assert out == {"other_backend": "AttributeError", "same_backend": "AttributeError", "ages": [41, 51]}
 
 
 def test_version_of_a_version_consolidates_into_the_original(cluster):

@@ -30,6 +30,11 @@ class Person(DataClayObject):
         return [f.name for f in self.friends]
 
     @activemethod
+    def forget_friends(self) -> None:
+        """Deletes the friends field: reading it afterwards fails with AttributeError."""
+        del self.friends
+
+    @activemethod
     def fail(self, message: str) -> None:
         raise ValueError(message)
 

@@ -40,7 +40,15 @@ public final class RemotePeers implements PeerBackends, AutoCloseable {
 
   @Override
   public void applyDeltas(String backendId, List<ObjectDelta> deltas) {
-    List<io.dataclay.proto.ObjectDelta> out = deltas.stream().map(Messages::objectDelta).toList();
+    send(backendId, deltas.stream().map(Messages::objectDelta).toList());
+  }
+
+  @Override
+  public void replaceStates(String backendId, List<ObjectDelta> states) {
+    send(backendId, states.stream().map(Messages::wholeState).toList());
+  }
+
+  private void send(String backendId, List<io.dataclay.proto.ObjectDelta> out) {
     clients.call(backendId, client -> {
       client.applyDeltas(out);
       return null;

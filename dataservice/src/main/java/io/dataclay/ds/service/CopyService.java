@@ -185,6 +185,28 @@ public final class CopyService {
     applyHere(deltas);
   }
 
+  /**
+   * Gives objects stored here new whole states (administrators): each state's fields replace the
+   * object's, and the fields it lacks are removed.
+   */
+  public void replaceStates(Session session, List<ObjectDelta> states) {
+    requireAdmin(session, "ApplyDeltas");
+    replaceHere(states);
+  }
+
+  /** As {@link #replaceStates}, for this backend's own use. */
+  void replaceHere(List<ObjectDelta> states) {
+    List<ObjectDelta> deltas = new ArrayList<>(states.size());
+    for (ObjectDelta state : states) {
+      StoredObject now = store.get(state.id()).orElseThrow(
+          () -> new ObjectNotHereException("object " + state.id() + " is not stored on this backend"));
+      Set<String> removed = new HashSet<>(now.fields().keySet());
+      removed.removeAll(state.changed().keySet());
+      deltas.add(new ObjectDelta(state.id(), state.changed(), removed));
+    }
+    applyHere(deltas);
+  }
+
   /** Applies deltas to the copies here, passing those of objects mastered here on to their replicas. */
   void applyHere(List<ObjectDelta> deltas) {
     List<ObjectDelta> mastered = new ArrayList<>();

@@ -15,6 +15,9 @@ public interface PeerBackends {
   /** Applies deltas to the copies on {@code backendId} (a master passes them on to its replicas). */
   void applyDeltas(String backendId, List<ObjectDelta> deltas);
 
+  /** Gives objects on {@code backendId} new whole states: fields a state lacks are removed there. */
+  void replaceStates(String backendId, List<ObjectDelta> states);
+
   /** Removes objects from {@code backendId}. */
   void deleteObjects(String backendId, List<UUID> ids);
 

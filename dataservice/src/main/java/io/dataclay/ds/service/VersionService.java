@@ -1,6 +1,5 @@
 package io.dataclay.ds.service;
 
-import io.dataclay.ds.store.FieldValue;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.ObjectStore;
@@ -9,9 +8,7 @@ import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.NotAVersionException;
 import io.dataclay.exceptions.ObjectNotHereException;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -82,12 +79,13 @@ public final class VersionService {
           + " to objects made by new_version()");
     }
     UUID original = UUID.fromString(root);
+    // The original's fields become the version's; those the version lacks are removed, where the original is.
+    ObjectDelta state = new ObjectDelta(original, version.fields(), Set.of());
     Optional<ObjectHeader> local = store.header(original).filter(x -> x.masterBackendId() == null);
     if (local.isPresent()) {
-      copies.applyHere(List.of(replacing(original, version.fields(), store.get(original).map(StoredObject::fields))));
+      copies.replaceHere(List.of(state));
     } else {
-      ObjectLocation at = directory.locate(original);
-      peers.applyDeltas(at.masterBackendId(), List.of(replacing(original, version.fields(), Optional.empty())));
+      peers.replaceStates(directory.locate(original).masterBackendId(), List.of(state));
     }
     Set<String> versionReplicas = replicas.of(versionId);
     directory.unregister(List.of(versionId));
@@ -107,14 +105,5 @@ public final class VersionService {
         () -> new ObjectNotHereException("the master copy of object " + id + " is not on this backend"));
     Permissions.check(session, id, o.header());
     return o;
-  }
-
-  // The original's fields become the version's: every field is sent; fields the original has and
-  // the version lacks are removed when the original is here to compare (a remote original keeps them).
-  private static ObjectDelta replacing(UUID original, Map<String, FieldValue> state,
-      Optional<Map<String, FieldValue>> before) {
-    Set<String> removed = new HashSet<>();
-    before.ifPresent(fields -> fields.keySet().stream().filter(n -> !state.containsKey(n)).forEach(removed::add));
-    return new ObjectDelta(original, state, removed);
   }
 }

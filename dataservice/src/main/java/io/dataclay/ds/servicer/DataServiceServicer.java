@@ -266,10 +266,22 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
     counters.count("ApplyDeltas");
     Replies.now(observer, () -> {
       List<ObjectDelta> deltas = new ArrayList<>(request.getDeltasCount());
+      List<ObjectDelta> states = new ArrayList<>();
       for (int i = 0; i < request.getDeltasCount(); i++) {
-        deltas.add(Messages.delta(request.getDeltas(i), "deltas[" + i + "]").delta());
+        io.dataclay.proto.ObjectDelta d = request.getDeltas(i);
+        if (d.getWholeState()) {
+          states.add(Messages.wholeStateOf(d, "deltas[" + i + "]"));
+        } else {
+          deltas.add(Messages.delta(d, "deltas[" + i + "]").delta());
+        }
       }
-      copies.applyDeltas(caller(), deltas);
+      Session session = caller();
+      if (!deltas.isEmpty()) {
+        copies.applyDeltas(session, deltas);
+      }
+      if (!states.isEmpty()) {
+        copies.replaceStates(session, states);
+      }
       return Empty.getDefaultInstance();
     });
   }

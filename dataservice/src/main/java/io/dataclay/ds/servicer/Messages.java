@@ -142,8 +142,28 @@ public final class Messages {
     return out.build();
   }
 
-  /** A delta with its sequence. */
+  /** The protocol form of an object's whole new state (see ObjectDelta.whole_state). */
+  public static io.dataclay.proto.ObjectDelta wholeState(ObjectDelta state) {
+    return objectDelta(state).toBuilder().setWholeState(true).build();
+  }
+
+  /** A delta with its sequence; whole states are refused (see {@link #wholeStateOf}). */
   public static SequencedDelta delta(io.dataclay.proto.ObjectDelta delta, String field) {
+    if (delta.getWholeState()) {
+      throw new InvalidArgumentException(field + ".whole_state is only for ApplyDeltas between backends");
+    }
+    return parsed(delta, field);
+  }
+
+  /** The new state carried by a delta marked whole_state (as a delta with no removed fields yet). */
+  public static ObjectDelta wholeStateOf(io.dataclay.proto.ObjectDelta delta, String field) {
+    if (delta.getRemovedFieldsCount() > 0) {
+      throw new InvalidArgumentException(field + " is a whole state: it lists no removed_fields");
+    }
+    return parsed(delta, field).delta();
+  }
+
+  private static SequencedDelta parsed(io.dataclay.proto.ObjectDelta delta, String field) {
     UUID id = uuid(delta.getId(), field + ".id");
     Map<String, FieldValue> changed = fields(delta.getChangedFieldsList(), field + ".changed_fields");
     Set<String> removed = new HashSet<>();

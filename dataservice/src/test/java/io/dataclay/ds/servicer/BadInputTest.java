@@ -91,4 +91,13 @@ class BadInputTest {
     Map<String, Long> after = cluster.node().report().calls();
     assertEquals(before + 1, after.get("CallMethod"));
   }
+
+  @Test
+  void a_whole_state_that_also_removes_fields_is_refused_before_anything_is_changed() {
+    // setup
+    io.dataclay.proto.ObjectDelta state = io.dataclay.proto.ObjectDelta.newBuilder()
+        .setId(UUID.randomUUID().toString()).setWholeState(true).addRemovedFields("x").build();
+    // run + verify
+    assertInvalid("deltas[0] is a whole state", () -> ds.applyDeltas(List.of(state)));
+  }
 }
