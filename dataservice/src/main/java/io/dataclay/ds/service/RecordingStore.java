@@ -7,6 +7,7 @@ import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.function.Consumer;
 
@@ -42,6 +43,11 @@ final class RecordingStore implements ObjectStore {
   @Override
   public Optional<StoredObject> get(UUID id) {
     return engine.get(id);
+  }
+
+  @Override
+  public Optional<Set<UUID>> references(UUID id) {
+    return engine.references(id);
   }
 
   @Override

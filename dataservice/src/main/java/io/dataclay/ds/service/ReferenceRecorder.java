@@ -8,7 +8,6 @@ import io.dataclay.exceptions.PermissionDeniedException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Iterator;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
@@ -165,11 +164,7 @@ public final class ReferenceRecorder {
         int end = Math.min(ids.size(), next + BATCH);
         for (; next < end; next++) {
           UUID oid = ids.get(next);
-          store.get(oid).ifPresent(o -> {
-            Set<UUID> refs = new LinkedHashSet<>();
-            o.fields().values().forEach(f -> refs.addAll(f.references()));
-            batch.add(new Outgoing(oid, refs));
-          });
+          store.references(oid).ifPresent(refs -> batch.add(new Outgoing(oid, refs)));
         }
         return batch;
       }

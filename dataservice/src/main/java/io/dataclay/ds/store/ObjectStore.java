@@ -3,6 +3,7 @@ package io.dataclay.ds.store;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.function.Consumer;
 
@@ -31,6 +32,15 @@ public interface ObjectStore extends AutoCloseable {
 
   /** The stored object, or empty when this store does not hold it. */
   Optional<StoredObject> get(UUID id);
+
+  /**
+   * The IDs the stored object's fields reference (each once, in field order), or empty when this
+   * store does not hold it. Garbage collection reads this for every object: engines override it
+   * to read the references without copying the values out.
+   */
+  default Optional<Set<UUID>> references(UUID id) {
+    return get(id).map(o -> StoredObject.referencesOf(o.fields()));
+  }
 
   /** The header of a stored object without its fields, or empty; cheap (used on every call). */
   Optional<ObjectHeader> header(UUID id);

@@ -2,8 +2,10 @@ package io.dataclay.ds.store;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.UUID;
 
 /** An object's whole stored form: its ID, header and serialised fields (in field order). */
@@ -36,6 +38,15 @@ public record StoredObject(UUID id, ObjectHeader header, Map<String, FieldValue>
     HandedOver(int expected) {
       super(Math.max(4, expected * 2));
     }
+  }
+
+  /** The IDs {@code fields} reference, each once, in field order. */
+  public static Set<UUID> referencesOf(Map<String, FieldValue> fields) {
+    Set<UUID> refs = new LinkedHashSet<>();
+    for (FieldValue f : fields.values()) {
+      refs.addAll(f.references());
+    }
+    return refs;
   }
 
   /** Total bytes of field values (for size accounting and benchmarks). */

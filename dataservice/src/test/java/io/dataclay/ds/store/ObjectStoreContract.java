@@ -130,6 +130,27 @@ public abstract class ObjectStoreContract {
   }
 
   @Test
+  void referencesAreThoseOfEveryFieldEachOnceInFieldOrder() {
+    // setup: a small field and a large one (out of line in heap, read in place in kv) share a reference
+    UUID id = UUID.randomUUID();
+    UUID a = UUID.randomUUID();
+    UUID b = UUID.randomUUID();
+    UUID c = UUID.randomUUID();
+    store.put(object(id, Map.of("x", new FieldValue(value("1").value(), List.of(a, b)))));
+    Map<String, FieldValue> fields = new LinkedHashMap<>();
+    fields.put("first", new FieldValue(value("1").value(), List.of(b, a)));
+    fields.put("big", new FieldValue(new byte[256 * 1024], List.of(c, b)));
+    fields.put("plain", value("no references"));
+    store.put(new StoredObject(id, TestObjects.HEADER, fields));
+    UUID none = UUID.randomUUID();
+    store.put(object(none, "n", "1"));
+    // run + verify: after a replacement, the new fields' references only
+    assertEquals(List.of(b, a, c), List.copyOf(store.references(id).orElseThrow()));
+    assertEquals(Set.of(), store.references(none).orElseThrow());
+    assertEquals(Optional.empty(), store.references(UUID.randomUUID()));
+  }
+
+  @Test
   void getAndHeaderOfAnUnknownObjectAreEmpty() {
     store.put(object(UUID.randomUUID(), "a", "1"));
     assertEquals(Optional.empty(), store.get(UUID.randomUUID()));

@@ -10,6 +10,7 @@ import io.dataclay.exceptions.InvalidArgumentException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -120,6 +121,26 @@ public final class RecordCodec {
         fields.put(name, new FieldValue(value, refs));
       }
       return new StoredObject(id, header, fields);
+    } catch (IndexOutOfBoundsException e) {
+      throw corrupt(id, "fields run past the record's end");
+    }
+  }
+
+  /** The IDs a record's fields reference, each once, in field order; values are skipped, not copied. */
+  public Set<UUID> references(UUID id, RecordInput record) {
+    try {
+      RecordBytes in = new RecordBytes(record, headerEnd(record, id), record.length());
+      int count = in.varint();
+      Set<UUID> refs = new LinkedHashSet<>();
+      for (int i = 0; i < count; i++) {
+        in.skip(in.varint()); // name
+        in.skip(in.varint()); // value
+        int refCount = in.checkedCount(in.varint(), 16);
+        for (int r = 0; r < refCount; r++) {
+          refs.add(new UUID(in.longValue(), in.longValue()));
+        }
+      }
+      return refs;
     } catch (IndexOutOfBoundsException e) {
       throw corrupt(id, "fields run past the record's end");
     }

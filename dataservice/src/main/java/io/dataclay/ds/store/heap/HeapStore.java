@@ -21,6 +21,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -195,6 +196,26 @@ public final class HeapStore implements ObjectStore {
     }
   }
 
+
+  @Override
+  public Optional<Set<UUID>> references(UUID id) {
+    if (id == null) {
+      throw new InvalidArgumentException("object ID is missing");
+    }
+    guard.enter();
+    try {
+      StampedLock lock = locks.of(id);
+      long stamp = lock.readLock();
+      try {
+        ObjectLayout layout = index.get(id);
+        return layout == null ? Optional.empty() : Optional.of(blocks.references(layout));
+      } finally {
+        lock.unlockRead(stamp);
+      }
+    } finally {
+      guard.exit();
+    }
+  }
   @Override
   public Optional<ObjectHeader> header(UUID id) {
     if (id == null) {

@@ -15,8 +15,10 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -152,6 +154,24 @@ final class ObjectBlocks {
       }
     }
     free(layout.table());
+  }
+
+  /** The IDs the object's fields reference, each once, in field order; no value is read. */
+  Set<UUID> references(ObjectLayout layout) {
+    Set<UUID> refs = new LinkedHashSet<>();
+    for (Field f : layout.fields()) {
+      if (f.refCount() > 0) {
+        MemoryBlock from = f.inline() ? layout.table() : f.block();
+        long at = (f.inline() ? f.contentOffset() : 0) + f.valueLength();
+        byte[] raw = new byte[16 * f.refCount()];
+        from.copyToArray(at, raw, 0, raw.length);
+        ByteBuffer b = ByteBuffer.wrap(raw).order(ByteOrder.nativeOrder());
+        for (int r = 0; r < f.refCount(); r++) {
+          refs.add(new UUID(b.getLong(), b.getLong()));
+        }
+      }
+    }
+    return refs;
   }
 
   /** Copies the object's values and references out of the pool. */

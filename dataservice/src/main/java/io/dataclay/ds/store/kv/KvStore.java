@@ -24,6 +24,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -201,6 +202,26 @@ public final class KvStore implements ObjectStore {
     }
   }
 
+  @Override
+  public Optional<Set<UUID>> references(UUID id) {
+    if (id == null) {
+      throw new InvalidArgumentException("object ID is missing");
+    }
+    guard.enter();
+    try {
+      StampedLock lock = locks.of(id);
+      long stamp = lock.readLock(); // the record is read in place: its block must not change meanwhile
+      try {
+        Entry entry = index.get(id);
+        return entry == null ? Optional.empty()
+            : Optional.of(codec.references(id, blocks.input(entry.block(), entry.length())));
+      } finally {
+        lock.unlockRead(stamp);
+      }
+    } finally {
+      guard.exit();
+    }
+  }
   @Override
   public Optional<ObjectHeader> header(UUID id) {
     if (id == null) {

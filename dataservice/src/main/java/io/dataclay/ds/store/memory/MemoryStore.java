@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -72,6 +73,14 @@ public final class MemoryStore implements ObjectStore {
     checkOpen();
     StoredObject object = objects.get(id);
     return object == null ? Optional.empty() : Optional.of(copy(object));
+  }
+
+  @Override
+  public Optional<Set<UUID>> references(UUID id) {
+    checkId(id);
+    checkOpen();
+    StoredObject object = objects.get(id);
+    return object == null ? Optional.empty() : Optional.of(StoredObject.referencesOf(object.fields()));
   }
 
   @Override

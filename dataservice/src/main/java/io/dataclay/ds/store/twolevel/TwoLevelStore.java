@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -150,6 +151,28 @@ public final class TwoLevelStore implements ObjectStore {
       Cell now = cache.cells.get(id);
       // The cache's own record is copied out; one read from NVRAM and not cached is the caller's.
       return Optional.of(now != null && now.cached == loaded ? copy(loaded) : loaded);
+    } finally {
+      guard.exit();
+    }
+  }
+
+  @Override
+  public Optional<Set<UUID>> references(UUID id) {
+    if (id == null) {
+      throw new InvalidArgumentException("object ID is missing");
+    }
+    guard.enter();
+    try {
+      Cell cell = cache.cells.get(id);
+      if (cell == null) {
+        return Optional.empty();
+      }
+      if (cell.cached != null) {
+        return Optional.of(StoredObject.referencesOf(cell.cached.fields())); // immutable: no lock, no copy
+      }
+      // Not cached: NVRAM holds its newest state, unless a writer caches a newer one meanwhile,
+      // which the recorder of a collection sees anyway (it records every write's references).
+      return nvram.references(id);
     } finally {
       guard.exit();
     }
