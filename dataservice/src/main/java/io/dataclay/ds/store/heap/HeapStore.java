@@ -27,6 +27,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.StampedLock;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * The {@code heap} engine: objects laid out field by field in a PMDK pool (llpl {@link Heap}) at
@@ -184,18 +185,11 @@ public final class HeapStore implements ObjectStore {
           }
         }
       }
-      stamp = lock.readLock();
-      try {
-        ObjectLayout layout = index.get(id);
-        return layout == null ? Optional.empty() : Optional.of(blocks.read(id, layout));
-      } finally {
-        lock.unlockRead(stamp);
-      }
+      return readLocked(id, layout -> blocks.read(id, layout));
     } finally {
       guard.exit();
     }
   }
-
 
   @Override
   public Optional<Set<UUID>> references(UUID id) {
@@ -204,16 +198,22 @@ public final class HeapStore implements ObjectStore {
     }
     guard.enter();
     try {
-      StampedLock lock = locks.of(id);
-      long stamp = lock.readLock();
-      try {
-        ObjectLayout layout = index.get(id);
-        return layout == null ? Optional.empty() : Optional.of(blocks.references(layout));
-      } finally {
-        lock.unlockRead(stamp);
-      }
+      return readLocked(id, blocks::references);
     } finally {
       guard.exit();
+    }
+  }
+
+  // read applied to the object's layout under its read lock (no writer changes its blocks
+  // meanwhile); empty when the object is not stored.
+  private <T> Optional<T> readLocked(UUID id, Function<ObjectLayout, T> read) {
+    StampedLock lock = locks.of(id);
+    long stamp = lock.readLock();
+    try {
+      ObjectLayout layout = index.get(id);
+      return layout == null ? Optional.empty() : Optional.of(read.apply(layout));
+    } finally {
+      lock.unlockRead(stamp);
     }
   }
   @Override

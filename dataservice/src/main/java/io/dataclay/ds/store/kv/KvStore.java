@@ -30,6 +30,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.StampedLock;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * The {@code kv} engine: each object is one encoded record in one block of a PMDK pool (llpl
@@ -186,17 +187,8 @@ public final class KvStore implements ObjectStore {
           }
         }
       }
-      stamp = lock.readLock();
-      try {
-        Entry entry = index.get(id);
-        if (entry == null) {
-          return Optional.empty();
-        }
-        // Large records are decoded straight from pmem, each value copied once into its array.
-        return Optional.of(codec.decode(id, blocks.input(entry.block(), entry.length()), entry.header()));
-      } finally {
-        lock.unlockRead(stamp);
-      }
+      // Large records are decoded straight from pmem, each value copied once into its array.
+      return readLocked(id, entry -> codec.decode(id, blocks.input(entry.block(), entry.length()), entry.header()));
     } finally {
       guard.exit();
     }
@@ -209,19 +201,25 @@ public final class KvStore implements ObjectStore {
     }
     guard.enter();
     try {
-      StampedLock lock = locks.of(id);
-      long stamp = lock.readLock(); // the record is read in place: its block must not change meanwhile
-      try {
-        Entry entry = index.get(id);
-        return entry == null ? Optional.empty()
-            : Optional.of(codec.references(id, blocks.input(entry.block(), entry.length())));
-      } finally {
-        lock.unlockRead(stamp);
-      }
+      return readLocked(id, entry -> codec.references(id, blocks.input(entry.block(), entry.length())));
     } finally {
       guard.exit();
     }
   }
+
+  // read applied to the object's entry under its read lock, so that its block, read in place, does
+  // not change meanwhile; empty when the object is not stored.
+  private <T> Optional<T> readLocked(UUID id, Function<Entry, T> read) {
+    StampedLock lock = locks.of(id);
+    long stamp = lock.readLock();
+    try {
+      Entry entry = index.get(id);
+      return entry == null ? Optional.empty() : Optional.of(read.apply(entry));
+    } finally {
+      lock.unlockRead(stamp);
+    }
+  }
+
   @Override
   public Optional<ObjectHeader> header(UUID id) {
     if (id == null) {

@@ -14,6 +14,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.StampedLock;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 
 /**
  * The 2lm engine's DRAM level: a cell per stored object (see {@link Cell}), records cached up to
@@ -168,18 +170,32 @@ final class DramCache {
         return;
       }
       nvram.putAll(records); // one transaction, durable when it returns; DRAM writers go on meanwhile
-      for (int i = 0; i < written.size(); i++) {
-        UUID id = written.get(i);
-        Cell cell = seen.get(i);
-        StampedLock lock = locks.of(id);
-        long stamp = lock.writeLock();
-        try {
-          if (cells.get(id) == cell) {
-            set(id, cell, cell.cleaned());
-          } // else written again meanwhile: still dirty, in its newer state
-        } finally {
-          lock.unlockWrite(stamp);
+      // A cell written again meanwhile stays dirty, in its newer state.
+      afterWriteBack(written, seen, Cell::cleaned, id -> { });
+    }
+  }
+
+  /**
+   * After the records of {@code written} cells went to NVRAM: each object whose cell is still the
+   * one written gets {@code next} of it; {@code changedMeanwhile} is told of each other object
+   * still cached (written again while its old record was written back).
+   */
+  private void afterWriteBack(List<UUID> ids, List<Cell> written, UnaryOperator<Cell> next,
+      Consumer<UUID> changedMeanwhile) {
+    for (int i = 0; i < ids.size(); i++) {
+      UUID id = ids.get(i);
+      Cell cell = written.get(i);
+      StampedLock lock = locks.of(id);
+      long stamp = lock.writeLock();
+      try {
+        Cell now = cells.get(id);
+        if (now == cell) {
+          set(id, cell, next.apply(cell));
+        } else if (now != null && now.cached != null) {
+          changedMeanwhile.accept(id);
         }
+      } finally {
+        lock.unlockWrite(stamp);
       }
     }
   }
@@ -259,22 +275,8 @@ final class DramCache {
         written.forEach(this::enqueue);
         throw e;
       }
-      for (int i = 0; i < written.size(); i++) {
-        UUID id = written.get(i);
-        Cell cell = writtenCells.get(i);
-        StampedLock lock = locks.of(id);
-        long stamp = lock.writeLock();
-        try {
-          Cell now = cells.get(id);
-          if (now == cell) {
-            set(id, cell, cell.evicted());
-          } else if (now != null && now.cached != null) {
-            enqueue(id); // written again while this was written back: stays cached, dirty
-          }
-        } finally {
-          lock.unlockWrite(stamp);
-        }
-      }
+      // A record written again meanwhile stays cached, dirty; the hand comes back to it.
+      afterWriteBack(written, writtenCells, Cell::evicted, this::enqueue);
     }
   }
 
