@@ -1,6 +1,7 @@
 package io.dataclay.serialization;
 
 import io.dataclay.api.DataClayObject;
+import io.dataclay.exceptions.MethodDoesNotExistException;
 import io.dataclay.exceptions.SerializationException;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
@@ -28,6 +29,19 @@ public final class ModelFields {
   /** The persistent fields of {@code type} by name, in declaration order; accessible. */
   public static Map<String, Field> of(Class<? extends DataClayObject> type) {
     return FIELDS.get(type);
+  }
+
+  /**
+   * The persistent field {@code name} of {@code type}, accessible.
+   *
+   * @throws MethodDoesNotExistException when the class has no such persistent field
+   */
+  public static Field named(Class<? extends DataClayObject> type, String name) {
+    Field f = of(type).get(name);
+    if (f == null) {
+      throw new MethodDoesNotExistException("class " + type.getName() + " has no persistent field '" + name + "'");
+    }
+    return f;
   }
 
   private static Map<String, Field> scan(Class<?> type) {

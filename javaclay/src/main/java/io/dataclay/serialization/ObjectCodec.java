@@ -6,7 +6,6 @@ import com.esotericsoftware.kryo.io.Output;
 import com.esotericsoftware.kryo.util.Pool;
 import io.dataclay.api.DataClayObject;
 import io.dataclay.exceptions.DataClayException;
-import io.dataclay.exceptions.MethodDoesNotExistException;
 import io.dataclay.exceptions.SerializationException;
 import java.lang.reflect.Field;
 import java.util.LinkedHashMap;
@@ -87,7 +86,7 @@ public final class ObjectCodec {
 
   /** One persistent field of {@code obj}, encoded. */
   public EncodedField encodeField(DataClayObject obj, String name, References refs) {
-    return encode(read(field(obj.getClass(), name), obj), refs);
+    return encode(read(ModelFields.named(obj.getClass(), name), obj), refs);
   }
 
   /**
@@ -106,16 +105,8 @@ public final class ObjectCodec {
 
   /** Decodes {@code value} into field {@code name} of {@code target}. */
   public void decodeField(DataClayObject target, String name, byte[] value, References refs) {
-    Field f = field(target.getClass(), name);
+    Field f = ModelFields.named(target.getClass(), name);
     write(f, target, decode(value, refs, "value of " + target.getClass().getName() + "." + name));
-  }
-
-  private static Field field(Class<? extends DataClayObject> type, String name) {
-    Field f = ModelFields.of(type).get(name);
-    if (f == null) {
-      throw new MethodDoesNotExistException("class " + type.getName() + " has no persistent field '" + name + "'");
-    }
-    return f;
   }
 
   private static Object read(Field f, Object obj) {

@@ -13,14 +13,12 @@ import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.exceptions.InvalidArgumentException;
-import io.dataclay.exceptions.MethodDoesNotExistException;
 import io.dataclay.exceptions.ObjectNotHereException;
 import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.serialization.EncodedField;
 import io.dataclay.serialization.ModelFields;
 import io.dataclay.serialization.ObjectCodec;
 import io.dataclay.serialization.References;
-import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.ArrayDeque;
@@ -184,7 +182,7 @@ final class CallContext implements References, ObjectRuntime {
   @Override
   public Object callMethod(DataClayObject target, String method, Object[] args) {
     UUID id = target.getObjectId();
-    if (loaded.containsKey(id) || env.store().header(id).isPresent()) {
+    if (storedHere(id)) {
       DataClayObject instance = load(id);
       try {
         return invoke(instance, MethodTable.find(instance.getClass(), method), args);
@@ -200,10 +198,10 @@ final class CallContext implements References, ObjectRuntime {
   @Override
   public Object getField(DataClayObject target, String field) {
     UUID id = target.getObjectId();
-    if (loaded.containsKey(id) || env.store().header(id).isPresent()) {
+    if (storedHere(id)) {
       DataClayObject instance = load(id);
       try {
-        return persistentField(instance, field).get(instance);
+        return ModelFields.named(instance.getClass(), field).get(instance);
       } catch (IllegalAccessException e) {
         throw new InvalidArgumentException("cannot read field " + field + ": " + e.getMessage());
       }
@@ -214,10 +212,10 @@ final class CallContext implements References, ObjectRuntime {
   @Override
   public void setField(DataClayObject target, String field, Object value) {
     UUID id = target.getObjectId();
-    if (loaded.containsKey(id) || env.store().header(id).isPresent()) {
+    if (storedHere(id)) {
       DataClayObject instance = load(id); // stored with the call's other changes when it ends
       try {
-        persistentField(instance, field).set(instance, value);
+        ModelFields.named(instance.getClass(), field).set(instance, value);
       } catch (IllegalAccessException | IllegalArgumentException e) {
         throw new InvalidArgumentException("cannot assign field " + field + ": " + e.getMessage());
       }
@@ -226,13 +224,9 @@ final class CallContext implements References, ObjectRuntime {
     env.remote().setField(session, codec, this, target, field, value);
   }
 
-  private static Field persistentField(DataClayObject instance, String name) {
-    Field f = ModelFields.of(instance.getClass()).get(name);
-    if (f == null) {
-      throw new MethodDoesNotExistException("class " + instance.getClass().getName() + " has no persistent field '"
-          + name + "'");
-    }
-    return f;
+  // Whether the object is stored on this backend (loaded by this call, or in the store).
+  private boolean storedHere(UUID id) {
+    return loaded.containsKey(id) || env.store().header(id).isPresent();
   }
 
   @Override
@@ -263,7 +257,7 @@ final class CallContext implements References, ObjectRuntime {
   @Override
   public UUID getLocation(DataClayObject obj) {
     UUID id = obj.getObjectId();
-    if (loaded.containsKey(id) || created.containsKey(id) || env.store().header(id).isPresent()) {
+    if (created.containsKey(id) || storedHere(id)) {
       return env.backendId();
     }
     ObjectState s = ObjectStates.of(obj);
