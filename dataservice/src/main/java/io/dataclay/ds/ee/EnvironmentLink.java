@@ -237,9 +237,10 @@ final class EnvironmentLink {
     try {
       converted = convert(result);
     } catch (InvalidArgumentException bad) {
-      owner.evict(List.of(p.request().objectId()));
-      p.future().completeExceptionally(
-          new InternalException("the execution environment sent an invalid result: " + bad.getMessage()));
+      InternalException failure = new InternalException("the execution environment sent an invalid result: "
+          + bad.getMessage());
+      owner.evict(List.of(p.request().objectId())).whenComplete((ignored, evictError) ->
+          p.future().completeExceptionally(failure));
       return;
     }
     applier.apply(owner, p.request(), converted, sequences).whenComplete((value, error) -> {

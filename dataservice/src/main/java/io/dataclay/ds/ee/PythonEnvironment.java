@@ -106,17 +106,20 @@ public final class PythonEnvironment implements ExecutionEnvironment, Environmen
   /**
    * Asks the environment to drop objects from memory. Sent from the pool, never from the result
    * reader that calls this: if the reader blocked on a full socket while the environment's workers
-   * blocked writing results it does not read, the two sides would deadlock.
+   * blocked writing results it does not read, the two sides would deadlock. The future completes
+   * once the frame is written: the environment reads frames in order, so a call sent after that
+   * sees the eviction. (If the link fails meanwhile, the next environment starts with nothing.)
    */
   @Override
-  public void evict(Collection<UUID> ids) {
+  public CompletableFuture<Void> evict(Collection<UUID> ids) {
     EnvironmentLink link = ready;
-    if (link != null && !ids.isEmpty()) {
-      EvictRequest.Builder evict = EvictRequest.newBuilder();
-      ids.forEach(id -> evict.addIds(id.toString()));
-      DataServiceMessage message = DataServiceMessage.newBuilder().setEvict(evict).build();
-      blocking.execute(() -> link.send(message));
+    if (link == null || ids.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
     }
+    EvictRequest.Builder evict = EvictRequest.newBuilder();
+    ids.forEach(id -> evict.addIds(id.toString()));
+    DataServiceMessage message = DataServiceMessage.newBuilder().setEvict(evict).build();
+    return CompletableFuture.runAsync(() -> link.send(message), blocking);
   }
 
   @Override

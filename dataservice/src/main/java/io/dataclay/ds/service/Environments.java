@@ -8,6 +8,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 
 /** The execution environments of this backend, by language. Lookups are lock-free. */
 public final class Environments {
@@ -39,10 +40,14 @@ public final class Environments {
     return env;
   }
 
-  /** Drops objects from every environment's memory, so that each reloads their stored state. */
+  /**
+   * Drops objects from every environment's memory, so that each reloads their stored state; returns
+   * once a call sent afterwards is sure to see it (see {@link ExecutionEnvironment#evict}).
+   */
   public void evict(Collection<UUID> ids) {
     if (!ids.isEmpty()) {
-      byLanguage.values().forEach(env -> env.evict(ids));
+      CompletableFuture.allOf(byLanguage.values().stream().map(env -> env.evict(ids))
+          .toArray(CompletableFuture[]::new)).join();
     }
   }
 

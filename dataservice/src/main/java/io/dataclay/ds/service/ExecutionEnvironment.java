@@ -28,8 +28,13 @@ public interface ExecutionEnvironment {
   /** Installs models whose files are already written; the environment reloads what changed. */
   void deploy(List<ModelBundle> models);
 
-  /** Drops objects from the environment's memory, so it reloads their stored state. */
-  void evict(Collection<UUID> ids);
+  /**
+   * Drops objects from the environment's memory, so it reloads their stored state. The future
+   * completes once every call sent to the environment afterwards is sure to see the eviction:
+   * whoever answers a caller because of the eviction (a refused change, a replica updated) waits
+   * for it first, or that caller's next call could still read the dropped state.
+   */
+  CompletableFuture<Void> evict(Collection<UUID> ids);
 
   /** Liveness, process, restarts and calls. */
   EnvironmentStatus status();

@@ -68,8 +68,11 @@ public final class ResultApplier {
         throw e;
       }
     } catch (RuntimeException e) {
-      source.evict(touched(result));
-      return CompletableFuture.failedFuture(asDataClay(e));
+      // The caller hears of the failure only once the environment is sure to drop the state the
+      // refused call left in its memory.
+      DataClayException failure = asDataClay(e);
+      return source.evict(touched(result)).handle((ignored, evictError) -> null)
+          .thenCompose(ignored -> CompletableFuture.failedFuture(failure));
     }
     if (created.isEmpty()) {
       return finish(result);
@@ -138,7 +141,7 @@ public final class ResultApplier {
       for (StoredObject o : created) {
         store.remove(o.id());
       }
-      source.evict(touched(result));
+      source.evict(touched(result)).handle((ignored, evictError) -> null).join(); // before the caller hears of it
       throw e;
     }
   }

@@ -220,8 +220,8 @@ public final class JavaEnvironment implements ExecutionEnvironment {
   }
 
   @Override
-  public void evict(Collection<UUID> ids) {
-    // Nothing to drop: every call loads the stored state afresh.
+  public CompletableFuture<Void> evict(Collection<UUID> ids) {
+    return CompletableFuture.completedFuture(null); // nothing to drop: every call loads the stored state afresh
   }
 
   @Override
