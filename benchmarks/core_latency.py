@@ -2,7 +2,11 @@
 """Core latency and throughput of the Python API on a real local cluster (kv engine on /dev/shm):
 p50/p99 of an active-method call on a small object, of get_by_alias and of make_persistent of one
 small object; objects/s of make_persistent one by one and as one 10,000-object graph. The
-baseline, measured in the same run, is a bare gRPC round trip to the Logic Module (Health)."""
+baseline, measured in the same round, is a bare gRPC round trip to the Logic Module (Health).
+
+The latencies are measured in rounds on one cluster. The first round starts on freshly started
+servers, whose JVMs compile their gRPC and store paths during the first rounds; the last round is
+the steady state of a long-running service."""
 import argparse
 import statistics
 import sys
@@ -25,7 +29,7 @@ def timed(fn, n, warmup=2000):
 def report(name, samples, baseline_p50=None):
     p50, p99 = p50_p99(samples)
     ratio = f"  x{p50 / baseline_p50:.2f} of baseline" if baseline_p50 else ""
-    print(f"{name:<44} p50 {p50 * 1e3:7.3f} ms   p99 {p99 * 1e3:7.3f} ms{ratio}")
+    print(f"  {name:<44} p50 {p50 * 1e3:7.3f} ms   p99 {p99 * 1e3:7.3f} ms{ratio}")
     return p50
 
 
@@ -35,6 +39,7 @@ def main() -> int:
     parser.add_argument("--graph", type=int, default=10000, help="objects in the graph")
     parser.add_argument("--graph-warmup", type=int, default=3,
                         help="graphs made persistent first, unmeasured (the Data Service's JIT warms up on them)")
+    parser.add_argument("--rounds", type=int, default=4, help="latency rounds; the first runs on cold servers")
     parser.add_argument("--store", default="kv")
     args = parser.parse_args()
 
@@ -43,15 +48,17 @@ def main() -> int:
         from people.model import Counter, Node
 
         lm = LogicModuleClient(f"127.0.0.1:{cluster.port}")
-        base = report("baseline: gRPC round trip (LM Health)", timed(lambda: lm.health(timeout=5), args.n))
         counter = Counter(0)
         counter.make_persistent(alias="bench")
-        report("active method, changes state (increment)", timed(counter.increment, args.n), base)
-        report("active method, reads state (get)", timed(counter.get, args.n), base)
-        report("get_by_alias", timed(lambda: Counter.get_by_alias("bench"), args.n), base)
-        one = timed(lambda: Counter(1).make_persistent(), args.n)
-        report("make_persistent, one small object", one, base)
-        print(f"{'make_persistent one by one':<44} {len(one) / sum(one):9.0f} objects/s")
+        for round_ in range(1, args.rounds + 1):
+            print(f"round {round_} of {args.rounds}{' (servers just started)' if round_ == 1 else ''}")
+            base = report("baseline: gRPC round trip (LM Health)", timed(lambda: lm.health(timeout=5), args.n))
+            report("active method, changes state (increment)", timed(counter.increment, args.n), base)
+            report("active method, reads state (get)", timed(counter.get, args.n), base)
+            report("get_by_alias", timed(lambda: Counter.get_by_alias("bench"), args.n), base)
+            one = timed(lambda: Counter(1).make_persistent(), args.n)
+            report("make_persistent, one small object", one, base)
+            print(f"  {'make_persistent one by one':<44} {len(one) / sum(one):9.0f} objects/s")
 
         rates = []
         for round_ in range(args.graph_warmup + 5):
