@@ -1,9 +1,7 @@
 import io.dataclay.api.DataClay;
 import io.dataclay.client.LogicModuleClient;
 import io.dataclay.runtime.ClientConfig;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 import wordcount.model.Text;
 import wordcount.model.TextStats;
@@ -27,7 +25,6 @@ public final class JavaLatency {
       TextStats small = new TextStats();
       small.mergeWordCounts(Map.of("w", 1));
       small.makePersistent();
-      List<Text> made = new ArrayList<>(rounds * objects);
       try (LogicModuleClient lm = new LogicModuleClient(config.host(), config.port(), () -> null)) {
         for (int round = 1; round <= rounds; round++) {
           System.out.printf("round %d of %d%s%n", round, rounds, round == 1 ? " (servers just started)" : "");
@@ -49,7 +46,6 @@ public final class JavaLatency {
             long start = System.nanoTime();
             t.makePersistent();
             persist[i] = System.nanoTime() - start;
-            made.add(t);
           }
           double seconds = (System.nanoTime() - t0) / 1e9;
           report("  method call (TextStats.topWords)", method);
