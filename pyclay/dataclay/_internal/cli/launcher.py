@@ -203,12 +203,16 @@ class LocalCluster:
         with open(log, "ab") as out:
             out.write(f"==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {jar}\n".encode())
             out.flush()
-            options = [*self.settings.java_opts, *class_archives.jvm_options(jar_path, self.settings.class_archives)]
-            proc = subprocess.Popen([self.settings.java, *options, "-jar", str(jar_path)],
+            proc = subprocess.Popen(self.java_command(jar_path),
                                     env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                     cwd=self.home, start_new_session=True)
         self._spawned[proc.pid] = proc
         return proc.pid
+
+    def java_command(self, jar_path: pathlib.Path) -> list[str]:
+        """The command line that starts the server in `jar_path`."""
+        return [self.settings.java, *self.settings.java_opts,
+                *class_archives.jvm_options(jar_path, self.settings.class_archives), "-jar", str(jar_path)]
 
     def _ended(self, record: ProcessRecord) -> bool:
         """Whether a server process is gone. One this launcher spawned is asked directly: just after
