@@ -25,7 +25,7 @@ def connected_cluster(backends: int, store: str, store_size: str):
     """A started cluster with the test models registered, and this process connected to it
     (api.init with the cluster's environment, the models importable); stopped on leaving.
     DATACLAY_JAVA_OPTS, when set, goes to the server JVMs (the test harness passes no other
-    DATACLAY_* variable on), e.g. -XX:CompileThresholdScaling=1 for HotSpot's default JIT."""
+    DATACLAY_* variable on), e.g. -Xmx8g."""
     java_opts = os.environ.get("DATACLAY_JAVA_OPTS")
     cluster = Cluster(backends=backends, store=store, store_size=store_size,
                       extra_env={"DATACLAY_JAVA_OPTS": java_opts} if java_opts else None)

@@ -8,9 +8,8 @@ import argparse
 import os
 import subprocess
 import sys
-import time
 
-from _cluster import REPO, Cluster, p50_p99
+from _cluster import connected_cluster, p50_p99
 from core_latency import timed
 
 DEFAULTS = [
@@ -23,26 +22,18 @@ DEFAULTS = [
 
 
 def one_run(options: str, rounds: int, n: int) -> None:
-    cluster = Cluster(backends=1, store="kv", store_size="2G", extra_env={"DATACLAY_JAVA_OPTS": options})
-    try:
-        started = time.perf_counter()
-        cluster.start()
-        start_s = time.perf_counter() - started
-        cluster.register_models()
-        os.environ.update(cluster.env)
-        sys.path.insert(0, str(REPO / "tests" / "models"))
-        from dataclay import api
+    os.environ["DATACLAY_JAVA_OPTS"] = options
+    with connected_cluster(backends=1, store="kv", store_size="2G") as cluster:
         from dataclay._internal.rpc import LogicModuleClient
         from people.model import Counter
 
-        api.init()
         lm = LogicModuleClient(f"127.0.0.1:{cluster.port}")
         counter = Counter(0)
         counter.make_persistent(alias="bench")
         figures = [("round trip", lambda: lm.health(timeout=5)), ("increment", counter.increment),
                    ("get", counter.get), ("get_by_alias", lambda: Counter.get_by_alias("bench")),
                    ("make_persistent", lambda: Counter(1).make_persistent())]
-        print(f"[{options}] dataclay start {start_s:.2f} s", flush=True)
+        print(f"[{options}] dataclay start {cluster.start_seconds:.2f} s", flush=True)
         for round_ in range(1, rounds + 1):
             cells = []
             for name, call in figures:
@@ -52,9 +43,6 @@ def one_run(options: str, rounds: int, n: int) -> None:
                     cells.append(f"{len(samples) / sum(samples):.0f}/s")
             print(f"[{options}] round {round_}: p50 ms " + "  ".join(cells), flush=True)
         lm.close()
-        api.finish()
-    finally:
-        cluster.stop()
 
 
 def main() -> int:

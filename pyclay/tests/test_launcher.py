@@ -26,7 +26,6 @@ def test_a_process_of_an_earlier_start_is_judged_by_its_command_line(tmp_path):
     assert cluster._ended(ProcessRecord(name="backend-1", port=1, pid=0, jar="dataservice.jar"))
 
 
-
 def test_java_opts_come_before_the_class_archive_and_the_jar(tmp_path):
     settings = ClusterSettings.from_env({"DATACLAY_HOME": str(tmp_path), "DATACLAY_CLASS_ARCHIVES": "record",
                                          "DATACLAY_JAVA_OPTS": "-Xmx2g  -XX:CompileThresholdScaling=0.5"})

@@ -51,6 +51,7 @@ class Cluster:
             "PYTHONPATH": os.pathsep.join(filter(None, [str(MODELS), os.environ.get("PYTHONPATH")])),
         })
         self.env.update(extra_env or {})
+        self.start_seconds: float | None = None  # how long the last start() took
 
     # ---- lifecycle ---------------------------------------------------------------------------
 
@@ -59,9 +60,11 @@ class Cluster:
         args = [_command("dataclay"), "start", "--backends", str(self.backends), "--store", self.store]
         if self.metadata_url:
             args += ["--metadata", self.metadata_url]
+        started = time.perf_counter()
         result = subprocess.run(args, env=self.env, capture_output=True, text=True, timeout=timeout)
         if result.returncode != 0:
             raise RuntimeError(f"dataclay start failed:\n{result.stdout}{result.stderr}\n{self.logs()}")
+        self.start_seconds = time.perf_counter() - started
         return self
 
     def stop_processes(self) -> None:
