@@ -59,6 +59,41 @@ class RegistrationTest {
   }
 
   @Test
+  void objects_made_persistent_one_by_one_reach_the_logic_module_a_batch_per_call() throws Exception {
+    // setup
+    cluster = TestCluster.start(tmp);
+    DataServiceClient ds = cluster.client(cluster.adminToken());
+    long before = cluster.lmCalls("RegisterObjects");
+    // run
+    for (int i = 0; i < 200; i++) {
+      ds.makePersistent(List.of(point(UUID.randomUUID(), "p" + i)), null);
+    }
+    ds.flushRegistrations(5_000);
+    // verify: every object registered, in far fewer Logic Module calls than objects
+    assertEquals(200, cluster.adminLm().getStats().getObjects());
+    long calls = cluster.lmCalls("RegisterObjects") - before;
+    assertTrue(calls <= 100, calls + " RegisterObjects calls for 200 objects");
+  }
+
+  @Test
+  void an_object_made_persistent_after_the_registrar_went_idle_is_registered_without_a_flush() throws Exception {
+    // setup: one object registered, then the registrar has nothing queued
+    cluster = TestCluster.start(tmp);
+    DataServiceClient ds = cluster.client(cluster.adminToken());
+    ds.makePersistent(List.of(point(UUID.randomUUID(), "first")), null);
+    ds.flushRegistrations(5_000);
+    Thread.sleep(100);
+    // run
+    ds.makePersistent(List.of(point(UUID.randomUUID(), "second")), null);
+    // verify: it reaches the Logic Module on its own (GetStats asks no backend to flush)
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (cluster.adminLm().getStats().getObjects() < 2 && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+    assertEquals(2, cluster.adminLm().getStats().getObjects());
+  }
+
+  @Test
   void only_the_logic_module_may_flush_registrations() throws Exception {
     cluster = TestCluster.start(tmp);
     DataServiceClient user = cluster.client(cluster.session("mallory"));

@@ -192,12 +192,23 @@ public final class QueuedRegistrations implements LogicModuleGateway, AutoClosea
     }
   }
 
+  /**
+   * Queues {@code objects}. Wakes the registrar only when that changes what it does: the queue was
+   * empty (it waits for a first object) or has reached a full batch (it stops lingering). Waking it
+   * for every object of a linger made each one-by-one make_persistent pay a thread wake-up.
+   */
   private void enqueue(List<StoredObject> objects) {
+    if (objects.isEmpty()) {
+      return;
+    }
     lock.lock();
     try {
+      boolean wasEmpty = queue.isEmpty();
       queue.addAll(objects);
       queued += objects.size();
-      changed.signalAll();
+      if (wasEmpty || queue.size() >= BATCH) {
+        changed.signalAll();
+      }
     } finally {
       lock.unlock();
     }
