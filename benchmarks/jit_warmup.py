@@ -5,7 +5,6 @@ options (DATACLAY_JAVA_OPTS), in alternating order per pair of runs, a fresh one
 in rounds of -n calls each (after 500 unmeasured), so round R ends R x 5 x (n + 500) calls after
 the start. A cluster whose JIT has caught up serves the later rounds at warm speed."""
 import argparse
-import os
 import subprocess
 import sys
 
@@ -22,8 +21,7 @@ DEFAULTS = [
 
 
 def one_run(options: str, rounds: int, n: int) -> None:
-    os.environ["DATACLAY_JAVA_OPTS"] = options
-    with connected_cluster(backends=1, store="kv", store_size="2G") as cluster:
+    with connected_cluster(backends=1, store="kv", store_size="2G", java_opts=options) as cluster:
         from dataclay._internal.rpc import LogicModuleClient
         from people.model import Counter
 
