@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 
+from dataclay._internal import processes
 from storage import _wire
 
 
@@ -52,8 +53,8 @@ class WorkerPool:
         return hello[1]
 
     def stop(self, timeout: float) -> int:
-        """Tells every executor to end, waits up to `timeout` s for the worker, then kills what is left;
-        returns the worker's exit code."""
+        """Tells every executor to end, waits up to `timeout` s for the worker, then kills what is left
+        and waits (up to `timeout` s again) until it has died; returns the worker's exit code."""
         for channel in self.channels:
             try:
                 _wire.send(channel, None)
@@ -70,4 +71,7 @@ class WorkerPool:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            return self.process.wait(timeout=timeout)
+            code = self.process.wait(timeout=timeout)
+            # The executors are the worker's children, not ours: wait until they have died too.
+            processes.await_exit(self.executor_pids, timeout)
+            return code

@@ -10,6 +10,8 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 
+from dataclay._internal import processes
+
 
 @dataclass
 class ProcessRecord:
@@ -30,11 +32,7 @@ class ProcessRecord:
             return False
         if b"\0" + b"-jar" not in b"\0" + cmdline or self.jar.encode() not in cmdline:
             return False
-        try:
-            state = pathlib.Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            return False
-        return state != "Z"
+        return processes.runs(self.pid)
 
     def terminate(self) -> None:
         """Asks the process to stop (SIGTERM): it closes its store cleanly."""
