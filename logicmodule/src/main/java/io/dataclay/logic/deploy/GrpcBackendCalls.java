@@ -38,9 +38,10 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Calls backends over gRPC. Deploys models with DataService.DeployModels, in the background:
- * deployments to one backend run one at a time in registration order (so a backend never sees an
- * older version last), different backends in parallel; failures are logged, never raised. Flushes
+ * Calls backends over gRPC. Deploys models with DataService.DeployModels and waits for the
+ * confirmations: deployments to one backend run one at a time in registration order (so a backend
+ * never sees an older version last), different backends in parallel; failures are logged, never
+ * raised. Flushes
  * backends' queued registrations with DataService.FlushRegistrations, all backends in parallel.
  * Runs the steps of a garbage collection (Begin/GetReferences/EndCollection, DeleteObjects) on
  * the caller's thread, raising what the backend answered.
@@ -67,15 +68,41 @@ public final class GrpcBackendCalls implements BackendCalls {
   }
 
   @Override
-  public void deploy(List<BackendRecord> backends, ModelRecord model, String token) {
+  public List<BackendRecord> deploy(List<BackendRecord> backends, ModelRecord model, String token, Duration wait) {
+    long deadline = System.nanoTime() + wait.toNanos();
     Model wire = ProtoMapping.toProto(model);
+    List<CompletableFuture<Boolean>> confirmations = new ArrayList<>(backends.size());
     for (BackendRecord b : backends) {
+      CompletableFuture<Boolean> confirmed = new CompletableFuture<>();
+      confirmations.add(confirmed);
       try {
         queues.compute(b.id(), (id, last) -> (last == null ? CompletableFuture.<Void>completedFuture(null) : last)
-            .thenRunAsync(() -> send(b, wire, token), pool));
+            .thenRunAsync(() -> confirmed.complete(send(b, wire, token)), pool)
+            // a rejected or failed step must neither leave this caller waiting nor block later ones
+            .whenComplete((v, e) -> confirmed.complete(false))
+            .exceptionally(e -> null));
       } catch (RejectedExecutionException e) {
         LOG.fine("deployer closed: model " + model.namespace() + " not sent to backend " + b.id());
+        confirmed.complete(false);
       }
+    }
+    List<BackendRecord> missed = new ArrayList<>();
+    for (int i = 0; i < backends.size(); i++) {
+      if (!confirmedBy(confirmations.get(i), deadline)) {
+        missed.add(backends.get(i));
+      }
+    }
+    return missed;
+  }
+
+  private static boolean confirmedBy(CompletableFuture<Boolean> confirmed, long deadline) {
+    try {
+      return confirmed.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException | ExecutionException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
     }
   }
 
@@ -168,16 +195,19 @@ public final class GrpcBackendCalls implements BackendCalls {
     targets.clear();
   }
 
-  private void send(BackendRecord b, Model model, String token) {
+  /** Sends one deployment; whether the backend confirmed it. */
+  private boolean send(BackendRecord b, Model model, String token) {
     String what = "model '" + model.getNamespace() + "' v" + model.getVersion() + " to backend " + b.name() + " ("
         + b.id() + ") at " + b.host() + ":" + b.port();
     try {
       new DataServiceClient(withDeadline(channelFor(b)), () -> token).deployModels(List.of(model));
       LOG.fine(() -> "deployed " + what);
+      return true;
     } catch (RuntimeException e) {
       if (!closed) {
         logFailure(b, what, e);
       }
+      return false;
     }
   }
 
@@ -186,7 +216,7 @@ public final class GrpcBackendCalls implements BackendCalls {
       // a fresh channel next time: the backend may come back on the same address without backoff
       drop(b.id());
       LOG.warning("could not deploy " + what + ": " + e.getMessage()
-          + "; the backend gets it from ListModels when it registers");
+          + "; the backend gets it from ListModels when it registers or meets one of its classes");
     } else if (e instanceof DataClayException) {
       LOG.warning("deploying " + what + " failed: " + e.getMessage());
     } else {

@@ -11,10 +11,12 @@ import java.util.List;
  */
 public interface BackendCalls extends AutoCloseable {
   /**
-   * Starts sending {@code model} to each backend, calling with {@code token}; returns at once and
-   * never throws (a backend that misses it gets it from ListModels when it registers).
+   * Sends {@code model} to each backend, calling with {@code token}, and waits up to {@code wait}
+   * until every one has installed it. Never throws: returns the backends that did not confirm
+   * (down, refused, or slower than {@code wait}); a backend fetches a model it missed from
+   * ListModels, when it registers or when it meets a class it does not know.
    */
-  void deploy(List<BackendRecord> backends, ModelRecord model, String token);
+  List<BackendRecord> deploy(List<BackendRecord> backends, ModelRecord model, String token, Duration wait);
 
   /**
    * Asks each backend to register every object it has stored (backends register objects made

@@ -2,15 +2,21 @@ package io.dataclay.logic.service;
 
 import io.dataclay.common.Language;
 import io.dataclay.exceptions.ClassNotRegisteredException;
+import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.ModelRecord;
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Supplier;
+import java.util.logging.Logger;
 
 /** Registered models: namespace ownership, one namespace per file and class, versions, deployment. */
 public final class ModelService {
+  private static final Logger LOG = Logger.getLogger(ModelService.class.getName());
+  // each DeployModels call has a 30 s deadline; a backend slower than this is left to fetch the model
+  private static final Duration DEPLOY_WAIT = Duration.ofSeconds(30);
   private static final int MAX_TYPE = 1024;
   private static final int MAX_SIGNATURE = 4096;
 
@@ -28,13 +34,19 @@ public final class ModelService {
 
   /**
    * Stores the model as the next version of its namespace, owned by the caller (any account may
-   * claim a free namespace), then starts deploying it to every live backend. The model's own
-   * owner and version are ignored: the Logic Module sets them.
+   * claim a free namespace), and deploys it to every live backend: when this returns, each of them
+   * has installed it or, if it did not answer in time, fetches it before it refuses one of its
+   * classes. The model's own owner and version are ignored: the Logic Module sets them.
    */
   public ModelRecord register(Session caller, ModelRecord model) {
     validate(model);
     ModelRecord stored = store.models().register(model.withOwnerAndVersion(caller.username(), 0));
-    deployer.deploy(backends.alive(), stored, systemToken.get());
+    List<BackendRecord> missed = deployer.deploy(backends.alive(), stored, systemToken.get(), DEPLOY_WAIT);
+    if (!missed.isEmpty()) {
+      LOG.warning("model '" + stored.namespace() + "' v" + stored.version() + " is not confirmed installed on "
+          + missed.stream().map(b -> b.name() + " (" + b.id() + ")").toList()
+          + "; they fetch it from ListModels when they meet one of its classes");
+    }
     return stored;
   }
 

@@ -43,9 +43,11 @@ class ModelDeploymentTest {
   /** The receiving peer: a real gRPC server that implements DataService.DeployModels. */
   private static final class DeployRecorder extends DataServiceGrpc.DataServiceImplBase {
     final BlockingQueue<Delivery> received = new LinkedBlockingQueue<>();
+    volatile long installMs;
 
     @Override
     public void deployModels(ModelList request, StreamObserver<Empty> out) {
+      sleep(installMs); // installing: writing files, handing them to the execution environments
       received.add(new Delivery(request.getModelsList(), SessionMetadata.currentToken()));
       out.onNext(Empty.getDefaultInstance());
       out.onCompleted();
@@ -80,6 +82,14 @@ class ModelDeploymentTest {
         List.of(new ModelRecord.ClassInfo("shop.models.Item", List.of(), List.of())));
   }
 
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   private static int closedPort() throws Exception {
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       return s.getLocalPort();
@@ -104,6 +114,19 @@ class ModelDeploymentTest {
     Session caller = lm.service.validateSession(lm.adminToken, d.token());
     assertEquals(AccountService.SYSTEM_ACCOUNT, caller.username());
     assertTrue(caller.admin());
+  }
+
+  @Test
+  void registration_returns_only_once_every_live_backend_has_installed_the_model() throws Exception {
+    // setup: a backend that takes a while to install
+    recorder.installMs = 700;
+    lm.backend(peer.getPort());
+    // run
+    lm.service.registerModel(alice, model("class Item: pass"));
+    // verify: no waiting here; the backend confirmed before the call returned
+    Delivery d = recorder.received.poll();
+    assertNotNull(d, "registerModel returned before the backend had installed the model");
+    assertEquals("shop", d.models().get(0).getNamespace());
   }
 
   @Test
