@@ -50,8 +50,9 @@ public final class DataServiceConfig {
   /** Milliseconds between heartbeats to the Logic Module. Default 1000. */
   public static final String HEARTBEAT_MS = "DATACLAY_HEARTBEAT_MS";
   /**
-   * Milliseconds a call waits for a (re)starting execution environment before BACKEND_UNAVAILABLE,
-   * and a new connection to the environment socket has to send its hello. Default 10000.
+   * Milliseconds a call waits for a (re)starting backend to install the registered models and for a
+   * (re)starting execution environment before BACKEND_UNAVAILABLE, and a new connection to the
+   * environment socket has to send its hello. Default 10000.
    */
   public static final String EE_WAIT_MS = "DATACLAY_EE_WAIT_MS";
 

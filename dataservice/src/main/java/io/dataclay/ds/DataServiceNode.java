@@ -13,6 +13,7 @@ import io.dataclay.ds.service.BackendIdentity;
 import io.dataclay.ds.service.BackendReport;
 import io.dataclay.ds.peers.RemotePeers;
 import io.dataclay.ds.service.CallCounters;
+import io.dataclay.ds.service.ClassAvailability;
 import io.dataclay.ds.service.CopyService;
 import io.dataclay.ds.service.ReplicaSets;
 import io.dataclay.ds.service.VersionService;
@@ -98,6 +99,7 @@ public final class DataServiceNode implements AutoCloseable {
     ObjectStore store = recorder.recordingStore();
     IdClaims claims = new IdClaims();
     ModelRegistry registry = new ModelRegistry();
+    ClassAvailability classes = new ClassAvailability(registry, config.eeWaitMs());
     CallCounters counters = new CallCounters();
     RemoteLogicModule directory = new RemoteLogicModule(admin, id);
     peers = new RemotePeers(admin);
@@ -114,12 +116,13 @@ public final class DataServiceNode implements AutoCloseable {
     status = new StatusService(store, environments, counters,
         new BackendIdentity(id, config.backendName(), config.backendHost(), 0, languages, engine));
     ModelService models = new ModelService(new ModelFiles(config.pythonModelsDir()), registry, environments);
-    CopyService copies = new CopyService(store, environments, replicas, peers, directory, lm, registry, id);
+    classes.refreshWith(() -> models.install(registration.models()));
+    CopyService copies = new CopyService(store, environments, replicas, peers, directory, lm, classes, id);
     DataServiceServicer dataService = new DataServiceServicer(sessions,
-        new ObjectService(store, lm, registry, claims, recorder), new ExecutionService(store, environments, recorder),
+        new ObjectService(store, lm, classes, claims, recorder), new ExecutionService(store, environments, recorder, classes),
         models,
         status, counters, calls, copies, new VersionService(store, copies, replicas, peers, directory, lm, id), recorder);
-    server = new DataServiceServer(serverBuilder, dataService, new CallExecutors(sessions, calls, store.writesWithoutWaiting())).start();
+    server = new DataServiceServer(serverBuilder, dataService, new CallExecutors(sessions, calls, store.writesWithoutWaiting(), classes)).start();
     status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));
     registration = new BackendRegistration(admin, status::identity, heartbeats, config.heartbeatMs());
     registration.logIn(REGISTER_TIMEOUT_MS); // a refused administrator spawns no environment
@@ -136,6 +139,7 @@ public final class DataServiceNode implements AutoCloseable {
       lm.reconcile(store);
     }
     installAtStart(models, registration.models());
+    classes.markInstalled(); // calls that waited for the models run from here on
     registration.startHeartbeat();
   }
 

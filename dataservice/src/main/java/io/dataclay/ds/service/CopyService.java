@@ -35,12 +35,12 @@ public final class CopyService {
   private final PeerBackends peers;
   private final ObjectDirectory directory;
   private final LogicModuleGateway registrations;
-  private final ModelRegistry models;
+  private final ClassAvailability models;
   private final String self;
 
   /** The service of backend {@code self}. */
   public CopyService(ObjectStore store, Environments environments, ReplicaSets replicas, PeerBackends peers,
-      ObjectDirectory directory, LogicModuleGateway registrations, ModelRegistry models, UUID self) {
+      ObjectDirectory directory, LogicModuleGateway registrations, ClassAvailability models, UUID self) {
     this.store = store;
     this.environments = environments;
     this.replicas = replicas;
@@ -154,7 +154,7 @@ public final class CopyService {
     for (int i = 0; i < copies.size(); i++) {
       StoredObject o = copies.get(i).object();
       ObjectHeader h = o.header();
-      if (!models.isRegistered(h.language(), h.className())) {
+      if (!models.isAvailable(h.language(), h.className())) {
         throw new ClassNotRegisteredException("objects[" + i + "]: class " + h.className() + " (" + h.language()
             + ") is not in any model deployed on this backend");
       }

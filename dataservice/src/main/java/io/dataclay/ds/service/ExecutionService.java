@@ -15,9 +15,12 @@ public final class ExecutionService {
   private final ObjectStore store;
   private final Environments environments;
   private final ReferenceRecorder recorder;
+  private final ClassAvailability models;
 
-  /** The service over a store and this backend's environments. */
-  public ExecutionService(ObjectStore store, Environments environments, ReferenceRecorder recorder) {
+  /** The service over a store and this backend's environments; calls wait for {@code models}' start-up install. */
+  public ExecutionService(ObjectStore store, Environments environments, ReferenceRecorder recorder,
+      ClassAvailability models) {
+    this.models = models;
     this.store = store;
     this.environments = environments;
     this.recorder = recorder;
@@ -26,10 +29,12 @@ public final class ExecutionService {
   /**
    * Runs {@code kind} on object {@code id}; the future completes once the call's changes are
    * stored. Throws at once (rather than failing the future) when the object is not here, the
-   * session may not access it, or no environment runs its language.
+   * session may not access it, no environment runs its language, or this backend is still
+   * installing its models after the wait.
    */
   public CompletableFuture<byte[]> execute(
       Session session, UUID id, ExecutionKind kind, String name, byte[] payload) {
+    models.awaitReady(); // a (re)starting backend runs no method before its models are installed
     ObjectHeader header = store.header(id).orElseThrow(
         () -> new ObjectNotHereException("object " + id + " is not stored on this backend"));
     Permissions.check(session, id, header);

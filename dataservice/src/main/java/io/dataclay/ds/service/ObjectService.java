@@ -1,5 +1,6 @@
 package io.dataclay.ds.service;
 
+import io.dataclay.common.Language;
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoredObject;
@@ -21,12 +22,12 @@ public final class ObjectService {
 
   private final ObjectStore store;
   private final LogicModuleGateway lm;
-  private final ModelRegistry models;
+  private final ClassAvailability models;
   private final IdClaims claims;
   private final ReferenceRecorder recorder;
 
   /** The service over a store, registering objects through {@code lm}. */
-  public ObjectService(ObjectStore store, LogicModuleGateway lm, ModelRegistry models, IdClaims claims,
+  public ObjectService(ObjectStore store, LogicModuleGateway lm, ClassAvailability models, IdClaims claims,
       ReferenceRecorder recorder) {
     this.store = store;
     this.lm = lm;
@@ -77,6 +78,14 @@ public final class ObjectService {
     }
   }
 
+  /**
+   * Whether objects of this class can be stored without waiting for a model install or a Logic
+   * Module call (see {@link ClassAvailability#isKnownNow}).
+   */
+  public boolean classKnownNow(Language language, String className) {
+    return models.isKnownNow(language, className);
+  }
+
   /** Whether storing small objects never waits on I/O (see {@link ObjectStore#writesWithoutWaiting}). */
   public boolean writesWithoutWaiting() {
     return store.writesWithoutWaiting();
@@ -120,7 +129,7 @@ public final class ObjectService {
         throw new InvalidArgumentException(
             "objects[" + i + "].id repeats objects[" + first + "].id (" + o.id() + ")");
       }
-      if (!models.isRegistered(o.header().language(), o.header().className())) {
+      if (!models.isAvailable(o.header().language(), o.header().className())) {
         throw new ClassNotRegisteredException("class " + o.header().className() + " (objects[" + i + "], "
             + o.header().language() + ") is not in any model deployed on this backend");
       }

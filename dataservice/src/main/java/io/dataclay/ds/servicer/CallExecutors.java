@@ -1,5 +1,6 @@
 package io.dataclay.ds.servicer;
 
+import io.dataclay.ds.service.ClassAvailability;
 import io.dataclay.ds.service.InlineCall;
 import io.dataclay.ds.service.Session;
 import io.dataclay.ds.service.SessionCache;
@@ -15,7 +16,8 @@ import java.util.concurrent.Executor;
  * Picks where each call runs: MakePersistent, CallMethod, GetField and SetField whose session is already cached
  * run inline on the transport thread that received them (saving the hop to the pool), as an
  * {@link InlineCall} carrying that session, so they never call the Logic Module there; every
- * other call runs on the pool. Never answers null, since the server's default is that thread.
+ * other call runs on the pool, and so does every call while the backend is still installing its
+ * models at start (calls wait for that). Never answers null, since the server's default is that thread.
  */
 public final class CallExecutors implements ServerCallExecutorSupplier {
   // GetObjects is left out on purpose: its answer may be many MiB read and serialised on the
@@ -29,13 +31,15 @@ public final class CallExecutors implements ServerCallExecutorSupplier {
   private final SessionCache sessions;
   private final Executor pool;
   private final boolean inline;
+  private final ClassAvailability models;
 
   /**
    * Chooses with the sessions {@code sessions} already holds; calls that may block go to {@code
    * pool}, and so do all calls when {@code storeNeverWaits} is false (a store that talks to a
-   * database server must not be read or written on a network thread).
+   * database server must not be read or written on a network thread) or {@code models} is not ready.
    */
-  public CallExecutors(SessionCache sessions, Executor pool, boolean storeNeverWaits) {
+  public CallExecutors(SessionCache sessions, Executor pool, boolean storeNeverWaits, ClassAvailability models) {
+    this.models = models;
     this.sessions = sessions;
     this.pool = pool;
     this.inline = storeNeverWaits;
@@ -43,7 +47,7 @@ public final class CallExecutors implements ServerCallExecutorSupplier {
 
   @Override
   public <Q, R> Executor getExecutor(ServerCall<Q, R> call, Metadata headers) {
-    if (!inline || !INLINE_METHODS.contains(call.getMethodDescriptor().getFullMethodName())) {
+    if (!inline || !models.ready() || !INLINE_METHODS.contains(call.getMethodDescriptor().getFullMethodName())) {
       return pool;
     }
     Session session = sessions.cached(headers.get(SessionMetadata.SESSION_KEY));

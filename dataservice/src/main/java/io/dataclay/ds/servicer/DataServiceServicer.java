@@ -1,6 +1,7 @@
 package io.dataclay.ds.servicer;
 
 import com.google.protobuf.ByteString;
+import io.dataclay.common.Language;
 import io.dataclay.ds.service.BackendIdentity;
 import io.dataclay.ds.service.BackendReport;
 import io.dataclay.ds.service.CallCounters;
@@ -47,6 +48,7 @@ import io.dataclay.proto.MoveRequest;
 import io.dataclay.proto.NewReplicaRequest;
 import io.dataclay.proto.NewVersionRequest;
 import io.dataclay.proto.NewVersionResponse;
+import io.dataclay.proto.ObjectData;
 import io.dataclay.proto.ObjectInfo;
 import io.dataclay.proto.ReferenceBatch;
 import io.dataclay.proto.SetFieldRequest;
@@ -109,13 +111,29 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
       return;
     }
     // Inline (on the network thread) only what cannot wait: an alias needs the Logic Module's
-    // answer, a big graph takes a while to store, and some engines wait on a database.
+    // answer, a big graph takes a while to store, some engines wait on a database, and a class
+    // not known here yet waits for the models to be installed or fetched.
     if (InlineCall.active() && (!request.getAlias().isEmpty() || request.getSerializedSize() > INLINE_PERSIST_BYTES
-        || !objects.writesWithoutWaiting())) {
+        || !objects.writesWithoutWaiting() || !classesKnownNow(request))) {
       blocking.execute(() -> persist(session, request, observer));
     } else {
       persist(session, request, observer);
     }
+  }
+
+  /** Whether every object's class is usable here without waiting (false also for a bad language: the pool says why). */
+  private boolean classesKnownNow(MakePersistentRequest request) {
+    for (ObjectData o : request.getObjectsList()) {
+      Language language = switch (o.getHeader().getLanguage()) {
+        case PYTHON -> Language.PYTHON;
+        case JAVA -> Language.JAVA;
+        default -> null;
+      };
+      if (language == null || !objects.classKnownNow(language, o.getHeader().getClassName())) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private void persist(Session session, MakePersistentRequest request, StreamObserver<Empty> observer) {

@@ -24,7 +24,7 @@ class ExecutionServiceTest {
   private final ExecutionService service = new ExecutionService(store, new Environments(),
       new ReferenceRecorder(store, token -> {
         throw new AssertionError("no session is validated here");
-      }, Runnable::run, ReferenceRecorder.DEFAULT_BUDGET));
+      }, Runnable::run, ReferenceRecorder.DEFAULT_BUDGET), ClassAvailabilityTest.installed());
   private final Session ann = new Session("t", "ann", "ann", Set.of("ann"), Long.MAX_VALUE, false);
 
   @AfterEach
