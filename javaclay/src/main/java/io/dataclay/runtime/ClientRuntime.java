@@ -34,6 +34,7 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
   private final BackendRouter router;
   private final ObjectCodec codec;
   private final ClientModelClasses classes;
+  private final ClassLoader loader;
   private final References proxies = new References() {
     @Override
     public UUID encode(DataClayObject obj) {
@@ -55,6 +56,7 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
   public ClientRuntime(ClientConfig config, ClassLoader loader) {
     this.lm = new LogicModuleClient(config.host(), config.port(), () -> token);
     this.classes = new ClientModelClasses(loader);
+    this.loader = loader;
     this.codec = new ObjectCodec(new ModelClassPolicy(classes, config.extraClasses(), loader));
     this.router = new BackendRouter(lm, () -> token);
     try {
@@ -74,7 +76,7 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
     try {
       result = router.onObject(target, false, true, ds -> ds.callMethod(target.getID(), method, payload));
     } catch (RemoteException e) {
-      throw RemoteExceptions.rebuild(e, classes);
+      throw RemoteExceptions.rebuild(e, loader);
     }
     return codec.decode(result, proxies, "result of " + target.getClass().getName() + "." + method);
   }

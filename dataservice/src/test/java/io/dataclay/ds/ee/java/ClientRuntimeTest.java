@@ -12,11 +12,14 @@ import io.dataclay.api.Runtimes;
 import io.dataclay.common.Language;
 import io.dataclay.ds.TestCluster;
 import io.dataclay.ds.ee.java.models.Account;
+import io.dataclay.ds.ee.java.models.Frozen;
+import io.dataclay.ds.ee.java.models.Overdrawn;
 import io.dataclay.ds.ee.java.models.Ledger;
 import io.dataclay.enhance.Enhanced;
 import io.dataclay.exceptions.AliasAlreadyExistsException;
 import io.dataclay.exceptions.AliasDoesNotExistException;
 import io.dataclay.exceptions.ObjectNotPersistentException;
+import io.dataclay.exceptions.RemoteException;
 import io.dataclay.runtime.ClientConfig;
 import io.dataclay.runtime.ClientRuntime;
 import io.dataclay.serialization.AllowList;
@@ -43,7 +46,7 @@ class ClientRuntimeTest {
   @BeforeEach
   void start() throws Exception {
     cluster = TestCluster.start(dir);
-    cluster.registerModel(JavaModels.model("bank", Account.class));
+    cluster.registerModel(JavaModels.model("bank", Account.class, Overdrawn.class, Frozen.class));
     cluster.session("ann");
     accountClass = new EnhancingLoader(Set.of(Account.class)).loadClass(Account.class.getName())
         .asSubclass(DataClayObject.class);
@@ -137,6 +140,48 @@ class ClientRuntimeTest {
         }));
     // verify
     assertEquals("balance 0 is less than 3", e.getMessage());
+  }
+
+  @Test
+  void jdk_and_model_exceptions_thrown_remotely_are_caught_by_their_own_type() throws Exception {
+    // setup
+    Ledger a = account("ann");
+    as(client, () -> {
+      ((DataClayObject) a).makePersistent();
+      return null;
+    });
+    List<Class<? extends RuntimeException>> types = List.of(IllegalStateException.class,
+        IllegalArgumentException.class, ArithmeticException.class, UnsupportedOperationException.class,
+        java.util.NoSuchElementException.class, Overdrawn.class);
+    for (Class<? extends RuntimeException> type : types) {
+      // run
+      RuntimeException e = assertThrows(type, () -> as(client, () -> {
+        a.fail(type.getSimpleName(), "insufficient funds: 55");
+        return null;
+      }));
+      // verify: the model's type and message, the remote failure as the cause
+      assertEquals(type, e.getClass());
+      assertEquals("insufficient funds: 55", e.getMessage());
+      assertTrue(e.getCause() instanceof RemoteException, type + " has cause " + e.getCause());
+    }
+  }
+
+  @Test
+  void a_model_exception_without_a_string_constructor_stays_a_remote_exception_naming_its_type() throws Exception {
+    // setup
+    Ledger a = account("ann");
+    as(client, () -> {
+      ((DataClayObject) a).makePersistent();
+      return null;
+    });
+    // run
+    RemoteException e = assertThrows(RemoteException.class, () -> as(client, () -> {
+      a.fail("Frozen", "1700000000");
+      return null;
+    }));
+    // verify
+    assertEquals(Frozen.class.getName(), e.remoteType());
+    assertEquals("frozen since 1700000000", e.remoteMessage());
   }
 
   @Test

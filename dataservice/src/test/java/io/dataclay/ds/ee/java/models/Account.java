@@ -38,6 +38,20 @@ public class Account extends DataClayObject implements Ledger {
   }
 
   @Override
+  public void fail(String kind, String message) {
+    switch (kind) {
+      case "IllegalStateException" -> throw new IllegalStateException(message);
+      case "IllegalArgumentException" -> throw new IllegalArgumentException(message);
+      case "ArithmeticException" -> throw new ArithmeticException(message);
+      case "UnsupportedOperationException" -> throw new UnsupportedOperationException(message);
+      case "NoSuchElementException" -> throw new java.util.NoSuchElementException(message);
+      case "Overdrawn" -> throw new Overdrawn(message);
+      case "Frozen" -> throw new Frozen(Long.parseLong(message));
+      default -> throw new AssertionError("unknown kind " + kind);
+    }
+  }
+
+  @Override
   public Ledger linkBackup(String backupOwner) {
     backup = new Account(backupOwner);
     return backup;

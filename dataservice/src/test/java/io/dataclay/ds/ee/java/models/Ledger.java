@@ -14,6 +14,12 @@ public interface Ledger {
   /** Refuses to go below zero with IllegalArgumentException. */
   void withdraw(long amount);
 
+  /**
+   * Throws the exception {@code kind} names (a JDK type's simple name, "Overdrawn" or "Frozen")
+   * with {@code message}.
+   */
+  void fail(String kind, String message);
+
   /** Links another account as backup; returns it. */
   Ledger linkBackup(String owner);
 
