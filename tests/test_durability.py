@@ -44,8 +44,12 @@ class Writers:
         self.stop_file = stop_file
         self.procs = [cluster.popen_client(WRITER, str(n), str(stop_file)) for n in range(count)]
         self.lines = [[] for _ in self.procs]
+        self.errors = [[] for _ in self.procs]
+        # stderr is drained too: a writer must never block on a full pipe nobody reads
         self.readers = [threading.Thread(target=self._read, args=(p, out), daemon=True)
                         for p, out in zip(self.procs, self.lines)]
+        self.readers += [threading.Thread(target=self._drain, args=(p, err), daemon=True)
+                         for p, err in zip(self.procs, self.errors)]
         for reader in self.readers:
             reader.start()
 
@@ -56,6 +60,12 @@ class Writers:
             if '"ack"' in line:
                 ack = json.loads(line)
                 sink.append((ack["ack"], ack["at"]))
+
+    @staticmethod
+    def _drain(proc, sink):
+        for line in proc.stderr:
+            sink.append(line)
+            del sink[:-40]
 
     def acked(self, n):
         return [amount for amount, _ in self.acked_at(n)]
@@ -74,8 +84,13 @@ class Writers:
         deadline = time.monotonic() + timeout
         while any(len(self.lines[n]) < goal[n] for n in range(len(self.procs))):
             if time.monotonic() > deadline:
-                raise AssertionError(f"writers stalled: {[len(lines) for lines in self.lines]}")
+                raise AssertionError(f"writers stalled: {[len(lines) for lines in self.lines]}{self._exits()}")
             time.sleep(0.05)
+
+    def _exits(self) -> str:
+        """How the writers that ended did so (a writer only ends when it is told to, or fails)."""
+        ended = [(n, p.poll()) for n, p in enumerate(self.procs) if p.poll() is not None]
+        return "".join(f"\nwriter {n} exited with {code}:\n{''.join(self.errors[n])}" for n, code in ended)
 
     def finish(self):
         self.stop_file.touch()
