@@ -27,9 +27,9 @@ def test_dataclaycmd_accounts_backends_stubs_and_waits(cluster, tmp_path):
     assert "2 python backend(s) alive" in cluster.dataclaycmd("WaitForBackends", "python", "2").stdout
     listed = cluster.dataclaycmd("GetBackends", admin, "-").stdout
     assert listed.count("alive") == 2 and "python" in listed
-    cluster.dataclaycmd("NewAccount", "carol", "carol-pw")
+    cluster.dataclaycmd("NewAccount", "carol", "carol-password")
     assert cluster.dataclaycmd("GetBackends", "carol", "carol-pw").returncode == 0
-    duplicate = cluster.dataclaycmd("NewAccount", "carol", "x", check=False)
+    duplicate = cluster.dataclaycmd("NewAccount", "carol", "another-password", check=False)
     assert duplicate.returncode == 1 and "carol" in duplicate.stderr
     cluster.dataclaycmd("GetStubs", admin, "-", "tests", str(tmp_path / "stubs"))
     assert (tmp_path / "stubs" / "people" / "model.py").read_text().startswith('"""Classes the integration')
@@ -81,11 +81,11 @@ def test_new_model_runs_no_user_code_and_reaches_backends_that_join_later(make_c
 
 
 def test_start_with_an_explicit_administrator_keeps_its_password_out_of_the_client_file(tmp_path):
-    cluster = Cluster(backends=1, extra_env={"DATACLAY_USER": "root-admin", "DATACLAY_PASSWORD": "s3cret-pw"})
+    cluster = Cluster(backends=1, extra_env={"DATACLAY_USER": "root-admin", "DATACLAY_PASSWORD": "s3cret-password"})
     try:
         cluster.start()
         props = (cluster.home / "client.properties").read_text()
-        assert "DATACLAY_USER=root-admin" in props and "s3cret-pw" not in props
+        assert "DATACLAY_USER=root-admin" in props and "s3cret-password" not in props
         assert "1 python backend(s) alive" in cluster.dataclaycmd("WaitForBackends", "python", "1").stdout
     finally:
         cluster.stop()

@@ -141,7 +141,7 @@ def test_numpy_arrays_pass_when_the_deployment_allows_them(make_cluster):
 
 def test_other_accounts_see_nothing_until_granted_a_data_contract(cluster):
     # setup: the administrator's object, and an ordinary account
-    cluster.dataclaycmd("NewAccount", "bob", "bob-secret")
+    cluster.dataclaycmd("NewAccount", "bob", "bob-secret-password")
     made = client(cluster, """
         c = Counter(5); c.make_persistent(alias="admins")
         print(json.dumps({"id": c.getID()}))
@@ -162,7 +162,7 @@ def test_other_accounts_see_nothing_until_granted_a_data_contract(cluster):
             out["by_id"] = "denied"
         print(json.dumps(out))
     """)
-    bob_env = {"DATACLAY_USER": "bob", "DATACLAY_PASSWORD": "bob-secret"}
+    bob_env = {"DATACLAY_USER": "bob", "DATACLAY_PASSWORD": "bob-secret-password"}
     # run
     before = _run_as(cluster, as_bob + body, bob_env, made["id"])
     cluster.dataclaycmd("NewDataContract", cluster.admin_user(), "-", cluster.admin_user(), "bob")

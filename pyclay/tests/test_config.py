@@ -41,12 +41,18 @@ def test_explicit_file_wins_over_the_default_file(tmp_path):
 
 def test_pickle_allow_and_execution_environment_keys_are_parsed(tmp_path):
     config = Config.load(env={"DATACLAY_HOME": str(tmp_path), "DATACLAY_PICKLE_ALLOW": " numpy.dtype, a.b.c ,",
-                              "DATACLAY_EE_DS_ADDRESS": "127.0.0.1:5555", "DATACLAY_EE_SECRET": "s",
+                              "DATACLAY_EE_DS_ADDRESS": "127.0.0.1:5555",
                               "DATACLAY_BACKEND_ID": "b", "DATACLAY_EE_MODELS_DIR": str(tmp_path),
                               "DATACLAY_EE_THREADS": "4", "DATACLAY_EE_SOCKET": "/tmp/dataclay-ee-1/ee.sock"})
     assert config.pickle_allow == ("numpy.dtype", "a.b.c") and config.ee_socket == "/tmp/dataclay-ee-1/ee.sock"
-    assert (config.ee_ds_address, config.ee_secret, config.backend_id, config.ee_models_dir, config.ee_threads) == \
-        ("127.0.0.1:5555", "s", "b", tmp_path.resolve(), 4)
+    assert (config.ee_ds_address, config.backend_id, config.ee_models_dir, config.ee_threads) == \
+        ("127.0.0.1:5555", "b", tmp_path.resolve(), 4)
+
+
+def test_an_execution_environment_reads_no_client_file(tmp_path):
+    write(tmp_path / "client.properties", "DATACLAY_USER=admin\nDATACLAY_PASSWORD=admin-password\n")
+    config = Config.load(env={"DATACLAY_HOME": str(tmp_path)}, read_client_file=False)
+    assert (config.user, config.password, config.source) == (None, None, None)
 
 
 @pytest.mark.parametrize("key, value, message", [

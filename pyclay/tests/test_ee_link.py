@@ -66,14 +66,18 @@ class Environment:
         self.peer = LinkPeer()
         env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
         env.update(PYTHONPATH=str(PYCLAY), DATACLAY_HOME=str(tmp_path), DATACLAY_EE_DS_ADDRESS=self.peer.address,
-                   DATACLAY_EE_SOCKET=socket_path or self.peer.socket_path, DATACLAY_EE_SECRET=secret,
+                   DATACLAY_EE_SOCKET=socket_path or self.peer.socket_path,
                    DATACLAY_BACKEND_ID=BACKEND, DATACLAY_EE_MODELS_DIR=str(self.models), DATACLAY_PORT="1",
                    DATACLAY_EE_THREADS="4")
         command = [sys.executable, "-m", "dataclay._internal.ee"]
         if parent_script:
             command = [sys.executable, "-c", "import subprocess, sys, time; p = subprocess.Popen(sys.argv[1:]); "
                        "print(p.pid, flush=True); time.sleep(600)", *command]
-        self.process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # the secret comes on standard input, as the Data Service sends it
+        self.process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+        self.process.stdin.write(secret + "\n")
+        self.process.stdin.close()
 
     def store(self, root) -> str:
         writer = GraphWriter(BACKEND, dataset="alice")

@@ -22,11 +22,11 @@ KEYS = {
     "DATACLAY_PORT": "Logic Module port (11034)",
     "DATACLAY_USER": "account used by api.init() and dataclaycmd",
     "DATACLAY_PASSWORD": "its password",
+    "DATACLAY_NEW_PASSWORD": "dataclaycmd NewAccount <user> -: the new account's password (else standard input)",
     "DATACLAY_DATASET": "dataset of the session's new objects (empty: the user's own)",
     "DATACLAY_PICKLE_ALLOW": "comma-separated module.name globals the unpickler also accepts",
     "DATACLAY_EE_DS_ADDRESS": "execution environment: host:port of its Data Service (gRPC: loading state)",
     "DATACLAY_EE_SOCKET": "execution environment: path of the Unix socket its Data Service sends calls on",
-    "DATACLAY_EE_SECRET": "execution environment: secret to attach to its Data Service",
     "DATACLAY_BACKEND_ID": "execution environment: ID of its backend",
     "DATACLAY_EE_MODELS_DIR": "execution environment: directory of deployed model code (put on sys.path)",
     "DATACLAY_EE_THREADS": "execution environment: calls run at once (16)",
@@ -44,11 +44,11 @@ class Config:
     port: int = DEFAULT_PORT
     user: str | None = None
     password: str | None = None
+    new_password: str | None = None
     dataset: str = ""
     pickle_allow: tuple[str, ...] = ()
     ee_ds_address: str | None = None
     ee_socket: str | None = None
-    ee_secret: str | None = None
     backend_id: str | None = None
     ee_models_dir: pathlib.Path | None = None
     ee_threads: int = DEFAULT_EE_THREADS
@@ -60,11 +60,16 @@ class Config:
         return f"{self.host}:{self.port}"
 
     @classmethod
-    def load(cls, config_file: str | os.PathLike | None = None, env: dict | None = None) -> "Config":
-        """Reads `config_file` (else $DATACLAY_HOME/client.properties when it exists), then the environment."""
+    def load(cls, config_file: str | os.PathLike | None = None, env: dict | None = None,
+             read_client_file: bool = True) -> "Config":
+        """Reads `config_file` (else $DATACLAY_HOME/client.properties when it exists and
+        `read_client_file`), then the environment. Execution environments read no client file: it
+        may hold an account's password, which model code must not be handed."""
         env = os.environ if env is None else env
         from_env = {k: v for k, v in env.items() if k in KEYS and v != ""}
-        if config_file is not None:
+        if not read_client_file:
+            path = None
+        elif config_file is not None:
             path = pathlib.Path(config_file).expanduser()
             if not path.is_file():
                 raise InvalidArgumentError(f"configuration file {str(path)!r} does not exist")
@@ -97,11 +102,11 @@ class Config:
             port=_port(values.get("DATACLAY_PORT", str(DEFAULT_PORT)), "DATACLAY_PORT", where),
             user=values.get("DATACLAY_USER"),
             password=values.get("DATACLAY_PASSWORD"),
+            new_password=values.get("DATACLAY_NEW_PASSWORD"),
             dataset=values.get("DATACLAY_DATASET", ""),
             pickle_allow=_allow_list(values.get("DATACLAY_PICKLE_ALLOW", ""), where),
             ee_ds_address=ds_address,
             ee_socket=ee_socket,
-            ee_secret=values.get("DATACLAY_EE_SECRET"),
             backend_id=values.get("DATACLAY_BACKEND_ID"),
             ee_models_dir=pathlib.Path(models).expanduser().resolve() if models else None,
             ee_threads=_positive(values.get("DATACLAY_EE_THREADS", str(DEFAULT_EE_THREADS)), "DATACLAY_EE_THREADS",

@@ -104,3 +104,16 @@ class Counter(DataClayObject):
     @activemethod
     def get(self) -> int:
         return self.value
+
+
+class Probe(DataClayObject):
+    """Model code as an attacker would register it: it reports what its process can see."""
+    label: str
+
+    def __init__(self, label: str = "probe"):
+        self.label = label
+
+    @activemethod
+    def environment(self) -> dict:
+        import os
+        return dict(os.environ)

@@ -1,9 +1,12 @@
 """`dataclaycmd`: the dataClay 2 administration commands, with their names and argument order.
 
-A password argument of `-` is read from DATACLAY_PASSWORD. The Logic Module's address comes from
-the client configuration (DATACLAY_HOST/DATACLAY_PORT or $DATACLAY_HOME/client.properties)."""
+A password argument of `-` is read from DATACLAY_PASSWORD (NewAccount's, the new account's
+password, from DATACLAY_NEW_PASSWORD or standard input). The Logic Module's address comes from the
+client configuration (DATACLAY_HOST/DATACLAY_PORT or $DATACLAY_HOME/client.properties)."""
 from __future__ import annotations
 
+import datetime
+import getpass
 import pathlib
 import sys
 import time
@@ -18,14 +21,21 @@ from dataclay._internal.rpc import LogicModuleClient
 
 USAGE = """usage: dataclaycmd COMMAND ARGS...
   NewAccount <user> <pass>                                  create an account (needs the administrator)
-  NewDataContract <user> <pass> <dataset> <beneficiary>     grant beneficiary access to user's dataset
+  NewDataContract <user> <pass> <dataset> <beneficiary> [--read-only] [--begins DATE] [--expires DATE]
+                                                            grant beneficiary access to user's dataset
+  RevokeDataContract <user> <pass> <dataset> <beneficiary>  take a data contract back
+  GetDataContracts <user> <pass>                            list the contracts of user's datasets and to user
+  GrantModelRegistration <user> <pass> <account>            let account register models (administrators)
+  RevokeModelRegistration <user> <pass> <account>           stop account registering models (administrators)
   NewModel <user> <pass> <namespace> <class_path> <python|java>   register a model's classes
   GetStubs <user> <pass> <namespace> <stubs_path>           write a namespace's classes to stubs_path
   GetBackends <user> <pass>                                 list the backends
   WaitForDataClayToBeAlive <retries> <seconds>              wait for the Logic Module
   WaitForBackends <python|java> <n>                         wait for n live backends of a language
   CollectGarbage <user> <pass>                              collect garbage now (needs an administrator)
-A password of `-` is read from DATACLAY_PASSWORD."""
+A password of `-` is read from DATACLAY_PASSWORD; NewAccount's `-` reads the new account's password
+from DATACLAY_NEW_PASSWORD, else from standard input. DATE is ISO 8601 (2027-01-31 or
+2027-01-31T18:00:00+01:00; UTC when no offset is given)."""
 
 WAIT_FOR_BACKENDS_SECONDS = 300
 
@@ -62,15 +72,99 @@ def new_account(config: Config, user: str, password: str) -> str:
     if not (config.user and config.password):
         raise InvalidArgumentError("NewAccount needs the administrator's credentials: set DATACLAY_USER and "
                                    "DATACLAY_PASSWORD, or run where `dataclay start` wrote client.properties")
+    new_password = _new_password(config, user) if password == "-" else password
     with _session(config, config.user, config.password) as lm:
-        lm.new_account(user, _password(config, password))
+        lm.new_account(user, new_password)
     return f"account {user} created (its dataset is {user})"
 
 
-def new_data_contract(config: Config, user: str, password: str, dataset: str, beneficiary: str) -> str:
+def _new_password(config: Config, user: str) -> str:
+    """A new account's password from DATACLAY_NEW_PASSWORD, else standard input (asked twice on a terminal)."""
+    if config.new_password:
+        return config.new_password
+    if sys.stdin.isatty():
+        first = getpass.getpass(f"password for {user}: ")
+        if getpass.getpass(f"password for {user} (again): ") != first:
+            raise InvalidArgumentError("the two passwords differ")
+        return first
+    line = sys.stdin.readline().rstrip("\r\n")
+    if not line:
+        raise InvalidArgumentError("password `-` given but neither DATACLAY_NEW_PASSWORD nor standard input "
+                                   "holds one")
+    return line
+
+
+def new_data_contract(config: Config, user: str, password: str, dataset: str, beneficiary: str,
+                      *options: str) -> str:
+    terms = _contract_options(options)
     with _session(config, user, password) as lm:
-        lm.new_data_contract(dataset, beneficiary)
-    return f"{beneficiary} can now use dataset {dataset}"
+        lm.new_data_contract(dataset, beneficiary, **terms)
+    access = "read" if terms["read_only"] else "read and change"
+    window = ""
+    if terms["begins_at_ms"]:
+        window += f" from {_show_ms(terms['begins_at_ms'])}"
+    if terms["expires_at_ms"]:
+        window += f" until {_show_ms(terms['expires_at_ms'])}"
+    return f"{beneficiary} can now {access} dataset {dataset}{window}"
+
+
+def _contract_options(options) -> dict:
+    terms = {"read_only": False, "begins_at_ms": 0, "expires_at_ms": 0}
+    rest = list(options)
+    while rest:
+        flag = rest.pop(0)
+        if flag == "--read-only":
+            terms["read_only"] = True
+        elif flag in ("--begins", "--expires"):
+            if not rest:
+                raise UsageError(f"{flag} needs a DATE")
+            terms["begins_at_ms" if flag == "--begins" else "expires_at_ms"] = _epoch_ms(rest.pop(0), flag)
+        else:
+            raise UsageError(f"unknown NewDataContract option {flag!r}")
+    return terms
+
+
+def _epoch_ms(text: str, flag: str) -> int:
+    try:
+        moment = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"{flag} must be an ISO 8601 date such as 2027-01-31, not {text!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    return int(moment.timestamp() * 1000)
+
+
+def _show_ms(ms: int) -> str:
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def revoke_data_contract(config: Config, user: str, password: str, dataset: str, beneficiary: str) -> str:
+    with _session(config, user, password) as lm:
+        lm.revoke_data_contract(dataset, beneficiary)
+    return f"{beneficiary} can no longer use dataset {dataset}"
+
+
+def get_data_contracts(config: Config, user: str, password: str) -> str:
+    with _session(config, user, password) as lm:
+        contracts = lm.list_data_contracts()
+    lines = []
+    for c in contracts:
+        until = _show_ms(c.expires_at_ms) if c.expires_at_ms else "no end"
+        lines.append(f"{c.dataset}  owner {c.owner}  -> {c.beneficiary}  {'read-only' if c.read_only else 'read-write'}"
+                     f"  from {_show_ms(c.begins_at_ms)}  until {until}")
+    return "\n".join(lines) if lines else "no data contracts"
+
+
+def grant_model_registration(config: Config, user: str, password: str, account: str) -> str:
+    with _session(config, user, password) as lm:
+        lm.set_model_registration(account, True)
+    return f"{account} may now register models (their code runs in every backend)"
+
+
+def revoke_model_registration(config: Config, user: str, password: str, account: str) -> str:
+    with _session(config, user, password) as lm:
+        lm.set_model_registration(account, False)
+    return f"{account} may no longer register models"
 
 
 def new_model(config: Config, user: str, password: str, namespace: str, class_path: str, language: str) -> str:
@@ -169,7 +263,11 @@ def _positive_float(text: str, what: str) -> float:
 
 COMMANDS = {
     "NewAccount": (new_account, 2),
-    "NewDataContract": (new_data_contract, 4),
+    "NewDataContract": (new_data_contract, (4, 9)),
+    "RevokeDataContract": (revoke_data_contract, 4),
+    "GetDataContracts": (get_data_contracts, 2),
+    "GrantModelRegistration": (grant_model_registration, 3),
+    "RevokeModelRegistration": (revoke_model_registration, 3),
     "NewModel": (new_model, 5),
     "GetStubs": (get_stubs, 4),
     "GetBackends": (get_backends, 2),
@@ -190,8 +288,10 @@ def main(argv: list[str] | None = None) -> int:
         if command not in COMMANDS:
             raise UsageError(f"unknown command {command!r}")
         handler, arity = COMMANDS[command]
-        if len(args) != arity:
-            raise UsageError(f"{command} takes {arity} arguments, got {len(args)}")
+        low, high = arity if isinstance(arity, tuple) else (arity, arity)
+        if not low <= len(args) <= high:
+            takes = f"{low}" if low == high else f"{low} to {high}"
+            raise UsageError(f"{command} takes {takes} arguments, got {len(args)}")
         print(handler(Config.load(), *args))
         return 0
     except UsageError as e:

@@ -37,6 +37,7 @@ class LocalCluster:
         self.logs = self.home / "logs"
         self.client_file = self.home / "client.properties"
         self._spawned: dict[int, subprocess.Popen] = {}
+        self._secret_file: pathlib.Path | None = None
 
     # ---- start -------------------------------------------------------------------------------
 
@@ -50,12 +51,13 @@ class LocalCluster:
         state = ClusterState.load(self.home)
         state = self._reconcile(state, store, metadata)
         user, password = self._administrator()
+        self._secret_file = self._cluster_secret()
         self._start_logic_module(state, user, password)
         wanted = max(backends or 0, len(state.backends), 1)
         for index in range(len(state.backends), wanted):
             state.backends.append(ProcessRecord(name=f"backend-{index + 1}", port=0, jar=DS_JAR))
         for record in state.backends:
-            self._start_backend(state, record, user, password)
+            self._start_backend(state, record)
         self._wait_for_backends(state, user, password)
         return state
 
@@ -102,6 +104,17 @@ class LocalCluster:
         write_private(self.client_file, "\n".join(lines) + "\n")
         return user, password
 
+    def _cluster_secret(self) -> pathlib.Path:
+        """The file of the secret the servers share (backends prove they know it to the Logic Module):
+        DATACLAY_CLUSTER_SECRET_FILE when set, else $DATACLAY_HOME/cluster.secret, made on first start."""
+        given = self.settings.passthrough.get("DATACLAY_CLUSTER_SECRET_FILE")
+        if given:
+            return pathlib.Path(given).expanduser().resolve()
+        path = self.home / "cluster.secret"
+        if not path.exists():
+            write_private(path, secrets.token_urlsafe(48) + "\n")
+        return path
+
     def _start_logic_module(self, state: ClusterState, user: str, password: str) -> None:
         lm = state.lm
         if lm.running():
@@ -110,10 +123,12 @@ class LocalCluster:
         if port_in_use(lm.port):
             raise StartError(f"port {lm.port} is already in use (another dataClay?); set DATACLAY_PORT to a free port")
         env = self._server_env({"DATACLAY_PORT": str(lm.port), "DATACLAY_HOME": str(self.home),
-                                "DATACLAY_USER": user, "DATACLAY_PASSWORD": password})
+                                "DATACLAY_USER": user,
+                                "DATACLAY_CLUSTER_SECRET_FILE": str(self._secret_file)})
         if state.metadata_url:
             env["DATACLAY_METADATA_URL"] = state.metadata_url
-        lm.pid = self._spawn(LM_JAR, env, self.logs / "logicmodule.log")
+        # the administrator's password goes on standard input: never into an environment or a command line
+        lm.pid = self._spawn(LM_JAR, env, self.logs / "logicmodule.log", stdin_line=password)
         state.save(self.home)
         deadline = time.monotonic() + START_TIMEOUT
         # the port first: a gRPC channel refused while the JVM starts backs off, and would then
@@ -139,7 +154,7 @@ class LocalCluster:
         finally:
             client.close()
 
-    def _start_backend(self, state: ClusterState, record: ProcessRecord, user: str, password: str) -> None:
+    def _start_backend(self, state: ClusterState, record: ProcessRecord) -> None:
         if record.running():
             return
         taken = {state.lm.port} | {b.port for b in state.backends if b is not record}
@@ -148,7 +163,7 @@ class LocalCluster:
         pool = pathlib.Path(state.store_root) / record.name
         env = self._server_env({
             "DATACLAY_HOST": "127.0.0.1", "DATACLAY_PORT": str(state.lm.port),
-            "DATACLAY_USER": user, "DATACLAY_PASSWORD": password, "DATACLAY_HOME": str(self.home),
+            "DATACLAY_CLUSTER_SECRET_FILE": str(self._secret_file), "DATACLAY_HOME": str(self.home),
             "DATACLAY_BACKEND_NAME": record.name, "DATACLAY_BACKEND_HOST": "127.0.0.1",
             "DATACLAY_BACKEND_PORT": str(record.port),
             "DATACLAY_BACKEND_DIR": str(self.home / "backends" / record.name),
@@ -196,7 +211,7 @@ class LocalCluster:
         env.update(values)
         return env
 
-    def _spawn(self, jar: str, env: dict[str, str], log: pathlib.Path) -> int:
+    def _spawn(self, jar: str, env: dict[str, str], log: pathlib.Path, stdin_line: str | None = None) -> int:
         jar_path = self.settings.jars / jar
         if not jar_path.is_file():
             raise StartError(f"{jar_path} is missing: run `make build` (or set DATACLAY_JARS)")
@@ -204,8 +219,14 @@ class LocalCluster:
             out.write(f"==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {jar}\n".encode())
             out.flush()
             proc = subprocess.Popen(self.java_command(jar_path),
-                                    env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    cwd=self.home, start_new_session=True)
+                                    env=env, stdin=subprocess.DEVNULL if stdin_line is None else subprocess.PIPE,
+                                    stdout=out, stderr=subprocess.STDOUT, cwd=self.home, start_new_session=True)
+        if stdin_line is not None:
+            try:
+                proc.stdin.write((stdin_line + "\n").encode())
+                proc.stdin.close()
+            except OSError:
+                pass  # it died at once: the start reports it with its log
         self._spawned[proc.pid] = proc
         return proc.pid
 

@@ -29,11 +29,13 @@ def main() -> int:
     """Runs the execution environment; returns its exit code."""
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format="%(asctime)s python-ee[%(process)d] %(levelname)s %(name)s: %(message)s")
+    # the secret that attaches it to its Data Service comes on standard input, never in the environment
+    secret = sys.stdin.readline().strip()
     try:
-        config = Config.load()
+        config = Config.load(read_client_file=False)
         missing = [key for key, value in (("DATACLAY_EE_SOCKET", config.ee_socket),
                                           ("DATACLAY_EE_DS_ADDRESS", config.ee_ds_address),
-                                          ("DATACLAY_EE_SECRET", config.ee_secret),
+                                          ("the secret on standard input", secret),
                                           ("DATACLAY_BACKEND_ID", config.backend_id)) if not value]
         if missing:
             _log.error("missing configuration: %s", ", ".join(missing))
@@ -55,7 +57,7 @@ def main() -> int:
     _log.info("attached to the Data Service at %s for backend %s (loading from %s, models in %s, %d threads)",
               config.ee_socket, config.backend_id, config.ee_ds_address, config.ee_models_dir, config.ee_threads)
     session = LinkSession(link, Executor(runtime), ModelWatcher(config.ee_models_dir), runtime.evict,
-                          config.ee_threads, config.ee_secret)
+                          config.ee_threads, secret)
     code = session.run()
     _log.info("exiting with code %d", code)
     return code

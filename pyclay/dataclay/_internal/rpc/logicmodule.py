@@ -54,21 +54,36 @@ class LogicModuleClient:
         """Closes the session this client acts in."""
         unary(self._stub.CloseSession, _EMPTY, self._metadata, check_timeout(timeout))
 
-    def validate_session(self, token: str) -> lm_pb2.SessionInfo:
-        """What the Logic Module knows of another session (administrators only)."""
-        return unary(self._stub.ValidateSession, build(lm_pb2.ValidateSessionRequest, "validate_session",
-                                                       token=token), self._metadata)
-
     def new_account(self, user: str, password: str, admin: bool = False) -> None:
         """Creates an account (administrators only)."""
         request = build(lm_pb2.NewAccountRequest, "new_account", username=user, password=password, admin=admin)
         unary(self._stub.NewAccount, request, self._metadata)
 
-    def new_data_contract(self, dataset: str, beneficiary: str) -> None:
-        """Grants `beneficiary` access to `dataset`, created for the caller if needed."""
+    def new_data_contract(self, dataset: str, beneficiary: str, read_only: bool = False,
+                          begins_at_ms: int = 0, expires_at_ms: int = 0) -> None:
+        """Grants `beneficiary` access to `dataset` (created for the caller if needed): read-write, or
+        read-only; from `begins_at_ms` (0: now) until `expires_at_ms` (0: never), epoch milliseconds.
+        Granting again replaces the earlier terms."""
         request = build(lm_pb2.NewDataContractRequest, "new_data_contract", dataset=dataset,
-                        beneficiary=beneficiary)
+                        beneficiary=beneficiary, read_only=read_only, begins_at_ms=begins_at_ms,
+                        expires_at_ms=expires_at_ms)
         unary(self._stub.NewDataContract, request, self._metadata)
+
+    def revoke_data_contract(self, dataset: str, beneficiary: str) -> None:
+        """Takes back `beneficiary`'s contract on a dataset the caller owns."""
+        request = build(lm_pb2.RevokeDataContractRequest, "revoke_data_contract", dataset=dataset,
+                        beneficiary=beneficiary)
+        unary(self._stub.RevokeDataContract, request, self._metadata)
+
+    def list_data_contracts(self) -> list:
+        """The contracts (DataContract) on the caller's datasets, then those granted to it."""
+        return list(unary(self._stub.ListDataContracts, _EMPTY, self._metadata).contracts)
+
+    def set_model_registration(self, user: str, allowed: bool) -> None:
+        """Lets an account register models, or stops it (administrators only)."""
+        request = build(lm_pb2.SetModelRegistrationRequest, "set_model_registration", username=user,
+                        allowed=allowed)
+        unary(self._stub.SetModelRegistration, request, self._metadata)
 
     def register_model(self, model: lm_pb2.Model) -> None:
         """Registers (or updates) a model; the Logic Module deploys it to every live backend."""
@@ -83,15 +98,6 @@ class LogicModuleClient:
         """Every registered model of a language (LANGUAGE_UNSPECIFIED: all)."""
         request = build(lm_pb2.ListModelsRequest, "list_models", language=language)
         return list(unary(self._stub.ListModels, request, self._metadata).models)
-
-    def register_backend(self, backend: common_pb2.BackendInfo) -> None:
-        """Registers or re-registers a backend under its stable ID (administrators only)."""
-        unary(self._stub.RegisterBackend, _message(backend, common_pb2.BackendInfo, "backend"), self._metadata)
-
-    def heartbeat(self, backend_id: str) -> None:
-        """Tells the Logic Module the backend is alive."""
-        unary(self._stub.Heartbeat, build(lm_pb2.HeartbeatRequest, "heartbeat", backend_id=backend_id),
-              self._metadata)
 
     def get_backends(self, timeout: float | None = None) -> list:
         """Every registered backend (BackendInfo) with its liveness."""

@@ -1,5 +1,6 @@
 package io.dataclay.ds;
 
+import io.dataclay.common.ClusterSecret;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.net.InetAddress;
@@ -16,10 +17,11 @@ public final class DataServiceConfig {
   public static final String HOST = "DATACLAY_HOST";
   /** Logic Module port. Default 11034. */
   public static final String PORT = "DATACLAY_PORT";
-  /** Administrator account the Data Service logs in with. Required. */
-  public static final String USER = "DATACLAY_USER";
-  /** Password of that administrator. Required. */
-  public static final String PASSWORD = "DATACLAY_PASSWORD";
+  /**
+   * File (mode 0600) holding the cluster secret this backend proves it knows to the Logic Module
+   * (its identity: no user's password is needed). Required.
+   */
+  public static final String CLUSTER_SECRET_FILE = "DATACLAY_CLUSTER_SECRET_FILE";
   /** Name of this backend. Default: the host name. */
   public static final String BACKEND_NAME = "DATACLAY_BACKEND_NAME";
   /** Address advertised to clients. Default 127.0.0.1. */
@@ -59,8 +61,7 @@ public final class DataServiceConfig {
   private final Map<String, String> env;
   private final String lmHost;
   private final int lmPort;
-  private final String user;
-  private final String password;
+  private final ClusterSecret clusterSecret;
   private final String backendName;
   private final String backendHost;
   private final int backendPort;
@@ -79,8 +80,8 @@ public final class DataServiceConfig {
     this.env = Map.copyOf(env);
     lmHost = text(HOST, "127.0.0.1");
     lmPort = port(PORT, 11034, false);
-    user = required(USER);
-    password = required(PASSWORD);
+    String secretFile = text(CLUSTER_SECRET_FILE, null);
+    clusterSecret = ClusterSecret.read(CLUSTER_SECRET_FILE, secretFile == null ? null : Path.of(secretFile));
     backendName = text(BACKEND_NAME, localHostName());
     if (backendName.contains("/") || backendName.equals("..") || backendName.equals(".")) {
       throw new InvalidArgumentException(BACKEND_NAME + " must be a plain name, not " + backendName);
@@ -111,10 +112,30 @@ public final class DataServiceConfig {
     return new DataServiceConfig(env);
   }
 
-  /** The whole environment the configuration was read from (handed on to the Python environment). */
+  /** The whole environment the configuration was read from (the Java environment reads its keys there). */
   public Map<String, String> environment() {
     return env;
   }
+
+  /**
+   * What of this environment the Python execution environment inherits: an explicit list of
+   * harmless keys (paths, locale, its own settings), never credentials, tokens or key files.
+   */
+  public Map<String, String> pythonEnvironment() {
+    Map<String, String> out = new java.util.TreeMap<>();
+    for (String key : PYTHON_PASSES) {
+      String v = env.get(key);
+      if (v != null) {
+        out.put(key, v);
+      }
+    }
+    return out;
+  }
+
+  private static final java.util.List<String> PYTHON_PASSES = java.util.List.of(
+      "PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV",
+      "LD_LIBRARY_PATH", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE",
+      "DATACLAY_PICKLE_ALLOW", "DATACLAY_EE_THREADS");
 
   /** Logic Module host. */
   public String lmHost() {
@@ -126,14 +147,9 @@ public final class DataServiceConfig {
     return lmPort;
   }
 
-  /** Administrator account of this Data Service. */
-  public String user() {
-    return user;
-  }
-
-  /** Password of the administrator account. */
-  public String password() {
-    return password;
+  /** The cluster secret this backend proves it knows. */
+  public ClusterSecret clusterSecret() {
+    return clusterSecret;
   }
 
   /** Backend name. */
@@ -205,14 +221,6 @@ public final class DataServiceConfig {
   private String text(String key, String fallback) {
     String v = env.get(key);
     return v == null || v.isBlank() ? fallback : v.trim();
-  }
-
-  private String required(String key) {
-    String v = env.get(key);
-    if (v == null || v.isEmpty()) {
-      throw new InvalidArgumentException(key + " is not set: the Data Service needs an administrator account");
-    }
-    return v;
   }
 
   private int port(String key, int fallback, boolean zeroAllowed) {

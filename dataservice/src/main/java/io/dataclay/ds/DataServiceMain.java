@@ -1,6 +1,6 @@
 package io.dataclay.ds;
 
-import io.dataclay.ds.lm.AdminSession;
+import io.dataclay.ds.lm.BackendSession;
 import io.dataclay.ds.service.BackendIdentity;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.ObjectStores;
@@ -24,7 +24,14 @@ public final class DataServiceMain {
       exit(2, "bad configuration: " + e.getMessage());
       return;
     }
-    AdminSession admin = AdminSession.connect(config.lmHost(), config.lmPort(), config.user(), config.password());
+    BackendSession admin;
+    try {
+      admin = BackendSession.connect(config.lmHost(), config.lmPort(), config.clusterSecret(),
+          BackendIdFile.readOrCreate(config.backendDir()));
+    } catch (RuntimeException e) {
+      exit(2, "cannot read or create the backend ID under " + config.backendDir() + ": " + e.getMessage());
+      return;
+    }
     logInMeanwhile(admin);
     ObjectStore store;
     try {
@@ -56,7 +63,7 @@ public final class DataServiceMain {
    * costs the Logic Module a deliberate fraction of a second, and the first call warms up this
    * JVM's client. Registration uses the session, or logs in itself when this failed.
    */
-  private static void logInMeanwhile(AdminSession admin) {
+  private static void logInMeanwhile(BackendSession admin) {
     Thread login = new Thread(() -> {
       try {
         admin.client();

@@ -6,7 +6,7 @@ import io.dataclay.ds.ee.PythonEnvironment;
 import io.dataclay.ds.ee.RestartBackoff;
 import io.dataclay.ds.ee.java.JavaEnvironment;
 import io.dataclay.ds.ee.java.JavaEnvironmentConfig;
-import io.dataclay.ds.lm.AdminSession;
+import io.dataclay.ds.lm.BackendSession;
 import io.dataclay.ds.lm.BackendRegistration;
 import io.dataclay.ds.lm.RemoteLogicModule;
 import io.dataclay.ds.service.BackendIdentity;
@@ -64,7 +64,7 @@ public final class DataServiceNode implements AutoCloseable {
   private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(daemons("dataclay-ds-ee"));
   private final ScheduledExecutorService heartbeats =
       Executors.newSingleThreadScheduledExecutor(daemons("dataclay-ds-heartbeat"));
-  private final AdminSession admin;
+  private final BackendSession admin;
   private final Environments environments = new Environments();
   private StatusService status;
   private DataServiceServer server;
@@ -74,7 +74,7 @@ public final class DataServiceNode implements AutoCloseable {
   private RemotePeers peers;
 
   private DataServiceNode(DataServiceConfig config, ObjectStore store, ServerBuilder<?> serverBuilder,
-      AdminSession admin) throws IOException, InterruptedException {
+      BackendSession admin) throws IOException, InterruptedException {
     this.admin = admin;
     try {
       run(config, store, serverBuilder);
@@ -124,7 +124,7 @@ public final class DataServiceNode implements AutoCloseable {
         status, counters, calls, copies, new VersionService(store, copies, replicas, peers, directory, lm, id), recorder);
     server = new DataServiceServer(serverBuilder, dataService, new CallExecutors(sessions, calls, store.writesWithoutWaiting(), classes)).start();
     status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));
-    registration = new BackendRegistration(admin, status::identity, heartbeats, config.heartbeatMs());
+    registration = new BackendRegistration(admin, status::identity, heartbeats, config.heartbeatMs(), sessions);
     registration.logIn(REGISTER_TIMEOUT_MS); // a refused administrator spawns no environment
     if (python != null) {
       // Started before registering: its interpreter starts while the Logic Module answers. It
@@ -148,7 +148,7 @@ public final class DataServiceNode implements AutoCloseable {
    * Module through {@code admin}. On failure everything started so far is stopped.
    */
   public static DataServiceNode start(DataServiceConfig config, ObjectStore store, ServerBuilder<?> serverBuilder,
-      AdminSession admin) throws IOException, InterruptedException {
+      BackendSession admin) throws IOException, InterruptedException {
     return new DataServiceNode(config, store, serverBuilder, admin);
   }
 
@@ -209,8 +209,9 @@ public final class DataServiceNode implements AutoCloseable {
     }
   }
 
+  // Explicit and minimal: model code runs in this process, so it gets no credential, token or key.
   private static Map<String, String> pythonEnvironment(DataServiceConfig config, UUID id, int port, Path socket) {
-    Map<String, String> env = new HashMap<>(config.environment());
+    Map<String, String> env = new HashMap<>(config.pythonEnvironment());
     env.put("DATACLAY_EE_SOCKET", socket.toString());
     env.put("DATACLAY_EE_DS_ADDRESS", "127.0.0.1:" + port);
     env.put("DATACLAY_BACKEND_ID", id.toString());

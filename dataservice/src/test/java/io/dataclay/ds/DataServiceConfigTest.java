@@ -10,12 +10,19 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class DataServiceConfigTest {
+  @TempDir
+  static Path dir;
+
   private static Map<String, String> minimal() {
     Map<String, String> env = new HashMap<>();
-    env.put("DATACLAY_USER", "admin");
-    env.put("DATACLAY_PASSWORD", "pw");
+    try {
+      env.put("DATACLAY_CLUSTER_SECRET_FILE", TestLogicModule.secretFile(dir).toString());
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
     env.put("DATACLAY_BACKEND_NAME", "b1");
     env.put("USER", "alice");
     env.put("DATACLAY_HOME", "/tmp/dc-home");
@@ -49,11 +56,23 @@ class DataServiceConfigTest {
   }
 
   @Test
-  void missing_administrator_is_refused_naming_the_key() {
+  void a_missing_cluster_secret_is_refused_naming_the_key() {
     Map<String, String> env = minimal();
-    env.remove("DATACLAY_PASSWORD");
+    env.remove("DATACLAY_CLUSTER_SECRET_FILE");
     InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> DataServiceConfig.from(env));
-    assertTrue(e.getMessage().contains("DATACLAY_PASSWORD"), e.getMessage());
+    assertTrue(e.getMessage().startsWith("DATACLAY_CLUSTER_SECRET_FILE"), e.getMessage());
+  }
+
+  @Test
+  void the_python_environment_inherits_only_harmless_keys() {
+    Map<String, String> env = minimal();
+    env.put("DATACLAY_PASSWORD", "leaked-admin-password");
+    env.put("DATACLAY_USER", "admin");
+    env.put("AWS_SECRET_ACCESS_KEY", "leaked");
+    env.put("PATH", "/usr/bin");
+    env.put("DATACLAY_PICKLE_ALLOW", "numpy.dtype");
+    Map<String, String> passed = DataServiceConfig.from(env).pythonEnvironment();
+    assertEquals(Map.of("PATH", "/usr/bin", "DATACLAY_PICKLE_ALLOW", "numpy.dtype"), passed);
   }
 
   @Test

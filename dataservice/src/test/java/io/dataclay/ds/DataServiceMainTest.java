@@ -52,8 +52,9 @@ class DataServiceMainTest {
     return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
   }
 
-  private Map<String, String> base(String engine, Path storePath) {
-    return Map.of("DATACLAY_USER", "admin", "DATACLAY_PASSWORD", "pw", "DATACLAY_BACKEND_NAME", "b1",
+  private Map<String, String> base(String engine, Path storePath) throws java.io.IOException {
+    return Map.of("DATACLAY_CLUSTER_SECRET_FILE", TestLogicModule.secretFile(tmp.resolve("secret")).toString(),
+        "DATACLAY_BACKEND_NAME", "b1",
         "DATACLAY_HOME", tmp.resolve("home").toString(), "DATACLAY_STORE", engine,
         "DATACLAY_STORE_PATH", storePath.toString(), "DATACLAY_STORE_SIZE", "64M", "DATACLAY_PYTHON", "none");
   }
@@ -77,11 +78,11 @@ class DataServiceMainTest {
   @Test
   void bad_configuration_exits_2_naming_the_key() throws Exception {
     Map<String, String> env = new java.util.HashMap<>(base("memory", tmp.resolve("pool")));
-    env.remove("DATACLAY_PASSWORD");
+    env.remove("DATACLAY_CLUSTER_SECRET_FILE");
     Process p = launch(env);
     String out = output(p);
     assertEquals(2, p.exitValue(), out);
-    assertTrue(out.contains("DATACLAY_PASSWORD"), out);
+    assertTrue(out.contains("DATACLAY_CLUSTER_SECRET_FILE"), out);
   }
 
   @Test
@@ -94,7 +95,7 @@ class DataServiceMainTest {
     Files.writeString(fakePython, "#!/bin/sh\necho \"$DATACLAY_EE_SOCKET\" > " + socketFile + "\necho $$ > "
         + pidFile + ".tmp && mv " + pidFile + ".tmp " + pidFile + "\nexec sleep 600\n");
     Files.setPosixFilePermissions(fakePython, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
-    try (TestLogicModule lm = TestLogicModule.start(tmp.resolve("lm"), "admin", "pw")) {
+    try (TestLogicModule lm = TestLogicModule.start(tmp.resolve("lm"), "admin", "admin-password")) {
       Map<String, String> env = new java.util.HashMap<>(base("memory", tmp.resolve("pool")));
       env.put("DATACLAY_PORT", Integer.toString(lm.port()));
       env.put("DATACLAY_PYTHON", fakePython.toString());
@@ -113,7 +114,7 @@ class DataServiceMainTest {
       assertTrue(startLine != null && startLine.contains("store memory at " + tmp.resolve("pool")), startLine);
       int port = Integer.parseInt(startLine.replaceAll(".* listening on port (\\d+),.*", "$1"));
       try (var admin = new io.dataclay.client.LogicModuleClient(lm.channel(), () -> null)) {
-        var token = admin.newSession("admin", "pw", "").getToken();
+        var token = admin.newSession("admin", "admin-password", "").getToken();
         try (var authed = new io.dataclay.client.LogicModuleClient(lm.channel(), () -> token)) {
           BackendInfo b = authed.getBackends().get(0);
           assertEquals(port, b.getPort());

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.client.DataServiceClient;
 import io.dataclay.exceptions.NotAuthenticatedException;
+import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.BackendStatus;
 import io.dataclay.proto.ExecutionEnvironmentStatus;
@@ -62,14 +63,17 @@ class DataServiceNodeTest {
   }
 
   @Test
-  void a_refused_login_fails_the_start_and_spawns_no_environment() throws Exception {
+  void a_backend_with_another_clusters_secret_fails_the_start_and_spawns_no_environment() throws Exception {
     // setup
     cluster = TestCluster.withLogicModule(tmp);
+    Path wrong = tmp.resolve("wrong.secret");
+    java.nio.file.Files.writeString(wrong, "another-cluster-secret-0123456789abcdef");
+    java.nio.file.Files.setPosixFilePermissions(wrong, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
     // run
     NotAuthenticatedException e = assertThrows(NotAuthenticatedException.class,
-        () -> cluster.startDataService(Map.of("DATACLAY_PASSWORD", "wrong")));
+        () -> cluster.startDataService(Map.of("DATACLAY_CLUSTER_SECRET_FILE", wrong.toString())));
     // verify
-    assertTrue(e.getMessage().length() > 0);
+    assertTrue(e.getMessage().contains("does not match"), e.getMessage());
     assertFalse(cluster.environmentSpawned());
     assertTrue(cluster.adminLm().getBackends().isEmpty());
   }
@@ -90,13 +94,13 @@ class DataServiceNodeTest {
   void a_logic_module_that_forgot_the_session_gets_a_new_login_and_registration() throws Exception {
     // setup
     cluster = TestCluster.start(tmp);
-    long logins = cluster.lmCalls("NewSession");
+    long logins = cluster.lmCalls("NewBackendSession");
     long registrations = cluster.lmCalls("RegisterBackend");
     // run: the Data Service's own session ends behind its back
     cluster.dataServiceAdmin().client().closeSession();
     Thread.sleep(2 * TestLogicModule.BACKEND_TIMEOUT_MS);
     // verify: it logged in and registered again, and heartbeats keep it alive
-    assertTrue(cluster.lmCalls("NewSession") > logins);
+    assertTrue(cluster.lmCalls("NewBackendSession") > logins);
     assertTrue(cluster.lmCalls("RegisterBackend") > registrations);
     assertTrue(registered().getAlive());
   }
@@ -109,7 +113,8 @@ class DataServiceNodeTest {
     user.makePersistent(List.of(point(UUID.randomUUID(), "1")), null);
     cluster.attachPeer();
     // run
-    BackendStatus status = user.getStatus(5000);
+    BackendStatus status = cluster.client(cluster.adminToken()).getStatus(5000);
+    PermissionDeniedException refused = assertThrows(PermissionDeniedException.class, () -> user.getStatus(5000));
     // verify
     assertEquals(cluster.node().identity().id().toString(), status.getBackend().getId());
     assertEquals(cluster.port(), status.getBackend().getPort());
@@ -122,5 +127,6 @@ class DataServiceNodeTest {
     assertEquals(0, ee.getRestarts());
     assertEquals(1L, status.getCallsMap().get("MakePersistent"));
     assertEquals(1L, status.getCallsMap().get("GetStatus"));
+    assertTrue(refused.getMessage().contains("nora"), refused.getMessage());
   }
 }

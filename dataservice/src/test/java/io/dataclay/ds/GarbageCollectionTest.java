@@ -33,7 +33,7 @@ class GarbageCollectionTest {
   @BeforeEach
   void start() throws Exception {
     cluster = TestCluster.start(dir);
-    admin = cluster.client(cluster.adminToken());
+    admin = cluster.client(cluster.backendToken());
   }
 
   @AfterEach

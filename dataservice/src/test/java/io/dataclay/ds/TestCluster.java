@@ -3,7 +3,7 @@ package io.dataclay.ds;
 import io.dataclay.client.Channels;
 import io.dataclay.client.DataServiceClient;
 import io.dataclay.client.LogicModuleClient;
-import io.dataclay.ds.lm.AdminSession;
+import io.dataclay.ds.lm.BackendSession;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.ObjectStores;
 import io.dataclay.ds.store.StoreConfig;
@@ -28,7 +28,7 @@ import java.util.Map;
  * Everything started is stopped by {@link #stopDataService()} and {@link #close()}.
  */
 public final class TestCluster implements AutoCloseable {
-  /** The administrator account (the Data Service logs in with it too). */
+  /** The administrator account. */
   public static final String ADMIN = "admin";
   /** Its password. */
   public static final String ADMIN_PASSWORD = "admin-secret";
@@ -43,9 +43,10 @@ public final class TestCluster implements AutoCloseable {
   private int started;
   private Path backendDir;
   private Path secretFile;
+  private final Path clusterSecretFile;
   private ObjectStore store;
   private DataServiceNode node;
-  private AdminSession dsAdmin;
+  private BackendSession dsAdmin;
 
   private TestCluster(Path dir) throws Exception {
     this.dir = dir;
@@ -55,11 +56,7 @@ public final class TestCluster implements AutoCloseable {
     token[0] = adminLm.newSession(ADMIN, ADMIN_PASSWORD, "").getToken();
     this.adminToken = token[0];
     fakePython = dir.resolve("fake-python");
-    Files.writeString(fakePython, "#!/bin/sh\n"
-        + "printf '%s\\n%s\\n' \"$DATACLAY_EE_SECRET\" \"$DATACLAY_EE_SOCKET\" > \"$TEST_SECRET_FILE.tmp\"\n"
-        + "mv \"$TEST_SECRET_FILE.tmp\" \"$TEST_SECRET_FILE\"\n"
-        + "exec sleep 600\n");
-    Files.setPosixFilePermissions(fakePython, PosixFilePermissions.fromString("rwx------"));
+    clusterSecretFile = TestLogicModule.secretFile(dir);
     adminLm.registerModel(TestObjects.shapesModel("class Point:\n    x: str\n"));
   }
 
@@ -89,21 +86,28 @@ public final class TestCluster implements AutoCloseable {
     started++;
     backendDir = backend;
     secretFile = dir.resolve("ee-secret-" + started);
+    // stands in for Python: publishes the secret it read on standard input, its socket and its whole
+    // environment, then waits for a test's EnvironmentPeer to attach in its place
+    Files.writeString(fakePython, "#!/bin/sh\n"
+        + "read secret\n"
+        + "env > '" + secretFile + ".env'\n"
+        + "printf '%s\\n%s\\n' \"$secret\" \"$DATACLAY_EE_SOCKET\" > '" + secretFile + ".tmp'\n"
+        + "mv '" + secretFile + ".tmp' '" + secretFile + "'\n"
+        + "exec sleep 600\n");
+    Files.setPosixFilePermissions(fakePython, PosixFilePermissions.fromString("rwx------"));
     Map<String, String> settings = new HashMap<>();
     settings.put("PATH", System.getenv("PATH"));
-    settings.put("DATACLAY_USER", ADMIN);
-    settings.put("DATACLAY_PASSWORD", ADMIN_PASSWORD);
+    settings.put("DATACLAY_CLUSTER_SECRET_FILE", clusterSecretFile.toString());
     settings.put("DATACLAY_BACKEND_NAME", "test-backend");
     settings.put("DATACLAY_BACKEND_DIR", backend.toString());
     settings.put("DATACLAY_STORE", "memory");
     settings.put("DATACLAY_PYTHON", fakePython.toString());
     settings.put("DATACLAY_HEARTBEAT_MS", "200");
     settings.put("DATACLAY_EE_WAIT_MS", "3000");
-    settings.put("TEST_SECRET_FILE", secretFile.toString());
     settings.putAll(overrides);
     DataServiceConfig config = DataServiceConfig.from(settings);
     store = ObjectStores.open(new StoreConfig(config.storeEngine(), config.storePath(), 64L << 20));
-    dsAdmin = AdminSession.over(lm.channel(), config.user(), config.password());
+    dsAdmin = BackendSession.over(lm.channel(), config.clusterSecret(), BackendIdFile.readOrCreate(backend));
     node = DataServiceNode.start(config, store, DataServiceServer.onPort(0), dsAdmin);
     return this;
   }
@@ -134,9 +138,20 @@ public final class TestCluster implements AutoCloseable {
     return backendDir;
   }
 
-  /** The administrator session it talks to the Logic Module with. */
-  public AdminSession dataServiceAdmin() {
+  /** The backend session it talks to the Logic Module (and other backends) with. */
+  public BackendSession dataServiceAdmin() {
     return dsAdmin;
+  }
+
+  /** The token of the running Data Service's own backend session (what the cluster's servers call with). */
+  public String backendToken() {
+    return dsAdmin.token();
+  }
+
+  /** The environment the current execution environment process was started with, as NAME=value lines. */
+  public List<String> environmentOfEnvironment() throws Exception {
+    secret(null);
+    return Files.readAllLines(Path.of(secretFile + ".env"));
   }
 
   /** Its store. */
@@ -167,13 +182,18 @@ public final class TestCluster implements AutoCloseable {
   /** A session token of {@code user} (created as an ordinary account on first use). */
   public String session(String user) {
     try {
-      adminLm.newAccount(user, user + "-pw", false);
+      adminLm.newAccount(user, password(user), false);
     } catch (AccountAlreadyExistsException exists) {
       // A second session of the same user.
     }
     try (LogicModuleClient anonymous = new LogicModuleClient(lm.channel(), () -> null)) {
-      return anonymous.newSession(user, user + "-pw", "").getToken();
+      return anonymous.newSession(user, password(user), "").getToken();
     }
+  }
+
+  /** The password of test account {@code user}. */
+  public static String password(String user) {
+    return user + "-test-password";
   }
 
   /** A Logic Module client acting with {@code token}. */

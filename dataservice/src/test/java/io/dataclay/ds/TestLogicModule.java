@@ -1,6 +1,8 @@
 package io.dataclay.ds;
 
 import io.dataclay.client.Channels;
+import io.dataclay.common.ClusterSecret;
+import io.dataclay.rpc.SessionMetadata;
 import io.dataclay.logic.LogicModuleServer;
 import io.dataclay.logic.deploy.GrpcBackendCalls;
 import io.dataclay.logic.metadata.MetadataStore;
@@ -32,13 +34,27 @@ public final class TestLogicModule implements AutoCloseable {
     this.channel = Channels.forAddress("127.0.0.1", server.port());
   }
 
+  /** The cluster secret of test clusters (backends prove it to the Logic Module). */
+  public static final ClusterSecret SECRET = ClusterSecret.of("test-cluster-secret-0123456789abcdef");
+
+  /** Writes {@code dir}/cluster.secret holding {@link #SECRET}, readable by its owner only; returns its path. */
+  public static Path secretFile(Path dir) throws java.io.IOException {
+    Files.createDirectories(dir);
+    Path file = dir.resolve("cluster.secret");
+    Files.writeString(file, "test-cluster-secret-0123456789abcdef\n");
+    Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+    return file;
+  }
+
   /** Starts a Logic Module whose administrator is {@code admin}. */
   public static TestLogicModule start(Path home, String admin, String password) throws Exception {
     Files.createDirectories(home);
     MetadataStore store = MetadataStore.open("jdbc:sqlite:" + home.resolve("metadata.db"), MetadataSync.NORMAL);
     GrpcBackendCalls deployer = new GrpcBackendCalls();
     try {
-      LogicModuleService service = new LogicModuleService(store, deployer, Duration.ofHours(1), BACKEND_TIMEOUT_MS, Clock.systemUTC());
+      LogicModuleService service = new LogicModuleService(store, deployer,
+          new LogicModuleService.Settings(Duration.ofHours(1), BACKEND_TIMEOUT_MS, SECRET, 16L << 20),
+          Clock.systemUTC(), SessionMetadata::currentPeer);
       service.bootstrapAdministrator(admin, password);
       return new TestLogicModule(store, deployer, LogicModuleServer.onPort(0, service).start());
     } catch (Exception e) {

@@ -96,6 +96,12 @@ public final class DataServiceClient implements AutoCloseable {
     RpcCalls.call(() -> stub.deployModels(ModelList.newBuilder().addAllModels(models).build()));
   }
 
+  /** Tells the backend to stop trusting these sessions now (or every cached session); the Logic Module only. */
+  public void sessionsClosed(List<String> tokenSha256, boolean forgetAll) {
+    RpcCalls.call(() -> stub.sessionsClosed(io.dataclay.proto.SessionsClosedRequest.newBuilder()
+        .addAllTokenSha256(tokenSha256).setForgetAll(forgetAll).build()));
+  }
+
   /** Returns once every object the backend stored before the call is registered, within {@code timeoutMs}. */
   public void flushRegistrations(long timeoutMs) {
     RpcCalls.call(() -> stub.withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS)

@@ -6,7 +6,9 @@ import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.Empty;
 import io.dataclay.proto.GarbageReport;
 import io.dataclay.proto.GetModelRequest;
+import io.dataclay.proto.DataContract;
 import io.dataclay.proto.HeartbeatRequest;
+import io.dataclay.proto.HeartbeatResponse;
 import io.dataclay.proto.Language;
 import io.dataclay.proto.ListModelsRequest;
 import io.dataclay.proto.LogicModuleGrpc;
@@ -14,6 +16,7 @@ import io.dataclay.proto.LogicModuleStats;
 import io.dataclay.proto.Model;
 import io.dataclay.proto.NewAccountRequest;
 import io.dataclay.proto.NewAliasRequest;
+import io.dataclay.proto.NewBackendSessionRequest;
 import io.dataclay.proto.NewDataContractRequest;
 import io.dataclay.proto.NewSessionRequest;
 import io.dataclay.proto.ObjectIdRequest;
@@ -21,11 +24,14 @@ import io.dataclay.proto.ObjectIdsRequest;
 import io.dataclay.proto.ObjectInfo;
 import io.dataclay.proto.ObjectLocationsRequest;
 import io.dataclay.proto.RegisterObjectsRequest;
+import io.dataclay.proto.RevokeDataContractRequest;
+import io.dataclay.proto.SetModelRegistrationRequest;
 import io.dataclay.proto.SessionInfo;
 import io.dataclay.proto.ValidateSessionRequest;
 import io.dataclay.rpc.SessionMetadata;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
+import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -67,12 +73,19 @@ public final class LogicModuleClient implements AutoCloseable {
         .setUsername(username).setPassword(password).setDataset(dataset).build()));
   }
 
+  /** Opens a backend's session with a proof of the cluster secret (see {@link io.dataclay.common.ClusterSecret}). */
+  public SessionInfo newBackendSession(String backendId, long issuedAtMs, String nonce, byte[] proof) {
+    return RpcCalls.call(() -> stub.newBackendSession(NewBackendSessionRequest.newBuilder()
+        .setBackendId(backendId).setIssuedAtMs(issuedAtMs).setNonce(nonce).setProof(ByteString.copyFrom(proof))
+        .build()));
+  }
+
   /** Closes the caller's session. */
   public void closeSession() {
     RpcCalls.call(() -> stub.closeSession(Empty.getDefaultInstance()));
   }
 
-  /** What the Logic Module knows of a client's session (administrators only). */
+  /** What the Logic Module knows of a client's session (backends only). */
   public SessionInfo validateSession(String clientToken) {
     return RpcCalls.call(() -> stub.validateSession(
         ValidateSessionRequest.newBuilder().setToken(clientToken).build()));
@@ -84,10 +97,31 @@ public final class LogicModuleClient implements AutoCloseable {
         .setUsername(username).setPassword(password).setAdmin(admin).build()));
   }
 
-  /** Grants {@code beneficiary} access to {@code dataset}, creating it for the caller if needed. */
+  /** Grants {@code beneficiary} read-write access to {@code dataset}, creating it for the caller if needed. */
   public void newDataContract(String dataset, String beneficiary) {
-    RpcCalls.call(() -> stub.newDataContract(NewDataContractRequest.newBuilder()
+    newDataContract(NewDataContractRequest.newBuilder().setDataset(dataset).setBeneficiary(beneficiary).build());
+  }
+
+  /** Grants a dataset on the request's terms (read-only, begin and expiry), replacing earlier terms. */
+  public void newDataContract(NewDataContractRequest request) {
+    RpcCalls.call(() -> stub.newDataContract(request));
+  }
+
+  /** Takes back {@code beneficiary}'s contract on a dataset the caller owns. */
+  public void revokeDataContract(String dataset, String beneficiary) {
+    RpcCalls.call(() -> stub.revokeDataContract(RevokeDataContractRequest.newBuilder()
         .setDataset(dataset).setBeneficiary(beneficiary).build()));
+  }
+
+  /** The contracts on the caller's datasets and those granted to it. */
+  public List<DataContract> listDataContracts() {
+    return RpcCalls.call(() -> stub.listDataContracts(Empty.getDefaultInstance()).getContractsList());
+  }
+
+  /** Lets an account register models, or stops it (administrators only). */
+  public void setModelRegistration(String username, boolean allowed) {
+    RpcCalls.call(() -> stub.setModelRegistration(SetModelRegistrationRequest.newBuilder()
+        .setUsername(username).setAllowed(allowed).build()));
   }
 
   /** Registers (or updates) a model and deploys it to every live backend. */
@@ -111,9 +145,13 @@ public final class LogicModuleClient implements AutoCloseable {
     RpcCalls.call(() -> stub.registerBackend(backend));
   }
 
-  /** Tells the Logic Module the backend is alive. */
-  public void heartbeat(String backendId) {
-    RpcCalls.call(() -> stub.heartbeat(HeartbeatRequest.newBuilder().setBackendId(backendId).build()));
+  /**
+   * Tells the Logic Module the backend is alive; answers the sessions closed since the backend's
+   * last view ({@code sessionsEpoch}, {@code sessionsSeen}: those of the previous answer, 0 at first).
+   */
+  public HeartbeatResponse heartbeat(String backendId, long sessionsEpoch, long sessionsSeen) {
+    return RpcCalls.call(() -> stub.heartbeat(HeartbeatRequest.newBuilder().setBackendId(backendId)
+        .setSessionsEpoch(sessionsEpoch).setSessionsSeen(sessionsSeen).build()));
   }
 
   /** Every registered backend with its liveness. */

@@ -7,11 +7,14 @@ import io.grpc.ClientInterceptor;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.ForwardingClientCall;
+import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.util.function.Supplier;
 
 /**
@@ -24,6 +27,7 @@ public final class SessionMetadata {
       Metadata.Key.of("dataclay-session", Metadata.ASCII_STRING_MARSHALLER);
 
   private static final Context.Key<String> TOKEN = Context.key("dataclay-session");
+  private static final Context.Key<String> PEER = Context.key("dataclay-peer");
 
   private SessionMetadata() {}
 
@@ -32,16 +36,33 @@ public final class SessionMetadata {
     return TOKEN.get();
   }
 
-  /** Server side: copies the session metadata of each call into its {@link Context}. */
+  /**
+   * The network address (without port) of the peer of the call being served, for throttling and
+   * messages; "unknown" outside a call or for in-process transports.
+   */
+  public static String currentPeer() {
+    String peer = PEER.get();
+    return peer == null ? "unknown" : peer;
+  }
+
+  /** Server side: copies the session metadata and the peer's address of each call into its {@link Context}. */
   public static ServerInterceptor serverInterceptor() {
     return new ServerInterceptor() {
       @Override
       public <Q, R> ServerCall.Listener<Q> interceptCall(
           ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
-        Context ctx = Context.current().withValue(TOKEN, headers.get(SESSION_KEY));
+        Context ctx = Context.current().withValue(TOKEN, headers.get(SESSION_KEY))
+            .withValue(PEER, peerOf(call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR)));
         return Contexts.interceptCall(ctx, call, headers, next);
       }
     };
+  }
+
+  private static String peerOf(SocketAddress address) {
+    if (address instanceof InetSocketAddress inet) {
+      return inet.getAddress() != null ? inet.getAddress().getHostAddress() : inet.getHostString();
+    }
+    return address == null ? "unknown" : address.toString();
   }
 
   /** Client side: adds {@code token.get()} (when not null) to every outgoing call. */

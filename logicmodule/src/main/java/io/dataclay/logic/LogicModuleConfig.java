@@ -6,6 +6,9 @@ import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Supplier;
+import io.dataclay.common.ClusterSecret;
+import io.dataclay.exceptions.InvalidArgumentException;
 
 /**
  * Every setting of the Logic Module, read once from a map of DATACLAY_* keys. This is the only
@@ -20,8 +23,16 @@ public final class LogicModuleConfig {
   public static final String METADATA_URL = "DATACLAY_METADATA_URL";
   /** Initial administrator, created at start when no account of that name exists (never overwritten). */
   public static final String USER = "DATACLAY_USER";
-  /** Password of the initial administrator (required when DATACLAY_USER is set). */
+  /**
+   * Password of the initial administrator. When DATACLAY_USER is set and this is not, the first
+   * line of standard input is read instead (how `dataclay start` passes it: never in an
+   * environment or on a command line).
+   */
   public static final String PASSWORD = "DATACLAY_PASSWORD";
+  /** File (mode 0600) holding the cluster secret backends prove they know. Required. */
+  public static final String CLUSTER_SECRET_FILE = "DATACLAY_CLUSTER_SECRET_FILE";
+  /** Largest model (sum of its files' bytes) an account may register. Default 16 MiB. */
+  public static final String MODEL_MAX_BYTES = "DATACLAY_MODEL_MAX_BYTES";
   /** Lifetime of a session from NewSession, in hours. */
   public static final String SESSION_TTL_HOURS = "DATACLAY_SESSION_TTL_HOURS";
   /** A backend is alive if it heartbeated within this many milliseconds. */
@@ -38,6 +49,7 @@ public final class LogicModuleConfig {
   static final long DEFAULT_SESSION_TTL_HOURS = 168;
   static final long DEFAULT_BACKEND_TIMEOUT_MS = 5000;
   static final long DEFAULT_GC_INTERVAL_SECONDS = 600;
+  static final long DEFAULT_MODEL_MAX_BYTES = 16L << 20;
 
   private final int port;
   private final Path home;
@@ -48,6 +60,8 @@ public final class LogicModuleConfig {
   private final long backendTimeoutMs;
   private final MetadataSync metadataSync;
   private final Duration gcInterval;
+  private final ClusterSecret clusterSecret;
+  private final long maxModelBytes;
 
   /**
    * Reads the settings from {@code env}; absent keys take their defaults.
@@ -55,23 +69,64 @@ public final class LogicModuleConfig {
    * @throws IllegalArgumentException naming the key whose value is malformed
    */
   public LogicModuleConfig(Map<String, String> env) {
+    this(env, () -> null);
+  }
+
+  /**
+   * Reads the settings from {@code env}; absent keys take their defaults. {@code stdinPassword}
+   * supplies the administrator's password when {@link #USER} is set and {@link #PASSWORD} is not.
+   *
+   * @throws IllegalArgumentException naming the key whose value is malformed
+   */
+  public LogicModuleConfig(Map<String, String> env, Supplier<String> stdinPassword) {
     this.port = (int) number(env, PORT, DEFAULT_PORT, 0, 65535);
     this.home = homeOf(env);
     this.metadataUrl = metadataUrlOf(env, home);
     this.adminUser = blankToNull(env.get(USER));
-    this.adminPassword = blankToNull(env.get(PASSWORD));
-    if (adminUser != null && adminPassword == null) {
-      throw new IllegalArgumentException(PASSWORD + " must be set when " + USER + " is set");
+    String password = blankToNull(env.get(PASSWORD));
+    if (adminUser != null && password == null) {
+      password = blankToNull(stdinPassword.get());
     }
+    this.adminPassword = password;
+    if (adminUser != null && adminPassword == null) {
+      throw new IllegalArgumentException(PASSWORD + " (or a first line on standard input) must give the password"
+          + " when " + USER + " is set");
+    }
+    String secretFile = blankToNull(env.get(CLUSTER_SECRET_FILE));
+    try {
+      this.clusterSecret = ClusterSecret.read(CLUSTER_SECRET_FILE, secretFile == null ? null : Paths.get(secretFile));
+    } catch (InvalidArgumentException e) {
+      throw new IllegalArgumentException(e.getMessage());
+    }
+    this.maxModelBytes = number(env, MODEL_MAX_BYTES, DEFAULT_MODEL_MAX_BYTES, 1, Integer.MAX_VALUE);
     this.sessionTtl = Duration.ofHours(number(env, SESSION_TTL_HOURS, DEFAULT_SESSION_TTL_HOURS, 1, 24L * 365 * 100));
     this.backendTimeoutMs = number(env, BACKEND_TIMEOUT_MS, DEFAULT_BACKEND_TIMEOUT_MS, 1, Long.MAX_VALUE / 2);
     this.metadataSync = syncOf(env.get(METADATA_SYNC));
     this.gcInterval = Duration.ofSeconds(number(env, GC_INTERVAL, DEFAULT_GC_INTERVAL_SECONDS, 0, 365L * 24 * 3600));
   }
 
-  /** The settings of this process's environment. */
+  /** The settings of this process's environment (and standard input for the administrator's password). */
   public static LogicModuleConfig fromEnvironment() {
-    return new LogicModuleConfig(System.getenv());
+    return new LogicModuleConfig(System.getenv(), LogicModuleConfig::firstLineOfStdin);
+  }
+
+  private static String firstLineOfStdin() {
+    try {
+      return new java.io.BufferedReader(new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8))
+          .readLine();
+    } catch (java.io.IOException e) {
+      return null;
+    }
+  }
+
+  /** The secret backends prove they know. */
+  public ClusterSecret clusterSecret() {
+    return clusterSecret;
+  }
+
+  /** Largest model an account may register, in bytes. */
+  public long maxModelBytes() {
+    return maxModelBytes;
   }
 
   /** Port to listen on; 0 means any free port. */

@@ -8,6 +8,7 @@ import io.dataclay.logic.metadata.MetadataUnavailableException;
 import io.dataclay.logic.service.AccountService;
 import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.logic.service.PeriodicCollection;
+import io.dataclay.rpc.SessionMetadata;
 import java.io.IOException;
 import java.time.Clock;
 import java.util.logging.Logger;
@@ -46,8 +47,9 @@ public final class LogicModuleMain {
     LogicModuleServer server;
     LogicModuleService service;
     try {
-      service = new LogicModuleService(store, deployer, config.sessionTtl(),
-          config.backendTimeoutMs(), Clock.systemUTC());
+      service = new LogicModuleService(store, deployer, new LogicModuleService.Settings(config.sessionTtl(),
+          config.backendTimeoutMs(), config.clusterSecret(), config.maxModelBytes()), Clock.systemUTC(),
+          SessionMetadata::currentPeer);
       bootstrap(service, config);
       server = LogicModuleServer.onPort(config.port(), service).start();
     } catch (DataClayException e) {

@@ -6,16 +6,35 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.logic.metadata.MetadataSync;
+import io.dataclay.testing.SecretFiles;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.HashMap;
+import java.util.List;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class LogicModuleConfigTest {
+  @TempDir
+  Path dir;
+
+  private Map<String, String> with(String... keysAndValues) {
+    Map<String, String> env = new HashMap<>();
+    env.put("DATACLAY_CLUSTER_SECRET_FILE", SecretFiles.write(dir).toString());
+    for (int i = 0; i < keysAndValues.length; i += 2) {
+      env.put(keysAndValues[i], keysAndValues[i + 1]);
+    }
+    return env;
+  }
+
   @Test
   void absent_keys_take_their_defaults() {
     // run
-    LogicModuleConfig c = new LogicModuleConfig(Map.of());
+    LogicModuleConfig c = new LogicModuleConfig(with());
     // verify
     assertEquals(11034, c.port());
     assertEquals(Paths.get(System.getProperty("user.home"), ".dataclay"), c.home());
@@ -25,15 +44,43 @@ class LogicModuleConfigTest {
     assertEquals(5000, c.backendTimeoutMs());
     assertEquals(MetadataSync.NORMAL, c.metadataSync());
     assertEquals(Duration.ofSeconds(600), c.gcInterval());
+    assertEquals(16L << 20, c.maxModelBytes());
+  }
+
+  @Test
+  void the_cluster_secret_file_is_required_and_must_be_private_and_long_enough() throws Exception {
+    // setup
+    Path open = dir.resolve("open.secret");
+    Files.writeString(open, "0123456789abcdef0123456789abcdef0123");
+    Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rw-r--r--"));
+    Path tiny = dir.resolve("tiny.secret");
+    Files.writeString(tiny, "short");
+    Files.setPosixFilePermissions(tiny, PosixFilePermissions.fromString("rw-------"));
+    // run / verify
+    for (Map<String, String> env : List.of(Map.<String, String>of(),
+        Map.of("DATACLAY_CLUSTER_SECRET_FILE", open.toString()),
+        Map.of("DATACLAY_CLUSTER_SECRET_FILE", tiny.toString()),
+        Map.of("DATACLAY_CLUSTER_SECRET_FILE", dir.resolve("missing").toString()))) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new LogicModuleConfig(env));
+      assertTrue(e.getMessage().startsWith("DATACLAY_CLUSTER_SECRET_FILE"), e.getMessage());
+      assertTrue(!e.getMessage().contains("0123456789abcdef"), "the secret appears in: " + e.getMessage());
+    }
+  }
+
+  @Test
+  void the_administrators_password_comes_from_standard_input_when_the_environment_has_none() {
+    LogicModuleConfig c = new LogicModuleConfig(with("DATACLAY_USER", "root"), () -> "typed-password");
+    assertEquals("typed-password", c.adminPassword());
   }
 
   @Test
   void given_keys_are_read() {
     // run
-    LogicModuleConfig c = new LogicModuleConfig(Map.of(
+    LogicModuleConfig c = new LogicModuleConfig(with(
         "DATACLAY_PORT", "0", "DATACLAY_HOME", "/srv/dc", "DATACLAY_METADATA_URL", "jdbc:postgresql://db/lm?user=u",
         "DATACLAY_USER", "root", "DATACLAY_PASSWORD", "pw", "DATACLAY_SESSION_TTL_HOURS", "2",
-        "DATACLAY_BACKEND_TIMEOUT_MS", "900", "DATACLAY_METADATA_SYNC", "FULL", "DATACLAY_GC_INTERVAL", "0"));
+        "DATACLAY_BACKEND_TIMEOUT_MS", "900", "DATACLAY_METADATA_SYNC", "FULL", "DATACLAY_GC_INTERVAL", "0",
+        "DATACLAY_MODEL_MAX_BYTES", "1024"));
     // verify
     assertEquals(0, c.port());
     assertEquals(Paths.get("/srv/dc"), c.home());
@@ -44,11 +91,12 @@ class LogicModuleConfigTest {
     assertEquals(900, c.backendTimeoutMs());
     assertEquals(MetadataSync.FULL, c.metadataSync());
     assertEquals(Duration.ZERO, c.gcInterval());
+    assertEquals(1024, c.maxModelBytes());
   }
 
   @Test
   void a_home_starting_with_a_tilde_is_under_the_users_home() {
-    LogicModuleConfig c = new LogicModuleConfig(Map.of("DATACLAY_HOME", "~/cluster"));
+    LogicModuleConfig c = new LogicModuleConfig(with("DATACLAY_HOME", "~/cluster"));
     assertEquals(Paths.get(System.getProperty("user.home"), "cluster"), c.home());
   }
 
@@ -61,12 +109,15 @@ class LogicModuleConfigTest {
         "DATACLAY_METADATA_SYNC", Map.of("DATACLAY_METADATA_SYNC", "sometimes"),
         "DATACLAY_GC_INTERVAL", Map.of("DATACLAY_GC_INTERVAL", "-1"),
         "DATACLAY_METADATA_URL", Map.of("DATACLAY_METADATA_URL", "jdbc:mysql://db/x?password=secret"),
-        "DATACLAY_PASSWORD", Map.of("DATACLAY_USER", "root"));
-    bad.forEach((key, env) -> {
+        "DATACLAY_PASSWORD", Map.of("DATACLAY_USER", "root"),
+        "DATACLAY_MODEL_MAX_BYTES", Map.of("DATACLAY_MODEL_MAX_BYTES", "0"));
+    bad.forEach((key, given) -> {
+      Map<String, String> env = with();
+      env.putAll(given);
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new LogicModuleConfig(env));
       assertTrue(e.getMessage().startsWith(key), e.getMessage());
       assertTrue(!e.getMessage().contains("secret"), e.getMessage());
     });
-    assertThrows(IllegalArgumentException.class, () -> new LogicModuleConfig(Map.of("DATACLAY_PORT", "65536")));
+    assertThrows(IllegalArgumentException.class, () -> new LogicModuleConfig(with("DATACLAY_PORT", "65536")));
   }
 }

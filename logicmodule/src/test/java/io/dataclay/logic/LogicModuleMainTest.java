@@ -7,6 +7,8 @@ import io.dataclay.client.LogicModuleClient;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.Language;
 import io.dataclay.proto.ObjectInfo;
+import io.dataclay.testing.LogicModuleFixture;
+import io.dataclay.testing.SecretFiles;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -62,6 +64,8 @@ class LogicModuleMainTest {
     env.put("DATACLAY_PORT", Integer.toString(port));
     env.put("DATACLAY_USER", "admin");
     env.put("DATACLAY_PASSWORD", "main-test-password");
+    env.put("DATACLAY_CLUSTER_SECRET_FILE", SecretFiles.write(home.resolveSibling(home.getFileName() + "-secret"))
+        .toString());
     return env;
   }
 
@@ -85,18 +89,27 @@ class LogicModuleMainTest {
     // setup
     Path home = dir.resolve("home");
     Path log1 = dir.resolve("lm1.log");
-    Process first = launch(env(home, 0), log1);
+    Map<String, String> noPassword = env(home, 0);
+    noPassword.remove("DATACLAY_PASSWORD");
+    Process first = launch(noPassword, log1);
+    try (var stdin = first.getOutputStream()) {
+      stdin.write("main-test-password\n".getBytes(java.nio.charset.StandardCharsets.UTF_8)); // as `dataclay start` does
+    }
     int port = awaitPort(first, log1);
     String token;
+    String backendToken;
     String backendId = UUID.randomUUID().toString();
     String objectId = UUID.randomUUID().toString();
     try (LogicModuleClient anonymous = new LogicModuleClient("127.0.0.1", port, () -> null)) {
       token = anonymous.newSession("admin", "main-test-password", "").getToken();
+      long now = System.currentTimeMillis();
+      backendToken = anonymous.newBackendSession(backendId, now, "nonce-1",
+          LogicModuleFixture.SECRET.proof(backendId, now, "nonce-1")).getToken();
     }
-    try (LogicModuleClient admin = new LogicModuleClient("127.0.0.1", port, () -> token)) {
-      admin.registerBackend(BackendInfo.newBuilder().setId(backendId).setName("b1").setHost("127.0.0.1")
+    try (LogicModuleClient backend = new LogicModuleClient("127.0.0.1", port, () -> backendToken)) {
+      backend.registerBackend(BackendInfo.newBuilder().setId(backendId).setName("b1").setHost("127.0.0.1")
           .setPort(7001).addLanguages(Language.PYTHON).setStoreEngine("kv").build());
-      admin.registerObjects(List.of(ObjectInfo.newBuilder().setId(objectId).setClassName("app.Person")
+      backend.registerObjects(List.of(ObjectInfo.newBuilder().setId(objectId).setClassName("app.Person")
           .setLanguage(Language.PYTHON).setDataset("admin").setMasterBackendId(backendId).build()), "kept", objectId);
     }
     // run: kill -9, then start again on the same home
@@ -109,6 +122,9 @@ class LogicModuleMainTest {
     try (LogicModuleClient admin = new LogicModuleClient("127.0.0.1", port2, () -> token)) {
       assertEquals(objectId, admin.getObjectByAlias("kept", "").getId());
       assertEquals(backendId, admin.getBackends().get(0).getId());
+    }
+    try (LogicModuleClient backend = new LogicModuleClient("127.0.0.1", port2, () -> backendToken)) {
+      assertEquals("admin", backend.validateSession(token).getUsername()); // backend sessions survive too
     }
     assertTrue(Files.exists(home.resolve("lm").resolve("metadata.db")));
     second.destroy();

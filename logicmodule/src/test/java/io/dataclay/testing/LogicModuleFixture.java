@@ -1,9 +1,11 @@
 package io.dataclay.testing;
 
+import io.dataclay.common.ClusterSecret;
 import io.dataclay.common.Language;
 import io.dataclay.logic.deploy.GrpcBackendCalls;
 import io.dataclay.logic.metadata.AccountRecord;
 import io.dataclay.logic.metadata.BackendRecord;
+import io.dataclay.logic.metadata.ContractRecord;
 import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.MetadataSync;
 import io.dataclay.logic.metadata.SessionRecord;
@@ -33,6 +35,10 @@ public final class LogicModuleFixture implements AutoCloseable {
   public static final long BACKEND_TIMEOUT_MS = 5_000;
   /** The password of every fixture account. */
   public static final String PASSWORD = "fixture-password";
+  /** The fixture cluster's secret (backends prove it to open their sessions). */
+  public static final ClusterSecret SECRET = ClusterSecret.of("fixture-cluster-secret-0123456789abcdef");
+  /** Largest model the fixture's service accepts. */
+  public static final long MAX_MODEL_BYTES = 1 << 20;
 
   private static final AtomicReference<AccountRecord> HASHED_PASSWORD = new AtomicReference<>();
   private static final SecureRandom RANDOM = new SecureRandom();
@@ -47,6 +53,12 @@ public final class LogicModuleFixture implements AutoCloseable {
   public final LogicModuleService service;
   /** A session token of the administrator "admin". */
   public final String adminToken;
+  /** A session token of a backend (the cluster's own role, not a user). */
+  public final String backendToken;
+  /** The backend ID {@link #backendToken} speaks for. */
+  public final String backendId = UUID.randomUUID().toString();
+  /** The peer address every call of the fixture comes from (set it to test per-peer throttling). */
+  public final AtomicReference<String> peer = new AtomicReference<>("10.0.0.1");
 
   /** A fixture on the database at {@code url}, with a fresh clock. */
   public LogicModuleFixture(String url) {
@@ -58,13 +70,29 @@ public final class LogicModuleFixture implements AutoCloseable {
     this.clock = clock;
     this.store = MetadataStore.open(url, MetadataSync.NORMAL);
     this.deployer = new GrpcBackendCalls();
-    this.service = new LogicModuleService(store, deployer, SESSION_TTL, BACKEND_TIMEOUT_MS, clock);
+    this.service = new LogicModuleService(store, deployer,
+        new LogicModuleService.Settings(SESSION_TTL, BACKEND_TIMEOUT_MS, SECRET, MAX_MODEL_BYTES), clock, peer::get);
     if (HASHED_PASSWORD.get() == null) {
       service.bootstrapAdministrator("admin", PASSWORD);
       HASHED_PASSWORD.compareAndSet(null, store.accounts().find("admin").orElseThrow());
     }
     store.accounts().create(account("admin", true));
     this.adminToken = session("admin", "admin");
+    this.backendToken = backendSession(backendId);
+  }
+
+  /** Opens the session of backend {@code id} the way a Data Service does, and returns its token. */
+  public String backendSession(String id) {
+    byte[] bits = new byte[12];
+    RANDOM.nextBytes(bits);
+    String nonce = Base64.getUrlEncoder().encodeToString(bits);
+    long now = clock.millis();
+    return service.newBackendSession(id, now, nonce, SECRET.proof(id, now, nonce)).token();
+  }
+
+  /** A read-write, unlimited contract on {@code dataset} for {@code beneficiary} (the owner is the caller). */
+  public static ContractRecord contract(String dataset, String beneficiary) {
+    return new ContractRecord(dataset, "", beneficiary, false, 0, 0);
   }
 
   /** Creates a non-administrator account (its own dataset included) and returns a session token for it. */
@@ -73,20 +101,27 @@ public final class LogicModuleFixture implements AutoCloseable {
     return session(name, name);
   }
 
+  /** Creates a non-administrator account an administrator allowed to register models; returns a session token. */
+  public String modeler(String name) {
+    String token = user(name);
+    store.accounts().setModelRegistration(name, true);
+    return token;
+  }
+
   /** Opens a session of an existing account on {@code dataset} and returns its token. */
   public String session(String username, String dataset) {
     byte[] bits = new byte[32];
     RANDOM.nextBytes(bits);
     String token = Base64.getUrlEncoder().withoutPadding().encodeToString(bits);
     store.sessions().insert(new SessionRecord(sha256(token), username, dataset,
-        clock.millis() + SESSION_TTL.toMillis(), false, false));
+        clock.millis() + SESSION_TTL.toMillis(), false, false, null));
     return token;
   }
 
-  /** Registers a Python backend at 127.0.0.1:{@code port} and returns its ID. */
+  /** Registers a Python backend at 127.0.0.1:{@code port} (with a session of its own) and returns its ID. */
   public String backend(int port) {
     String id = UUID.randomUUID().toString();
-    service.registerBackend(adminToken, new BackendRecord(id, "backend-" + port, "127.0.0.1", port,
+    service.registerBackend(backendSession(id), new BackendRecord(id, "backend-" + port, "127.0.0.1", port,
         List.of(Language.PYTHON), "kv"));
     return id;
   }

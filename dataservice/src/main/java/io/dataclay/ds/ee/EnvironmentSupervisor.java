@@ -13,13 +13,13 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Keeps one execution-environment process running: spawns it with a fresh secret each time,
- * restarts it with {@link RestartBackoff} when it exits, counts restarts, and stops it on close
- * (SIGTERM, then SIGKILL after 2 s). Its stdout and stderr are the Data Service's.
+ * Keeps one execution-environment process running: spawns it with a fresh secret each time (the
+ * first line of its standard input, never its environment or command line), restarts it with
+ * {@link RestartBackoff} when it exits, counts restarts, and stops it on close (SIGTERM, then
+ * SIGKILL after 2 s). Its stdout and stderr are the Data Service's; it gets only the environment
+ * it is given.
  */
 public final class EnvironmentSupervisor {
-  /** Environment variable carrying the per-spawn secret the process attaches with. */
-  public static final String SECRET_VARIABLE = "DATACLAY_EE_SECRET";
   private static final long KILL_AFTER_MS = 2000;
   private static final Logger LOG = Logger.getLogger(EnvironmentSupervisor.class.getName());
   private static final SecureRandom RANDOM = new SecureRandom();
@@ -128,14 +128,16 @@ public final class EnvironmentSupervisor {
   private void spawn() {
     generation++;
     String secret = newSecret();
-    ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
+    ProcessBuilder builder = new ProcessBuilder(command).inheritIO().redirectInput(ProcessBuilder.Redirect.PIPE);
     Map<String, String> env = builder.environment();
     env.clear();
     env.putAll(environment);
-    env.put(SECRET_VARIABLE, secret);
     Process process;
     try {
       process = builder.start();
+      try (var stdin = process.getOutputStream()) {
+        stdin.write((secret + "\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      }
     } catch (IOException e) {
       LOG.log(Level.WARNING, "could not start the execution environment " + command + ": " + e.getMessage());
       Spawn failed = new Spawn(generation, secret, null, System.currentTimeMillis());

@@ -2,6 +2,8 @@ package io.dataclay.ds.lm;
 
 import io.dataclay.ds.service.BackendIdentity;
 import io.dataclay.ds.service.ModelBundle;
+import io.dataclay.ds.service.SessionCache;
+import io.dataclay.proto.HeartbeatResponse;
 import io.dataclay.ds.servicer.Messages;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.BackendUnavailableException;
@@ -21,22 +23,30 @@ import java.util.logging.Logger;
  * This backend's membership in the cluster: registers it with the Logic Module (retrying while
  * the Logic Module is not up), fetches the models to install, and sends heartbeats, logging in
  * and registering again when the Logic Module restarted and forgot the session or the backend.
+ * Each heartbeat also brings the sessions closed since the last one, which stop being trusted here.
  */
 public final class BackendRegistration implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(BackendRegistration.class.getName());
   private static final long RETRY_MS = 200;
 
-  private final AdminSession admin;
+  private final BackendSession admin;
   private final Supplier<BackendIdentity> identity;
+  private final SessionCache sessions;
+  private long sessionsEpoch;
+  private long sessionsSeen;
   private final ScheduledExecutorService timer;
   private final long heartbeatMs;
   private ScheduledFuture<?> heartbeat;
   private boolean lmDown;
 
-  /** Registration of the backend {@code identity} describes, heartbeating every {@code heartbeatMs}. */
-  public BackendRegistration(AdminSession admin, Supplier<BackendIdentity> identity,
-      ScheduledExecutorService timer, long heartbeatMs) {
+  /**
+   * Registration of the backend {@code identity} describes, heartbeating every {@code heartbeatMs};
+   * the sessions each heartbeat says were closed are dropped from {@code sessions}.
+   */
+  public BackendRegistration(BackendSession admin, Supplier<BackendIdentity> identity,
+      ScheduledExecutorService timer, long heartbeatMs, SessionCache sessions) {
     this.admin = admin;
+    this.sessions = sessions;
     this.identity = identity;
     this.timer = timer;
     this.heartbeatMs = heartbeatMs;
@@ -115,7 +125,14 @@ public final class BackendRegistration implements AutoCloseable {
     String id = identity.get().id().toString();
     try {
       try {
-        admin.client().heartbeat(id);
+        HeartbeatResponse r = admin.client().heartbeat(id, sessionsEpoch, sessionsSeen);
+        if (r.getForgetAll()) {
+          sessions.forgetAll();
+        } else {
+          sessions.revoke(r.getClosedTokenSha256List());
+        }
+        sessionsEpoch = r.getSessionsEpoch();
+        sessionsSeen = r.getSessionsSeen();
       } catch (NotAuthenticatedException forgotten) {
         admin.login();
         admin.client().registerBackend(info());

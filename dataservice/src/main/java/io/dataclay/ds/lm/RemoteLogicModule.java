@@ -13,13 +13,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
-/** The Logic Module as the Data Service logic sees it, over the administrator session. */
+/** The Logic Module as the Data Service logic sees it, over this backend's own session. */
 public final class RemoteLogicModule implements LogicModuleGateway, ObjectDirectory {
-  private final AdminSession admin;
+  private final BackendSession admin;
   private final String backendId;
 
   /** Registers objects as mastered by {@code backendId}. */
-  public RemoteLogicModule(AdminSession admin, UUID backendId) {
+  public RemoteLogicModule(BackendSession admin, UUID backendId) {
     this.admin = admin;
     this.backendId = backendId.toString();
   }
@@ -76,7 +76,9 @@ public final class RemoteLogicModule implements LogicModuleGateway, ObjectDirect
 
   private static ObjectLocation location(ObjectInfo info) {
     return new ObjectLocation(UUID.fromString(info.getId()), info.getMasterBackendId(),
-        info.getReplicaBackendIdsList(), info.getVersionOf().isEmpty() ? null : info.getVersionOf());
+        info.getReplicaBackendIdsList(), info.getVersionOf().isEmpty() ? null : info.getVersionOf(),
+        new ObjectHeader(info.getClassName(), Messages.language(info.getLanguage(), "class language"),
+            info.getDataset(), null, null));
   }
 
   private static List<String> texts(List<UUID> ids) {

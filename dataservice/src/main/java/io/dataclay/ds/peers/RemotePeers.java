@@ -1,6 +1,7 @@
 package io.dataclay.ds.peers;
 
-import io.dataclay.ds.lm.AdminSession;
+import io.dataclay.ds.lm.BackendSession;
+import io.dataclay.ds.service.Session;
 import io.dataclay.ds.service.CopyResult;
 import io.dataclay.ds.service.ObjectCopy;
 import io.dataclay.ds.service.PeerBackends;
@@ -12,13 +13,22 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
-/** Other Data Services reached with this backend's administrator session. */
+/**
+ * Other Data Services reached with this backend's own session; replica and move requests carry
+ * the session of the client they are made for instead.
+ */
 public final class RemotePeers implements PeerBackends, AutoCloseable {
+  // set around a request made on a client's behalf; read by the interceptor on the calling thread
+  private static final ThreadLocal<String> ON_BEHALF = new ThreadLocal<>();
+
   private final BackendClients clients;
 
-  /** Peers reached as the administrator of {@code admin}. */
-  public RemotePeers(AdminSession admin) {
-    this.clients = new BackendClients(() -> admin.client().getBackends(), admin::token);
+  /** Peers reached with {@code self}'s session. */
+  public RemotePeers(BackendSession self) {
+    this.clients = new BackendClients(() -> self.client().getBackends(), () -> {
+      String caller = ON_BEHALF.get();
+      return caller != null ? caller : self.token();
+    });
   }
 
   @Override
@@ -64,13 +74,29 @@ public final class RemotePeers implements PeerBackends, AutoCloseable {
   }
 
   @Override
-  public CopyResult newReplica(String backendId, List<UUID> ids, String target, boolean recursive) {
-    return result(clients.call(backendId, client -> client.newReplica(texts(ids), target, recursive)));
+  public CopyResult newReplica(Session caller, String backendId, List<UUID> ids, String target, boolean recursive) {
+    return onBehalf(caller, () -> result(clients.call(backendId, client -> client.newReplica(texts(ids), target,
+        recursive))));
   }
 
   @Override
-  public CopyResult move(String backendId, List<UUID> ids, String target, boolean recursive) {
-    return result(clients.call(backendId, client -> client.move(texts(ids), target, recursive)));
+  public CopyResult move(Session caller, String backendId, List<UUID> ids, String target, boolean recursive) {
+    return onBehalf(caller, () -> result(clients.call(backendId, client -> client.move(texts(ids), target,
+        recursive))));
+  }
+
+  private static <T> T onBehalf(Session caller, java.util.function.Supplier<T> call) {
+    String before = ON_BEHALF.get();
+    ON_BEHALF.set(caller.token());
+    try {
+      return call.get();
+    } finally {
+      if (before == null) {
+        ON_BEHALF.remove();
+      } else {
+        ON_BEHALF.set(before);
+      }
+    }
   }
 
   @Override

@@ -63,7 +63,7 @@ public final class CopyService {
     }
     // objects stored here but still queued for registration must be known before their copies are
     registrations.flush(FLUSH_TIMEOUT);
-    ObjectGraph graph = ObjectGraph.walk(store, directory, session, ids, recursive);
+    ObjectGraph graph = ObjectGraph.walk(store, directory, session, ids, recursive, false);
     String to = target != null ? target : pickReplicaBackend(graph.local());
     // the objects mastered here are already on this backend: only the others' masters copy theirs
     CopyResult done = to.equals(self) ? new CopyResult(List.of(), to, 0) : replicas.exclusively(() -> {
@@ -89,7 +89,7 @@ public final class CopyService {
     });
     for (Map.Entry<String, List<UUID>> e : graph.remote().entrySet()) {
       if (!e.getKey().equals(to)) {
-        done = done.plus(peers.newReplica(e.getKey(), e.getValue(), to, recursive));
+        done = done.plus(peers.newReplica(session, e.getKey(), e.getValue(), to, recursive));
       }
     }
     return done;
@@ -106,14 +106,14 @@ public final class CopyService {
     }
     requireLive(target);
     registrations.flush(FLUSH_TIMEOUT);
-    ObjectGraph graph = ObjectGraph.walk(store, directory, session, ids, recursive);
+    ObjectGraph graph = ObjectGraph.walk(store, directory, session, ids, recursive, true);
     CopyResult done = new CopyResult(List.of(), target, 0);
     if (!self.equals(target)) {
       done = replicas.exclusively(() -> moveHere(graph.local(), target));
     }
     for (Map.Entry<String, List<UUID>> e : graph.remote().entrySet()) {
       if (!e.getKey().equals(target)) {
-        done = done.plus(peers.move(e.getKey(), e.getValue(), target, recursive));
+        done = done.plus(peers.move(session, e.getKey(), e.getValue(), target, recursive));
       }
     }
     return done;
@@ -277,8 +277,6 @@ public final class CopyService {
   }
 
   static void requireAdmin(Session session, String rpc) {
-    if (!session.admin()) {
-      throw new PermissionDeniedException(rpc + " is for backends and the Logic Module (administrators)");
-    }
+    Permissions.requireBackend(session, rpc);
   }
 }

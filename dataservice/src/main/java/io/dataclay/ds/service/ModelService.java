@@ -25,14 +25,11 @@ public final class ModelService {
   }
 
   /**
-   * Installs models sent by an administrator (the Logic Module); every path is checked before
+   * Installs models sent by the Logic Module (a backend session); every path is checked before
    * any file is written, so a bad bundle changes nothing.
    */
   public void deploy(Session session, List<ModelBundle> models) {
-    if (!session.admin()) {
-      throw new PermissionDeniedException(
-          "deploying models needs an administrator session; " + session.username() + " is not an administrator");
-    }
+    Permissions.requireBackend(session, "DeployModels");
     install(models);
   }
 

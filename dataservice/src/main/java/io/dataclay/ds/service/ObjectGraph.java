@@ -27,16 +27,16 @@ import java.util.UUID;
 record ObjectGraph(List<UUID> local, Map<String, List<UUID>> remote) {
 
   /**
-   * Walks from {@code roots}, which must be mastered here and readable by {@code session}; when
-   * {@code recursive}, follows every reference transitively. A reference to an object nobody
-   * knows (a dangling one) is skipped.
+   * Walks from {@code roots}, which must be mastered here; when {@code recursive}, follows every
+   * reference transitively. Every object reached here must be readable by {@code session} (and,
+   * with {@code write}, changeable); other masters check theirs, asked with the same session. A
+   * reference to an object nobody knows (a dangling one) is skipped.
    */
   static ObjectGraph walk(ObjectStore store, ObjectDirectory directory, Session session, List<UUID> roots,
-      boolean recursive) {
+      boolean recursive, boolean write) {
     for (UUID id : roots) {
-      ObjectHeader h = store.header(id).filter(x -> x.masterBackendId() == null).orElseThrow(
+      store.header(id).filter(x -> x.masterBackendId() == null).orElseThrow(
           () -> new ObjectNotHereException("the master copy of object " + id + " is not on this backend"));
-      Permissions.check(session, id, h);
     }
     List<UUID> local = new ArrayList<>();
     Map<String, List<UUID>> remote = new LinkedHashMap<>();
@@ -52,6 +52,11 @@ record ObjectGraph(List<UUID> local, Map<String, List<UUID>> remote) {
           // a reference to a collected or never registered object: nothing to copy
         }
         continue;
+      }
+      if (write) {
+        Permissions.checkWrite(session, id, here.get().header());
+      } else {
+        Permissions.check(session, id, here.get().header());
       }
       local.add(id);
       if (recursive) {

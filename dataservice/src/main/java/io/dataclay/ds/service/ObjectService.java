@@ -39,12 +39,15 @@ public final class ObjectService {
   /**
    * Stores a graph of new objects in the session's dataset and registers them (with the alias,
    * if not null, for objects[0]); durable and registered when it returns. When the Logic Module
-   * refuses (for example ALIAS_ALREADY_EXISTS) nothing stays stored and its error is thrown.
+   * refuses (for example ALIAS_ALREADY_EXISTS) nothing stays stored and its error is thrown. A
+   * client's object carries its class, language and fields; the rest of its header is this
+   * server's to set, so an object claiming to be a version or a replica is refused.
    */
   public void makePersistent(Session session, List<StoredObject> objects, String alias) {
     if (objects.isEmpty()) {
       throw new InvalidArgumentException("objects is empty: nothing to make persistent");
     }
+    Permissions.checkWritable(session, session.dataset());
     List<UUID> ids = checkNew(objects);
     claims.claim(ids);
     try {
@@ -57,7 +60,7 @@ public final class ObjectService {
       for (StoredObject o : objects) {
         ObjectHeader h = o.header();
         inDataset.add(new StoredObject(o.id(),
-            new ObjectHeader(h.className(), h.language(), session.dataset(), h.versionOf(), h.masterBackendId()),
+            new ObjectHeader(h.className(), h.language(), session.dataset(), null, null),
             o.fields()));
       }
       recorder.held(session, ids);
@@ -96,9 +99,7 @@ public final class ObjectService {
    * (administrators only: the Logic Module calls it before answering that an object does not exist).
    */
   public void flushRegistrations(Session session) {
-    if (!session.admin()) {
-      throw new PermissionDeniedException("FlushRegistrations is for administrators (the Logic Module)");
-    }
+    Permissions.requireBackend(session, "FlushRegistrations");
     lm.flush(FLUSH_TIMEOUT);
   }
 
@@ -128,6 +129,10 @@ public final class ObjectService {
       if (first != null) {
         throw new InvalidArgumentException(
             "objects[" + i + "].id repeats objects[" + first + "].id (" + o.id() + ")");
+      }
+      if (o.header().versionOf() != null || o.header().masterBackendId() != null) {
+        throw new InvalidArgumentException("objects[" + i + "].header: version_of and master_backend_id are set by"
+            + " the server (versions come from NewVersion, replicas from NewReplica), not by a client");
       }
       if (!models.isAvailable(o.header().language(), o.header().className())) {
         throw new ClassNotRegisteredException("class " + o.header().className() + " (objects[" + i + "], "

@@ -5,8 +5,9 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * Other Data Services, called as an administrator. Failures surface as DataClayExceptions
- * (BACKEND_UNAVAILABLE when a backend cannot be reached).
+ * Other Data Services, called with this backend's own session, except where a caller's session is
+ * passed on (so that the other backend checks that caller's permissions). Failures surface as
+ * DataClayExceptions (BACKEND_UNAVAILABLE when a backend cannot be reached).
  */
 public interface PeerBackends {
   /** Stores copies on {@code backendId}; returns the bytes sent. */
@@ -21,9 +22,15 @@ public interface PeerBackends {
   /** Removes objects from {@code backendId}. */
   void deleteObjects(String backendId, List<UUID> ids);
 
-  /** Asks the master {@code backendId} to replicate objects to {@code target}; returns the copies made and bytes sent. */
-  CopyResult newReplica(String backendId, List<UUID> ids, String target, boolean recursive);
+  /**
+   * Asks the master {@code backendId}, on behalf of {@code caller}, to replicate objects to
+   * {@code target}; returns the copies made and bytes sent.
+   */
+  CopyResult newReplica(Session caller, String backendId, List<UUID> ids, String target, boolean recursive);
 
-  /** Asks the master {@code backendId} to move objects to {@code target}; returns the objects moved and bytes sent. */
-  CopyResult move(String backendId, List<UUID> ids, String target, boolean recursive);
+  /**
+   * Asks the master {@code backendId}, on behalf of {@code caller}, to move objects to
+   * {@code target}; returns the objects moved and bytes sent.
+   */
+  CopyResult move(Session caller, String backendId, List<UUID> ids, String target, boolean recursive);
 }

@@ -246,9 +246,7 @@ public final class ReferenceRecorder {
   }
 
   private static void requireCollector(Session caller, String rpc, long id) {
-    if (!caller.admin()) {
-      throw new PermissionDeniedException(rpc + " is for administrators (the Logic Module's garbage collector)");
-    }
+    Permissions.requireBackend(caller, rpc + " (the Logic Module's garbage collector)");
     if (id <= 0) {
       throw new InvalidArgumentException("collection_id must be positive, got " + id);
     }

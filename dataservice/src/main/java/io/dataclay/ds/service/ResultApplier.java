@@ -57,6 +57,11 @@ public final class ResultApplier {
     if (created.isEmpty() && result.deltas().isEmpty()) {
       return finish(result);
     }
+    if (!created.isEmpty() && !request.session().mayWrite(request.session().dataset())) {
+      return refused(source, result, new io.dataclay.exceptions.PermissionDeniedException("the call made "
+          + created.size() + " new object(s) persistent in dataset " + request.session().dataset() + ", which the"
+          + " session of " + request.session().username() + " may only read: nothing of the call was applied"));
+    }
     List<UUID> newIds = created.stream().map(StoredObject::id).toList();
     try {
       recorder.held(request.session(), newIds);
@@ -68,11 +73,7 @@ public final class ResultApplier {
         throw e;
       }
     } catch (RuntimeException e) {
-      // The caller hears of the failure only once the environment is sure to drop the state the
-      // refused call left in its memory.
-      DataClayException failure = asDataClay(e);
-      return source.evict(touched(result)).handle((ignored, evictError) -> null)
-          .thenCompose(ignored -> CompletableFuture.failedFuture(failure));
+      return refused(source, result, asDataClay(e));
     }
     if (created.isEmpty()) {
       return finish(result);
@@ -80,6 +81,14 @@ public final class ResultApplier {
     return CompletableFuture.runAsync(() -> register(source, created, result), blocking)
         .whenComplete((ignored, error) -> claims.release(newIds))
         .thenCompose(ignored -> finish(result));
+  }
+
+  // The caller hears of a refusal only once the environment is sure to drop the state the refused
+  // call left in its memory.
+  private static CompletableFuture<byte[]> refused(ExecutionEnvironment source, ExecutionResult result,
+      DataClayException failure) {
+    return source.evict(touched(result)).handle((ignored, evictError) -> null)
+        .thenCompose(ignored -> CompletableFuture.failedFuture(failure));
   }
 
   // Each object's change is atomic; the set of them is not. When delta k fails, the new objects
@@ -125,7 +134,7 @@ public final class ResultApplier {
     if (header.isEmpty()) {
       return;
     }
-    Permissions.check(session, id, header.get());
+    Permissions.checkWrite(session, id, header.get());
     if (header.get().masterBackendId() != null) {
       throw new BackendUnavailableException("object " + id + " is a replica on this backend: a call that changes it"
           + " must run on its master copy, on backend " + header.get().masterBackendId());
@@ -152,12 +161,13 @@ public final class ResultApplier {
         : CompletableFuture.completedFuture(result.value());
   }
 
+  // New objects are plain objects of the caller's dataset, whatever the environment claimed.
   private static List<StoredObject> inDataset(List<StoredObject> objects, String dataset) {
     List<StoredObject> out = new ArrayList<>(objects.size());
     for (StoredObject o : objects) {
       ObjectHeader h = o.header();
-      out.add(new StoredObject(o.id(),
-          new ObjectHeader(h.className(), h.language(), dataset, h.versionOf(), h.masterBackendId()), o.fields()));
+      out.add(new StoredObject(o.id(), new ObjectHeader(h.className(), h.language(), dataset, null, null),
+          o.fields()));
     }
     return out;
   }

@@ -8,21 +8,36 @@ import java.util.Set;
  *
  * @param token the caller's token (handed to execution environments so they can act as the caller)
  * @param dataset where the session's new objects go
- * @param datasets every dataset the session may read and write
+ * @param datasets every dataset the session may read
+ * @param readOnlyDatasets those of {@code datasets} it may not change (read-only data contracts)
  * @param expiresAtMs epoch milliseconds after which the session is no longer valid
+ * @param backend a backend's (or the Logic Module's) session: the cluster itself, not a user
+ * @param accessChangesAtMs when a contract of the session begins or ends by itself (0: never)
  */
-public record Session(
-    String token, String username, String dataset, Set<String> datasets, long expiresAtMs, boolean admin) {
+public record Session(String token, String username, String dataset, Set<String> datasets,
+    Set<String> readOnlyDatasets, long expiresAtMs, boolean admin, boolean backend, long accessChangesAtMs) {
   /** Validates and freezes the session. */
   public Session {
     Objects.requireNonNull(token, "token");
     Objects.requireNonNull(username, "username");
     Objects.requireNonNull(dataset, "dataset");
     datasets = Set.copyOf(Objects.requireNonNull(datasets, "datasets"));
+    readOnlyDatasets = Set.copyOf(Objects.requireNonNull(readOnlyDatasets, "readOnlyDatasets"));
   }
 
-  /** Whether this session may read and write objects of {@code objectDataset}. */
+  /** A user's session with read-write access to every dataset listed. */
+  public Session(String token, String username, String dataset, Set<String> datasets, long expiresAtMs,
+      boolean admin) {
+    this(token, username, dataset, datasets, Set.of(), expiresAtMs, admin, false, 0);
+  }
+
+  /** Whether this session may read objects of {@code objectDataset} (backends: every dataset). */
   public boolean mayAccess(String objectDataset) {
-    return datasets.contains(objectDataset);
+    return backend || datasets.contains(objectDataset);
+  }
+
+  /** Whether this session may change objects of {@code objectDataset} (backends: every dataset). */
+  public boolean mayWrite(String objectDataset) {
+    return backend || (datasets.contains(objectDataset) && !readOnlyDatasets.contains(objectDataset));
   }
 }

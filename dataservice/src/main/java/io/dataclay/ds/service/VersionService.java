@@ -6,6 +6,7 @@ import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.DataClayException;
+import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.NotAVersionException;
 import io.dataclay.exceptions.ObjectNotHereException;
 import java.util.List;
@@ -45,9 +46,14 @@ public final class VersionService {
     this.self = self.toString();
   }
 
-  /** Makes a version of an object mastered here, stored here or on {@code target}; registered when it returns. */
+  /**
+   * Makes a version of an object mastered here, stored here or on {@code target}; registered when
+   * it returns. A version is a new object of the original's dataset: the session must be allowed
+   * to change that dataset.
+   */
   public NewVersion newVersion(Session session, UUID id, String target) {
     StoredObject original = masterHere(session, id);
+    Permissions.checkWrite(session, id, original.header());
     ObjectHeader h = original.header();
     String root = h.versionOf() != null ? h.versionOf() : id.toString();
     StoredObject version = new StoredObject(UUID.randomUUID(),
@@ -69,19 +75,29 @@ public final class VersionService {
   /**
    * Gives the state of a version held here to its original (on the original's master,
    * which passes it on to its replicas), then unregisters and removes the version everywhere.
-   * Consolidating again after a crash in between gives the same state again.
+   * Consolidating again after a crash in between gives the same state again. The session must be
+   * allowed to change both the version and the original, and they must be of the same class.
    */
   public void consolidate(Session session, UUID versionId) {
     StoredObject version = masterHere(session, versionId);
+    Permissions.checkWrite(session, versionId, version.header());
     String root = version.header().versionOf();
     if (root == null) {
       throw new NotAVersionException("object " + versionId + " is not a version: consolidate_version() applies"
           + " to objects made by new_version()");
     }
     UUID original = UUID.fromString(root);
+    Optional<ObjectHeader> local = store.header(original).filter(x -> x.masterBackendId() == null);
+    ObjectHeader target = local.orElseGet(() -> directory.locate(original).header());
+    Permissions.checkWrite(session, original, target);
+    ObjectHeader v = version.header();
+    if (!v.className().equals(target.className()) || v.language() != target.language()) {
+      throw new InvalidArgumentException("version " + versionId + " is a " + v.className() + " (" + v.language()
+          + ") but its original " + original + " is a " + target.className() + " (" + target.language()
+          + "): nothing was consolidated");
+    }
     // The original's fields become the version's; those the version lacks are removed, where the original is.
     ObjectDelta state = new ObjectDelta(original, version.fields(), Set.of());
-    Optional<ObjectHeader> local = store.header(original).filter(x -> x.masterBackendId() == null);
     if (local.isPresent()) {
       copies.replaceHere(List.of(state));
     } else {

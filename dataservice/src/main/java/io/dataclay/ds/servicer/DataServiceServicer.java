@@ -16,6 +16,9 @@ import io.dataclay.ds.service.InlineCall;
 import io.dataclay.ds.service.ModelBundle;
 import io.dataclay.ds.service.ModelService;
 import io.dataclay.ds.service.ObjectService;
+import io.dataclay.ds.service.Permissions;
+import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.ds.service.ReferenceRecorder;
 import io.dataclay.ds.service.Session;
 import io.dataclay.ds.service.SessionCache;
@@ -51,6 +54,7 @@ import io.dataclay.proto.NewVersionResponse;
 import io.dataclay.proto.ObjectData;
 import io.dataclay.proto.ObjectInfo;
 import io.dataclay.proto.ReferenceBatch;
+import io.dataclay.proto.SessionsClosedRequest;
 import io.dataclay.proto.SetFieldRequest;
 import io.dataclay.proto.StoreCopiesRequest;
 import io.dataclay.proto.StoreStatus;
@@ -205,6 +209,26 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
   }
 
   @Override
+  public void sessionsClosed(SessionsClosedRequest request, StreamObserver<Empty> observer) {
+    counters.count("SessionsClosed");
+    Replies.now(observer, () -> {
+      Permissions.requireBackend(caller(), "SessionsClosed");
+      if (request.getForgetAll()) {
+        sessions.forgetAll();
+      } else {
+        for (int i = 0; i < request.getTokenSha256Count(); i++) {
+          String hash = request.getTokenSha256(i);
+          if (hash.length() != 64 || !hash.chars().allMatch(c -> (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+            throw new InvalidArgumentException("token_sha256[" + i + "] must be 64 lower-case hex digits");
+          }
+        }
+        sessions.revoke(request.getTokenSha256List());
+      }
+      return Empty.getDefaultInstance();
+    });
+  }
+
+  @Override
   public void flushRegistrations(Empty request, StreamObserver<Empty> observer) {
     counters.count("FlushRegistrations");
     Replies.now(observer, () -> {
@@ -217,7 +241,11 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
   public void getStatus(Empty request, StreamObserver<BackendStatus> observer) {
     counters.count("GetStatus");
     Replies.now(observer, () -> {
-      caller();
+      Session session = caller();
+      if (!session.admin() && !session.backend()) {
+        throw new PermissionDeniedException("GetStatus is for administrators and the cluster's backends; "
+            + session.username() + " is neither");
+      }
       return toProto(status.report(), recorder.collected());
     });
   }
@@ -364,7 +392,7 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
 
   private Session caller() {
     Session inline = InlineCall.session();
-    return inline != null ? inline : sessions.resolve(SessionMetadata.currentToken());
+    return inline != null ? inline : sessions.resolve(SessionMetadata.currentToken(), SessionMetadata.currentPeer());
   }
 
   private static BackendStatus toProto(BackendReport report, long collected) {

@@ -210,7 +210,8 @@ public final class Messages {
   /** A session from what the Logic Module answered; {@code token} is the one that was validated. */
   public static Session session(SessionInfo info, String token) {
     return new Session(token, info.getUsername(), info.getDataset(), Set.copyOf(info.getDatasetsList()),
-        info.getExpiresAtMs(), info.getAdmin());
+        Set.copyOf(info.getReadOnlyDatasetsList()), info.getExpiresAtMs(), info.getAdmin(), info.getBackend(),
+        info.getAccessChangesAtMs());
   }
 
   /** The protocol form of a session, token included (execution environments act as the caller). */
@@ -220,8 +221,10 @@ public final class Messages {
         .setUsername(session.username())
         .setDataset(session.dataset())
         .addAllDatasets(session.datasets())
+        .addAllReadOnlyDatasets(session.readOnlyDatasets())
         .setExpiresAtMs(session.expiresAtMs())
         .setAdmin(session.admin())
+        .setBackend(session.backend())
         .build();
   }
 

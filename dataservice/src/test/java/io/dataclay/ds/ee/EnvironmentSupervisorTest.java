@@ -101,17 +101,19 @@ class EnvironmentSupervisorTest {
   }
 
   @Test
-  void the_spawned_process_gets_the_environment_and_its_secret() throws Exception {
+  void the_spawned_process_gets_its_environment_and_its_secret_on_standard_input_only() throws Exception {
     // setup
     Path out = tmp.resolve("env");
-    Path dump = script("echo \"$DATACLAY_EE_SECRET $EXTRA_KEY $1 $2\" > " + out + ".tmp && mv " + out + ".tmp " + out
+    // it prints the secret it read on standard input, and how many environment variables hold it (none)
+    Path dump = script("read secret; echo \"$secret $EXTRA_KEY $1 $2 $(env | grep -c \"$secret\")\" > " + out
+        + ".tmp && mv " + out + ".tmp " + out
         + "\nexec sleep 60");
     // run
     EnvironmentSupervisor s = supervise(dump, Map.of("PATH", System.getenv("PATH"), "EXTRA_KEY", "extra-value"));
     waitUntil(() -> Files.exists(out));
     // verify
     String secret = s.current().secret();
-    assertEquals(secret + " extra-value -m dataclay._internal.ee", Files.readString(out).trim());
+    assertEquals(secret + " extra-value -m dataclay._internal.ee 0", Files.readString(out).trim());
     assertTrue(secret.length() >= 40, secret);
     assertTrue(s.current().alive());
   }

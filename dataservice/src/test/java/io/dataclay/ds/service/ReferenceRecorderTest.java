@@ -47,7 +47,8 @@ class ReferenceRecorderTest {
   }
 
   private static Session session(String token, String user, boolean admin) {
-    return new Session(token, user, user, Set.of(user), Long.MAX_VALUE, admin);
+    // the collector is the Logic Module: a backend session, not an administrator's
+    return new Session(token, user, user, Set.of(user), Set.of(), Long.MAX_VALUE, false, admin, 0);
   }
 
   // sessions are checked on the calling thread, so a test sees the result of EndCollection's pruning at once

@@ -2,9 +2,12 @@ package io.dataclay.ds.service;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.ds.TestCluster;
-import io.dataclay.ds.lm.AdminSession;
+import io.dataclay.ds.TestLogicModule;
+import io.dataclay.ds.lm.BackendSession;
 import io.dataclay.ds.lm.RemoteLogicModule;
 import java.nio.file.Path;
 import java.util.UUID;
@@ -19,14 +22,14 @@ import org.junit.jupiter.api.io.TempDir;
 class SessionCacheTest {
   @TempDir static Path tmp;
   static TestCluster cluster;
-  static AdminSession admin;
+  static BackendSession admin;
   static SessionCache cache;
   static final AtomicLong now = new AtomicLong(System.currentTimeMillis());
 
   @BeforeAll
   static void start() throws Exception {
     cluster = TestCluster.withLogicModule(tmp);
-    admin = AdminSession.over(cluster.lmChannel(), TestCluster.ADMIN, TestCluster.ADMIN_PASSWORD);
+    admin = BackendSession.over(cluster.lmChannel(), TestLogicModule.SECRET, UUID.randomUUID());
     cache = new SessionCache(new RemoteLogicModule(admin, UUID.randomUUID()), now::get);
   }
 
@@ -54,6 +57,60 @@ class SessionCacheTest {
     assertEquals("olga", first.username());
     assertEquals("olga", again.dataset());
     assertEquals(token, again.token());
+  }
+
+  @Test
+  void a_revoked_session_is_refused_at_once_and_forget_all_drops_every_session() {
+    // setup
+    String token = cluster.session("quinn");
+    String other = cluster.session("rita");
+    cache.resolve(token);
+    cache.resolve(other);
+    // run
+    cache.revoke(java.util.List.of(SessionCache.sha256(token)));
+    Session afterRevoke = cache.cached(token);
+    Session untouched = cache.cached(other);
+    cache.forgetAll();
+    // verify
+    assertNull(afterRevoke);
+    assertEquals("rita", untouched.username());
+    assertNull(cache.cached(other));
+  }
+
+  @Test
+  void a_refused_token_is_refused_again_without_asking_the_logic_module_for_a_while() {
+    // setup
+    long before = cluster.lmCalls("ValidateSession");
+    // run
+    for (int i = 0; i < 5; i++) {
+      assertThrows(io.dataclay.exceptions.NotAuthenticatedException.class, () -> cache.resolve("dead-token", "p1"));
+    }
+    long withinRefusal = cluster.lmCalls("ValidateSession") - before;
+    now.addAndGet(SessionCache.REFUSAL_MS + 1);
+    assertThrows(io.dataclay.exceptions.NotAuthenticatedException.class, () -> cache.resolve("dead-token", "p1"));
+    // verify
+    assertEquals(1, withinRefusal);
+    assertEquals(2, cluster.lmCalls("ValidateSession") - before);
+  }
+
+  @Test
+  void a_peer_sending_many_unknown_tokens_is_refused_without_asking_the_logic_module() {
+    // setup
+    String good = cluster.session("sam");
+    for (int i = 0; i < 50; i++) {
+      String bogus = "bogus-" + i;
+      assertThrows(io.dataclay.exceptions.NotAuthenticatedException.class, () -> cache.resolve(bogus, "10.6.6.6"));
+    }
+    long before = cluster.lmCalls("ValidateSession");
+    // run
+    io.dataclay.exceptions.NotAuthenticatedException refused = assertThrows(
+        io.dataclay.exceptions.NotAuthenticatedException.class, () -> cache.resolve(good, "10.6.6.6"));
+    Session elsewhere = cache.resolve(good, "10.0.0.7");
+    // verify
+    assertTrue(refused.getMessage().contains("10.6.6.6"), refused.getMessage());
+    assertEquals("sam", elsewhere.username());
+    assertEquals(1, cluster.lmCalls("ValidateSession") - before);
+    now.addAndGet(11_000);
   }
 
   @Test

@@ -50,7 +50,7 @@ class DeployModelsTest {
   @BeforeEach
   void startDataService() throws Exception {
     cluster.startDataService(java.util.Map.of());
-    admin = cluster.client(cluster.adminToken());
+    admin = cluster.client(cluster.backendToken());
     models = cluster.backendDir().resolve("models").resolve("python");
   }
 

@@ -91,14 +91,14 @@ class SessionsAndPermissionsTest {
   }
 
   @Test
-  void missing_or_unknown_tokens_are_not_authenticated_and_not_remembered() {
+  void missing_or_unknown_tokens_are_not_authenticated() {
+    // (how long a refusal is remembered is SessionCacheTest's, on a clock it controls: here heartbeats
+    // may tell the backend to forget every cached session at any moment)
     UUID id = UUID.randomUUID();
     assertThrows(NotAuthenticatedException.class, () -> cluster.client(null).getObjects(List.of(id.toString())));
     DataServiceClient bogus = cluster.client("bogus-token");
-    long before = cluster.lmCalls("ValidateSession");
     assertThrows(NotAuthenticatedException.class, () -> bogus.getObjects(List.of(id.toString())));
     assertThrows(NotAuthenticatedException.class, () -> bogus.callMethod(id.toString(), "m", new byte[0]));
-    assertEquals(2, cluster.lmCalls("ValidateSession") - before);
   }
 
   @Test

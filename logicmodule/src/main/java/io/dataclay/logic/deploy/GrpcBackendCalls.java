@@ -107,6 +107,37 @@ public final class GrpcBackendCalls implements BackendCalls {
   }
 
   @Override
+  public void sessionsClosed(List<BackendRecord> backends, List<String> tokenSha256, boolean forgetAll,
+      String token, Duration wait) {
+    long deadline = System.nanoTime() + wait.toNanos();
+    List<CompletableFuture<Void>> calls = new ArrayList<>();
+    for (BackendRecord b : backends) {
+      try {
+        calls.add(CompletableFuture.runAsync(() -> {
+          try {
+            new DataServiceClient(withDeadline(channelFor(b)), () -> token).sessionsClosed(tokenSha256, forgetAll);
+          } catch (RuntimeException e) {
+            LOG.fine(() -> "backend " + b.name() + " did not take the closed sessions (its next heartbeat brings"
+                + " them): " + e.getMessage());
+          }
+        }, pool));
+      } catch (RejectedExecutionException e) {
+        return;
+      }
+    }
+    for (CompletableFuture<Void> call : calls) {
+      try {
+        call.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException | ExecutionException e) {
+        return;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  @Override
   public void flushRegistrations(List<BackendRecord> backends, String token, Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
     List<CompletableFuture<Void>> calls = new ArrayList<>();

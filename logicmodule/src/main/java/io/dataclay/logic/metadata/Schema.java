@@ -1,7 +1,6 @@
 package io.dataclay.logic.metadata;
 
 import io.dataclay.exceptions.InternalException;
-import java.sql.SQLException;
 import java.util.List;
 
 /**
@@ -9,8 +8,8 @@ import java.util.List;
  * one transaction (both databases have transactional DDL, so a crash leaves all of it or none).
  */
 final class Schema {
-  /** Version this code writes; a database with a newer version is refused. */
-  static final int VERSION = 1;
+  /** Version this code writes; a database with a newer version is refused, an older one upgraded. */
+  static final int VERSION = 2;
 
   private Schema() {}
 
@@ -24,7 +23,8 @@ final class Schema {
             + " password_hash TEXT NOT NULL,"
             + " password_salt TEXT NOT NULL,"
             + " password_iterations INTEGER NOT NULL,"
-            + " admin BOOLEAN NOT NULL)",
+            + " admin BOOLEAN NOT NULL,"
+            + " may_register_models BOOLEAN NOT NULL DEFAULT FALSE)",
         "CREATE TABLE IF NOT EXISTS datasets ("
             + " name TEXT PRIMARY KEY,"
             + " owner TEXT NOT NULL REFERENCES accounts(username))",
@@ -32,6 +32,9 @@ final class Schema {
         "CREATE TABLE IF NOT EXISTS contracts ("
             + " dataset TEXT NOT NULL REFERENCES datasets(name),"
             + " beneficiary TEXT NOT NULL REFERENCES accounts(username),"
+            + " read_only BOOLEAN NOT NULL DEFAULT FALSE,"
+            + " begins_at_ms BIGINT NOT NULL DEFAULT 0,"
+            + " expires_at_ms BIGINT NOT NULL DEFAULT 0,"
             + " PRIMARY KEY (dataset, beneficiary))",
         "CREATE INDEX IF NOT EXISTS contracts_by_beneficiary ON contracts(beneficiary)",
         "CREATE TABLE IF NOT EXISTS sessions ("
@@ -39,7 +42,8 @@ final class Schema {
             + " username TEXT NOT NULL REFERENCES accounts(username),"
             + " dataset TEXT NOT NULL REFERENCES datasets(name),"
             + " expires_at_ms BIGINT NOT NULL,"
-            + " closed BOOLEAN NOT NULL)",
+            + " closed BOOLEAN NOT NULL,"
+            + " backend_id TEXT)",
         "CREATE INDEX IF NOT EXISTS sessions_by_user ON sessions(username)",
         "CREATE TABLE IF NOT EXISTS models ("
             + " namespace TEXT PRIMARY KEY,"
@@ -102,22 +106,32 @@ final class Schema {
             + " PRIMARY KEY (dataset, alias))",
         "CREATE INDEX IF NOT EXISTS aliases_by_object ON aliases(object_id)");
     jdbc.transaction(c -> {
+      c.execute(ddl.get(0)); // schema_version
+      long recorded = c.queryLong("SELECT COALESCE(MAX(version), 0) FROM schema_version");
+      if (recorded > VERSION) {
+        throw new InternalException("the metadata database has schema version " + recorded
+            + ", newer than this Logic Module's " + VERSION + ": upgrade the Logic Module");
+      }
+      if (recorded == 1) {
+        // version 1 lacked access control beyond "granted or not": upgrade in this transaction
+        for (String statement : UPGRADE_FROM_1) {
+          c.execute(statement);
+        }
+      }
       for (String statement : ddl) {
         c.execute(statement);
       }
-      checkVersion(c);
+      if (recorded < VERSION) {
+        c.update("INSERT INTO schema_version (version) VALUES (?) ON CONFLICT DO NOTHING", VERSION);
+      }
       return null;
     });
   }
 
-  private static void checkVersion(PooledConnection c) throws SQLException {
-    long recorded = c.queryLong("SELECT COALESCE(MAX(version), 0) FROM schema_version");
-    if (recorded > VERSION) {
-      throw new InternalException("the metadata database has schema version " + recorded
-          + ", newer than this Logic Module's " + VERSION + ": upgrade the Logic Module");
-    }
-    if (recorded < VERSION) {
-      c.update("INSERT INTO schema_version (version) VALUES (?) ON CONFLICT DO NOTHING", VERSION);
-    }
-  }
+  private static final List<String> UPGRADE_FROM_1 = List.of(
+      "ALTER TABLE accounts ADD COLUMN may_register_models BOOLEAN NOT NULL DEFAULT FALSE",
+      "ALTER TABLE contracts ADD COLUMN read_only BOOLEAN NOT NULL DEFAULT FALSE",
+      "ALTER TABLE contracts ADD COLUMN begins_at_ms BIGINT NOT NULL DEFAULT 0",
+      "ALTER TABLE contracts ADD COLUMN expires_at_ms BIGINT NOT NULL DEFAULT 0",
+      "ALTER TABLE sessions ADD COLUMN backend_id TEXT");
 }

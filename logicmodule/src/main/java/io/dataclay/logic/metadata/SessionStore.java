@@ -13,16 +13,17 @@ public final class SessionStore {
   /** Stores a new session; durable when this returns. Its account and dataset must exist. */
   public void insert(SessionRecord s) {
     jdbc.transaction(c -> c.update("INSERT INTO sessions (token_sha256, username, dataset, expires_at_ms,"
-        + " closed) VALUES (?, ?, ?, ?, ?)", s.tokenSha256(), s.username(), s.dataset(), s.expiresAtMs(), s.closed()));
+        + " closed, backend_id) VALUES (?, ?, ?, ?, ?, ?)", s.tokenSha256(), s.username(), s.dataset(), s.expiresAtMs(),
+        s.closed(), s.backendId()));
   }
 
   /** The session with that token hash (with its account's admin flag), if any. */
   public Optional<SessionRecord> find(String tokenSha256) {
     return jdbc.transaction(c -> c.queryOne("SELECT s.token_sha256, s.username, s.dataset, s.expires_at_ms,"
-            + " s.closed, a.admin FROM sessions s JOIN accounts a ON a.username = s.username"
+            + " s.closed, a.admin, s.backend_id FROM sessions s JOIN accounts a ON a.username = s.username"
             + " WHERE s.token_sha256 = ?",
         rs -> new SessionRecord(rs.getString(1), rs.getString(2), rs.getString(3), rs.getLong(4), rs.getBoolean(5),
-            rs.getBoolean(6)),
+            rs.getBoolean(6), rs.getString(7)),
         tokenSha256));
   }
 

@@ -6,21 +6,29 @@ import io.dataclay.exceptions.DatasetDoesNotExistException;
 import io.dataclay.exceptions.NotAuthenticatedException;
 import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.logic.metadata.AccountRecord;
+import io.dataclay.logic.metadata.ContractRecord;
 import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.SessionRecord;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.logging.Logger;
 
 /** Accounts, password log-in, sessions and data contracts (docs/internals.md "Sessions"). */
 public final class AccountService {
-  /** The Logic Module's own administrator: no password log-in; its token lives only in memory. */
+  /** The Logic Module's own account: no password log-in; its token lives only in memory. */
   public static final String SYSTEM_ACCOUNT = "_dataclay_system";
+  /** The account backend sessions belong to: no password log-in; backends prove the cluster secret. */
+  public static final String BACKEND_ACCOUNT = "_dataclay_backends";
+  /** The backend ID of the Logic Module's own session. */
+  public static final String LOGIC_MODULE_ID = "logic-module";
 
   private static final Logger LOG = Logger.getLogger(AccountService.class.getName());
   /** The system session is replaced at every start, so its own expiry only has to be far away. */
@@ -32,13 +40,15 @@ public final class AccountService {
   private final MetadataStore store;
   private final Duration sessionTtl;
   private final Clock clock;
+  private final BackendProofs proofs;
   private final SessionCache cache = new SessionCache();
   private final Set<String> knownDatasets = ConcurrentHashMap.newKeySet();
 
-  AccountService(MetadataStore store, Duration sessionTtl, Clock clock) {
+  AccountService(MetadataStore store, Duration sessionTtl, Clock clock, BackendProofs proofs) {
     this.store = store;
     this.sessionTtl = sessionTtl;
     this.clock = clock;
+    this.proofs = proofs;
   }
 
   /**
@@ -47,7 +57,7 @@ public final class AccountService {
    */
   public Bootstrap bootstrapAdministrator(String username, String password) {
     Checks.name("DATACLAY_USER", username);
-    Checks.password("DATACLAY_PASSWORD", password);
+    Checks.newPassword("DATACLAY_PASSWORD", password);
     if (store.accounts().create(Passwords.newAccount(username, password, true))) {
       return Bootstrap.CREATED;
     }
@@ -61,16 +71,17 @@ public final class AccountService {
   }
 
   /**
-   * Ensures the system account exists, closes the sessions of earlier runs and opens a new
-   * one; returns its token, which is kept only in this process's memory.
+   * Ensures the system accounts exist, closes the Logic Module sessions of earlier runs and opens
+   * a new one; returns its token, which is kept only in this process's memory.
    */
   String openSystemSession() {
-    store.accounts().create(Passwords.lockedAccount(SYSTEM_ACCOUNT, true));
+    store.accounts().create(Passwords.lockedAccount(SYSTEM_ACCOUNT, false));
+    store.accounts().create(Passwords.lockedAccount(BACKEND_ACCOUNT, false));
     store.sessions().closeAllOf(SYSTEM_ACCOUNT);
     store.sessions().purgeEnded(clock.millis());
     String token = SessionTokens.newToken();
     store.sessions().insert(new SessionRecord(SessionTokens.sha256(token), SYSTEM_ACCOUNT, SYSTEM_ACCOUNT,
-        clock.millis() + SYSTEM_SESSION_TTL.toMillis(), false, true));
+        clock.millis() + SYSTEM_SESSION_TTL.toMillis(), false, false, LOGIC_MODULE_ID));
     return token;
   }
 
@@ -89,21 +100,41 @@ public final class AccountService {
       throw new NotAuthenticatedException("wrong username or password");
     }
     String chosen = dataset == null || dataset.isEmpty() ? username : Checks.name("dataset", dataset);
-    List<String> datasets = store.accounts().datasetsOf(username);
-    if (!datasets.contains(chosen)) {
+    SessionCache.Entry access = new SessionCache.Entry(null, store.accounts().ownedDatasets(username),
+        store.accounts().contractsTo(username));
+    long now = clock.millis();
+    Session granted = session("", new SessionRecord("", username, chosen, now + sessionTtl.toMillis(), false,
+        account.get().admin(), null), access, now);
+    if (!granted.mayUse(chosen)) {
       requireDatasetExists(chosen);
-      throw new PermissionDeniedException("dataset: '" + username + "' neither owns nor was granted dataset '"
-          + chosen + "'");
+      throw new PermissionDeniedException("dataset: '" + username + "' neither owns nor holds a contract in force"
+          + " on dataset '" + chosen + "'");
     }
     String token = SessionTokens.newToken();
-    long expires = clock.millis() + sessionTtl.toMillis();
-    store.sessions().insert(new SessionRecord(SessionTokens.sha256(token), username, chosen, expires, false,
-        account.get().admin()));
-    return new Session(token, username, chosen, datasets, expires, account.get().admin());
+    store.sessions().insert(new SessionRecord(SessionTokens.sha256(token), username, chosen,
+        granted.expiresAtMs(), false, account.get().admin(), null));
+    return new Session(token, username, chosen, granted.datasets(), granted.readOnlyDatasets(),
+        granted.expiresAtMs(), granted.admin(), null, granted.accessChangesAtMs());
   }
 
   /**
-   * The open session a token belongs to (without the token).
+   * A backend's session: the backend proved it knows the cluster secret (see {@link BackendProofs}).
+   *
+   * @throws NotAuthenticatedException when the proof is wrong, stale or replayed
+   */
+  public Session newBackendSession(String backendId, long issuedAtMs, String nonce, byte[] proof) {
+    Checks.uuid("backend_id", backendId);
+    proofs.verify(backendId, issuedAtMs, nonce, proof);
+    String token = SessionTokens.newToken();
+    long expires = clock.millis() + sessionTtl.toMillis();
+    store.sessions().insert(new SessionRecord(SessionTokens.sha256(token), BACKEND_ACCOUNT, BACKEND_ACCOUNT,
+        expires, false, false, backendId));
+    return new Session(token, BACKEND_ACCOUNT, BACKEND_ACCOUNT, List.of(BACKEND_ACCOUNT), Set.of(), expires, false,
+        backendId, 0);
+  }
+
+  /**
+   * The open session a token belongs to (without the token), with the access in force now.
    *
    * @throws NotAuthenticatedException when the token is missing, unknown, closed or expired
    */
@@ -118,30 +149,60 @@ public final class AccountService {
       long generation = cache.generation();
       SessionRecord s = store.sessions().find(hash)
           .orElseThrow(() -> new NotAuthenticatedException("unknown session token"));
-      entry = new SessionCache.Entry(s, store.accounts().datasetsOf(s.username()));
+      entry = s.backend() ? new SessionCache.Entry(s, List.of(s.dataset()), List.of())
+          : new SessionCache.Entry(s, store.accounts().ownedDatasets(s.username()),
+              store.accounts().contractsTo(s.username()));
       cache.put(hash, entry, generation);
     }
     SessionRecord s = entry.session();
     if (s.closed()) {
       throw new NotAuthenticatedException("the session was closed");
     }
-    if (s.expiresAtMs() <= clock.millis()) {
+    long now = clock.millis();
+    if (s.expiresAtMs() <= now) {
       throw new NotAuthenticatedException("the session expired at " + Instant.ofEpochMilli(s.expiresAtMs()));
     }
-    return new Session("", s.username(), s.dataset(), entry.datasets(), s.expiresAtMs(), s.admin());
+    Session session = session("", s, entry, now);
+    if (!s.backend() && !session.mayUse(s.dataset())) {
+      throw new NotAuthenticatedException("the session's dataset '" + s.dataset() + "' is no longer granted to '"
+          + s.username() + "' (its data contract was revoked or expired): log in again");
+    }
+    return session;
   }
 
-  /** Closes the caller's session: its token is refused from now on. */
-  public void closeSession(String token) {
+  /** The access of session row {@code s} at {@code now}: owned datasets, and contracts in force. */
+  private static Session session(String token, SessionRecord s, SessionCache.Entry access, long now) {
+    Set<String> readable = new TreeSet<>(access.owned());
+    Set<String> readOnly = new HashSet<>();
+    long changesAt = 0;
+    for (ContractRecord c : access.contracts()) {
+      long next = c.nextChangeAfter(now);
+      if (next != 0 && (changesAt == 0 || next < changesAt)) {
+        changesAt = next;
+      }
+      if (c.inForce(now) && !access.owned().contains(c.dataset())) {
+        readable.add(c.dataset());
+        if (c.readOnly()) {
+          readOnly.add(c.dataset());
+        }
+      }
+    }
+    return new Session(token, s.username(), s.dataset(), new ArrayList<>(readable), readOnly, s.expiresAtMs(),
+        s.admin(), s.backendId(), changesAt);
+  }
+
+  /** Closes the caller's session: its token is refused from now on. Returns the token's hash. */
+  public String closeSession(String token) {
     authenticate(token);
     String hash = SessionTokens.sha256(token);
     store.sessions().close(hash);
     cache.invalidate(hash);
+    return hash;
   }
 
-  /** What an administrator (a backend) learns about a client's token. */
+  /** What a backend learns about a client's token (backends only). */
   public Session validateSession(Session caller, String clientToken) {
-    caller.requireAdmin("ValidateSession");
+    caller.requireBackend("ValidateSession");
     return authenticate(Checks.token("token", clientToken));
   }
 
@@ -149,22 +210,81 @@ public final class AccountService {
   public void newAccount(Session caller, String username, String password, boolean admin) {
     caller.requireAdmin("NewAccount");
     Checks.name("username", username);
-    Checks.password("password", password);
+    Checks.newPassword("password", password);
     if (!store.accounts().create(Passwords.newAccount(username, password, admin))) {
       throw new AccountAlreadyExistsException("account '" + username + "' already exists");
     }
   }
 
-  /** Grants {@code beneficiary} access to {@code dataset}, creating it for the caller when absent. */
-  public void newDataContract(Session caller, String dataset, String beneficiary) {
-    Checks.name("dataset", dataset);
-    Checks.name("beneficiary", beneficiary);
-    if (store.accounts().find(beneficiary).isEmpty()) {
-      throw new AccountDoesNotExistException("beneficiary: account '" + beneficiary + "' does not exist");
+  /**
+   * Grants {@code contract.beneficiary()} access to a dataset of the caller on the contract's
+   * terms (replacing earlier ones), creating the dataset for the caller when absent.
+   */
+  public void newDataContract(Session caller, ContractRecord contract) {
+    Checks.name("dataset", contract.dataset());
+    Checks.name("beneficiary", contract.beneficiary());
+    if (caller.backend()) {
+      throw new PermissionDeniedException("a backend session owns no dataset to grant");
     }
-    store.accounts().grant(dataset, caller.username(), beneficiary);
+    if (contract.beginsAtMs() < 0 || contract.expiresAtMs() < 0) {
+      throw Checks.invalid("begins_at_ms/expires_at_ms", "must be epoch milliseconds (0: now / never)");
+    }
+    long begins = contract.beginsAtMs() == 0 ? clock.millis() : contract.beginsAtMs();
+    if (contract.expiresAtMs() != 0 && contract.expiresAtMs() <= begins) {
+      throw Checks.invalid("expires_at_ms", "must be after the contract begins (" + Instant.ofEpochMilli(begins)
+          + ")");
+    }
+    if (store.accounts().find(contract.beneficiary()).isEmpty()) {
+      throw new AccountDoesNotExistException("beneficiary: account '" + contract.beneficiary() + "' does not exist");
+    }
+    store.accounts().grant(new ContractRecord(contract.dataset(), caller.username(), contract.beneficiary(),
+        contract.readOnly(), begins, contract.expiresAtMs()));
     // sessions list their datasets: the beneficiary's (and a new dataset's owner's) lists changed
     cache.invalidateAll();
+  }
+
+  /** Takes back the contract of {@code beneficiary} on a dataset the caller owns. */
+  public void revokeDataContract(Session caller, String dataset, String beneficiary) {
+    Checks.name("dataset", dataset);
+    Checks.name("beneficiary", beneficiary);
+    if (!store.accounts().revoke(dataset, caller.username(), beneficiary)) {
+      throw new AccountDoesNotExistException("beneficiary: '" + beneficiary + "' holds no contract on dataset '"
+          + dataset + "'");
+    }
+    cache.invalidateAll();
+  }
+
+  /** The contracts on the caller's datasets, then those granted to the caller. */
+  public List<ContractRecord> listDataContracts(Session caller) {
+    List<ContractRecord> out = new ArrayList<>(store.accounts().contractsOn(caller.username()));
+    out.addAll(store.accounts().contractsTo(caller.username()));
+    return out;
+  }
+
+  /** Lets an account register models, or stops it (administrators only). */
+  public void setModelRegistration(Session caller, String username, boolean allowed) {
+    caller.requireAdmin(allowed ? "GrantModelRegistration" : "RevokeModelRegistration");
+    Checks.name("username", username);
+    if (!store.accounts().setModelRegistration(username, allowed)) {
+      throw new AccountDoesNotExistException("username: account '" + username + "' does not exist");
+    }
+  }
+
+  /**
+   * Returns normally when the caller may register models: an administrator, or an account an
+   * administrator allowed to.
+   */
+  public void requireModelRegistration(Session caller) {
+    if (caller.admin()) {
+      return;
+    }
+    boolean allowed = !caller.backend()
+        && store.accounts().find(caller.username()).map(AccountRecord::mayRegisterModels).orElse(false);
+    if (!allowed) {
+      throw new PermissionDeniedException("registering a model runs its code in every backend: it needs an"
+          + " administrator, or an account an administrator allowed with GrantModelRegistration; '"
+          + caller.username() + "' is neither");
+    }
   }
 
   /** Fails unless the dataset exists (datasets are never deleted, so a found one is remembered). */

@@ -19,6 +19,14 @@ public interface BackendCalls extends AutoCloseable {
   List<BackendRecord> deploy(List<BackendRecord> backends, ModelRecord model, String token, Duration wait);
 
   /**
+   * Tells each backend to stop trusting the sessions with these token hashes (or, with
+   * {@code forgetAll}, every session it cached); waits up to {@code wait} for their answers. Never
+   * throws: a backend that misses it hears of it at its next heartbeat.
+   */
+  void sessionsClosed(List<BackendRecord> backends, List<String> tokenSha256, boolean forgetAll, String token,
+      Duration wait);
+
+  /**
    * Asks each backend to register every object it has stored (backends register objects made
    * persistent without an alias in the background); returns when all answered or after
    * {@code timeout}. Never throws: a backend that does not answer is simply not waited for.

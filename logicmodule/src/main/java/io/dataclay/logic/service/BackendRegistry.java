@@ -34,8 +34,9 @@ public final class BackendRegistry {
 
   /** Registers a backend, or updates the address of one with the same ID; it counts as alive from now. */
   public synchronized void register(Session caller, BackendRecord b) {
-    caller.requireAdmin("RegisterBackend");
+    caller.requireBackend("RegisterBackend");
     Checks.uuid("id", b.id());
+    requireSelf(caller, "id", b.id(), "RegisterBackend");
     Checks.name("name", b.name());
     Checks.host("host", b.host());
     Checks.port("port", b.port());
@@ -50,10 +51,11 @@ public final class BackendRegistry {
     lastSeenMs.put(b.id(), clock.millis());
   }
 
-  /** Records that the backend is alive now (administrators only). */
+  /** Records that the backend is alive now (that backend only). */
   public void heartbeat(Session caller, String backendId) {
-    caller.requireAdmin("Heartbeat");
+    caller.requireBackend("Heartbeat");
     requireRegistered("backend_id", backendId);
+    requireSelf(caller, "backend_id", backendId, "Heartbeat");
     lastSeenMs.put(backendId, clock.millis());
   }
 
@@ -83,6 +85,14 @@ public final class BackendRegistry {
     Checks.uuid(field, backendId);
     if (!backends.containsKey(backendId)) {
       throw new BackendDoesNotExistException(field + ": backend " + backendId + " is not registered");
+    }
+  }
+
+  // A backend speaks for itself only: its session was opened for its ID.
+  private static void requireSelf(Session caller, String field, String backendId, String rpc) {
+    if (!backendId.equals(caller.backendId())) {
+      throw new io.dataclay.exceptions.PermissionDeniedException(field + ": a backend may send " + rpc
+          + " for itself only (its session is backend " + caller.backendId() + ", not " + backendId + ")");
     }
   }
 

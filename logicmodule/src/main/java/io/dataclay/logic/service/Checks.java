@@ -20,6 +20,8 @@ public final class Checks {
   private static final int MAX_CLASS_NAME = 512;
   private static final int MAX_PATH = 1024;
   private static final int MAX_PASSWORD = 1024;
+  /** Shortest password a new account may have. */
+  public static final int MIN_PASSWORD = 12;
   private static final int MAX_TOKEN = 256;
 
   private Checks() {}
@@ -103,6 +105,15 @@ public final class Checks {
   public static String password(String field, String value) {
     if (value == null || value.isEmpty() || value.length() > MAX_PASSWORD) {
       throw invalid(field, "must be 1-" + MAX_PASSWORD + " characters");
+    }
+    return value;
+  }
+
+  /** A new account's password: {@value #MIN_PASSWORD}-1024 characters (its value never appears in messages). */
+  public static String newPassword(String field, String value) {
+    password(field, value);
+    if (value.length() < MIN_PASSWORD) {
+      throw invalid(field, "must be at least " + MIN_PASSWORD + " characters");
     }
     return value;
   }

@@ -1,40 +1,70 @@
 package io.dataclay.logic.service;
 
+import io.dataclay.common.ClusterSecret;
+import io.dataclay.common.FailureThrottle;
 import io.dataclay.common.Language;
+import io.dataclay.exceptions.NotAuthenticatedException;
 import io.dataclay.logic.metadata.BackendRecord;
+import io.dataclay.logic.metadata.ContractRecord;
 import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.ModelRecord;
 import io.dataclay.logic.metadata.ObjectRecord;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * The Logic Module's logic in plain Java types, one method per RPC. Each method but
- * {@link #health()} and {@link #newSession} first authenticates the caller's {@code token}.
+ * {@link #health()}, {@link #newSession} and {@link #newBackendSession} first authenticates the
+ * caller's {@code token}. Failed log-ins are throttled per account and per peer, unknown tokens
+ * per peer.
  */
 public final class LogicModuleService {
   /** Reported by Health. */
   public static final String VERSION = "0.1.0";
+  // closing a session or changing a contract waits this long for the live backends to hear of it
+  private static final Duration REVOCATION_WAIT = Duration.ofMillis(900);
+
+  /** What the service is configured with, beyond its database and backend calls. */
+  public record Settings(Duration sessionTtl, long backendTimeoutMs, ClusterSecret clusterSecret,
+      long maxModelBytes) {}
 
   private final AccountService accounts;
   private final BackendRegistry backends;
   private final ModelService models;
   private final ObjectService objects;
   private final GarbageCollector collector;
+  private final BackendCalls backendCalls;
+  private final SessionRevocations revocations = new SessionRevocations();
   private final CallCounters calls = new CallCounters();
+  private final Supplier<String> peer;
+  private final FailureThrottle loginsPerAccount;
+  private final FailureThrottle loginsPerPeer;
+  private final FailureThrottle tokensPerPeer;
   private final String systemToken;
 
   /**
    * Serves the metadata in {@code store}; opens the Logic Module's system session (its token
-   * stays in memory) used to call backends through {@code backendCalls}.
+   * stays in memory) used to call backends through {@code backendCalls}. {@code peer} names the
+   * network peer of the call being served (for throttling).
    */
-  public LogicModuleService(MetadataStore store, BackendCalls backendCalls, Duration sessionTtl, long backendTimeoutMs,
-      Clock clock) {
-    this.accounts = new AccountService(store, sessionTtl, clock);
-    this.backends = new BackendRegistry(store, backendTimeoutMs, clock);
+  public LogicModuleService(MetadataStore store, BackendCalls backendCalls, Settings settings, Clock clock,
+      Supplier<String> peer) {
+    this.accounts = new AccountService(store, settings.sessionTtl(), clock,
+        new BackendProofs(settings.clusterSecret(), clock));
+    this.backends = new BackendRegistry(store, settings.backendTimeoutMs(), clock);
+    this.backendCalls = backendCalls;
+    this.peer = peer;
+    this.loginsPerAccount = new FailureThrottle("to log in as", 5, Duration.ofMinutes(5), Duration.ofSeconds(30),
+        Duration.ofMinutes(15), clock::millis);
+    this.loginsPerPeer = new FailureThrottle("to log in from", 20, Duration.ofMinutes(1), Duration.ofSeconds(60),
+        Duration.ofMinutes(15), clock::millis);
+    this.tokensPerPeer = new FailureThrottle("with unknown session tokens from", 50, Duration.ofSeconds(10),
+        Duration.ofSeconds(10), Duration.ofMinutes(5), clock::millis);
     this.systemToken = accounts.openSystemSession();
-    this.models = new ModelService(store, backends, backendCalls, () -> systemToken);
+    this.models = new ModelService(store, accounts, backends, backendCalls, () -> systemToken,
+        settings.maxModelBytes());
     this.objects = new ObjectService(store, accounts, backends, backendCalls, () -> systemToken);
     this.collector = new GarbageCollector(store, accounts, backends, backendCalls, () -> systemToken);
   }
@@ -54,117 +84,170 @@ public final class LogicModuleService {
     return VERSION;
   }
 
-  /** Logs in and opens a session; needs no session. */
+  /** Logs in and opens a session; needs no session. Repeated failures are throttled. */
   public Session newSession(String username, String password, String dataset) {
-    return accounts.newSession(username, password, dataset);
+    String from = peer.get();
+    loginsPerPeer.check(from);
+    String account = username == null ? "" : username;
+    loginsPerAccount.check(account);
+    try {
+      Session s = accounts.newSession(username, password, dataset);
+      loginsPerAccount.succeeded(account);
+      return s;
+    } catch (NotAuthenticatedException e) {
+      loginsPerAccount.failed(account);
+      loginsPerPeer.failed(from);
+      throw e;
+    }
   }
 
-  /** Closes the caller's session. */
+  /** A backend's session, for a proof of the cluster secret; needs no session. Failures are throttled per peer. */
+  public Session newBackendSession(String backendId, long issuedAtMs, String nonce, byte[] proof) {
+    String from = peer.get();
+    loginsPerPeer.check(from);
+    try {
+      return accounts.newBackendSession(backendId, issuedAtMs, nonce, proof);
+    } catch (NotAuthenticatedException e) {
+      loginsPerPeer.failed(from);
+      throw e;
+    }
+  }
+
+  /** Closes the caller's session; returns once every live backend refuses its token (or after a short wait). */
   public void closeSession(String token) {
-    accounts.closeSession(token);
+    caller(token);
+    String hash = accounts.closeSession(token);
+    revocations.closed(hash);
+    backendCalls.sessionsClosed(backends.alive(), List.of(hash), false, systemToken, REVOCATION_WAIT);
   }
 
-  /** A client's session as seen by an administrator (a backend). */
+  /** A client's session as seen by a backend. */
   public Session validateSession(String token, String clientToken) {
-    return accounts.validateSession(accounts.authenticate(token), clientToken);
+    return accounts.validateSession(caller(token), clientToken);
   }
 
   /** Creates an account (administrators only). */
   public void newAccount(String token, String username, String password, boolean admin) {
-    accounts.newAccount(accounts.authenticate(token), username, password, admin);
+    accounts.newAccount(caller(token), username, password, admin);
   }
 
-  /** Grants a dataset to an account, creating the dataset for the caller when absent. */
-  public void newDataContract(String token, String dataset, String beneficiary) {
-    accounts.newDataContract(accounts.authenticate(token), dataset, beneficiary);
+  /** Grants a dataset to an account on the contract's terms, creating the dataset for the caller when absent. */
+  public void newDataContract(String token, ContractRecord contract) {
+    accounts.newDataContract(caller(token), contract);
+    accessChanged();
   }
 
-  /** Registers the next version of a model and starts deploying it; returns it as stored. */
+  /** Takes a contract back; every backend re-checks the sessions it cached. */
+  public void revokeDataContract(String token, String dataset, String beneficiary) {
+    accounts.revokeDataContract(caller(token), dataset, beneficiary);
+    accessChanged();
+  }
+
+  /** The contracts on the caller's datasets and those granted to it. */
+  public List<ContractRecord> listDataContracts(String token) {
+    return accounts.listDataContracts(caller(token));
+  }
+
+  /** Lets an account register models, or stops it (administrators only). */
+  public void setModelRegistration(String token, String username, boolean allowed) {
+    accounts.setModelRegistration(caller(token), username, allowed);
+  }
+
+  private void accessChanged() {
+    revocations.accessChanged();
+    backendCalls.sessionsClosed(backends.alive(), List.of(), true, systemToken, REVOCATION_WAIT);
+  }
+
+  /** Registers the next version of a model and deploys it; returns it as stored. */
   public ModelRecord registerModel(String token, ModelRecord model) {
-    return models.register(accounts.authenticate(token), model);
+    return models.register(caller(token), model);
   }
 
   /** The model of a namespace. */
   public ModelRecord getModel(String token, String namespace) {
-    accounts.authenticate(token);
+    caller(token);
     return models.get(namespace);
   }
 
   /** Every model of a language (null: all). */
   public List<ModelRecord> listModels(String token, Language language) {
-    accounts.authenticate(token);
+    caller(token);
     return models.list(language);
   }
 
-  /** Registers or re-registers a backend (administrators only). */
+  /** Registers or re-registers a backend (that backend only). */
   public void registerBackend(String token, BackendRecord backend) {
-    backends.register(accounts.authenticate(token), backend);
+    backends.register(caller(token), backend);
   }
 
-  /** Records a backend's heartbeat (administrators only). */
-  public void heartbeat(String token, String backendId) {
-    backends.heartbeat(accounts.authenticate(token), backendId);
+  /**
+   * Records a backend's heartbeat (that backend only); answers the sessions closed (and whether
+   * access changed) since the backend's last view {@code seenEpoch}/{@code seen}.
+   */
+  public SessionRevocations.Since heartbeat(String token, String backendId, long seenEpoch, long seen) {
+    backends.heartbeat(caller(token), backendId);
+    return revocations.since(seenEpoch, seen);
   }
 
   /** Every registered backend with its liveness. */
   public List<RegisteredBackend> getBackends(String token) {
-    accounts.authenticate(token);
+    caller(token);
     return backends.all();
   }
 
-  /** Registers stored objects and an optional alias in one transaction (administrators only). */
+  /** Registers stored objects and an optional alias in one transaction (backends only). */
   public void registerObjects(String token, List<ObjectRecord> objectList, String alias, String aliasObjectId) {
-    objects.registerObjects(accounts.authenticate(token), objectList, alias, aliasObjectId);
+    objects.registerObjects(caller(token), objectList, alias, aliasObjectId);
   }
 
   /** The metadata of an object in one of the caller's datasets. */
   public ObjectRecord getObjectInfo(String token, String id) {
-    return objects.info(accounts.authenticate(token), id);
+    return objects.info(caller(token), id);
   }
 
   /** The object an alias names (dataset empty: the session's dataset). */
   public ObjectRecord getObjectByAlias(String token, String alias, String dataset) {
-    return objects.byAlias(accounts.authenticate(token), alias, dataset);
+    return objects.byAlias(caller(token), alias, dataset);
   }
 
   /** Gives an object another alias in its dataset. */
   public void newAlias(String token, String alias, String objectId) {
-    objects.newAlias(accounts.authenticate(token), alias, objectId);
+    objects.newAlias(caller(token), alias, objectId);
   }
 
   /** Removes an alias (dataset empty: the session's dataset). */
   public void deleteAlias(String token, String alias, String dataset) {
-    objects.deleteAlias(accounts.authenticate(token), alias, dataset);
+    objects.deleteAlias(caller(token), alias, dataset);
   }
 
   /** Records replicas on a backend (backends only). */
   public void addReplicas(String token, List<String> ids, String backendId) {
-    objects.addReplicas(accounts.authenticate(token), ids, backendId);
+    objects.addReplicas(caller(token), ids, backendId);
   }
 
   /** Records that a backend dropped replicas (backends only). */
   public void removeReplicas(String token, List<String> ids, String backendId) {
-    objects.removeReplicas(accounts.authenticate(token), ids, backendId);
+    objects.removeReplicas(caller(token), ids, backendId);
   }
 
   /** Records moved master copies (backends only). */
   public void setMaster(String token, List<String> ids, String backendId) {
-    objects.setMaster(accounts.authenticate(token), ids, backendId);
+    objects.setMaster(caller(token), ids, backendId);
   }
 
   /** Forgets objects (backends only). */
   public void unregisterObjects(String token, List<String> ids) {
-    objects.unregister(accounts.authenticate(token), ids);
+    objects.unregister(caller(token), ids);
   }
 
   /** Objects mastered on a backend that have replicas (backends only). */
   public List<ObjectRecord> replicatedObjects(String token, String backendId) {
-    return objects.replicatedFrom(accounts.authenticate(token), backendId);
+    return objects.replicatedFrom(caller(token), backendId);
   }
 
   /** Runs a garbage collection now (administrators only); see {@link GarbageCollector#collect()}. */
   public CollectionResult collectGarbage(String token) {
-    accounts.authenticate(token).requireAdmin("CollectGarbage");
+    caller(token).requireAdmin("CollectGarbage");
     return collector.collect();
   }
 
@@ -175,8 +258,20 @@ public final class LogicModuleService {
 
   /** Call counters and metadata totals. */
   public Stats stats(String token) {
-    accounts.authenticate(token);
+    caller(token);
     return new Stats(calls.snapshot(), objects.objectCount(), objects.aliasCount(), accounts.openSessions(),
         collector.collectedTotal());
+  }
+
+  /** The session of {@code token}; a peer that keeps sending unknown tokens is refused for a while. */
+  private Session caller(String token) {
+    String from = peer.get();
+    tokensPerPeer.check(from);
+    try {
+      return accounts.authenticate(token);
+    } catch (NotAuthenticatedException e) {
+      tokensPerPeer.failed(from);
+      throw e;
+    }
   }
 }

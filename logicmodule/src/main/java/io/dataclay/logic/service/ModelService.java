@@ -21,25 +21,37 @@ public final class ModelService {
   private static final int MAX_SIGNATURE = 4096;
 
   private final MetadataStore store;
+  private final AccountService accounts;
   private final BackendRegistry backends;
   private final BackendCalls deployer;
   private final Supplier<String> systemToken;
+  private final long maxModelBytes;
 
-  ModelService(MetadataStore store, BackendRegistry backends, BackendCalls deployer, Supplier<String> systemToken) {
+  ModelService(MetadataStore store, AccountService accounts, BackendRegistry backends, BackendCalls deployer,
+      Supplier<String> systemToken, long maxModelBytes) {
     this.store = store;
+    this.accounts = accounts;
+    this.maxModelBytes = maxModelBytes;
     this.backends = backends;
     this.deployer = deployer;
     this.systemToken = systemToken;
   }
 
   /**
-   * Stores the model as the next version of its namespace, owned by the caller (any account may
-   * claim a free namespace), and deploys it to every live backend: when this returns, each of them
-   * has installed it or, if it did not answer in time, fetches it before it refuses one of its
-   * classes. The model's own owner and version are ignored: the Logic Module sets them.
+   * Stores the model as the next version of its namespace, owned by the caller (an administrator
+   * or an account allowed to register models may claim a free namespace; only its owner replaces
+   * it), and deploys it to every live backend: when this returns, each of them has installed it
+   * or, if it did not answer in time, fetches it before it refuses one of its classes. The model's
+   * own owner and version are ignored: the Logic Module sets them.
    */
   public ModelRecord register(Session caller, ModelRecord model) {
+    accounts.requireModelRegistration(caller);
     validate(model);
+    long bytes = model.files().stream().mapToLong(f -> f.content().length).sum();
+    if (bytes > maxModelBytes) {
+      throw Checks.invalid("files", "the model's files hold " + bytes + " bytes, more than the "
+          + maxModelBytes + " a model may hold (DATACLAY_MODEL_MAX_BYTES on the Logic Module)");
+    }
     ModelRecord stored = store.models().register(model.withOwnerAndVersion(caller.username(), 0));
     List<BackendRecord> missed = deployer.deploy(backends.alive(), stored, systemToken.get(), DEPLOY_WAIT);
     if (!missed.isEmpty()) {

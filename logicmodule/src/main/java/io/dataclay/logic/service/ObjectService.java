@@ -12,8 +12,9 @@ import java.util.Set;
 import java.util.function.Supplier;
 
 /**
- * Object metadata and aliases. Backends register objects (administrators only); everything else
- * is allowed only to sessions whose datasets include the object's dataset.
+ * Object metadata and aliases. Backends register objects and record their copies (backend
+ * sessions only); reading is allowed to sessions whose datasets include the object's dataset,
+ * naming and un-naming to those that may also change it.
  */
 public final class ObjectService {
   private static final Duration FLUSH_TIMEOUT = Duration.ofSeconds(5);
@@ -39,7 +40,7 @@ public final class ObjectService {
    * Registering the same objects again from the same master changes nothing.
    */
   public void registerObjects(Session caller, List<ObjectRecord> objects, String alias, String aliasObjectId) {
-    caller.requireAdmin("RegisterObjects");
+    caller.requireBackend("RegisterObjects");
     if (objects.isEmpty()) {
       throw Checks.invalid("objects", "at least one object is required");
     }
@@ -113,10 +114,11 @@ public final class ObjectService {
             + ds + "'"));
   }
 
-  /** Names an object the caller may use with {@code alias}, in the object's dataset. */
+  /** Names an object the caller may change with {@code alias}, in the object's dataset. */
   public void newAlias(Session caller, String alias, String objectId) {
     Checks.alias("alias", alias);
     ObjectRecord o = info(caller, Checks.uuid("object_id", objectId));
+    caller.requireWritable(o.dataset());
     store.objects().addAlias(o.dataset(), alias, o.id());
   }
 
@@ -124,6 +126,7 @@ public final class ObjectService {
   public void deleteAlias(Session caller, String alias, String dataset) {
     Checks.alias("alias", alias);
     String ds = datasetOf(caller, dataset);
+    caller.requireWritable(ds);
     if (!store.objects().deleteAlias(ds, alias)) {
       throw new AliasDoesNotExistException("alias '" + alias + "' does not exist in dataset '" + ds + "'");
     }
@@ -149,20 +152,20 @@ public final class ObjectService {
 
   /** Forgets objects with their replicas and aliases (backends only: a retired version, a move's source). */
   public void unregister(Session caller, List<String> ids) {
-    caller.requireAdmin("UnregisterObjects");
+    caller.requireBackend("UnregisterObjects");
     checkIds(ids);
     store.objects().removeObjects(ids);
   }
 
   /** Objects mastered on {@code backendId} that have replicas (backends only, at start). */
   public List<ObjectRecord> replicatedFrom(Session caller, String backendId) {
-    caller.requireAdmin("GetReplicatedObjects");
+    caller.requireBackend("GetReplicatedObjects");
     backends.requireRegistered("backend_id", Checks.uuid("backend_id", backendId));
     return store.objects().replicatedFrom(backendId);
   }
 
   private void checkLocations(Session caller, String rpc, List<String> ids, String backendId) {
-    caller.requireAdmin(rpc);
+    caller.requireBackend(rpc);
     checkIds(ids);
     backends.requireRegistered("backend_id", Checks.uuid("backend_id", backendId));
   }

@@ -1,5 +1,6 @@
 package io.dataclay.logic.service;
 
+import io.dataclay.logic.metadata.ContractRecord;
 import io.dataclay.logic.metadata.SessionRecord;
 import java.util.List;
 import java.util.Map;
@@ -9,14 +10,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * Sessions recently read from the database, with the datasets their account may use, so that
  * authenticating a call costs no query. The database stays the truth: this Logic Module is its
  * only writer, and every change that could make an entry stale (closing a session, a data
- * contract) invalidates here after it is committed. A read that raced with an invalidation is
+ * contract granted or revoked) invalidates here after it is committed; contracts that begin or
+ * end by themselves are judged against the clock at every use. A read that raced with an invalidation is
  * not cached (the generation check), so a closed session is never served from here.
  */
 final class SessionCache {
   private static final int MAX_ENTRIES = 100_000;
 
-  /** A session row and its account's datasets, as read together. */
-  record Entry(SessionRecord session, List<String> datasets) {}
+  /** A session row, the datasets its account owns and the contracts granted to it, as read together. */
+  record Entry(SessionRecord session, List<String> owned, List<ContractRecord> contracts) {}
 
   private final Map<String, Entry> entries = new ConcurrentHashMap<>();
   private long generation;

@@ -1,5 +1,6 @@
 package io.dataclay.logic.servicer;
 
+import io.dataclay.logic.metadata.ContractRecord;
 import io.dataclay.logic.metadata.ObjectRecord;
 import io.dataclay.logic.service.CollectionResult;
 import io.dataclay.logic.service.LogicModuleService;
@@ -9,11 +10,13 @@ import io.dataclay.proto.AliasRequest;
 import io.dataclay.proto.BackendIdRequest;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.BackendList;
+import io.dataclay.proto.DataContractList;
 import io.dataclay.proto.Empty;
 import io.dataclay.proto.GarbageReport;
 import io.dataclay.proto.GetModelRequest;
 import io.dataclay.proto.HealthResponse;
 import io.dataclay.proto.HeartbeatRequest;
+import io.dataclay.proto.HeartbeatResponse;
 import io.dataclay.proto.ListModelsRequest;
 import io.dataclay.proto.LogicModuleGrpc;
 import io.dataclay.proto.LogicModuleStats;
@@ -21,6 +24,7 @@ import io.dataclay.proto.Model;
 import io.dataclay.proto.ModelList;
 import io.dataclay.proto.NewAccountRequest;
 import io.dataclay.proto.NewAliasRequest;
+import io.dataclay.proto.NewBackendSessionRequest;
 import io.dataclay.proto.NewDataContractRequest;
 import io.dataclay.proto.NewSessionRequest;
 import io.dataclay.proto.ObjectIdRequest;
@@ -29,6 +33,8 @@ import io.dataclay.proto.ObjectInfo;
 import io.dataclay.proto.ObjectInfoList;
 import io.dataclay.proto.ObjectLocationsRequest;
 import io.dataclay.proto.RegisterObjectsRequest;
+import io.dataclay.proto.RevokeDataContractRequest;
+import io.dataclay.proto.SetModelRegistrationRequest;
 import io.dataclay.proto.SessionInfo;
 import io.dataclay.proto.ValidateSessionRequest;
 import io.dataclay.rpc.ServerCalls;
@@ -65,6 +71,13 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   }
 
   @Override
+  public void newBackendSession(NewBackendSessionRequest r, StreamObserver<SessionInfo> out) {
+    service.countCall("NewBackendSession");
+    ServerCalls.respond(out, () -> ProtoMapping.toProto(service.newBackendSession(r.getBackendId(),
+        r.getIssuedAtMs(), r.getNonce(), r.getProof().toByteArray())));
+  }
+
+  @Override
   public void closeSession(Empty request, StreamObserver<Empty> out) {
     service.countCall("CloseSession");
     ServerCalls.respond(out, () -> {
@@ -92,7 +105,36 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   public void newDataContract(NewDataContractRequest r, StreamObserver<Empty> out) {
     service.countCall("NewDataContract");
     ServerCalls.respond(out, () -> {
-      service.newDataContract(token(), r.getDataset(), r.getBeneficiary());
+      service.newDataContract(token(), new ContractRecord(r.getDataset(), "", r.getBeneficiary(), r.getReadOnly(),
+          r.getBeginsAtMs(), r.getExpiresAtMs()));
+      return EMPTY;
+    });
+  }
+
+  @Override
+  public void revokeDataContract(RevokeDataContractRequest r, StreamObserver<Empty> out) {
+    service.countCall("RevokeDataContract");
+    ServerCalls.respond(out, () -> {
+      service.revokeDataContract(token(), r.getDataset(), r.getBeneficiary());
+      return EMPTY;
+    });
+  }
+
+  @Override
+  public void listDataContracts(Empty r, StreamObserver<DataContractList> out) {
+    service.countCall("ListDataContracts");
+    ServerCalls.respond(out, () -> {
+      DataContractList.Builder list = DataContractList.newBuilder();
+      service.listDataContracts(token()).forEach(c -> list.addContracts(ProtoMapping.toProto(c)));
+      return list.build();
+    });
+  }
+
+  @Override
+  public void setModelRegistration(SetModelRegistrationRequest r, StreamObserver<Empty> out) {
+    service.countCall("SetModelRegistration");
+    ServerCalls.respond(out, () -> {
+      service.setModelRegistration(token(), r.getUsername(), r.getAllowed());
       return EMPTY;
     });
   }
@@ -133,11 +175,12 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   }
 
   @Override
-  public void heartbeat(HeartbeatRequest r, StreamObserver<Empty> out) {
+  public void heartbeat(HeartbeatRequest r, StreamObserver<HeartbeatResponse> out) {
     service.countCall("Heartbeat");
     ServerCalls.respond(out, () -> {
-      service.heartbeat(token(), r.getBackendId());
-      return EMPTY;
+      var since = service.heartbeat(token(), r.getBackendId(), r.getSessionsEpoch(), r.getSessionsSeen());
+      return HeartbeatResponse.newBuilder().setSessionsEpoch(since.epoch()).setSessionsSeen(since.seen())
+          .addAllClosedTokenSha256(since.closedTokenSha256()).setForgetAll(since.forgetAll()).build();
     });
   }
 

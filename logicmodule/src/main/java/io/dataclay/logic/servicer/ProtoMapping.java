@@ -49,7 +49,16 @@ public final class ProtoMapping {
   /** The wire form of a session. */
   public static SessionInfo toProto(Session s) {
     return SessionInfo.newBuilder().setToken(s.token()).setUsername(s.username()).setDataset(s.dataset())
-        .addAllDatasets(s.datasets()).setExpiresAtMs(s.expiresAtMs()).setAdmin(s.admin()).build();
+        .addAllDatasets(s.datasets()).setExpiresAtMs(s.expiresAtMs()).setAdmin(s.admin()).setBackend(s.backend())
+        .addAllReadOnlyDatasets(new java.util.TreeSet<>(s.readOnlyDatasets()))
+        .setAccessChangesAtMs(s.accessChangesAtMs()).build();
+  }
+
+  /** The wire form of a data contract. */
+  public static io.dataclay.proto.DataContract toProto(io.dataclay.logic.metadata.ContractRecord c) {
+    return io.dataclay.proto.DataContract.newBuilder().setDataset(c.dataset()).setOwner(c.owner())
+        .setBeneficiary(c.beneficiary()).setReadOnly(c.readOnly()).setBeginsAtMs(c.beginsAtMs())
+        .setExpiresAtMs(c.expiresAtMs()).build();
   }
 
   /** A model as sent by a client (its owner and version are ignored). */

@@ -67,7 +67,7 @@ class ModelDeploymentTest {
     recorder = new DeployRecorder();
     peer = NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
         .addService(ServerInterceptors.intercept(recorder, SessionMetadata.serverInterceptor())).build().start();
-    alice = lm.user("alice");
+    alice = lm.modeler("alice");
   }
 
   @AfterEach
@@ -111,9 +111,9 @@ class ModelDeploymentTest {
     assertEquals(1, m.getVersion());
     assertEquals("alice", m.getOwner());
     assertEquals("class Item: pass", m.getFiles(0).getContent().toStringUtf8());
-    Session caller = lm.service.validateSession(lm.adminToken, d.token());
+    Session caller = lm.service.validateSession(lm.backendToken, d.token());
     assertEquals(AccountService.SYSTEM_ACCOUNT, caller.username());
-    assertTrue(caller.admin());
+    assertTrue(caller.backend());
   }
 
   @Test

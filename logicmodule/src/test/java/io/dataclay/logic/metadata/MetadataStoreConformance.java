@@ -104,7 +104,7 @@ abstract class MetadataStoreConformance {
     MetadataStore again = reopen();
     // verify
     assertTrue(again.accounts().find("alice").isPresent());
-    assertEquals(List.of("alice"), again.accounts().datasetsOf("alice"));
+    assertEquals(List.of("alice"), again.accounts().ownedDatasets("alice"));
   }
 
   @Test
@@ -120,7 +120,7 @@ abstract class MetadataStoreConformance {
   @Test
   void an_account_named_like_another_owners_dataset_is_refused_and_leaves_nothing() {
     // setup
-    store.accounts().grant("bob", "alice", "alice");
+    store.accounts().grant(rw("bob", "alice", "alice"));
     // run
     assertThrows(InvalidArgumentException.class, () -> store.accounts().create(account("bob")));
     // verify
@@ -132,20 +132,55 @@ abstract class MetadataStoreConformance {
     // setup
     store.accounts().create(account("bob"));
     // run
-    store.accounts().grant("shared", "alice", "bob");
-    store.accounts().grant("shared", "alice", "bob");
+    store.accounts().grant(rw("shared", "alice", "bob"));
+    store.accounts().grant(rw("shared", "alice", "bob"));
     // verify
     assertEquals(Optional.of("alice"), store.accounts().datasetOwner("shared"));
-    assertEquals(List.of("bob", "shared"), store.accounts().datasetsOf("bob"));
-    assertEquals(List.of("alice", "shared"), store.accounts().datasetsOf("alice"));
-    assertThrows(PermissionDeniedException.class, () -> store.accounts().grant("shared", "bob", "bob"));
+    assertEquals(List.of("bob"), store.accounts().ownedDatasets("bob"));
+    assertEquals(List.of(rw("shared", "alice", "bob")), store.accounts().contractsTo("bob"));
+    assertEquals(List.of("alice", "shared"), store.accounts().ownedDatasets("alice"));
+    assertThrows(PermissionDeniedException.class, () -> store.accounts().grant(rw("shared", "bob", "bob")));
+  }
+
+  @Test
+  void granting_again_replaces_the_terms_and_revoking_removes_the_contract_for_its_owner_only() {
+    // setup
+    store.accounts().create(account("bob"));
+    store.accounts().grant(rw("shared", "alice", "bob"));
+    ContractRecord narrower = new ContractRecord("shared", "alice", "bob", true, 1_000, 9_000);
+    // run
+    store.accounts().grant(narrower);
+    // verify
+    assertEquals(List.of(narrower), store.accounts().contractsTo("bob"));
+    assertEquals(List.of(narrower), store.accounts().contractsOn("alice"));
+    assertThrows(PermissionDeniedException.class, () -> store.accounts().revoke("shared", "bob", "bob"));
+    assertTrue(store.accounts().revoke("shared", "alice", "bob"));
+    assertFalse(store.accounts().revoke("shared", "alice", "bob"));
+    assertEquals(List.of(), store.accounts().contractsTo("bob"));
+  }
+
+  @Test
+  void model_registration_is_a_right_an_account_is_given_and_loses() {
+    // run
+    boolean given = store.accounts().setModelRegistration("alice", true);
+    boolean unknown = store.accounts().setModelRegistration("nobody", true);
+    // verify
+    assertTrue(given);
+    assertFalse(unknown);
+    assertTrue(store.accounts().find("alice").orElseThrow().mayRegisterModels());
+    store.accounts().setModelRegistration("alice", false);
+    assertFalse(store.accounts().find("alice").orElseThrow().mayRegisterModels());
+  }
+
+  private static ContractRecord rw(String dataset, String owner, String beneficiary) {
+    return new ContractRecord(dataset, owner, beneficiary, false, 0, 0);
   }
 
   @Test
   void sessions_are_found_by_token_hash_closed_counted_and_purged() {
     // setup
-    store.sessions().insert(new SessionRecord("h1", "alice", "alice", 1_000, false, false));
-    store.sessions().insert(new SessionRecord("h2", "alice", "alice", 5_000, false, false));
+    store.sessions().insert(new SessionRecord("h1", "alice", "alice", 1_000, false, false, null));
+    store.sessions().insert(new SessionRecord("h2", "alice", "alice", 5_000, false, false, "backend-7"));
     // run
     boolean closed = store.sessions().close("h2");
     // verify
@@ -386,7 +421,7 @@ abstract class MetadataStoreConformance {
       LogicModuleServer server = new LogicModuleServer(InProcessServerBuilder.forName(name), lm.service).start();
       ManagedChannel channel = InProcessChannelBuilder.forName(name).build();
       try {
-        LogicModuleClient client = new LogicModuleClient(channel, () -> lm.adminToken);
+        LogicModuleClient client = new LogicModuleClient(channel, () -> lm.backendToken);
         CountDownLatch go = new CountDownLatch(1);
         List<Future<Boolean>> results = new ArrayList<>();
         for (int i = 0; i < writers; i++) {
@@ -503,15 +538,15 @@ abstract class MetadataStoreConformance {
   void everything_written_is_still_there_after_close_and_reopen() {
     // setup
     store.accounts().create(account("bob"));
-    store.accounts().grant("shared", "alice", "bob");
-    store.sessions().insert(new SessionRecord("tok", "bob", "shared", Long.MAX_VALUE, false, false));
+    store.accounts().grant(rw("shared", "alice", "bob"));
+    store.sessions().insert(new SessionRecord("tok", "bob", "shared", Long.MAX_VALUE, false, false, null));
     store.models().register(model("shop", "alice", Language.PYTHON, "shop/a.py"));
     ObjectRecord o = object("shared");
     store.objects().register(List.of(o), "kept", o.id());
     // run
     MetadataStore again = reopen();
     // verify
-    assertEquals(List.of("bob", "shared"), again.accounts().datasetsOf("bob"));
+    assertEquals(List.of(rw("shared", "alice", "bob")), again.accounts().contractsTo("bob"));
     assertEquals("shared", again.sessions().find("tok").orElseThrow().dataset());
     assertEquals(1, again.models().find("shop").orElseThrow().version());
     assertEquals(backend, again.backends().all().get(0).id());

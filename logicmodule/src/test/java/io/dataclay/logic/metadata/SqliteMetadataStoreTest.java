@@ -1,6 +1,16 @@
 package io.dataclay.logic.metadata;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.List;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The metadata conformance suite on the embedded SQLite database (in a directory it must create). */
@@ -11,5 +21,39 @@ class SqliteMetadataStoreTest extends MetadataStoreConformance {
   @Override
   protected String freshDatabaseUrl() {
     return "jdbc:sqlite:" + dir.resolve("lm").resolve("metadata.db");
+  }
+
+  @Test
+  void a_version_1_database_is_upgraded_in_place_keeping_its_accounts_contracts_and_sessions() throws Exception {
+    // setup: the schema and rows a Logic Module of schema version 1 wrote
+    Files.createDirectories(dir.resolve("v1"));
+    String url = "jdbc:sqlite:" + dir.resolve("v1").resolve("metadata.db");
+    try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+      for (String sql : List.of(
+          "CREATE TABLE schema_version (version INTEGER PRIMARY KEY)",
+          "INSERT INTO schema_version VALUES (1)",
+          "CREATE TABLE accounts (username TEXT PRIMARY KEY, password_hash TEXT NOT NULL, password_salt TEXT NOT NULL,"
+              + " password_iterations INTEGER NOT NULL, admin BOOLEAN NOT NULL)",
+          "CREATE TABLE datasets (name TEXT PRIMARY KEY, owner TEXT NOT NULL REFERENCES accounts(username))",
+          "CREATE TABLE contracts (dataset TEXT NOT NULL REFERENCES datasets(name), beneficiary TEXT NOT NULL"
+              + " REFERENCES accounts(username), PRIMARY KEY (dataset, beneficiary))",
+          "CREATE TABLE sessions (token_sha256 TEXT PRIMARY KEY, username TEXT NOT NULL REFERENCES"
+              + " accounts(username), dataset TEXT NOT NULL REFERENCES datasets(name), expires_at_ms BIGINT NOT NULL,"
+              + " closed BOOLEAN NOT NULL)",
+          "INSERT INTO accounts VALUES ('alice', 'h', 's', 1, 0), ('bob', 'h', 's', 1, 0)",
+          "INSERT INTO datasets VALUES ('alice', 'alice'), ('bob', 'bob')",
+          "INSERT INTO contracts VALUES ('alice', 'bob')",
+          "INSERT INTO sessions VALUES ('tok', 'bob', 'alice', 99, 0)")) {
+        s.execute(sql);
+      }
+    }
+    // run
+    try (MetadataStore upgraded = MetadataStore.open(url, MetadataSync.NORMAL)) {
+      // verify: the old contract is a read-write one without end, the old session a user's
+      assertEquals(List.of(new ContractRecord("alice", "alice", "bob", false, 0, 0)),
+          upgraded.accounts().contractsTo("bob"));
+      assertNull(upgraded.sessions().find("tok").orElseThrow().backendId());
+      assertFalse(upgraded.accounts().find("alice").orElseThrow().mayRegisterModels());
+    }
   }
 }

@@ -69,8 +69,8 @@ class AccountAndSessionRulesTest {
   @Test
   void passwords_are_stored_as_salted_pbkdf2_with_at_least_100k_iterations() {
     // setup
-    lm.service.newAccount(lm.adminToken, "alice", "same", false);
-    lm.service.newAccount(lm.adminToken, "bob", "same", false);
+    lm.service.newAccount(lm.adminToken, "alice", "same-password", false);
+    lm.service.newAccount(lm.adminToken, "bob", "same-password", false);
     // run
     AccountRecord a = lm.store.accounts().find("alice").orElseThrow();
     AccountRecord b = lm.store.accounts().find("bob").orElseThrow();
@@ -78,7 +78,7 @@ class AccountAndSessionRulesTest {
     assertTrue(a.passwordIterations() >= 100_000);
     assertNotEquals(a.passwordSalt(), b.passwordSalt());
     assertNotEquals(a.passwordHash(), b.passwordHash());
-    assertFalse(a.passwordHash().contains("same"));
+    assertFalse(a.passwordHash().contains("same-password"));
   }
 
   @Test
@@ -120,7 +120,7 @@ class AccountAndSessionRulesTest {
     // run
     lm = new LogicModuleFixture(url, lm.clock);
     // verify
-    assertEquals("alice", lm.service.validateSession(lm.adminToken, token).username());
+    assertEquals("alice", lm.service.validateSession(lm.backendToken, token).username());
   }
 
   @Test
@@ -128,7 +128,7 @@ class AccountAndSessionRulesTest {
     // setup
     String alice = lm.user("alice");
     lm.user("bob");
-    lm.service.newDataContract(alice, "shared", "bob");
+    lm.service.newDataContract(alice, LogicModuleFixture.contract("shared", "bob"));
     // run
     Session bob = lm.service.newSession("bob", LogicModuleFixture.PASSWORD, "");
     Session bobOnShared = lm.service.newSession("bob", LogicModuleFixture.PASSWORD, "shared");
@@ -154,12 +154,15 @@ class AccountAndSessionRulesTest {
     // setup
     String alice = lm.user("alice");
     String bob = lm.user("bob");
-    lm.service.newDataContract(alice, "shared", "bob");
+    lm.service.newDataContract(alice, LogicModuleFixture.contract("shared", "bob"));
     // run / verify
-    assertThrows(PermissionDeniedException.class, () -> lm.service.newDataContract(bob, "shared", "bob"));
-    assertThrows(PermissionDeniedException.class, () -> lm.service.newDataContract(bob, "alice", "bob"));
-    assertThrows(AccountDoesNotExistException.class, () -> lm.service.newDataContract(alice, "shared", "carol"));
-    assertEquals(List.of("alice", "shared"), lm.service.validateSession(lm.adminToken, alice).datasets());
+    assertThrows(PermissionDeniedException.class,
+        () -> lm.service.newDataContract(bob, LogicModuleFixture.contract("shared", "bob")));
+    assertThrows(PermissionDeniedException.class,
+        () -> lm.service.newDataContract(bob, LogicModuleFixture.contract("alice", "bob")));
+    assertThrows(AccountDoesNotExistException.class,
+        () -> lm.service.newDataContract(alice, LogicModuleFixture.contract("shared", "carol")));
+    assertEquals(List.of("alice", "shared"), lm.service.validateSession(lm.backendToken, alice).datasets());
   }
 
   @Test
@@ -167,11 +170,167 @@ class AccountAndSessionRulesTest {
     // setup
     String alice = lm.user("alice");
     // run / verify
-    assertThrows(PermissionDeniedException.class, () -> lm.service.newAccount(alice, "bob", "pw", false));
-    assertThrows(PermissionDeniedException.class, () -> lm.service.validateSession(alice, alice));
-    assertThrows(PermissionDeniedException.class, () -> lm.service.heartbeat(alice, lm.backend(7001)));
-    assertThrows(PermissionDeniedException.class, () -> lm.service.registerObjects(alice, List.of(), "", ""));
+    assertThrows(PermissionDeniedException.class,
+        () -> lm.service.newAccount(alice, "bob", "long-enough-password", false));
+    assertThrows(PermissionDeniedException.class, () -> lm.service.setModelRegistration(alice, "alice", true));
     assertTrue(lm.store.accounts().find("bob").isEmpty());
+    assertFalse(lm.store.accounts().find("alice").orElseThrow().mayRegisterModels());
+  }
+
+  @Test
+  void backend_only_calls_are_refused_to_users_and_administrators_alike() {
+    // setup
+    String alice = lm.user("alice");
+    String backend = lm.backend(7001);
+    // run / verify
+    for (String user : List.of(alice, lm.adminToken)) {
+      assertThrows(PermissionDeniedException.class, () -> lm.service.validateSession(user, alice));
+      assertThrows(PermissionDeniedException.class, () -> lm.service.heartbeat(user, backend, 0, 0));
+      assertThrows(PermissionDeniedException.class, () -> lm.service.registerObjects(user, List.of(), "", ""));
+      assertThrows(PermissionDeniedException.class, () -> lm.service.unregisterObjects(user, List.of("x")));
+      assertThrows(PermissionDeniedException.class, () -> lm.service.replicatedObjects(user, backend));
+    }
+    // a backend speaks for itself only
+    assertThrows(PermissionDeniedException.class, () -> lm.service.heartbeat(lm.backendToken, backend, 0, 0));
+  }
+
+  @Test
+  void a_backend_session_needs_a_fresh_unreplayed_proof_of_the_cluster_secret() {
+    // setup
+    String id = java.util.UUID.randomUUID().toString();
+    long now = lm.clock.millis();
+    byte[] good = LogicModuleFixture.SECRET.proof(id, now, "n1");
+    io.dataclay.common.ClusterSecret other = io.dataclay.common.ClusterSecret.of("another-secret-another-secret-123456");
+    long stale = now - BackendProofs.SKEW_MS - 1;
+    // run / verify
+    NotAuthenticatedException wrong = assertThrows(NotAuthenticatedException.class,
+        () -> lm.service.newBackendSession(id, now, "n0", other.proof(id, now, "n0")));
+    assertTrue(wrong.getMessage().contains("does not match"), wrong.getMessage());
+    NotAuthenticatedException old = assertThrows(NotAuthenticatedException.class,
+        () -> lm.service.newBackendSession(id, stale, "n2", LogicModuleFixture.SECRET.proof(id, stale, "n2")));
+    assertTrue(old.getMessage().contains("clock"), old.getMessage());
+    Session s = lm.service.newBackendSession(id, now, "n1", good);
+    NotAuthenticatedException replay = assertThrows(NotAuthenticatedException.class,
+        () -> lm.service.newBackendSession(id, now, "n1", good));
+    assertTrue(replay.getMessage().contains("replay"), replay.getMessage());
+    assertTrue(lm.service.validateSession(s.token(), lm.adminToken).admin());
+    assertEquals(id, s.backendId());
+  }
+
+  @Test
+  void repeated_failed_log_ins_lock_the_account_for_a_while_even_with_the_right_password() {
+    // setup
+    lm.user("alice");
+    String pw = LogicModuleFixture.PASSWORD;
+    for (int i = 0; i < 5; i++) {
+      assertThrows(NotAuthenticatedException.class, () -> lm.service.newSession("alice", "wrong-guess", ""));
+    }
+    // run
+    NotAuthenticatedException locked = assertThrows(NotAuthenticatedException.class,
+        () -> lm.service.newSession("alice", pw, ""));
+    lm.clock.advance(Duration.ofSeconds(31));
+    Session later = lm.service.newSession("alice", pw, "");
+    // verify
+    assertTrue(locked.getMessage().contains("too many failed attempts"), locked.getMessage());
+    assertEquals("alice", later.username());
+  }
+
+  @Test
+  void a_peer_sending_many_unknown_tokens_is_refused_for_a_while_others_are_not() {
+    // setup
+    String alice = lm.user("alice");
+    lm.peer.set("10.9.9.9");
+    for (int i = 0; i < 50; i++) {
+      String bogus = "bogus-" + i;
+      assertThrows(NotAuthenticatedException.class, () -> lm.service.getBackends(bogus));
+    }
+    // run
+    NotAuthenticatedException refused = assertThrows(NotAuthenticatedException.class,
+        () -> lm.service.getBackends(alice));
+    lm.peer.set("10.0.0.2");
+    int fromElsewhere = lm.service.getBackends(alice).size();
+    lm.peer.set("10.9.9.9");
+    lm.clock.advance(Duration.ofSeconds(11));
+    int later = lm.service.getBackends(alice).size();
+    // verify
+    assertTrue(refused.getMessage().contains("10.9.9.9"), refused.getMessage());
+    assertEquals(0, fromElsewhere);
+    assertEquals(0, later);
+  }
+
+  @Test
+  void a_read_only_contract_lists_the_dataset_as_read_only_and_one_that_expires_ends_by_itself() {
+    // setup
+    String alice = lm.user("alice");
+    lm.user("bob");
+    long end = lm.clock.millis() + 10_000;
+    lm.service.newDataContract(alice, new io.dataclay.logic.metadata.ContractRecord("shared", "", "bob", true, 0, end));
+    // run
+    Session before = lm.service.newSession("bob", LogicModuleFixture.PASSWORD, "shared");
+    String token = before.token();
+    lm.clock.advance(Duration.ofSeconds(11));
+    // verify
+    assertEquals(List.of("bob", "shared"), before.datasets());
+    assertEquals(java.util.Set.of("shared"), before.readOnlyDatasets());
+    assertEquals(end, before.accessChangesAtMs());
+    NotAuthenticatedException ended = assertThrows(NotAuthenticatedException.class,
+        () -> lm.service.validateSession(lm.backendToken, token));
+    assertTrue(ended.getMessage().contains("no longer granted"), ended.getMessage());
+    assertEquals(List.of("bob"), lm.service.newSession("bob", LogicModuleFixture.PASSWORD, "").datasets());
+  }
+
+  @Test
+  void revoking_a_contract_takes_the_dataset_from_open_sessions_and_only_the_owner_may() {
+    // setup
+    String alice = lm.user("alice");
+    String bob = lm.user("bob");
+    lm.service.newDataContract(alice, LogicModuleFixture.contract("shared", "bob"));
+    assertEquals(List.of("bob", "shared"), lm.service.validateSession(lm.backendToken, bob).datasets());
+    // run
+    assertThrows(PermissionDeniedException.class, () -> lm.service.revokeDataContract(bob, "shared", "bob"));
+    lm.service.revokeDataContract(alice, "shared", "bob");
+    // verify
+    assertEquals(List.of("bob"), lm.service.validateSession(lm.backendToken, bob).datasets());
+    assertThrows(AccountDoesNotExistException.class, () -> lm.service.revokeDataContract(alice, "shared", "bob"));
+  }
+
+  @Test
+  void heartbeats_bring_closed_sessions_and_access_changes_to_backends() {
+    // setup
+    String alice = lm.user("alice");
+    lm.user("bob");
+    SessionRevocations.Since first = lm.service.heartbeat(lm.backendToken, registered(), 0, 0);
+    // run
+    lm.service.closeSession(alice);
+    SessionRevocations.Since closed = lm.service.heartbeat(lm.backendToken, lm.backendId, first.epoch(),
+        first.seen());
+    lm.service.newDataContract(lm.adminToken, LogicModuleFixture.contract("shared", "bob"));
+    SessionRevocations.Since changed = lm.service.heartbeat(lm.backendToken, lm.backendId, closed.epoch(),
+        closed.seen());
+    SessionRevocations.Since quiet = lm.service.heartbeat(lm.backendToken, lm.backendId, changed.epoch(),
+        changed.seen());
+    // verify
+    assertTrue(first.forgetAll(), "a new backend starts from nothing");
+    assertEquals(List.of(SessionTokens.sha256(alice)), closed.closedTokenSha256());
+    assertFalse(closed.forgetAll());
+    assertTrue(changed.forgetAll());
+    assertEquals(List.of(), quiet.closedTokenSha256());
+    assertFalse(quiet.forgetAll());
+  }
+
+  private String registered() {
+    lm.service.registerBackend(lm.backendToken, new io.dataclay.logic.metadata.BackendRecord(lm.backendId, "b",
+        "127.0.0.1", 7009, List.of(io.dataclay.common.Language.PYTHON), "kv"));
+    return lm.backendId;
+  }
+
+  @Test
+  void a_new_account_needs_a_password_of_at_least_12_characters() {
+    InvalidArgumentException shortOne = assertThrows(InvalidArgumentException.class,
+        () -> lm.service.newAccount(lm.adminToken, "carol", "elevenchars", false));
+    assertTrue(shortOne.getMessage().contains("at least 12"), shortOne.getMessage());
+    lm.service.newAccount(lm.adminToken, "carol", "twelve-chars", false);
+    assertTrue(lm.store.accounts().find("carol").isPresent());
   }
 
   @Test
@@ -179,9 +338,10 @@ class AccountAndSessionRulesTest {
     // setup
     lm.user("alice");
     // run / verify
-    assertThrows(AccountAlreadyExistsException.class, () -> lm.service.newAccount(lm.adminToken, "alice", "x", false));
+    assertThrows(AccountAlreadyExistsException.class,
+        () -> lm.service.newAccount(lm.adminToken, "alice", "long-enough-password", false));
     InvalidArgumentException bad = assertThrows(InvalidArgumentException.class,
-        () -> lm.service.newAccount(lm.adminToken, "../evil", "x", false));
+        () -> lm.service.newAccount(lm.adminToken, "../evil", "long-enough-password", false));
     assertTrue(bad.getMessage().startsWith("username:"), bad.getMessage());
     assertThrows(InvalidArgumentException.class, () -> lm.service.newAccount(lm.adminToken, "carol", "", false));
   }
@@ -199,11 +359,14 @@ class AccountAndSessionRulesTest {
   }
 
   @Test
-  void the_system_account_is_an_administrator_that_cannot_log_in_by_password() {
+  void the_system_and_backend_accounts_cannot_log_in_by_password() {
     // run
     AccountRecord system = lm.store.accounts().find(AccountService.SYSTEM_ACCOUNT).orElseThrow();
+    AccountRecord backends = lm.store.accounts().find(AccountService.BACKEND_ACCOUNT).orElseThrow();
     // verify
-    assertTrue(system.admin());
+    assertFalse(Passwords.matches(backends, ""));
+    assertThrows(InvalidArgumentException.class,
+        () -> lm.service.newSession(AccountService.BACKEND_ACCOUNT, Passwords.LOCKED, ""));
     assertFalse(Passwords.matches(system, ""));
     assertFalse(Passwords.matches(system, Passwords.LOCKED));
     assertThrows(InvalidArgumentException.class,

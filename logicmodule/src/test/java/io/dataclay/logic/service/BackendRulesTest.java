@@ -53,7 +53,7 @@ class BackendRulesTest {
     // run
     lm.clock.advance(PAST_TIMEOUT);
     boolean afterSilence = alive(id);
-    lm.service.heartbeat(lm.adminToken, id);
+    lm.service.heartbeat(lm.backendSession(id), id, 0, 0);
     // verify
     assertFalse(afterSilence);
     assertTrue(alive(id));
@@ -64,7 +64,7 @@ class BackendRulesTest {
     // setup
     String id = lm.backend(7001);
     // run
-    lm.service.registerBackend(lm.adminToken, new BackendRecord(id, "backend-7001", "127.0.0.1", 7555,
+    lm.service.registerBackend(lm.backendSession(id), new BackendRecord(id, "backend-7001", "127.0.0.1", 7555,
         List.of(Language.PYTHON, Language.JAVA), "heap"));
     // verify
     List<RegisteredBackend> all = lm.service.getBackends(lm.adminToken);
@@ -81,7 +81,7 @@ class BackendRulesTest {
     // run
     lm = new LogicModuleFixture(url, lm.clock);
     boolean aliveBeforeHeartbeat = alive(id);
-    lm.service.heartbeat(lm.adminToken, id);
+    lm.service.heartbeat(lm.backendSession(id), id, 0, 0);
     // verify
     assertFalse(aliveBeforeHeartbeat);
     assertTrue(alive(id));
@@ -89,8 +89,9 @@ class BackendRulesTest {
 
   @Test
   void a_heartbeat_of_an_unknown_backend_is_refused() {
-    assertThrows(BackendDoesNotExistException.class,
-        () -> lm.service.heartbeat(lm.adminToken, UUID.randomUUID().toString()));
+    String id = UUID.randomUUID().toString();
+    String token = lm.backendSession(id);
+    assertThrows(BackendDoesNotExistException.class, () -> lm.service.heartbeat(token, id, 0, 0));
   }
 
   @Test
@@ -106,10 +107,11 @@ class BackendRulesTest {
         new BackendRecord(id, "b", "h", 1, List.of(), "kv"),
         new BackendRecord(id, "b", "h", 1, List.of(Language.JAVA), ""));
     List<String> fields = List.of("id:", "id:", "name:", "host:", "port:", "port:", "languages:", "store_engine:");
+    String token = lm.backendSession(id);
     for (int i = 0; i < bad.size(); i++) {
       BackendRecord b = bad.get(i);
       InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
-          () -> lm.service.registerBackend(lm.adminToken, b));
+          () -> lm.service.registerBackend(token, b));
       assertTrue(e.getMessage().startsWith(fields.get(i)), e.getMessage());
     }
     assertEquals(List.of(), lm.service.getBackends(lm.adminToken));

@@ -29,7 +29,7 @@ class ModelRulesTest {
   @BeforeEach
   void start() {
     lm = new LogicModuleFixture("jdbc:sqlite:" + dir.resolve("metadata.db"));
-    alice = lm.user("alice");
+    alice = lm.modeler("alice");
   }
 
   @AfterEach
@@ -56,9 +56,43 @@ class ModelRulesTest {
   }
 
   @Test
+  void registering_a_model_needs_an_administrator_or_the_right_an_administrator_grants() {
+    // setup
+    String carol = lm.user("carol");
+    // run
+    PermissionDeniedException refused = assertThrows(PermissionDeniedException.class,
+        () -> lm.service.registerModel(carol, model("tools", "tools/t.py", "tools.t.Tool")));
+    lm.service.setModelRegistration(lm.adminToken, "carol", true);
+    ModelRecord granted = lm.service.registerModel(carol, model("tools", "tools/t.py", "tools.t.Tool"));
+    lm.service.setModelRegistration(lm.adminToken, "carol", false);
+    PermissionDeniedException revoked = assertThrows(PermissionDeniedException.class,
+        () -> lm.service.registerModel(carol, model("tools", "tools/t.py", "tools.t.Tool")));
+    ModelRecord byAdmin = lm.service.registerModel(lm.adminToken, model("admintools", "at/t.py", "at.t.Tool"));
+    // verify
+    assertTrue(refused.getMessage().contains("GrantModelRegistration"), refused.getMessage());
+    assertEquals(1, granted.version());
+    assertTrue(revoked.getMessage().contains("carol"), revoked.getMessage());
+    assertEquals(1, lm.service.getModel(carol, "tools").version());
+    assertEquals("admin", byAdmin.owner());
+  }
+
+  @Test
+  void a_model_larger_than_the_quota_is_refused_and_not_stored() {
+    // setup
+    byte[] big = new byte[(int) LogicModuleFixture.MAX_MODEL_BYTES + 1];
+    ModelRecord m = new ModelRecord("huge", Language.PYTHON, "", 0, List.of(new ModelRecord.File("huge/h.py", big)),
+        List.of(new ModelRecord.ClassInfo("huge.h.H", List.of(), List.of())));
+    // run
+    InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> lm.service.registerModel(alice, m));
+    // verify
+    assertTrue(e.getMessage().contains("DATACLAY_MODEL_MAX_BYTES"), e.getMessage());
+    assertThrows(ClassNotRegisteredException.class, () -> lm.service.getModel(alice, "huge"));
+  }
+
+  @Test
   void another_account_cannot_register_into_an_owned_namespace() {
     // setup
-    String bob = lm.user("bob");
+    String bob = lm.modeler("bob");
     lm.service.registerModel(alice, model("shop", "shop/models.py", "shop.models.Item"));
     // run / verify
     assertThrows(PermissionDeniedException.class,

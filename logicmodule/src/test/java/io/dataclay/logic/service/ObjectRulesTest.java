@@ -56,7 +56,7 @@ class ObjectRulesTest {
     // setup
     ObjectRecord o = object("alice");
     // run
-    lm.service.registerObjects(lm.adminToken, List.of(o), "p1", o.id());
+    lm.service.registerObjects(lm.backendToken, List.of(o), "p1", o.id());
     // verify
     assertEquals(List.of("p1"), lm.service.getObjectInfo(alice, o.id()).aliases());
     assertEquals(o.id(), lm.service.getObjectByAlias(alice, "p1", "").id());
@@ -68,14 +68,14 @@ class ObjectRulesTest {
   void objects_of_a_dataset_are_hidden_from_sessions_without_access_until_granted() {
     // setup
     ObjectRecord o = object("alice");
-    lm.service.registerObjects(lm.adminToken, List.of(o), "p1", o.id());
+    lm.service.registerObjects(lm.backendToken, List.of(o), "p1", o.id());
     // run / verify: refused
     assertThrows(PermissionDeniedException.class, () -> lm.service.getObjectInfo(bob, o.id()));
     assertThrows(PermissionDeniedException.class, () -> lm.service.getObjectByAlias(bob, "p1", "alice"));
     assertThrows(PermissionDeniedException.class, () -> lm.service.newAlias(bob, "mine", o.id()));
     assertThrows(PermissionDeniedException.class, () -> lm.service.deleteAlias(bob, "p1", "alice"));
     // run / verify: granted
-    lm.service.newDataContract(alice, "alice", "bob");
+    lm.service.newDataContract(alice, LogicModuleFixture.contract("alice", "bob"));
     String bobAgain = lm.service.newSession("bob", LogicModuleFixture.PASSWORD, "").token();
     assertEquals(o.id(), lm.service.getObjectByAlias(bobAgain, "p1", "alice").id());
     lm.service.newAlias(bobAgain, "second", o.id());
@@ -86,11 +86,11 @@ class ObjectRulesTest {
   void a_taken_alias_registers_nothing() {
     // setup
     ObjectRecord first = object("alice");
-    lm.service.registerObjects(lm.adminToken, List.of(first), "p1", first.id());
+    lm.service.registerObjects(lm.backendToken, List.of(first), "p1", first.id());
     ObjectRecord second = object("alice");
     // run
     assertThrows(AliasAlreadyExistsException.class,
-        () -> lm.service.registerObjects(lm.adminToken, List.of(second), "p1", second.id()));
+        () -> lm.service.registerObjects(lm.backendToken, List.of(second), "p1", second.id()));
     // verify
     assertThrows(ObjectDoesNotExistException.class, () -> lm.service.getObjectInfo(alice, second.id()));
   }
@@ -101,8 +101,8 @@ class ObjectRulesTest {
     ObjectRecord mine = object("alice");
     ObjectRecord his = object("bob");
     // run
-    lm.service.registerObjects(lm.adminToken, List.of(mine), "home", mine.id());
-    lm.service.registerObjects(lm.adminToken, List.of(his), "home", his.id());
+    lm.service.registerObjects(lm.backendToken, List.of(mine), "home", mine.id());
+    lm.service.registerObjects(lm.backendToken, List.of(his), "home", his.id());
     // verify
     assertEquals(mine.id(), lm.service.getObjectByAlias(alice, "home", "").id());
     assertEquals(his.id(), lm.service.getObjectByAlias(bob, "home", "").id());
@@ -112,12 +112,12 @@ class ObjectRulesTest {
   void re_registration_is_idempotent_from_the_same_master_and_refused_from_another() {
     // setup
     ObjectRecord o = object("alice");
-    lm.service.registerObjects(lm.adminToken, List.of(o), "", "");
+    lm.service.registerObjects(lm.backendToken, List.of(o), "", "");
     String other = lm.backend(7002);
     // run
-    lm.service.registerObjects(lm.adminToken, List.of(o), "", "");
+    lm.service.registerObjects(lm.backendToken, List.of(o), "", "");
     // verify
-    assertThrows(ObjectAlreadyExistsException.class, () -> lm.service.registerObjects(lm.adminToken,
+    assertThrows(ObjectAlreadyExistsException.class, () -> lm.service.registerObjects(lm.backendToken,
         List.of(new ObjectRecord(o.id(), o.className(), o.language(), o.dataset(), other, List.of(), List.of(), "")),
         "", ""));
     assertEquals(backend, lm.service.getObjectInfo(alice, o.id()).masterBackendId());
@@ -127,11 +127,11 @@ class ObjectRulesTest {
   void objects_must_name_an_existing_dataset_and_registered_backends() {
     ObjectRecord o = object("nowhere");
     assertThrows(DatasetDoesNotExistException.class,
-        () -> lm.service.registerObjects(lm.adminToken, List.of(o), "", ""));
+        () -> lm.service.registerObjects(lm.backendToken, List.of(o), "", ""));
     ObjectRecord stray = new ObjectRecord(UUID.randomUUID().toString(), "app.P", Language.PYTHON, "alice",
         UUID.randomUUID().toString(), List.of(), List.of(), "");
     BackendDoesNotExistException e = assertThrows(BackendDoesNotExistException.class,
-        () -> lm.service.registerObjects(lm.adminToken, List.of(stray), "", ""));
+        () -> lm.service.registerObjects(lm.backendToken, List.of(stray), "", ""));
     assertTrue(e.getMessage().startsWith("objects[0].master_backend_id:"), e.getMessage());
   }
 
@@ -159,7 +159,7 @@ class ObjectRulesTest {
 
   private void assertField(String field, List<ObjectRecord> objects, String alias, String aliasObjectId) {
     InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
-        () -> lm.service.registerObjects(lm.adminToken, objects, alias, aliasObjectId));
+        () -> lm.service.registerObjects(lm.backendToken, objects, alias, aliasObjectId));
     assertTrue(e.getMessage().startsWith(field), e.getMessage());
   }
 
@@ -167,7 +167,7 @@ class ObjectRulesTest {
   void deleting_an_alias_frees_it_and_deleting_a_missing_one_is_an_error() {
     // setup
     ObjectRecord o = object("alice");
-    lm.service.registerObjects(lm.adminToken, List.of(o), "p1", o.id());
+    lm.service.registerObjects(lm.backendToken, List.of(o), "p1", o.id());
     // run
     lm.service.deleteAlias(alice, "p1", "");
     // verify
@@ -183,7 +183,7 @@ class ObjectRulesTest {
     ObjectRecord a = object("alice");
     ObjectRecord b = object("alice");
     // run
-    lm.service.registerObjects(lm.adminToken, List.of(a, b), "p1", a.id());
+    lm.service.registerObjects(lm.backendToken, List.of(a, b), "p1", a.id());
     // verify
     Stats s = lm.service.stats(lm.adminToken);
     assertEquals(2, s.objects());

@@ -48,6 +48,7 @@ class LogicModuleServicerTest {
   private LogicModuleServer server;
   private ManagedChannel channel;
   private LogicModuleClient admin;
+  private LogicModuleClient cluster;
 
   @BeforeEach
   void start() throws Exception {
@@ -56,6 +57,7 @@ class LogicModuleServicerTest {
     server = new LogicModuleServer(InProcessServerBuilder.forName(name), lm.service).start();
     channel = InProcessChannelBuilder.forName(name).build();
     admin = client(lm.adminToken);
+    cluster = client(lm.backendToken);
   }
 
   @AfterEach
@@ -83,13 +85,14 @@ class LogicModuleServicerTest {
   void every_rpc_answers_its_happy_path() {
     // accounts and sessions
     assertEquals(LogicModuleService.VERSION, client(null).health(1000));
-    admin.newAccount("alice", "alice-pw", false);
-    SessionInfo alice = client(null).newSession("alice", "alice-pw", "");
+    admin.newAccount("alice", "alice-password", false);
+    admin.setModelRegistration("alice", true);
+    SessionInfo alice = client(null).newSession("alice", "alice-password", "");
     assertEquals(43, alice.getToken().length());
     assertEquals(List.of("alice"), alice.getDatasetsList());
     LogicModuleClient asAlice = client(alice.getToken());
     asAlice.newDataContract("shared", "alice");
-    SessionInfo validated = admin.validateSession(alice.getToken());
+    SessionInfo validated = cluster.validateSession(alice.getToken());
     assertEquals("", validated.getToken());
     assertEquals(List.of("alice", "shared"), validated.getDatasetsList());
     assertFalse(validated.getAdmin());
@@ -106,14 +109,14 @@ class LogicModuleServicerTest {
     assertEquals(List.of(stored), asAlice.listModels(Language.PYTHON));
     assertEquals(List.of(), asAlice.listModels(Language.JAVA));
     // backends
-    String backendId = UUID.randomUUID().toString();
-    admin.registerBackend(backend(backendId, 7001));
-    admin.heartbeat(backendId);
+    String backendId = lm.backendId;
+    cluster.registerBackend(backend(backendId, 7001));
+    cluster.heartbeat(backendId, 0, 0);
     BackendInfo listed = asAlice.getBackends().get(0);
     assertEquals(backend(backendId, 7001).toBuilder().setAlive(true).build(), listed);
     // objects and aliases
     ObjectInfo o = object("alice", backendId);
-    admin.registerObjects(List.of(o), "item-1", o.getId());
+    cluster.registerObjects(List.of(o), "item-1", o.getId());
     assertEquals(o.toBuilder().addAliases("item-1").build(), asAlice.getObjectInfo(o.getId()));
     assertEquals(o.getId(), asAlice.getObjectByAlias("item-1", "").getId());
     asAlice.newAlias("item-one", o.getId());
@@ -146,15 +149,16 @@ class LogicModuleServicerTest {
   @Test
   void malformed_requests_are_invalid_argument_naming_the_field_and_the_server_keeps_serving() {
     // setup
-    String backendId = UUID.randomUUID().toString();
-    admin.registerBackend(backend(backendId, 7001));
+    String backendId = lm.backendId;
+    cluster.registerBackend(backend(backendId, 7001));
     LogicModuleClient anonymous = client(null);
     Map<String, Executable> bad = new LinkedHashMap<>();
     bad.put("username", () -> anonymous.newSession("", "pw", ""));
     bad.put("password", () -> anonymous.newSession("alice", "", ""));
     bad.put("dataset", () -> anonymous.newSession("admin", LogicModuleFixture.PASSWORD, "no/slash"));
-    bad.put("token", () -> admin.validateSession(""));
-    bad.put("username:", () -> admin.newAccount("", "pw", false));
+    bad.put("token", () -> cluster.validateSession(""));
+    bad.put("username:", () -> admin.newAccount("", "long-enough-password", false));
+    bad.put("password:", () -> admin.newAccount("carol", "short", false));
     bad.put("beneficiary", () -> admin.newDataContract("shared", "bad name"));
     bad.put("namespace", () -> admin.registerModel(Model.newBuilder().setNamespace("").setLanguage(Language.JAVA)
         .addFiles(ModelFile.newBuilder().setPath("A.class")).build()));
@@ -162,17 +166,19 @@ class LogicModuleServicerTest {
         .addFiles(ModelFile.newBuilder().setPath("a.py")).build()));
     bad.put("files[0].path", () -> admin.registerModel(Model.newBuilder().setNamespace("ns")
         .setLanguage(Language.PYTHON).addFiles(ModelFile.newBuilder().setPath("../a.py")).build()));
-    bad.put("id:", () -> admin.registerBackend(backend("not-a-uuid", 7001)));
-    bad.put("port", () -> admin.registerBackend(backend(UUID.randomUUID().toString(), 70000)));
-    bad.put("languages[0]", () -> admin.registerBackend(backend(UUID.randomUUID().toString(), 7001).toBuilder()
+    bad.put("id:", () -> cluster.registerBackend(backend("not-a-uuid", 7001)));
+    bad.put("port", () -> cluster.registerBackend(backend(backendId, 70000)));
+    bad.put("languages[0]", () -> cluster.registerBackend(backend(backendId, 7001).toBuilder()
         .setLanguages(0, Language.LANGUAGE_UNSPECIFIED).build()));
-    bad.put("backend_id", () -> admin.heartbeat("x"));
-    bad.put("objects[0].language", () -> admin.registerObjects(List.of(object("admin", backendId).toBuilder()
+    bad.put("backend_id", () -> cluster.heartbeat("x", 0, 0));
+    bad.put("objects[0].language", () -> cluster.registerObjects(List.of(object("admin", backendId).toBuilder()
         .setLanguageValue(7).build()), "", ""));
-    bad.put("objects[0].id", () -> admin.registerObjects(List.of(object("admin", backendId).toBuilder()
+    bad.put("objects[0].id", () -> cluster.registerObjects(List.of(object("admin", backendId).toBuilder()
         .setId("X").build()), "", ""));
-    bad.put("objects[0].dataset", () -> admin.registerObjects(List.of(object("", backendId)), "", ""));
-    bad.put("objects:", () -> admin.registerObjects(List.of(), "", ""));
+    bad.put("objects[0].dataset", () -> cluster.registerObjects(List.of(object("", backendId)), "", ""));
+    bad.put("objects:", () -> cluster.registerObjects(List.of(), "", ""));
+    bad.put("expires_at_ms", () -> admin.newDataContract(io.dataclay.proto.NewDataContractRequest.newBuilder()
+        .setDataset("shared").setBeneficiary("admin2").setBeginsAtMs(5_000).setExpiresAtMs(4_000).build()));
     bad.put("id", () -> admin.getObjectInfo("not-a-uuid"));
     bad.put("alias", () -> admin.getObjectByAlias("", ""));
     bad.put("object_id", () -> admin.newAlias("ok", "bad"));
@@ -199,7 +205,7 @@ class LogicModuleServicerTest {
     // run / verify
     assertThrows(NotAuthenticatedException.class, () -> client(null).getBackends());
     assertThrows(NotAuthenticatedException.class, () -> client("bogus").getStats());
-    assertThrows(PermissionDeniedException.class, () -> alice.newAccount("bob", "pw", false));
+    assertThrows(PermissionDeniedException.class, () -> alice.newAccount("bob", "long-enough-password", false));
     assertThrows(PermissionDeniedException.class,
         () -> alice.registerBackend(backend(UUID.randomUUID().toString(), 7001)));
     assertTrue(admin.getBackends().isEmpty());
@@ -208,14 +214,14 @@ class LogicModuleServicerTest {
   @Test
   void a_large_batch_of_objects_passes_the_message_size_limit() {
     // setup
-    String backendId = UUID.randomUUID().toString();
-    admin.registerBackend(backend(backendId, 7001));
+    String backendId = lm.backendId;
+    cluster.registerBackend(backend(backendId, 7001));
     List<ObjectInfo> batch = new ArrayList<>();
     for (int i = 0; i < 100_000; i++) {
       batch.add(object("admin", backendId));
     }
     // run
-    admin.registerObjects(batch, "", "");
+    cluster.registerObjects(batch, "", "");
     // verify
     assertEquals(100_000, admin.getStats().getObjects());
   }

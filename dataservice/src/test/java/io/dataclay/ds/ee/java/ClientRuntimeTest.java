@@ -62,7 +62,7 @@ class ClientRuntimeTest {
   private ClientRuntime connect(String user) {
     String authority = cluster.lmChannel().authority();
     int port = Integer.parseInt(authority.substring(authority.lastIndexOf(':') + 1));
-    return new ClientRuntime(new ClientConfig("127.0.0.1", port, user, user + "-pw", "", AllowList.none()),
+    return new ClientRuntime(new ClientConfig("127.0.0.1", port, user, TestCluster.password(user), "", AllowList.none()),
         accountClass.getClassLoader());
   }
 

@@ -6,7 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.common.Language;
 import io.dataclay.ds.TestCluster;
-import io.dataclay.ds.lm.AdminSession;
+import io.dataclay.ds.TestLogicModule;
+import io.dataclay.ds.lm.BackendSession;
 import io.dataclay.ds.lm.RemoteLogicModule;
 import io.dataclay.ds.service.ExecutionKind;
 import io.dataclay.ds.service.ExecutionRequest;
@@ -60,13 +61,13 @@ class JavaDeployTest {
   private final Session ann = new Session("token", "ann", "ann", Set.of("ann"), Long.MAX_VALUE, false);
   private final JavaModels values = new JavaModels(Set.of());
   private JavaEnvironment env;
-  private AdminSession admin;
+  private BackendSession admin;
 
   @BeforeEach
   void start() throws Exception {
     cluster = TestCluster.withLogicModule(dir);
     UUID backend = UUID.randomUUID();
-    admin = AdminSession.over(cluster.lmChannel(), TestCluster.ADMIN, TestCluster.ADMIN_PASSWORD);
+    admin = BackendSession.over(cluster.lmChannel(), TestLogicModule.SECRET, backend);
     admin.login();
     RemoteLogicModule lm = new RemoteLogicModule(admin, backend);
     ResultApplier applier = new ResultApplier(store, lm, new IdClaims(), executor, new ReplicaSets(null, lm),

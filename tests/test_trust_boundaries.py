@@ -1,0 +1,436 @@
+"""Issue 14's attacks, each performed against a real cluster by an account with no data contract
+(mallory), or by an administrator reaching past what administrators may do. Each must fail with a
+clear error and change nothing."""
+import json
+import os
+import pathlib
+import pickle
+import stat
+import subprocess
+import textwrap
+import time
+import uuid
+
+import grpc
+import pytest
+
+from dataclay.exceptions import (
+    InvalidArgumentError, NotAuthenticatedError, PermissionDeniedError)
+from dataclay._internal.proto import common_pb2, dataservice_pb2 as ds_pb2, dataservice_pb2_grpc
+from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
+from dataclay._internal.rpc.errors import error_from_rpc
+from test_core_acceptance import PRELUDE, client
+
+MALLORY, MALLORY_PW = "mallory", "mallory-password-1"
+COUNTER = "people.model.Counter"
+NODE = "people.model.Node"
+
+
+@pytest.fixture(scope="module")
+def mallory(cluster):
+    """An account with no data contract, and a Logic Module client in her session."""
+    cluster.dataclaycmd("NewAccount", MALLORY, MALLORY_PW)
+    lm = LogicModuleClient(f"127.0.0.1:{cluster.port}")
+    lm.token = lm.new_session(MALLORY, MALLORY_PW, "").token
+    yield lm
+    lm.close()
+
+
+@pytest.fixture(scope="module")
+def victim(cluster):
+    """The administrator's Counter (value 5) and Node (value 7), on the first backend."""
+    made = client(cluster, """
+        from people.model import Node
+        b = sorted(api.get_backends(), key=lambda i: api.get_backends()[i].name)
+        c = Counter(5); c.make_persistent(alias="victim-counter", backend_id=b[0])
+        n = Node(7); n.make_persistent(alias="victim-node", backend_id=b[0])
+        print(json.dumps({"counter": c.getID(), "node": n.getID(), "backends": b}))
+    """)
+    return made
+
+
+def admin_lm(cluster) -> LogicModuleClient:
+    lm = LogicModuleClient(f"127.0.0.1:{cluster.port}")
+    lm.token = lm.new_session(cluster.admin_user(), cluster.admin_password(), "").token
+    return lm
+
+
+def backend_address(lm, backend_id: str) -> str:
+    b = next(b for b in lm.get_backends() if b.id == backend_id)
+    return f"{b.host}:{b.port}"
+
+
+def victim_value(cluster) -> int:
+    return client(cluster, """
+        print(json.dumps(Counter.get_by_alias("victim-counter").get()))
+    """)
+
+
+def raw(address: str, token: str):
+    """The generated stub with a session, for messages the client library would never send."""
+    channel = grpc.insecure_channel(address)
+    return dataservice_pb2_grpc.DataServiceStub(channel), (("dataclay-session", token),), channel
+
+
+def refused(call) -> Exception:
+    """Runs a raw gRPC call and returns the dataclay exception it failed with."""
+    try:
+        call()
+    except grpc.RpcError as e:
+        return error_from_rpc(e)
+    raise AssertionError("the call was accepted")
+
+
+def field(name: str, value, references=()) -> common_pb2.Field:
+    return common_pb2.Field(name=name, value=pickle.dumps(value, protocol=5), references=list(references))
+
+
+def test_a_client_cannot_forge_a_version_of_another_datasets_object(cluster, mallory, victim):
+    # setup: an object claiming to be a version of the victim's counter
+    forged = common_pb2.ObjectData(id=str(uuid.uuid4()), header=common_pb2.ObjectHeader(
+        class_name=COUNTER, language=common_pb2.PYTHON, version_of=victim["counter"]),
+        fields=[field("value", 666)])
+    stub, metadata, channel = raw(backend_address(mallory, victim["backends"][0]), mallory.token)
+    # run
+    error = refused(lambda: stub.MakePersistent(ds_pb2.MakePersistentRequest(objects=[forged]), metadata=metadata))
+    as_replica = common_pb2.ObjectData(id=str(uuid.uuid4()), header=common_pb2.ObjectHeader(
+        class_name=COUNTER, language=common_pb2.PYTHON, master_backend_id=victim["backends"][1]),
+        fields=[field("value", 666)])
+    replica_error = refused(lambda: stub.MakePersistent(ds_pb2.MakePersistentRequest(objects=[as_replica]),
+                                                        metadata=metadata))
+    channel.close()
+    # verify: refused, naming the header fields; nothing consolidated into the victim
+    assert isinstance(error, InvalidArgumentError) and "version_of" in str(error)
+    assert isinstance(replica_error, InvalidArgumentError) and "master_backend_id" in str(replica_error)
+    ds = DataServiceClient(backend_address(mallory, victim["backends"][0]), mallory.token)
+    with pytest.raises(PermissionDeniedError):
+        ds.consolidate_version(victim["counter"])
+    assert victim_value(cluster) == 5
+
+
+def test_a_version_consolidates_only_into_an_original_the_session_may_change(cluster, mallory, victim):
+    # setup: mallory's own counter and a version of it; consolidating that one is hers to do
+    mine = _as_mallory(cluster, """
+        from dataclay.exceptions import NotAVersionError
+        c = Counter(1); c.make_persistent()
+        v = c.new_version(); v.increment(41); v.consolidate_version()
+        try:
+            c.consolidate_version()
+            plain = "consolidated"
+        except NotAVersionError:
+            plain = "not a version"
+        print(json.dumps({"value": c.get(), "plain": plain}))
+    """)
+    # run: a version of the victim's object cannot even be made
+    ds = DataServiceClient(backend_address(mallory, victim["backends"][0]), mallory.token)
+    with pytest.raises(PermissionDeniedError):
+        ds.new_version(victim["counter"])
+    # verify
+    assert mine == {"value": 42, "plain": "not a version"}
+    assert victim_value(cluster) == 5
+
+
+def test_backend_only_rpcs_are_refused_to_users_and_administrators(cluster, mallory, victim):
+    admin = admin_lm(cluster)
+    address = backend_address(admin, victim["backends"][0])
+    state = common_pb2.ObjectData(id=victim["counter"], header=common_pb2.ObjectHeader(
+        class_name=COUNTER, language=common_pb2.PYTHON, dataset=cluster.admin_user()), fields=[field("value", 666)])
+    delta = common_pb2.ObjectDelta(id=victim["counter"], changed_fields=[field("value", 666)])
+    calls = {
+        "StoreCopies": lambda s, m: s.StoreCopies(ds_pb2.StoreCopiesRequest(
+            objects=[ds_pb2.CopiedObject(object=state)]), metadata=m),
+        "ApplyDeltas": lambda s, m: s.ApplyDeltas(ds_pb2.ApplyDeltasRequest(deltas=[delta]), metadata=m),
+        "DeleteObjects": lambda s, m: s.DeleteObjects(ds_pb2.DeleteObjectsRequest(
+            object_ids=[victim["counter"]]), metadata=m),
+        "BeginCollection": lambda s, m: s.BeginCollection(ds_pb2.CollectionRequest(collection_id=1), metadata=m),
+        "EndCollection": lambda s, m: s.EndCollection(ds_pb2.CollectionRequest(collection_id=1), metadata=m),
+        "GetReferences": lambda s, m: list(s.GetReferences(ds_pb2.CollectionRequest(collection_id=1), metadata=m)),
+        "FlushRegistrations": lambda s, m: s.FlushRegistrations(common_pb2.Empty(), metadata=m),
+        "DeployModels": lambda s, m: s.DeployModels(ds_pb2.ModelList(), metadata=m),
+        "SessionsClosed": lambda s, m: s.SessionsClosed(ds_pb2.SessionsClosedRequest(forget_all=True), metadata=m),
+    }
+    wrong = []
+    for who, token in (("mallory", mallory.token), ("the administrator", admin.token)):
+        stub, metadata, channel = raw(address, token)
+        for rpc, call in calls.items():
+            error = refused(lambda: call(stub, metadata))
+            if not isinstance(error, PermissionDeniedError) or "backends only" not in str(error):
+                wrong.append(f"{rpc} by {who}: {type(error).__name__}: {error}")
+        channel.close()
+    status_error = refused(lambda: raw(address, mallory.token)[0].GetStatus(
+        common_pb2.Empty(), metadata=(("dataclay-session", mallory.token),)))
+    assert wrong == []
+    assert isinstance(status_error, PermissionDeniedError)
+    assert DataServiceClient(address, admin.token).get_status().store.objects >= 2
+    assert victim_value(cluster) == 5
+
+
+def test_every_call_on_another_datasets_object_is_refused(cluster, mallory, victim):
+    ds = DataServiceClient(backend_address(mallory, victim["backends"][0]), mallory.token)
+    other = victim["backends"][1]
+    attempts = {
+        "GetObjects": lambda: ds.get_objects([victim["counter"]]),
+        "CallMethod": lambda: ds.call_method(victim["counter"], "increment", pickle.dumps(((100,), {}))),
+        "GetField": lambda: ds.get_field(victim["counter"], "value"),
+        "SetField": lambda: ds.set_field(victim["counter"], "value", pickle.dumps(100)),
+        "NewReplica": lambda: ds.new_replica(victim["counter"], other),
+        "NewVersion": lambda: ds.new_version(victim["counter"]),
+        "Move": lambda: ds.move(victim["counter"], other),
+    }
+    for rpc, attempt in attempts.items():
+        with pytest.raises(PermissionDeniedError):
+            attempt()
+    with pytest.raises(PermissionDeniedError):
+        mallory.get_object_info(victim["counter"])
+    assert victim_value(cluster) == 5
+
+
+@pytest.mark.parametrize("where", ["same backend", "other backend"])
+def test_a_recursive_move_or_replica_stops_at_an_object_the_session_may_not_use(cluster, mallory, victim, where):
+    # setup: mallory's node, crafted to reference the victim's node (an ID she knows, nothing more)
+    admin = admin_lm(cluster)
+    home = victim["backends"][0] if where == "same backend" else victim["backends"][1]
+    target = victim["backends"][1] if home == victim["backends"][0] else victim["backends"][0]
+
+    class Ref:
+        pass
+
+    marker = Ref()
+
+    class Pickler(pickle.Pickler):
+        def persistent_id(self, obj):
+            return ("dc", victim["node"], NODE, victim["backends"][0]) if obj is marker else None
+
+    import io
+    buffer = io.BytesIO()
+    Pickler(buffer, protocol=5).dump(marker)
+    mine = str(uuid.uuid4())
+    stub, metadata, channel = raw(backend_address(mallory, home), mallory.token)
+    stub.MakePersistent(ds_pb2.MakePersistentRequest(objects=[common_pb2.ObjectData(
+        id=mine, header=common_pb2.ObjectHeader(class_name=NODE, language=common_pb2.PYTHON),
+        fields=[field("value", 1), common_pb2.Field(name="next", value=buffer.getvalue(),
+                                                    references=[victim["node"]])])]), metadata=metadata)
+    channel.close()
+    ds = DataServiceClient(backend_address(mallory, home), mallory.token)
+    # run
+    with pytest.raises(PermissionDeniedError):
+        ds.move(mine, target, recursive=True)
+    with pytest.raises(PermissionDeniedError):
+        ds.new_replica(mine, target, recursive=True)
+    # verify: the victim's node is where it was, with no replica
+    info = admin.get_object_info(victim["node"])
+    assert info.master_backend_id == victim["backends"][0]
+    assert list(info.replica_backend_ids) == []
+
+
+def test_registering_a_model_needs_an_administrator_or_a_granted_account(cluster, mallory, tmp_path):
+    # setup: a harmless model
+    package = tmp_path / "model" / "mtools"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "tool.py").write_text("from dataclay import DataClayObject\n\nclass Tool(DataClayObject):\n"
+                                     "    name: str\n")
+    register = ["NewModel", MALLORY, MALLORY_PW, "mtools", str(tmp_path / "model"), "python"]
+    admin = cluster.admin_user()
+    # run
+    before = cluster.dataclaycmd(*register, check=False)
+    cluster.dataclaycmd("GrantModelRegistration", admin, "-", MALLORY)
+    granted = cluster.dataclaycmd(*register, check=False)
+    cluster.dataclaycmd("RevokeModelRegistration", admin, "-", MALLORY)
+    after = cluster.dataclaycmd(*register, check=False)
+    not_admin = cluster.dataclaycmd("GrantModelRegistration", MALLORY, MALLORY_PW, MALLORY, check=False)
+    # verify
+    assert before.returncode == 1 and "GrantModelRegistration" in before.stderr, before.stderr
+    assert granted.returncode == 0, granted.stderr
+    assert after.returncode == 1 and "mallory" in after.stderr, after.stderr
+    assert not_admin.returncode == 1 and "administrator" in not_admin.stderr, not_admin.stderr
+
+
+def test_model_code_and_servers_hold_no_password_token_or_key_in_their_environment(cluster):
+    # setup: what registered model code sees of its process
+    seen = client(cluster, """
+        from people.model import Probe
+        p = Probe(); p.make_persistent()
+        print(json.dumps(p.environment()))
+    """)
+    password = cluster.admin_password()
+    # verify: the execution environment
+    leaks = {k: v for k, v in seen.items()
+             if any(word in k.upper() for word in ("PASSWORD", "SECRET", "TOKEN", "KEY")) or password in v}
+    assert leaks == {}
+    assert "DATACLAY_USER" not in seen and "DATACLAY_HOME" not in seen
+    # the servers: no password in any environment or command line; the secret file is private
+    for name, pid in cluster.pids().items():
+        environ = pathlib.Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        cmdline = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
+        assert not any(e.startswith(b"DATACLAY_PASSWORD=") for e in environ), name
+        assert password.encode() not in b"\0".join(environ) + cmdline, name
+    secret = cluster.home / "cluster.secret"
+    assert stat.S_IMODE(os.stat(secret).st_mode) == 0o600
+    assert secret.read_text().strip() not in (cluster.home / "client.properties").read_text()
+
+
+def test_a_closed_session_is_refused_by_every_backend_within_a_second(cluster, mallory):
+    # setup: a session that both backends have validated and cached
+    lm = LogicModuleClient(f"127.0.0.1:{cluster.port}")
+    token = lm.new_session(MALLORY, MALLORY_PW, "").token
+    lm.token = token
+    clients = [DataServiceClient(f"{b.host}:{b.port}", token) for b in lm.get_backends()]
+    ids = []
+    for ds in clients:
+        with pytest.raises(Exception):
+            ds.get_objects([str(uuid.uuid4())])  # validates (and caches) the session there
+    # run
+    lm.close_session()
+    closed_at = time.monotonic()
+    refusals = []
+    for ds in clients:
+        while True:
+            try:
+                ds.get_objects([str(uuid.uuid4())])
+            except NotAuthenticatedError:
+                refusals.append(time.monotonic() - closed_at)
+                break
+            except Exception:
+                if time.monotonic() - closed_at > 5:
+                    raise AssertionError("the closed session is still accepted after 5 s")
+                time.sleep(0.02)
+    # verify
+    assert len(refusals) == 2
+    assert max(refusals) < 1.0, refusals
+
+
+def test_repeated_failed_log_ins_lock_the_account_for_a_while(cluster):
+    # setup
+    cluster.dataclaycmd("NewAccount", "trudy", "trudy-password-1")
+    lm = LogicModuleClient(f"127.0.0.1:{cluster.port}")
+    for _ in range(5):
+        with pytest.raises(NotAuthenticatedError):
+            lm.new_session("trudy", "guess-guess-guess", "")
+    # run
+    with pytest.raises(NotAuthenticatedError) as locked:
+        lm.new_session("trudy", "trudy-password-1", "")
+    # verify: the right password is refused too while the account cools down; others log in
+    assert "too many failed attempts" in str(locked.value)
+    assert lm.new_session(MALLORY, MALLORY_PW, "").token
+
+
+def test_new_account_takes_its_password_from_standard_input_and_refuses_short_ones(cluster):
+    # run
+    made = subprocess.run([*_dataclaycmd(cluster), "NewAccount", "stdin-user", "-"], env=cluster.env,
+                          input="typed-in-password\n", capture_output=True, text=True, timeout=60)
+    short = subprocess.run([*_dataclaycmd(cluster), "NewAccount", "short-user", "-"], env=cluster.env,
+                           input="tiny\n", capture_output=True, text=True, timeout=60)
+    # verify
+    assert made.returncode == 0, made.stderr
+    lm = LogicModuleClient(f"127.0.0.1:{cluster.port}")
+    assert lm.new_session("stdin-user", "typed-in-password", "").username == "stdin-user"
+    assert short.returncode == 1 and "at least 12" in short.stderr, short.stderr
+
+
+def test_a_read_only_contract_lets_the_beneficiary_read_and_call_but_not_change(cluster, victim):
+    # setup
+    cluster.dataclaycmd("NewAccount", "reader", "reader-password-1")
+    cluster.dataclaycmd("NewDataContract", cluster.admin_user(), "-", cluster.admin_user(), "reader", "--read-only")
+    # run
+    seen = _as(cluster, "reader", "reader-password-1", """
+        from dataclay.exceptions import PermissionDeniedError
+        c = Counter.get_by_alias("victim-counter", dataset=sys.argv[1])
+        out = {"get": c.get(), "field": c.value}
+        for name, change in (("increment", lambda: c.increment(100)), ("assign", lambda: setattr(c, "value", 0))):
+            try:
+                change()
+                out[name] = "applied"
+            except PermissionDeniedError as e:
+                out[name] = "refused: " + str(e)
+        out["after"] = c.get()
+        print(json.dumps(out))
+    """, cluster.admin_user(), dataset=cluster.admin_user())
+    # verify
+    assert seen["get"] == 5 and seen["field"] == 5 and seen["after"] == 5
+    assert seen["increment"].startswith("refused") and "read-only" in seen["increment"], seen
+    assert seen["assign"].startswith("refused"), seen
+    made = _as(cluster, "reader", "reader-password-1", """
+        from dataclay.exceptions import PermissionDeniedError
+        try:
+            Counter(1).make_persistent()
+            print(json.dumps("applied"))
+        except PermissionDeniedError as e:
+            print(json.dumps("refused: " + str(e)))
+    """, dataset=cluster.admin_user())
+    assert made.startswith("refused") and "read-only" in made
+    assert victim_value(cluster) == 5
+
+
+def test_a_revoked_contract_stops_a_running_client_within_a_second(cluster, victim):
+    # setup: a client of the granted dataset reading in a loop
+    cluster.dataclaycmd("NewAccount", "tenant", "tenant-password-1")
+    cluster.dataclaycmd("NewDataContract", cluster.admin_user(), "-", cluster.admin_user(), "tenant")
+    code = PRELUDE + textwrap.dedent("""
+        import time
+        from dataclay.exceptions import DataClayError
+        c = Counter.get_by_alias("victim-counter", dataset=sys.argv[1])
+        c.get()
+        print("reading", flush=True)
+        while True:
+            try:
+                c.get()
+            except DataClayError as e:
+                print(json.dumps({"refused_at": time.monotonic(), "error": type(e).__name__}), flush=True)
+                break
+            time.sleep(0.01)
+    """)
+    env = dict(cluster.env, DATACLAY_USER="tenant", DATACLAY_PASSWORD="tenant-password-1")
+    proc = subprocess.Popen([os.sys.executable, "-c", code, cluster.admin_user()], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "reading", proc.stderr.read()
+        # run
+        cluster.dataclaycmd("RevokeDataContract", cluster.admin_user(), "-", cluster.admin_user(), "tenant")
+        revoked_at = time.monotonic()
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    # verify
+    seen = json.loads(out.strip().splitlines()[-1])
+    assert seen["error"] in ("PermissionDeniedError", "NotAuthenticatedError"), seen
+    assert seen["refused_at"] - revoked_at < 1.0, seen
+
+
+def test_a_contract_with_an_expiry_date_ends_by_itself(cluster, victim):
+    # setup: a contract ending three seconds from now
+    cluster.dataclaycmd("NewAccount", "visitor", "visitor-password-1")
+    end = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() + 3))
+    cluster.dataclaycmd("NewDataContract", cluster.admin_user(), "-", cluster.admin_user(), "visitor",
+                        "--expires", end)
+    body = """
+        from dataclay.exceptions import DataClayError
+        try:
+            print(json.dumps(Counter.get_by_alias("victim-counter", dataset=sys.argv[1]).get()))
+        except DataClayError as e:
+            print(json.dumps(type(e).__name__))
+    """
+    # run
+    before = _as(cluster, "visitor", "visitor-password-1", body, cluster.admin_user())
+    time.sleep(4)
+    after = _as(cluster, "visitor", "visitor-password-1", body, cluster.admin_user())
+    # verify
+    assert before == 5
+    assert after in ("PermissionDeniedError", "AliasDoesNotExistError"), after
+
+
+def _as(cluster, user, password, body, *args, dataset=""):
+    env = dict(cluster.env, DATACLAY_USER=user, DATACLAY_PASSWORD=password, DATACLAY_DATASET=dataset)
+    result = subprocess.run([os.sys.executable, "-c", PRELUDE + textwrap.dedent(body), *args], env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _as_mallory(cluster, body):
+    return _as(cluster, MALLORY, MALLORY_PW, body)
+
+
+def _dataclaycmd(cluster):
+    from harness.cluster import _command
+    return [_command("dataclaycmd")]
