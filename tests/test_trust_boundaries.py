@@ -17,6 +17,7 @@ import pytest
 from dataclay.exceptions import (
     InvalidArgumentError, NotAuthenticatedError, PermissionDeniedError)
 from dataclay._internal.proto import common_pb2, dataservice_pb2 as ds_pb2, dataservice_pb2_grpc
+from dataclay._internal.proto import logicmodule_pb2 as lm_pb2
 from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
 from dataclay._internal.rpc.errors import error_from_rpc
 from test_core_acceptance import PRELUDE, client
@@ -146,7 +147,7 @@ def test_backend_only_rpcs_are_refused_to_users_and_administrators(cluster, mall
         "EndCollection": lambda s, m: s.EndCollection(ds_pb2.CollectionRequest(collection_id=1), metadata=m),
         "GetReferences": lambda s, m: list(s.GetReferences(ds_pb2.CollectionRequest(collection_id=1), metadata=m)),
         "FlushRegistrations": lambda s, m: s.FlushRegistrations(common_pb2.Empty(), metadata=m),
-        "DeployModels": lambda s, m: s.DeployModels(ds_pb2.ModelList(), metadata=m),
+        "DeployModels": lambda s, m: s.DeployModels(lm_pb2.ModelList(), metadata=m),
         "SessionsClosed": lambda s, m: s.SessionsClosed(ds_pb2.SessionsClosedRequest(forget_all=True), metadata=m),
     }
     wrong = []
@@ -185,12 +186,9 @@ def test_every_call_on_another_datasets_object_is_refused(cluster, mallory, vict
     assert victim_value(cluster) == 5
 
 
-@pytest.mark.parametrize("where", ["same backend", "other backend"])
-def test_a_recursive_move_or_replica_stops_at_an_object_the_session_may_not_use(cluster, mallory, victim, where):
-    # setup: mallory's node, crafted to reference the victim's node (an ID she knows, nothing more)
-    admin = admin_lm(cluster)
-    home = victim["backends"][0] if where == "same backend" else victim["backends"][1]
-    target = victim["backends"][1] if home == victim["backends"][0] else victim["backends"][0]
+def _node_referencing(address: str, token: str, referenced: str, hint: str) -> str:
+    """Makes a Node whose `next` field names `referenced` (an ID the caller knows, nothing more)."""
+    import io
 
     class Ref:
         pass
@@ -199,18 +197,24 @@ def test_a_recursive_move_or_replica_stops_at_an_object_the_session_may_not_use(
 
     class Pickler(pickle.Pickler):
         def persistent_id(self, obj):
-            return ("dc", victim["node"], NODE, victim["backends"][0]) if obj is marker else None
+            return ("dc", referenced, NODE, hint) if obj is marker else None
 
-    import io
     buffer = io.BytesIO()
     Pickler(buffer, protocol=5).dump(marker)
     mine = str(uuid.uuid4())
-    stub, metadata, channel = raw(backend_address(mallory, home), mallory.token)
+    stub, metadata, channel = raw(address, token)
     stub.MakePersistent(ds_pb2.MakePersistentRequest(objects=[common_pb2.ObjectData(
         id=mine, header=common_pb2.ObjectHeader(class_name=NODE, language=common_pb2.PYTHON),
         fields=[field("value", 1), common_pb2.Field(name="next", value=buffer.getvalue(),
-                                                    references=[victim["node"]])])]), metadata=metadata)
+                                                    references=[referenced])])]), metadata=metadata)
     channel.close()
+    return mine
+
+
+def test_a_recursive_move_or_replica_stops_at_an_object_the_session_may_not_use(cluster, mallory, victim):
+    # setup: mallory's node beside the victim's, referencing it
+    home, target = victim["backends"]
+    mine = _node_referencing(backend_address(mallory, home), mallory.token, victim["node"], home)
     ds = DataServiceClient(backend_address(mallory, home), mallory.token)
     # run
     with pytest.raises(PermissionDeniedError):
@@ -218,9 +222,37 @@ def test_a_recursive_move_or_replica_stops_at_an_object_the_session_may_not_use(
     with pytest.raises(PermissionDeniedError):
         ds.new_replica(mine, target, recursive=True)
     # verify: the victim's node is where it was, with no replica
-    info = admin.get_object_info(victim["node"])
-    assert info.master_backend_id == victim["backends"][0]
+    info = admin_lm(cluster).get_object_info(victim["node"])
+    assert info.master_backend_id == home
     assert list(info.replica_backend_ids) == []
+
+
+def test_another_master_asked_to_copy_on_a_clients_behalf_checks_that_client(make_cluster, tmp_path):
+    # setup: three backends; the victim's node on the first, mallory's node on the second referencing it
+    cluster = make_cluster(backends=3)
+    cluster.dataclaycmd("NewAccount", MALLORY, MALLORY_PW)
+    made = client(cluster, """
+        from people.model import Node
+        b = sorted(api.get_backends(), key=lambda i: api.get_backends()[i].name)
+        n = Node(7); n.make_persistent(alias="victim-node", backend_id=b[0])
+        print(json.dumps({"node": n.getID(), "backends": b}))
+    """)
+    first, second, third = made["backends"]
+    lm = LogicModuleClient(f"127.0.0.1:{cluster.port}")
+    lm.token = lm.new_session(MALLORY, MALLORY_PW, "").token
+    mine = _node_referencing(backend_address(lm, second), lm.token, made["node"], first)
+    ds = DataServiceClient(backend_address(lm, second), lm.token)
+    # run: the second backend asks the first (the victim's master) to copy its part to the third
+    with pytest.raises(PermissionDeniedError):
+        ds.new_replica(mine, third, recursive=True)
+    with pytest.raises(PermissionDeniedError):
+        ds.move(mine, third, recursive=True)
+    # verify: refused before anything was copied, hers included
+    admin = admin_lm(cluster)
+    info = admin.get_object_info(made["node"])
+    assert info.master_backend_id == first
+    assert list(info.replica_backend_ids) == []
+    assert admin.get_object_info(mine).master_backend_id == second
 
 
 def test_registering_a_model_needs_an_administrator_or_a_granted_account(cluster, mallory, tmp_path):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import grpc
 
 from dataclay.exceptions import (
-    ERRORS_BY_CODE, BackendUnavailableError, DataClayError, InternalError, NotAuthenticatedError, RemoteError)
+    ERRORS_BY_CODE, BackendUnavailableError, DataClayError, InternalError, InvalidArgumentError, NotAuthenticatedError,
+    RemoteError)
 from dataclay._internal.proto import common_pb2
 
 ERROR_TRAILER = "dataclay-error-bin"
@@ -83,6 +84,9 @@ def error_from_rpc(error: grpc.RpcError) -> DataClayError:
                                        connect_failed=code == grpc.StatusCode.UNAVAILABLE and _CONNECT_FAILED in details)
     if code == grpc.StatusCode.UNAUTHENTICATED:
         return NotAuthenticatedError(what)
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return InvalidArgumentError(f"the message is larger than the receiver accepts ({what}); "
+                                    f"the limit is DATACLAY_MAX_MESSAGE_SIZE")
     return InternalError(f"call failed with {code.name if code is not None else 'no status'}: {what}")
 
 

@@ -57,6 +57,11 @@ public final class DataServiceConfig {
    * environment socket has to send its hello. Default 10000.
    */
   public static final String EE_WAIT_MS = "DATACLAY_EE_WAIT_MS";
+  /**
+   * Largest request message, e.g. 768M: a bigger one is refused before it is read whole. Default
+   * 768M, sized for the white paper's 512 MB texts.
+   */
+  public static final String MAX_MESSAGE_SIZE = "DATACLAY_MAX_MESSAGE_SIZE";
 
   private final Map<String, String> env;
   private final String lmHost;
@@ -75,6 +80,7 @@ public final class DataServiceConfig {
   private final String python;
   private final long heartbeatMs;
   private final long eeWaitMs;
+  private final int maxMessageBytes;
 
   private DataServiceConfig(Map<String, String> env) {
     this.env = Map.copyOf(env);
@@ -100,6 +106,12 @@ public final class DataServiceConfig {
     python = text(PYTHON, "python3");
     heartbeatMs = positiveMillis(HEARTBEAT_MS, 1000);
     eeWaitMs = positiveMillis(EE_WAIT_MS, 10000);
+    long message = bytes(MAX_MESSAGE_SIZE, text(MAX_MESSAGE_SIZE, "768M"));
+    if (message < (1 << 20) || message > Integer.MAX_VALUE) {
+      throw new InvalidArgumentException(MAX_MESSAGE_SIZE + " must be between 1M and 2047M, not "
+          + text(MAX_MESSAGE_SIZE, ""));
+    }
+    maxMessageBytes = (int) message;
   }
 
   /** The configuration in this process's environment. */
@@ -211,6 +223,11 @@ public final class DataServiceConfig {
   /** Heartbeat period in milliseconds. */
   public long heartbeatMs() {
     return heartbeatMs;
+  }
+
+  /** Largest request message, in bytes. */
+  public int maxMessageBytes() {
+    return maxMessageBytes;
   }
 
   /** How long a call waits for a (re)starting execution environment, in milliseconds. */

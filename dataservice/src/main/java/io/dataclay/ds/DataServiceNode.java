@@ -122,7 +122,8 @@ public final class DataServiceNode implements AutoCloseable {
         new ObjectService(store, lm, classes, claims, recorder), new ExecutionService(store, environments, recorder, classes),
         models,
         status, counters, calls, copies, new VersionService(store, copies, replicas, peers, directory, lm, id), recorder);
-    server = new DataServiceServer(serverBuilder, dataService, new CallExecutors(sessions, calls, store.writesWithoutWaiting(), classes)).start();
+    server = new DataServiceServer(serverBuilder, dataService, new CallExecutors(sessions, calls, store.writesWithoutWaiting(), classes),
+        config.maxMessageBytes()).start();
     status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));
     registration = new BackendRegistration(admin, status::identity, heartbeats, config.heartbeatMs(), sessions);
     registration.logIn(REGISTER_TIMEOUT_MS); // a refused administrator spawns no environment

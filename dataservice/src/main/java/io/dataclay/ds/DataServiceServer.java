@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The Data Service's gRPC server: the DataService service on one port, session metadata exposed
- * to the logic, no inbound size limit, and each call run where {@code perCall} says (a pool, or
+ * to the logic, requests above a configured size refused before they are read whole, and each call run where {@code perCall} says (a pool, or
  * inline on the transport thread for calls that cannot block). Start, stop, block until shutdown;
  * nothing else.
  */
@@ -23,13 +23,14 @@ public final class DataServiceServer {
    * Only finding the method and asking {@code perCall} run on the transport thread; {@code perCall}
    * must answer an executor (never null) for every call.
    */
-  public DataServiceServer(ServerBuilder<?> builder, BindableService dataService, ServerCallExecutorSupplier perCall) {
+  public DataServiceServer(ServerBuilder<?> builder, BindableService dataService, ServerCallExecutorSupplier perCall,
+      int maxMessageBytes) {
     this.server = builder
         .directExecutor()
         .callExecutor(perCall)
         .addService(dataService)
         .intercept(SessionMetadata.serverInterceptor())
-        .maxInboundMessageSize(Integer.MAX_VALUE)
+        .maxInboundMessageSize(maxMessageBytes)
         .build();
   }
 

@@ -56,7 +56,7 @@ public final class TestLogicModule implements AutoCloseable {
           new LogicModuleService.Settings(Duration.ofHours(1), BACKEND_TIMEOUT_MS, SECRET, 16L << 20),
           Clock.systemUTC(), SessionMetadata::currentPeer);
       service.bootstrapAdministrator(admin, password);
-      return new TestLogicModule(store, deployer, LogicModuleServer.onPort(0, service).start());
+      return new TestLogicModule(store, deployer, LogicModuleServer.onPort(0, service, 64 << 20).start());
     } catch (Exception e) {
       deployer.close();
       store.close();

@@ -77,6 +77,11 @@ public final class GrpcErrors {
     } else if (t instanceof DataClayException) {
       DataClayException d = (DataClayException) t;
       info.setCode(d.code()).setMessage(String.valueOf(d.getMessage()));
+    } else if (t instanceof Error) {
+      // never handed to the caller as a result: a short INTERNAL, the details in this server's log
+      LOG.log(Level.SEVERE, "a call failed with " + t, t);
+      info.setCode(ErrorCode.INTERNAL).setMessage("the server could not complete the call ("
+          + t.getClass().getSimpleName() + "); it goes on serving");
     } else {
       LOG.log(Level.SEVERE, "unexpected failure while serving a call", t);
       info.setCode(ErrorCode.INTERNAL).setMessage(t.getClass().getName() + ": " + t.getMessage());
@@ -112,6 +117,10 @@ public final class GrpcErrors {
     }
     if (status.getCode() == Status.Code.UNAUTHENTICATED) {
       return new NotAuthenticatedException(what);
+    }
+    if (status.getCode() == Status.Code.RESOURCE_EXHAUSTED) {
+      return new InvalidArgumentException("the message is larger than the receiver accepts (" + what
+          + "); the limit is DATACLAY_MAX_MESSAGE_SIZE");
     }
     return new InternalException("call failed with " + status.getCode() + ": " + what);
   }

@@ -2,6 +2,7 @@ package io.dataclay.serialization;
 
 import com.esotericsoftware.kryo.Kryo;
 import com.esotericsoftware.kryo.Registration;
+import com.esotericsoftware.kryo.Serializer;
 import com.esotericsoftware.kryo.serializers.DefaultSerializers;
 import com.esotericsoftware.kryo.serializers.ImmutableCollectionsSerializers;
 import com.esotericsoftware.kryo.util.DefaultInstantiatorStrategy;
@@ -40,5 +41,12 @@ final class CodecKryo extends Kryo {
       register(new Registration(type, getDefaultSerializer(type), number++));
     }
     resolver.registerImplicitly();
+  }
+
+  // Every array, collection and map serializer refuses sizes its payload cannot hold.
+  @Override
+  @SuppressWarnings("rawtypes")
+  public Serializer getDefaultSerializer(Class type) {
+    return BoundedSerializers.bound(this, type, super.getDefaultSerializer(type));
   }
 }

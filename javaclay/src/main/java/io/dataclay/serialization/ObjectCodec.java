@@ -1,7 +1,6 @@
 package io.dataclay.serialization;
 
 import com.esotericsoftware.kryo.KryoException;
-import com.esotericsoftware.kryo.io.Input;
 import com.esotericsoftware.kryo.io.Output;
 import com.esotericsoftware.kryo.util.Pool;
 import io.dataclay.api.DataClayObject;
@@ -61,7 +60,7 @@ public final class ObjectCodec {
     try {
       kryo.references = refs;
       kryo.log = new ReferenceLog();
-      Input in = new Input(data);
+      BoundedInput in = new BoundedInput(data);
       Object value = kryo.readClassAndObject(in);
       if (in.position() != data.length) {
         throw new SerializationException(what + " has " + (data.length - in.position()) + " bytes after its value");
@@ -70,6 +69,11 @@ public final class ObjectCodec {
     } catch (RuntimeException e) {
       // malformed input surfaces as many exception types; none of them may escape as anything but this
       throw failure("could not decode " + what, e);
+    } catch (StackOverflowError e) {
+      throw new SerializationException("could not decode " + what + ": it nests values too deeply");
+    } catch (OutOfMemoryError e) {
+      // one oversized allocation failed before it was made: the value is refused, the server goes on
+      throw new SerializationException("could not decode " + what + ": it needs more memory than this process has");
     } finally {
       release(kryo);
     }

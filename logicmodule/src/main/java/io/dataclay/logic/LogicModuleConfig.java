@@ -31,6 +31,11 @@ public final class LogicModuleConfig {
   public static final String PASSWORD = "DATACLAY_PASSWORD";
   /** File (mode 0600) holding the cluster secret backends prove they know. Required. */
   public static final String CLUSTER_SECRET_FILE = "DATACLAY_CLUSTER_SECRET_FILE";
+  /**
+   * Largest request (and answer) message, e.g. 768M: a bigger one is refused before it is read
+   * whole. Sized by default for the white paper's 512 MB texts.
+   */
+  public static final String MAX_MESSAGE_SIZE = "DATACLAY_MAX_MESSAGE_SIZE";
   /** Largest model (sum of its files' bytes) an account may register. Default 16 MiB. */
   public static final String MODEL_MAX_BYTES = "DATACLAY_MODEL_MAX_BYTES";
   /** Lifetime of a session from NewSession, in hours. */
@@ -50,6 +55,8 @@ public final class LogicModuleConfig {
   static final long DEFAULT_BACKEND_TIMEOUT_MS = 5000;
   static final long DEFAULT_GC_INTERVAL_SECONDS = 600;
   static final long DEFAULT_MODEL_MAX_BYTES = 16L << 20;
+  /** Default of {@link #MAX_MESSAGE_SIZE}: 768 MiB. */
+  public static final int DEFAULT_MAX_MESSAGE_BYTES = 768 << 20;
 
   private final int port;
   private final Path home;
@@ -62,6 +69,7 @@ public final class LogicModuleConfig {
   private final Duration gcInterval;
   private final ClusterSecret clusterSecret;
   private final long maxModelBytes;
+  private final int maxMessageBytes;
 
   /**
    * Reads the settings from {@code env}; absent keys take their defaults.
@@ -99,6 +107,7 @@ public final class LogicModuleConfig {
       throw new IllegalArgumentException(e.getMessage());
     }
     this.maxModelBytes = number(env, MODEL_MAX_BYTES, DEFAULT_MODEL_MAX_BYTES, 1, Integer.MAX_VALUE);
+    this.maxMessageBytes = (int) size(env, MAX_MESSAGE_SIZE, DEFAULT_MAX_MESSAGE_BYTES, 1 << 20, Integer.MAX_VALUE);
     this.sessionTtl = Duration.ofHours(number(env, SESSION_TTL_HOURS, DEFAULT_SESSION_TTL_HOURS, 1, 24L * 365 * 100));
     this.backendTimeoutMs = number(env, BACKEND_TIMEOUT_MS, DEFAULT_BACKEND_TIMEOUT_MS, 1, Long.MAX_VALUE / 2);
     this.metadataSync = syncOf(env.get(METADATA_SYNC));
@@ -122,6 +131,11 @@ public final class LogicModuleConfig {
   /** The secret backends prove they know. */
   public ClusterSecret clusterSecret() {
     return clusterSecret;
+  }
+
+  /** Largest request or answer message, in bytes. */
+  public int maxMessageBytes() {
+    return maxMessageBytes;
   }
 
   /** Largest model an account may register, in bytes. */
@@ -224,6 +238,30 @@ public final class LogicModuleConfig {
     }
     if (value < min || value > max) {
       throw new IllegalArgumentException(key + " must be between " + min + " and " + max + ", got " + value);
+    }
+    return value;
+  }
+
+  // a size such as 768M, 2G or 1048576 (bytes), between min and max
+  private static long size(Map<String, String> env, String key, long fallback, long min, long max) {
+    String raw = blankToNull(env.get(key));
+    if (raw == null) {
+      return fallback;
+    }
+    String t = raw.trim().toUpperCase(Locale.ROOT);
+    long unit = 1;
+    if (t.endsWith("K") || t.endsWith("M") || t.endsWith("G")) {
+      unit = t.endsWith("K") ? 1L << 10 : t.endsWith("M") ? 1L << 20 : 1L << 30;
+      t = t.substring(0, t.length() - 1);
+    }
+    long value;
+    try {
+      value = Math.multiplyExact(Long.parseLong(t), unit);
+    } catch (NumberFormatException | ArithmeticException e) {
+      throw new IllegalArgumentException(key + " must be a size such as 768M or 1G, got '" + raw + "'");
+    }
+    if (value < min || value > max) {
+      throw new IllegalArgumentException(key + " must be between " + min + " and " + max + " bytes, got '" + raw + "'");
     }
     return value;
   }

@@ -51,7 +51,7 @@ public final class LogicModuleMain {
           config.backendTimeoutMs(), config.clusterSecret(), config.maxModelBytes()), Clock.systemUTC(),
           SessionMetadata::currentPeer);
       bootstrap(service, config);
-      server = LogicModuleServer.onPort(config.port(), service).start();
+      server = LogicModuleServer.onPort(config.port(), service, config.maxMessageBytes()).start();
     } catch (DataClayException e) {
       close(deployer, store);
       exit(e instanceof InvalidArgumentException ? 2 : 3, e.getMessage());

@@ -18,15 +18,20 @@ public final class LogicModuleServer {
 
   /** A server built by {@code builder} (tests pass an in-process builder) serving {@code service}. */
   public LogicModuleServer(ServerBuilder<?> builder, LogicModuleService service) {
+    this(builder, service, LogicModuleConfig.DEFAULT_MAX_MESSAGE_BYTES);
+  }
+
+  /** A server refusing requests larger than {@code maxMessageBytes} before reading them whole. */
+  public LogicModuleServer(ServerBuilder<?> builder, LogicModuleService service, int maxMessageBytes) {
     this.server = builder
         .addService(ServerInterceptors.intercept(new LogicModuleServicer(service), SessionMetadata.serverInterceptor()))
-        .maxInboundMessageSize(Integer.MAX_VALUE)
+        .maxInboundMessageSize(maxMessageBytes)
         .build();
   }
 
   /** A server on TCP {@code port} of every interface (0: any free port). */
-  public static LogicModuleServer onPort(int port, LogicModuleService service) {
-    return new LogicModuleServer(NettyServerBuilder.forPort(port), service);
+  public static LogicModuleServer onPort(int port, LogicModuleService service, int maxMessageBytes) {
+    return new LogicModuleServer(NettyServerBuilder.forPort(port), service, maxMessageBytes);
   }
 
   /**

@@ -28,9 +28,10 @@ record ObjectGraph(List<UUID> local, Map<String, List<UUID>> remote) {
 
   /**
    * Walks from {@code roots}, which must be mastered here; when {@code recursive}, follows every
-   * reference transitively. Every object reached here must be readable by {@code session} (and,
-   * with {@code write}, changeable); other masters check theirs, asked with the same session. A
-   * reference to an object nobody knows (a dangling one) is skipped.
+   * reference transitively. Every object reached must be readable by {@code session} (and, with
+   * {@code write}, changeable): those mastered here and the first ones met on other masters are
+   * checked before anything is copied; other masters check what they reach from there themselves,
+   * asked with the same session. A reference to an object nobody knows (a dangling one) is skipped.
    */
   static ObjectGraph walk(ObjectStore store, ObjectDirectory directory, Session session, List<UUID> roots,
       boolean recursive, boolean write) {
@@ -46,18 +47,19 @@ record ObjectGraph(List<UUID> local, Map<String, List<UUID>> remote) {
       UUID id = todo.poll();
       Optional<StoredObject> here = store.get(id).filter(o -> o.header().masterBackendId() == null);
       if (here.isEmpty()) {
+        ObjectLocation where;
         try {
-          remote.computeIfAbsent(directory.locate(id).masterBackendId(), k -> new ArrayList<>()).add(id);
+          where = directory.locate(id);
         } catch (ObjectDoesNotExistException dangling) {
-          // a reference to a collected or never registered object: nothing to copy
+          continue; // a reference to a collected or never registered object: nothing to copy
         }
+        // checked here too, before anything is copied: its master checks it (and what it reaches)
+        // again, but a refusal found now changes nothing anywhere
+        check(session, id, where.header(), write);
+        remote.computeIfAbsent(where.masterBackendId(), k -> new ArrayList<>()).add(id);
         continue;
       }
-      if (write) {
-        Permissions.checkWrite(session, id, here.get().header());
-      } else {
-        Permissions.check(session, id, here.get().header());
-      }
+      check(session, id, here.get().header(), write);
       local.add(id);
       if (recursive) {
         for (FieldValue f : here.get().fields().values()) {
@@ -70,5 +72,13 @@ record ObjectGraph(List<UUID> local, Map<String, List<UUID>> remote) {
       }
     }
     return new ObjectGraph(local, remote);
+  }
+
+  private static void check(Session session, UUID id, ObjectHeader header, boolean write) {
+    if (write) {
+      Permissions.checkWrite(session, id, header);
+    } else {
+      Permissions.check(session, id, header);
+    }
   }
 }
