@@ -2,9 +2,12 @@ package io.dataclay.ds;
 
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.rpc.PemFile;
+import io.dataclay.rpc.TlsSettings;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.Map;
 
 /**
@@ -24,6 +27,17 @@ public final class DataServiceConfig {
   public static final String BACKEND_NAME = "DATACLAY_BACKEND_NAME";
   /** Address advertised to clients. Default 127.0.0.1. */
   public static final String BACKEND_HOST = "DATACLAY_BACKEND_HOST";
+  /**
+   * Address to listen on. Default: DATACLAY_BACKEND_HOST, the address advertised; 0.0.0.0 (or ::)
+   * listens on every interface, which only this setting can ask for.
+   */
+  public static final String BIND_HOST = "DATACLAY_BIND_HOST";
+  /** PEM file of the cluster CA: set with the two below, every connection in and out uses TLS. Default: unset, plaintext. */
+  public static final String TLS_CA = "DATACLAY_TLS_CA";
+  /** PEM file of this Data Service's certificate, signed by the CA and naming DATACLAY_BACKEND_HOST. */
+  public static final String TLS_CERT = "DATACLAY_TLS_CERT";
+  /** PEM file (unencrypted PKCS#8) of that certificate's private key; never handed to the Python environment. */
+  public static final String TLS_KEY = "DATACLAY_TLS_KEY";
   /** Port to bind; 0 binds any free port, and the port actually bound is registered. Default 0. */
   public static final String BACKEND_PORT = "DATACLAY_BACKEND_PORT";
   /** Local state of a cluster. Default ~/.dataclay. */
@@ -63,6 +77,8 @@ public final class DataServiceConfig {
   private final String password;
   private final String backendName;
   private final String backendHost;
+  private final String bindHost;
+  private final TlsSettings tls;
   private final int backendPort;
   private final Path backendDir;
   private final String storeEngine;
@@ -86,6 +102,8 @@ public final class DataServiceConfig {
       throw new InvalidArgumentException(BACKEND_NAME + " must be a plain name, not " + backendName);
     }
     backendHost = text(BACKEND_HOST, "127.0.0.1");
+    bindHost = text(BIND_HOST, backendHost);
+    tls = TlsSettings.forServer(pem(TLS_CA), pem(TLS_CERT), pem(TLS_KEY));
     backendPort = port(BACKEND_PORT, 0, true);
     Path home = Path.of(text(HOME, Path.of(System.getProperty("user.home"), ".dataclay").toString()));
     backendDir = Path.of(text(BACKEND_DIR, home.resolve("backends").resolve(backendName).toString()));
@@ -111,9 +129,21 @@ public final class DataServiceConfig {
     return new DataServiceConfig(env);
   }
 
-  /** The whole environment the configuration was read from (handed on to the Python environment). */
+  /** The whole environment the configuration was read from. */
   public Map<String, String> environment() {
     return env;
+  }
+
+  /**
+   * The environment handed on to the Python execution environment: this one without the Data
+   * Service's certificate and key settings. The environment needs only the CA: it calls servers
+   * like a user client, in its callers' sessions, and presents no certificate.
+   */
+  public Map<String, String> childEnvironment() {
+    Map<String, String> out = new HashMap<>(env);
+    out.remove(TLS_CERT);
+    out.remove(TLS_KEY);
+    return out;
   }
 
   /** Logic Module host. */
@@ -144,6 +174,16 @@ public final class DataServiceConfig {
   /** Address advertised to clients. */
   public String backendHost() {
     return backendHost;
+  }
+
+  /** Address the server listens on (the advertised one unless DATACLAY_BIND_HOST says otherwise). */
+  public String bindHost() {
+    return bindHost;
+  }
+
+  /** How connections in and out are secured. */
+  public TlsSettings tls() {
+    return tls;
   }
 
   /** Port to bind (0: any free port). */
@@ -205,6 +245,11 @@ public final class DataServiceConfig {
   private String text(String key, String fallback) {
     String v = env.get(key);
     return v == null || v.isBlank() ? fallback : v.trim();
+  }
+
+  private PemFile pem(String key) {
+    String path = text(key, null);
+    return path == null ? null : PemFile.read(key, path);
   }
 
   private String required(String key) {

@@ -4,6 +4,7 @@ import io.dataclay.ds.lm.AdminSession;
 import io.dataclay.ds.service.BackendIdentity;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.ObjectStores;
+import io.grpc.ServerBuilder;
 
 /**
  * The Data Service process: configuration, store, server, registration, Python environment,
@@ -24,7 +25,15 @@ public final class DataServiceMain {
       exit(2, "bad configuration: " + e.getMessage());
       return;
     }
-    AdminSession admin = AdminSession.connect(config.lmHost(), config.lmPort(), config.user(), config.password());
+    ServerBuilder<?> listener;
+    try {
+      listener = DataServiceServer.listening(config.bindHost(), config.backendPort(), config.tls());
+    } catch (RuntimeException e) {
+      exit(2, "bad configuration: " + e.getMessage());
+      return;
+    }
+    AdminSession admin = AdminSession.connect(config.lmHost(), config.lmPort(), config.tls(), config.user(),
+        config.password());
     logInMeanwhile(admin);
     ObjectStore store;
     try {
@@ -35,7 +44,7 @@ public final class DataServiceMain {
     }
     DataServiceNode node;
     try {
-      node = DataServiceNode.start(config, store, DataServiceServer.onPort(config.backendPort()), admin);
+      node = DataServiceNode.start(config, store, listener, admin);
     } catch (Exception e) {
       store.close();
       exit(1, "could not start: " + e.getMessage());
@@ -46,8 +55,9 @@ public final class DataServiceMain {
       store.close();
     }, "dataclay-ds-shutdown"));
     BackendIdentity me = node.identity();
-    System.err.println("data service " + me.name() + " (" + me.id() + ") listening on port " + me.port()
-        + ", store " + me.storeEngine() + " at " + config.storePath());
+    System.err.println("data service " + me.name() + " (" + me.id() + ") listening on port " + me.port() + ", on "
+        + config.bindHost() + " (advertised as " + me.host() + "), " + config.tls() + ", store " + me.storeEngine()
+        + " at " + config.storePath());
     node.blockUntilShutdown();
   }
 

@@ -6,6 +6,7 @@ import io.dataclay.logic.deploy.GrpcBackendCalls;
 import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.MetadataSync;
 import io.dataclay.logic.service.LogicModuleService;
+import io.dataclay.rpc.TlsSettings;
 import io.grpc.ManagedChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,18 +30,18 @@ public final class TestLogicModule implements AutoCloseable {
     this.store = store;
     this.deployer = deployer;
     this.server = server;
-    this.channel = Channels.forAddress("127.0.0.1", server.port());
+    this.channel = Channels.forAddress("127.0.0.1", server.port(), TlsSettings.plaintext());
   }
 
   /** Starts a Logic Module whose administrator is {@code admin}. */
   public static TestLogicModule start(Path home, String admin, String password) throws Exception {
     Files.createDirectories(home);
     MetadataStore store = MetadataStore.open("jdbc:sqlite:" + home.resolve("metadata.db"), MetadataSync.NORMAL);
-    GrpcBackendCalls deployer = new GrpcBackendCalls();
+    GrpcBackendCalls deployer = new GrpcBackendCalls(TlsSettings.plaintext());
     try {
       LogicModuleService service = new LogicModuleService(store, deployer, Duration.ofHours(1), BACKEND_TIMEOUT_MS, Clock.systemUTC());
       service.bootstrapAdministrator(admin, password);
-      return new TestLogicModule(store, deployer, LogicModuleServer.onPort(0, service).start());
+      return new TestLogicModule(store, deployer, LogicModuleServer.listening("127.0.0.1", 0, TlsSettings.plaintext(), service).start());
     } catch (Exception e) {
       deployer.close();
       store.close();

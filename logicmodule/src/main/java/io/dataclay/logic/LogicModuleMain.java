@@ -42,21 +42,21 @@ public final class LogicModuleMain {
       return;
     }
     LOG.info("metadata database: " + store.describe());
-    GrpcBackendCalls deployer = new GrpcBackendCalls();
+    GrpcBackendCalls deployer = new GrpcBackendCalls(config.tls());
     LogicModuleServer server;
     LogicModuleService service;
     try {
       service = new LogicModuleService(store, deployer, config.sessionTtl(),
           config.backendTimeoutMs(), Clock.systemUTC());
       bootstrap(service, config);
-      server = LogicModuleServer.onPort(config.port(), service).start();
+      server = LogicModuleServer.listening(config.bindHost(), config.port(), config.tls(), service).start();
     } catch (DataClayException e) {
       close(deployer, store);
       exit(e instanceof InvalidArgumentException ? 2 : 3, e.getMessage());
       return;
     } catch (IOException e) {
       close(deployer, store);
-      exit(4, "cannot listen on port " + config.port() + ": " + rootMessage(e));
+      exit(4, "cannot listen on port " + config.port() + " of " + config.bindHost() + ": " + rootMessage(e));
       return;
     }
     PeriodicCollection collections = PeriodicCollection.start(service, config.gcInterval());
@@ -65,7 +65,8 @@ public final class LogicModuleMain {
       server.stop();
       close(deployer, store);
     }, "lm-shutdown"));
-    System.err.println("logic module listening on port " + server.port());
+    System.err.println("logic module listening on port " + server.port() + " of " + config.bindHost() + ", "
+        + config.tls());
     System.err.flush();
     server.blockUntilShutdown();
   }

@@ -7,6 +7,7 @@ import io.dataclay.client.LogicModuleClient;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.Language;
 import io.dataclay.proto.ObjectInfo;
+import io.dataclay.rpc.TlsSettings;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -90,10 +91,10 @@ class LogicModuleMainTest {
     String token;
     String backendId = UUID.randomUUID().toString();
     String objectId = UUID.randomUUID().toString();
-    try (LogicModuleClient anonymous = new LogicModuleClient("127.0.0.1", port, () -> null)) {
+    try (LogicModuleClient anonymous = new LogicModuleClient("127.0.0.1", port, TlsSettings.plaintext(), () -> null)) {
       token = anonymous.newSession("admin", "main-test-password", "").getToken();
     }
-    try (LogicModuleClient admin = new LogicModuleClient("127.0.0.1", port, () -> token)) {
+    try (LogicModuleClient admin = new LogicModuleClient("127.0.0.1", port, TlsSettings.plaintext(), () -> token)) {
       admin.registerBackend(BackendInfo.newBuilder().setId(backendId).setName("b1").setHost("127.0.0.1")
           .setPort(7001).addLanguages(Language.PYTHON).setStoreEngine("kv").build());
       admin.registerObjects(List.of(ObjectInfo.newBuilder().setId(objectId).setClassName("app.Person")
@@ -106,7 +107,7 @@ class LogicModuleMainTest {
     Process second = launch(env(home, 0), log2);
     int port2 = awaitPort(second, log2);
     // verify: the old session, the backend, the object and its alias are all there
-    try (LogicModuleClient admin = new LogicModuleClient("127.0.0.1", port2, () -> token)) {
+    try (LogicModuleClient admin = new LogicModuleClient("127.0.0.1", port2, TlsSettings.plaintext(), () -> token)) {
       assertEquals(objectId, admin.getObjectByAlias("kept", "").getId());
       assertEquals(backendId, admin.getBackends().get(0).getId());
     }

@@ -8,6 +8,7 @@ import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.MetadataSync;
 import io.dataclay.logic.metadata.SessionRecord;
 import io.dataclay.logic.service.LogicModuleService;
+import io.dataclay.rpc.TlsSettings;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -57,7 +58,7 @@ public final class LogicModuleFixture implements AutoCloseable {
   public LogicModuleFixture(String url, TestClock clock) {
     this.clock = clock;
     this.store = MetadataStore.open(url, MetadataSync.NORMAL);
-    this.deployer = new GrpcBackendCalls();
+    this.deployer = new GrpcBackendCalls(TlsSettings.plaintext());
     this.service = new LogicModuleService(store, deployer, SESSION_TTL, BACKEND_TIMEOUT_MS, clock);
     if (HASHED_PASSWORD.get() == null) {
       service.bootstrapAdministrator("admin", PASSWORD);

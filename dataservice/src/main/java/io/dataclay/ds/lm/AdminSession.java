@@ -2,6 +2,7 @@ package io.dataclay.ds.lm;
 
 import io.dataclay.client.LogicModuleClient;
 import io.dataclay.proto.SessionInfo;
+import io.dataclay.rpc.TlsSettings;
 import io.grpc.Channel;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -26,9 +27,9 @@ public final class AdminSession implements AutoCloseable {
     this.client = clients.apply(() -> token);
   }
 
-  /** A session to the Logic Module at {@code host:port}. */
-  public static AdminSession connect(String host, int port, String user, String password) {
-    return new AdminSession(user, password, token -> new LogicModuleClient(host, port, token));
+  /** A session to the Logic Module at {@code host:port}, over a channel secured as {@code tls} says. */
+  public static AdminSession connect(String host, int port, TlsSettings tls, String user, String password) {
+    return new AdminSession(user, password, token -> new LogicModuleClient(host, port, tls, token));
   }
 
   /** A session over a channel owned by the caller (tests). */

@@ -8,6 +8,7 @@ import io.dataclay.ds.servicer.Messages;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.proto.CopiedObject;
 import io.dataclay.proto.CopiesResponse;
+import io.dataclay.rpc.TlsSettings;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -16,9 +17,9 @@ import java.util.UUID;
 public final class RemotePeers implements PeerBackends, AutoCloseable {
   private final BackendClients clients;
 
-  /** Peers reached as the administrator of {@code admin}. */
-  public RemotePeers(AdminSession admin) {
-    this.clients = new BackendClients(() -> admin.client().getBackends(), admin::token);
+  /** Peers reached as the administrator of {@code admin}, over channels secured as {@code tls} says. */
+  public RemotePeers(AdminSession admin, TlsSettings tls) {
+    this.clients = new BackendClients(() -> admin.client().getBackends(), tls, admin::token);
   }
 
   @Override
