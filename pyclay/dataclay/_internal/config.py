@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from dataclay.exceptions import InvalidArgumentError
+from dataclay._internal.rpc.tls import ClusterCa
 
 DEFAULT_PORT = 11034
 DEFAULT_EE_THREADS = 16
@@ -24,7 +25,10 @@ KEYS = {
     "DATACLAY_PASSWORD": "its password",
     "DATACLAY_DATASET": "dataset of the session's new objects (empty: the user's own)",
     "DATACLAY_PICKLE_ALLOW": "comma-separated module.name globals the unpickler also accepts",
+    "DATACLAY_TLS_CA": "PEM file of the cluster CA: set, every connection uses TLS and trusts only it (plaintext)",
     "DATACLAY_EE_DS_ADDRESS": "execution environment: host:port of its Data Service (gRPC: loading state)",
+    "DATACLAY_EE_DS_TLS_NAME": "execution environment: the name its Data Service's certificate carries "
+                               "(the host of DATACLAY_EE_DS_ADDRESS)",
     "DATACLAY_EE_SOCKET": "execution environment: path of the Unix socket its Data Service sends calls on",
     "DATACLAY_EE_SECRET": "execution environment: secret to attach to its Data Service",
     "DATACLAY_BACKEND_ID": "execution environment: ID of its backend",
@@ -46,7 +50,9 @@ class Config:
     password: str | None = None
     dataset: str = ""
     pickle_allow: tuple[str, ...] = ()
+    tls: ClusterCa | None = None
     ee_ds_address: str | None = None
+    ee_ds_tls_name: str | None = None
     ee_socket: str | None = None
     ee_secret: str | None = None
     backend_id: str | None = None
@@ -99,7 +105,10 @@ class Config:
             password=values.get("DATACLAY_PASSWORD"),
             dataset=values.get("DATACLAY_DATASET", ""),
             pickle_allow=_allow_list(values.get("DATACLAY_PICKLE_ALLOW", ""), where),
+            tls=ClusterCa.read(values["DATACLAY_TLS_CA"], "DATACLAY_TLS_CA", where)
+            if values.get("DATACLAY_TLS_CA") else None,
             ee_ds_address=ds_address,
+            ee_ds_tls_name=values.get("DATACLAY_EE_DS_TLS_NAME") or None,
             ee_socket=ee_socket,
             ee_secret=values.get("DATACLAY_EE_SECRET"),
             backend_id=values.get("DATACLAY_BACKEND_ID"),

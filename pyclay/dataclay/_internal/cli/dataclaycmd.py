@@ -49,7 +49,7 @@ def _password(config: Config, given: str) -> str:
 @contextmanager
 def _session(config: Config, user: str, password: str):
     """A Logic Module client with an open session for `user`, closed afterwards."""
-    client = LogicModuleClient(_address(config))
+    client = LogicModuleClient(_address(config), tls=config.tls)
     try:
         client.token = client.new_session(user, _password(config, password), "").token
         yield client
@@ -112,7 +112,7 @@ def get_backends(config: Config, user: str, password: str) -> str:
 
 def wait_for_dataclay(config: Config, retries: str, seconds: str) -> str:
     tries, pause = _positive_int(retries, "retries"), _positive_float(seconds, "seconds")
-    client = LogicModuleClient(_address(config))
+    client = LogicModuleClient(_address(config), tls=config.tls)
     try:
         for attempt in range(tries):
             try:

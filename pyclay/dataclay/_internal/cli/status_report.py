@@ -54,7 +54,7 @@ def collect_status(home: pathlib.Path, state: ClusterState | None) -> StatusRepo
     report = StatusReport(lm_address=address, lm_alive=False)
     if state is not None:
         report.metadata = state.metadata_url or f"embedded ({home / 'lm' / 'metadata.db'})"
-    lm = LogicModuleClient(address)
+    lm = LogicModuleClient(address, tls=config.tls)
     try:
         report.lm_version = lm.health(timeout=TIMEOUT)
         report.lm_alive = True
@@ -66,7 +66,7 @@ def collect_status(home: pathlib.Path, state: ClusterState | None) -> StatusRepo
         report.objects, report.aliases, report.sessions = stats.objects, stats.aliases, stats.open_sessions
         report.collected = stats.objects_collected
         for backend in lm.get_backends():
-            report.backends.append(_describe(backend, lm.token))
+            report.backends.append(_describe(backend, lm.token, config.tls))
         lm.close_session()
     except DataClayError as e:
         report.problem = str(e)
@@ -75,12 +75,12 @@ def collect_status(home: pathlib.Path, state: ClusterState | None) -> StatusRepo
     return report
 
 
-def _describe(backend, token: str) -> BackendLine:
+def _describe(backend, token: str, tls) -> BackendLine:
     line = BackendLine(name=backend.name, backend_id=backend.id, address=f"{backend.host}:{backend.port}",
                        alive=backend.alive, engine=backend.store_engine or "?")
     if not backend.alive:
         return line
-    ds = DataServiceClient(line.address, token)
+    ds = DataServiceClient(line.address, token, tls=tls)
     try:
         status = ds.get_status(timeout=TIMEOUT)
         store = status.store
