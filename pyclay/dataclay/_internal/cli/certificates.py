@@ -8,6 +8,7 @@ calls another one (mutual TLS), so it carries both the serverAuth and clientAuth
 from __future__ import annotations
 
 import datetime
+import hashlib
 import ipaddress
 import os
 import pathlib
@@ -111,7 +112,9 @@ class ClusterCertificates:
         if self.ca_file.exists() or self._ca_key_file.exists():
             self._load_ca()
             return
-        cert, key = make_ca(f"dataClay local cluster CA ({self.directory.parent})")
+        # a common name holds at most 64 characters: the home is named by a digest of its path
+        digest = hashlib.sha256(str(self.directory.parent.resolve()).encode()).hexdigest()[:12]
+        cert, key = make_ca(f"dataClay local cluster CA {digest}")
         write_private(self._ca_key_file, key_pem(key).decode())
         _write_public(self.ca_file, cert.public_bytes(serialization.Encoding.PEM))
 
@@ -121,7 +124,7 @@ class ClusterCertificates:
         pair = CertificatePair(self.directory / f"{name}.pem", self.directory / f"{name}.key")
         ca, ca_key = self._load_ca()
         if not _usable(pair, ca, hosts):
-            cert, key = issue(ca, ca_key, name, hosts)
+            cert, key = issue(ca, ca_key, name, hosts, days=SERVER_DAYS)
             write_private(pair.key, key_pem(key).decode())
             _write_public(pair.cert, cert.public_bytes(serialization.Encoding.PEM))
         return pair

@@ -37,6 +37,7 @@ class StatusReport:
 
     lm_address: str
     lm_alive: bool
+    tls: str = "off (plaintext)"
     lm_version: str = ""
     metadata: str = ""
     objects: int = 0
@@ -54,6 +55,7 @@ def collect_status(home: pathlib.Path, state: ClusterState | None) -> StatusRepo
     report = StatusReport(lm_address=address, lm_alive=False)
     if state is not None:
         report.metadata = state.metadata_url or f"embedded ({home / 'lm' / 'metadata.db'})"
+    report.tls = _tls_line(home, state, config)
     lm = LogicModuleClient(address, tls=config.tls)
     try:
         report.lm_version = lm.health(timeout=TIMEOUT)
@@ -73,6 +75,16 @@ def collect_status(home: pathlib.Path, state: ClusterState | None) -> StatusRepo
     finally:
         lm.close()
     return report
+
+
+def _tls_line(home: pathlib.Path, state: ClusterState | None, config: Config) -> str:
+    """Whether the cluster (the local one, when this home has one) uses TLS, and which CA this client trusts."""
+    on = state.tls if state is not None else config.tls is not None
+    if not on:
+        return "off (plaintext)" + (f"; this client still trusts {config.tls}" if config.tls is not None else "")
+    ca = f"clients trust {config.tls}" if config.tls is not None else "this client has no DATACLAY_TLS_CA"
+    where = f", certificates in {home / 'tls'}" if state is not None else ""
+    return f"on for every connection ({ca}{where})"
 
 
 def _describe(backend, token: str, tls) -> BackendLine:
@@ -116,8 +128,9 @@ def _size(n: int) -> str:
 def format_status(report: StatusReport) -> str:
     """The report as the text `dataclay status` prints."""
     if not report.lm_alive:
-        return f"Logic Module {report.lm_address}: DOWN ({report.problem or 'no answer'})"
-    out = [f"Logic Module {report.lm_address}: up, version {report.lm_version}"]
+        return (f"Logic Module {report.lm_address}: DOWN ({report.problem or 'no answer'})\n"
+                f"  TLS: {report.tls}")
+    out = [f"Logic Module {report.lm_address}: up, version {report.lm_version}", f"  TLS: {report.tls}"]
     if report.metadata:
         out.append(f"  metadata: {report.metadata}")
     out.append(f"  objects {report.objects}, aliases {report.aliases}, open sessions {report.sessions}, "
