@@ -57,11 +57,11 @@ final class TlsProbe {
       socket.startHandshake();
       return tls.enabled() ? null : requiresTls(where, recorder.chain);
     } catch (IOException e) {
-      return verdict(where, tls, recorder, e);
+      return verdict(where, host, tls, recorder, e);
     }
   }
 
-  private static String verdict(String where, TlsSettings tls, Recorder recorder, IOException failure) {
+  private static String verdict(String where, String host, TlsSettings tls, Recorder recorder, IOException failure) {
     X509Certificate[] chain = recorder.chain;
     if (chain == null || chain.length == 0) {
       return tls.enabled() ? where + " does not speak TLS (a plaintext server?), but this client requires TLS ("
@@ -89,8 +89,13 @@ final class TlsProbe {
     while (root.getCause() != null) {
       root = root.getCause();
     }
+    String reason = String.valueOf(root.getMessage());
+    if (reason.startsWith("No subject alternative") || reason.startsWith("No name matching")) {
+      return where + " presents a certificate (" + leaf.getSubjectX500Principal().getName() + ") that does not name "
+          + host + ": host name mismatch";
+    }
     return where + " presents a certificate (" + leaf.getSubjectX500Principal().getName()
-        + ") signed by the cluster CA but refused: " + root.getMessage();
+        + ") signed by the cluster CA but refused: " + reason;
   }
 
   private static String requiresTls(String where, X509Certificate[] chain) {

@@ -113,6 +113,18 @@ class TlsTransportTest {
   }
 
   @Test
+  void a_client_is_told_the_certificate_does_not_name_the_host_it_dialled() throws IOException {
+    Server server = ServerTransport.builder("127.0.0.2", 0, TlsFixtures.server("server"), "DATACLAY_BIND_HOST")
+        .addService(new Reporter()).build().start();
+    servers.add(server);
+    try (LogicModuleClient client = new LogicModuleClient("127.0.0.2", server.getPort(),
+        TlsFixtures.client("ca.pem"), () -> null)) {
+      String message = assertThrows(BackendUnavailableException.class, () -> client.health(10_000)).getMessage();
+      assertTrue(message.contains("does not name 127.0.0.2: host name mismatch"), message);
+    }
+  }
+
+  @Test
   void a_server_listens_on_its_bind_host_only() throws IOException {
     serve(TlsFixtures.server("server"));
     List<? extends SocketAddress> bound = servers.get(0).getListenSockets();
