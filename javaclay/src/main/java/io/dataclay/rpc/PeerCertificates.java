@@ -40,6 +40,8 @@ public final class PeerCertificates {
   /**
    * Whether the caller of the call being served on this thread presented a certificate the cluster
    * CA verifies (false outside a call, in plaintext, or on a server without {@link #serverInterceptor}).
+   * Like {@link SessionMetadata#currentToken()} it reads the call's gRPC {@link Context}: ask on the
+   * thread serving the call, or carry the context along ({@code Context.current().wrap(...)}).
    */
   public static boolean callerIsClusterServer() {
     Peer peer = PEER.get();
