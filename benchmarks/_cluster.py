@@ -21,15 +21,15 @@ def p50_p99(samples: list[float]) -> tuple[float, float]:
 
 
 @contextlib.contextmanager
-def connected_cluster(backends: int, store: str, store_size: str, java_opts: str | None = None):
+def connected_cluster(backends: int, store: str, store_size: str, java_opts: str | None = None, tls: bool = False):
     """A started cluster with the test models registered, and this process connected to it
     (api.init with the cluster's environment, the models importable); stopped on leaving.
     `java_opts` (by default DATACLAY_JAVA_OPTS, since the test harness passes no DATACLAY_*
-    variable on) goes to the server JVMs, e.g. -Xmx8g."""
+    variable on) goes to the server JVMs, e.g. -Xmx8g; `tls` starts it with --tls."""
     if java_opts is None:
         java_opts = os.environ.get("DATACLAY_JAVA_OPTS")
     cluster = Cluster(backends=backends, store=store, store_size=store_size,
-                      extra_env={"DATACLAY_JAVA_OPTS": java_opts} if java_opts else None)
+                      extra_env={"DATACLAY_JAVA_OPTS": java_opts} if java_opts else None, tls=tls)
     try:
         cluster.start()
         cluster.register_models()

@@ -41,13 +41,16 @@ def main() -> int:
                         help="graphs made persistent first, unmeasured (the Data Service's JIT warms up on them)")
     parser.add_argument("--rounds", type=int, default=4, help="latency rounds; the first runs on cold servers")
     parser.add_argument("--store", default="kv")
+    parser.add_argument("--tls", action="store_true",
+                        help="a TLS cluster (dataclay start --tls); tls_cost.py compares it with plaintext")
     args = parser.parse_args()
 
-    with connected_cluster(backends=1, store=args.store, store_size="2G") as cluster:
+    with connected_cluster(backends=1, store=args.store, store_size="2G", tls=args.tls) as cluster:
+        from dataclay import getRuntime
         from dataclay._internal.rpc import LogicModuleClient
         from people.model import Counter, Node
 
-        lm = LogicModuleClient(f"127.0.0.1:{cluster.port}")
+        lm = LogicModuleClient(f"127.0.0.1:{cluster.port}", tls=getRuntime().config.tls)
         counter = Counter(0)
         counter.make_persistent(alias="bench")
         for round_ in range(1, args.rounds + 1):

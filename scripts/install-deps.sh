@@ -28,8 +28,9 @@ python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-if ! cmp -s requirements-dev.txt .venv/.requirements-installed; then
+# requirements-dev.txt includes requirements.txt: a change to either installs again
+if ! cat requirements.txt requirements-dev.txt | cmp -s - .venv/.requirements-installed; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -r requirements-dev.txt
-  cp requirements-dev.txt .venv/.requirements-installed
+  cat requirements.txt requirements-dev.txt > .venv/.requirements-installed
 fi

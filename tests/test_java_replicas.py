@@ -159,10 +159,10 @@ public final class JavaClient {
     ClientConfig c = ClientConfig.load(null, System.getenv());
     String[] token = new String[1];
     Map<String, Object> out = new LinkedHashMap<>();
-    try (LogicModuleClient lm = new LogicModuleClient(c.host(), c.port(), () -> token[0])) {
+    try (LogicModuleClient lm = new LogicModuleClient(c.host(), c.port(), c.tls(), () -> token[0])) {
       token[0] = lm.newSession(c.user(), c.password(), c.dataset()).getToken();
       for (io.dataclay.proto.BackendInfo info : lm.getBackends()) {
-        try (DataServiceClient ds = new DataServiceClient(info.getHost(), info.getPort(), () -> token[0])) {
+        try (DataServiceClient ds = new DataServiceClient(info.getHost(), info.getPort(), c.tls(), () -> token[0])) {
           byte[] value = ds.getField(id, field);
           out.put(info.getName(), HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(value)));
         } catch (DataClayException e) {

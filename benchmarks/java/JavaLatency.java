@@ -25,7 +25,7 @@ public final class JavaLatency {
       TextStats small = new TextStats();
       small.mergeWordCounts(Map.of("w", 1));
       small.makePersistent();
-      try (LogicModuleClient lm = new LogicModuleClient(config.host(), config.port(), () -> null)) {
+      try (LogicModuleClient lm = new LogicModuleClient(config.host(), config.port(), config.tls(), () -> null)) {
         for (int round = 1; round <= rounds; round++) {
           System.out.printf("round %d of %d%s%n", round, rounds, round == 1 ? " (servers just started)" : "");
           long[] method = new long[calls];

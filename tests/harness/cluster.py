@@ -30,12 +30,14 @@ def _command(name: str) -> str:
 
 
 class Cluster:
-    """One Logic Module and `backends` Data Services; always stop() it (the fixture does)."""
+    """One Logic Module and `backends` Data Services (`tls`: started with --tls); always stop() it
+    (the fixture does)."""
 
     def __init__(self, backends: int = 2, store: str = "kv", metadata_url: str | None = None,
-                 store_size: str = "256M", extra_env: dict | None = None):
+                 store_size: str = "256M", extra_env: dict | None = None, tls: bool = False):
         self.backends = backends
         self.store = store
+        self.tls = tls
         self.metadata_url = metadata_url
         self.home = pathlib.Path(tempfile.mkdtemp(prefix="dataclay-home-"))
         self.pools = pathlib.Path(tempfile.mkdtemp(prefix="dataclay-pools-", dir="/dev/shm"))
@@ -60,6 +62,8 @@ class Cluster:
         args = [_command("dataclay"), "start", "--backends", str(self.backends), "--store", self.store]
         if self.metadata_url:
             args += ["--metadata", self.metadata_url]
+        if self.tls:
+            args.append("--tls")
         started = time.perf_counter()
         result = subprocess.run(args, env=self.env, capture_output=True, text=True, timeout=timeout)
         if result.returncode != 0:

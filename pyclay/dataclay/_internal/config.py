@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from dataclay.exceptions import InvalidArgumentError
+from dataclay._internal.rpc.tls import ClusterCa
 
 DEFAULT_PORT = 11034
 DEFAULT_EE_THREADS = 16
@@ -25,7 +26,10 @@ KEYS = {
     "DATACLAY_NEW_PASSWORD": "dataclaycmd NewAccount <user> -: the new account's password (else standard input)",
     "DATACLAY_DATASET": "dataset of the session's new objects (empty: the user's own)",
     "DATACLAY_PICKLE_ALLOW": "comma-separated module.name globals the unpickler also accepts",
+    "DATACLAY_TLS_CA": "PEM file of the cluster CA: set, every connection uses TLS and trusts only it (plaintext)",
     "DATACLAY_EE_DS_ADDRESS": "execution environment: host:port of its Data Service (gRPC: loading state)",
+    "DATACLAY_EE_DS_TLS_NAME": "execution environment: the name its Data Service's certificate carries "
+                               "(the host of DATACLAY_EE_DS_ADDRESS)",
     "DATACLAY_EE_SOCKET": "execution environment: path of the Unix socket its Data Service sends calls on",
     "DATACLAY_BACKEND_ID": "execution environment: ID of its backend",
     "DATACLAY_EE_MODELS_DIR": "execution environment: directory of deployed model code (put on sys.path)",
@@ -47,7 +51,9 @@ class Config:
     new_password: str | None = None
     dataset: str = ""
     pickle_allow: tuple[str, ...] = ()
+    tls: ClusterCa | None = None
     ee_ds_address: str | None = None
+    ee_ds_tls_name: str | None = None
     ee_socket: str | None = None
     backend_id: str | None = None
     ee_models_dir: pathlib.Path | None = None
@@ -105,7 +111,10 @@ class Config:
             new_password=values.get("DATACLAY_NEW_PASSWORD"),
             dataset=values.get("DATACLAY_DATASET", ""),
             pickle_allow=_allow_list(values.get("DATACLAY_PICKLE_ALLOW", ""), where),
+            tls=ClusterCa.read(values["DATACLAY_TLS_CA"], "DATACLAY_TLS_CA", where)
+            if values.get("DATACLAY_TLS_CA") else None,
             ee_ds_address=ds_address,
+            ee_ds_tls_name=values.get("DATACLAY_EE_DS_TLS_NAME") or None,
             ee_socket=ee_socket,
             backend_id=values.get("DATACLAY_BACKEND_ID"),
             ee_models_dir=pathlib.Path(models).expanduser().resolve() if models else None,

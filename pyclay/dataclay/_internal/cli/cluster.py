@@ -22,6 +22,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="store engine of the backends (default: $DATACLAY_STORE or kv)")
     start.add_argument("--metadata", default=None, metavar="JDBC_URL",
                        help="metadata database (default: $DATACLAY_METADATA_URL or the embedded database)")
+    start.add_argument("--tls", action="store_true",
+                       help="secure every connection with TLS: a private CA and server certificates in "
+                            "$DATACLAY_HOME/tls; later starts keep TLS on")
     commands.add_parser("stop", help="stop every process of the local cluster (clean shutdown)")
     commands.add_parser("status", help="backends, addresses, liveness, engines and object counts")
     return parser
@@ -34,9 +37,11 @@ def main(argv: list[str] | None = None) -> int:
         settings = ClusterSettings.from_env()
         cluster = LocalCluster(settings)
         if args.command == "start":
-            state = cluster.start(args.backends, args.store, args.metadata)
+            state = cluster.start(args.backends, args.store, args.metadata, tls=args.tls)
             print(f"dataClay is running: Logic Module on 127.0.0.1:{state.lm.port}, "
                   f"{len(state.backends)} backend(s), store {state.store} in {state.store_root}")
+            if state.tls:
+                print(f"TLS on every connection; clients need the CA certificate {cluster.certificates.ca_file}")
             print(f"client configuration: {cluster.client_file} (read by api.init() and dataclaycmd)")
             return 0
         if args.command == "stop":

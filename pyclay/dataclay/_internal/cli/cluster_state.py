@@ -55,7 +55,7 @@ class ProcessRecord:
 
 @dataclass
 class ClusterState:
-    """The launched cluster: engine and pool settings are fixed by the first start."""
+    """The launched cluster: engine and pool settings are fixed by the first start; TLS, once on, stays on."""
 
     store: str
     store_root: str
@@ -63,6 +63,7 @@ class ClusterState:
     metadata_url: str | None
     lm: ProcessRecord
     backends: list[ProcessRecord] = field(default_factory=list)
+    tls: bool = False
 
     @staticmethod
     def path(home: pathlib.Path) -> pathlib.Path:
@@ -78,7 +79,7 @@ class ClusterState:
         return cls(
             store=raw["store"], store_root=raw["store_root"], store_size=raw["store_size"],
             metadata_url=raw.get("metadata_url"), lm=ProcessRecord(**raw["lm"]),
-            backends=[ProcessRecord(**b) for b in raw["backends"]],
+            backends=[ProcessRecord(**b) for b in raw["backends"]], tls=bool(raw.get("tls", False)),
         )
 
     def save(self, home: pathlib.Path) -> None:

@@ -59,7 +59,7 @@ def _password(config: Config, given: str) -> str:
 @contextmanager
 def _session(config: Config, user: str, password: str):
     """A Logic Module client with an open session for `user`, closed afterwards."""
-    client = LogicModuleClient(_address(config))
+    client = LogicModuleClient(_address(config), tls=config.tls)
     try:
         client.token = client.new_session(user, _password(config, password), "").token
         yield client
@@ -206,18 +206,20 @@ def get_backends(config: Config, user: str, password: str) -> str:
 
 def wait_for_dataclay(config: Config, retries: str, seconds: str) -> str:
     tries, pause = _positive_int(retries, "retries"), _positive_float(seconds, "seconds")
-    client = LogicModuleClient(_address(config))
+    client = LogicModuleClient(_address(config), tls=config.tls)
+    last = None
     try:
         for attempt in range(tries):
             try:
                 version = client.health(timeout=max(pause, 1.0))
                 return f"dataClay {version} is alive at {_address(config)}"
-            except DataClayError:
+            except DataClayError as e:
+                last = e
                 if attempt + 1 < tries:
                     time.sleep(pause)
     finally:
         client.close()
-    raise DataClayError(f"the Logic Module at {_address(config)} did not answer after {tries} tries")
+    raise DataClayError(f"the Logic Module at {_address(config)} did not answer after {tries} tries ({last})")
 
 
 def wait_for_backends(config: Config, language: str, count: str) -> str:

@@ -11,10 +11,12 @@ import time
 
 from dataclay.exceptions import DataClayError, InvalidArgumentError, NotAuthenticatedError
 from dataclay._internal.cli import class_archives
+from dataclay._internal.cli.certificates import ClusterCertificates
 from dataclay._internal.cli.cluster_state import (
     ClusterState, ProcessRecord, free_port, port_in_use, read_properties, write_private)
 from dataclay._internal.cli.settings import ClusterSettings, check_engine
 from dataclay._internal.rpc import LogicModuleClient
+from dataclay._internal.rpc.tls import ClusterCa
 
 START_TIMEOUT = 90.0
 STOP_TIMEOUT = 20.0
@@ -36,21 +38,25 @@ class LocalCluster:
         self.home = settings.home
         self.logs = self.home / "logs"
         self.client_file = self.home / "client.properties"
+        self.certificates = ClusterCertificates(self.home / "tls")
         self._spawned: dict[int, subprocess.Popen] = {}
         self._secret_file: pathlib.Path | None = None
+        self._tls: ClusterCa | None = None
 
     # ---- start -------------------------------------------------------------------------------
 
     def start(self, backends: int | None = None, store: str | None = None,
-              metadata: str | None = None) -> ClusterState:
-        """Starts whatever is not running; a second start reuses the same pools and metadata."""
+              metadata: str | None = None, tls: bool = False) -> ClusterState:
+        """Starts whatever is not running; a second start reuses the same pools and metadata, and
+        keeps TLS on (with the same CA) once a start asked for it."""
         if backends is not None and not 1 <= backends <= 64:
             raise InvalidArgumentError(f"--backends must be between 1 and 64, not {backends}")
         self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.logs.mkdir(exist_ok=True)
         state = ClusterState.load(self.home)
         state = self._reconcile(state, store, metadata)
-        user, password = self._administrator()
+        self._secure(state, tls)
+        user, password = self._administrator(state)
         self._secret_file = self._cluster_secret()
         self._start_logic_module(state, user, password)
         wanted = max(backends or 0, len(state.backends), 1)
@@ -87,7 +93,29 @@ class LocalCluster:
                 f"use another DATACLAY_HOME for a cluster on {url}")
         return state
 
-    def _administrator(self) -> tuple[str, str]:
+    def _secure(self, state: ClusterState, tls: bool) -> None:
+        """Turns TLS on when asked (only while nothing runs in plaintext) and makes the cluster CA."""
+        if tls and not state.tls:
+            running = [r.name for r in (state.lm, *state.backends) if r.running()]
+            if running:
+                raise InvalidArgumentError(
+                    f"the cluster in {self.home} is running without TLS ({', '.join(running)}): stop it with "
+                    f"`dataclay stop`, then `dataclay start --tls`")
+            state.tls = True
+            state.save(self.home)
+        if state.tls:
+            self.certificates.ensure_ca()
+            self._tls = ClusterCa.read(str(self.certificates.ca_file))
+
+    def _tls_env(self, server: str) -> dict[str, str]:
+        """What server `server` needs for TLS: the CA and its own certificate and key (paths only)."""
+        if self._tls is None:
+            return {}
+        pair = self.certificates.server(server)
+        return {"DATACLAY_TLS_CA": str(self.certificates.ca_file), "DATACLAY_TLS_CERT": str(pair.cert),
+                "DATACLAY_TLS_KEY": str(pair.key)}
+
+    def _administrator(self, state: ClusterState) -> tuple[str, str]:
         """The administrator the servers use; creates client.properties (mode 0600) for local clients."""
         s = self.settings
         recorded = read_properties(self.client_file)
@@ -99,6 +127,8 @@ class LocalCluster:
             user, password, keep_password = s.user or "admin", secrets.token_urlsafe(24), True
         lines = ["# Written by `dataclay start`: how local clients reach this cluster.",
                  "DATACLAY_HOST=127.0.0.1", f"DATACLAY_PORT={s.port}", f"DATACLAY_USER={user}"]
+        if state.tls:
+            lines.append(f"DATACLAY_TLS_CA={self.certificates.ca_file}")
         if keep_password:
             lines.append(f"DATACLAY_PASSWORD={password}")
         write_private(self.client_file, "\n".join(lines) + "\n")
@@ -124,7 +154,8 @@ class LocalCluster:
             raise StartError(f"port {lm.port} is already in use (another dataClay?); set DATACLAY_PORT to a free port")
         env = self._server_env({"DATACLAY_PORT": str(lm.port), "DATACLAY_HOME": str(self.home),
                                 "DATACLAY_USER": user,
-                                "DATACLAY_CLUSTER_SECRET_FILE": str(self._secret_file)})
+                                "DATACLAY_CLUSTER_SECRET_FILE": str(self._secret_file),
+                                **self._tls_env("logicmodule")})
         if state.metadata_url:
             env["DATACLAY_METADATA_URL"] = state.metadata_url
         # the administrator's password goes on standard input: never into an environment or a command line
@@ -139,17 +170,18 @@ class LocalCluster:
             if time.monotonic() > deadline:
                 raise StartError(self._died("the Logic Module (port never opened)", self.logs / "logicmodule.log"))
             time.sleep(0.05)
-        client = LogicModuleClient(f"127.0.0.1:{lm.port}")
+        client = LogicModuleClient(f"127.0.0.1:{lm.port}", tls=self._tls)
         try:
             while True:
                 try:
                     client.health(timeout=1.0)
                     return
-                except DataClayError:
+                except DataClayError as e:
                     if self._ended(lm):
                         raise StartError(self._died("the Logic Module", self.logs / "logicmodule.log"))
                     if time.monotonic() > deadline:
-                        raise StartError(self._died("the Logic Module (no answer)", self.logs / "logicmodule.log"))
+                        raise StartError(self._died(f"the Logic Module (no answer: {e})",
+                                                    self.logs / "logicmodule.log"))
                     time.sleep(0.1)
         finally:
             client.close()
@@ -169,6 +201,7 @@ class LocalCluster:
             "DATACLAY_BACKEND_DIR": str(self.home / "backends" / record.name),
             "DATACLAY_STORE": state.store, "DATACLAY_STORE_PATH": str(pool),
             "DATACLAY_STORE_SIZE": state.store_size, "DATACLAY_PYTHON": sys.executable,
+            **self._tls_env(record.name),
         })
         if str(pool).startswith("/dev/shm/"):
             env.setdefault("PMEM_IS_PMEM_FORCE", "1")  # DRAM-backed emulation: flushes need no msync
@@ -176,7 +209,7 @@ class LocalCluster:
         state.save(self.home)
 
     def _wait_for_backends(self, state: ClusterState, user: str, password: str) -> None:
-        client = LogicModuleClient(f"127.0.0.1:{state.lm.port}")
+        client = LogicModuleClient(f"127.0.0.1:{state.lm.port}", tls=self._tls)
         try:
             client.token = client.new_session(user, password, "").token
         except NotAuthenticatedError as e:

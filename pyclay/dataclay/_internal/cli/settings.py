@@ -52,7 +52,10 @@ class ClusterSettings:
         own = {"DATACLAY_HOME", "DATACLAY_PORT", "DATACLAY_USER", "DATACLAY_PASSWORD", "DATACLAY_METADATA_URL",
                "DATACLAY_STORE", "DATACLAY_STORE_PATH", "DATACLAY_STORE_SIZE", "DATACLAY_JAVA",
                "DATACLAY_JAVA_OPTS", "DATACLAY_JARS", "DATACLAY_CLASS_ARCHIVES", "DATACLAY_HOST",
-               "DATACLAY_DATASET"}
+               "DATACLAY_DATASET",
+               # TLS of a local cluster comes from `dataclay start --tls` alone: a certificate or key
+               # path set for some other use must not reach its servers
+               "DATACLAY_TLS_CA", "DATACLAY_TLS_CERT", "DATACLAY_TLS_KEY"}
         class_archives = env.get("DATACLAY_CLASS_ARCHIVES") or "use"
         if class_archives not in MODES:
             raise InvalidArgumentError(

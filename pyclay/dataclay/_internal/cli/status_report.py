@@ -37,6 +37,7 @@ class StatusReport:
 
     lm_address: str
     lm_alive: bool
+    tls: str = "off (plaintext)"
     lm_version: str = ""
     metadata: str = ""
     objects: int = 0
@@ -54,7 +55,8 @@ def collect_status(home: pathlib.Path, state: ClusterState | None) -> StatusRepo
     report = StatusReport(lm_address=address, lm_alive=False)
     if state is not None:
         report.metadata = state.metadata_url or f"embedded ({home / 'lm' / 'metadata.db'})"
-    lm = LogicModuleClient(address)
+    report.tls = _tls_line(home, state, config)
+    lm = LogicModuleClient(address, tls=config.tls)
     try:
         report.lm_version = lm.health(timeout=TIMEOUT)
         report.lm_alive = True
@@ -66,7 +68,7 @@ def collect_status(home: pathlib.Path, state: ClusterState | None) -> StatusRepo
         report.objects, report.aliases, report.sessions = stats.objects, stats.aliases, stats.open_sessions
         report.collected = stats.objects_collected
         for backend in lm.get_backends():
-            report.backends.append(_describe(backend, lm.token))
+            report.backends.append(_describe(backend, lm.token, config.tls))
         lm.close_session()
     except DataClayError as e:
         report.problem = str(e)
@@ -75,12 +77,22 @@ def collect_status(home: pathlib.Path, state: ClusterState | None) -> StatusRepo
     return report
 
 
-def _describe(backend, token: str) -> BackendLine:
+def _tls_line(home: pathlib.Path, state: ClusterState | None, config: Config) -> str:
+    """Whether the cluster (the local one, when this home has one) uses TLS, and which CA this client trusts."""
+    on = state.tls if state is not None else config.tls is not None
+    if not on:
+        return "off (plaintext)" + (f"; this client still trusts {config.tls}" if config.tls is not None else "")
+    ca = f"clients trust {config.tls}" if config.tls is not None else "this client has no DATACLAY_TLS_CA"
+    where = f", certificates in {home / 'tls'}" if state is not None else ""
+    return f"on for every connection ({ca}{where})"
+
+
+def _describe(backend, token: str, tls) -> BackendLine:
     line = BackendLine(name=backend.name, backend_id=backend.id, address=f"{backend.host}:{backend.port}",
                        alive=backend.alive, engine=backend.store_engine or "?")
     if not backend.alive:
         return line
-    ds = DataServiceClient(line.address, token)
+    ds = DataServiceClient(line.address, token, tls=tls)
     try:
         status = ds.get_status(timeout=TIMEOUT)
         store = status.store
@@ -116,8 +128,9 @@ def _size(n: int) -> str:
 def format_status(report: StatusReport) -> str:
     """The report as the text `dataclay status` prints."""
     if not report.lm_alive:
-        return f"Logic Module {report.lm_address}: DOWN ({report.problem or 'no answer'})"
-    out = [f"Logic Module {report.lm_address}: up, version {report.lm_version}"]
+        return (f"Logic Module {report.lm_address}: DOWN ({report.problem or 'no answer'})\n"
+                f"  TLS: {report.tls}")
+    out = [f"Logic Module {report.lm_address}: up, version {report.lm_version}", f"  TLS: {report.tls}"]
     if report.metadata:
         out.append(f"  metadata: {report.metadata}")
     out.append(f"  objects {report.objects}, aliases {report.aliases}, open sessions {report.sessions}, "

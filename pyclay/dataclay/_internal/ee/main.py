@@ -51,8 +51,8 @@ def main() -> int:
     except LinkClosedError as e:
         _log.error("%s", e)
         return EXIT_LINK_FAILED
-    store = DataServiceClient(config.ee_ds_address)
-    runtime = EnvironmentRuntime(config, store, LogicModuleClient(config.lm_address))
+    store = DataServiceClient(config.ee_ds_address, tls=config.tls, server_name=config.ee_ds_tls_name)
+    runtime = EnvironmentRuntime(config, store, LogicModuleClient(config.lm_address, tls=config.tls))
     install_runtime(runtime)
     _log.info("attached to the Data Service at %s for backend %s (loading from %s, models in %s, %d threads)",
               config.ee_socket, config.backend_id, config.ee_ds_address, config.ee_models_dir, config.ee_threads)

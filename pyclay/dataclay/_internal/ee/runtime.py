@@ -19,7 +19,7 @@ class EnvironmentRuntime(Runtime):
 
     def __init__(self, config: Config, store: DataServiceClient, lm: LogicModuleClient):
         policy = BackendClassPolicy(config.ee_models_dir, config.pickle_allow)
-        super().__init__(BackendRouter(lm, _caller_token), policy)
+        super().__init__(BackendRouter(lm, _caller_token, config.tls), policy)
         self.backend_id = config.backend_id
         self.residents = ResidentObjects(config.backend_id, store, policy)
         self.changes = ChangeCollector(self.residents)

@@ -7,12 +7,13 @@ from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.rpc.errors import error_from_rpc
 
 
-def unary(method, request, metadata, timeout=None):
-    """Calls `method(request)`; a failed status raises the matching dataClay exception."""
+def unary(method, request, metadata, timeout=None, target=None):
+    """Calls `method(request)`; a failed status raises the matching dataClay exception (explained
+    by `target`, the ConnectionTarget the channel leads to, when it is given)."""
     try:
         return method(request, metadata=metadata, timeout=timeout)
     except grpc.RpcError as e:
-        raise error_from_rpc(e) from None
+        raise (error_from_rpc(e) if target is None else target.failure(e)) from None
 
 
 def build(message_type, what: str, **fields):

@@ -1,10 +1,14 @@
-"""The gRPC channels every pyclay component uses: plaintext, no message size limit (objects can
-be large), and a short reconnect backoff so a restarted server is reached again quickly."""
+"""The gRPC channels every pyclay component uses: TLS trusting the cluster CA when one is
+configured (else plaintext), no message size limit (objects can be large), and a short reconnect
+backoff so a restarted server is reached again quickly. A call that fails to connect is explained
+(ConnectionTarget.failure) when TLS is the cause."""
 from __future__ import annotations
 
 import grpc
 
-from dataclay.exceptions import InvalidArgumentError
+from dataclay.exceptions import BackendUnavailableError, DataClayError, InvalidArgumentError
+from dataclay._internal.rpc.errors import ERROR_TRAILER, error_from_rpc
+from dataclay._internal.rpc.tls import ClusterCa
 
 SESSION_KEY = "dataclay-session"
 
@@ -21,10 +25,47 @@ CHANNEL_OPTIONS = (
 )
 
 
-def open_channel(address: str) -> grpc.Channel:
-    """A channel to `address` ("host:port")."""
+# grpc-core's words for failures that happen before any TLS: nothing a handshake could explain
+_NOT_REACHED = ("Connection refused", "DNS resolution failed", "No route to host", "Network is unreachable")
+
+
+def open_channel(address: str, tls: ClusterCa | None = None, server_name: str | None = None) -> grpc.Channel:
+    """A channel to `address` ("host:port"): TLS trusting `tls` only (plaintext when None), the
+    server's certificate checked against `server_name` (default: the host of `address`)."""
     check_address(address)
-    return grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
+    if tls is None:
+        return grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
+    options = CHANNEL_OPTIONS + ((("grpc.ssl_target_name_override", server_name),) if server_name else ())
+    return grpc.secure_channel(address, grpc.ssl_channel_credentials(root_certificates=tls.pem), options=options)
+
+
+class ConnectionTarget:
+    """Where a client connects and how; turns a failed call into the dataClay error to raise."""
+
+    def __init__(self, address: str, tls: ClusterCa | None = None, server_name: str | None = None):
+        self.address = check_address(address)
+        self.tls = tls
+        self.server_name = server_name
+
+    def open(self) -> grpc.Channel:
+        """A new channel to this target."""
+        return open_channel(self.address, self.tls, self.server_name)
+
+    def failure(self, error: grpc.RpcError) -> DataClayError:
+        """The exception for a failed call: what the server answered, or, when the connection
+        could not be made for a reason of TLS, a BackendUnavailableError naming that reason."""
+        mapped = error_from_rpc(error)
+        if not isinstance(mapped, BackendUnavailableError) or error.code() != grpc.StatusCode.UNAVAILABLE:
+            return mapped
+        details = error.details() or ""
+        if any(key == ERROR_TRAILER for key, _ in (error.trailing_metadata() or ())) or \
+                any(words in details for words in _NOT_REACHED):
+            return mapped
+        from dataclay._internal.rpc import tls_probe
+        reason = tls_probe.explain(self.address, self.tls, self.server_name)
+        if reason is None:
+            return mapped
+        return BackendUnavailableError(f"service unavailable: {reason}", connect_failed=mapped.connect_failed)
 
 
 def check_address(address) -> str:

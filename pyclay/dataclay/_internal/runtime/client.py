@@ -24,9 +24,9 @@ class ClientRuntime(Runtime):
             raise InvalidArgumentError(f"DATACLAY_USER and DATACLAY_PASSWORD must be set ({where} has no "
                                        f"{'DATACLAY_USER' if not config.user else 'DATACLAY_PASSWORD'})")
         self.config = config
-        self._lm = LogicModuleClient(config.lm_address)
+        self._lm = LogicModuleClient(config.lm_address, tls=config.tls)
         self.session = None
-        super().__init__(BackendRouter(self._lm, lambda: self._lm.token), ClientClassPolicy(config.pickle_allow))
+        super().__init__(BackendRouter(self._lm, lambda: self._lm.token, config.tls), ClientClassPolicy(config.pickle_allow))
 
     def open(self) -> "ClientRuntime":
         """Opens the session and loads the backend list; the runtime is then ready."""

@@ -14,6 +14,7 @@ from dataclay.exceptions import (
 from dataclay._internal.model.states import HINT_KEY, ID_KEY
 from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
 from dataclay._internal.rpc.convert import backend_record, object_info_record
+from dataclay._internal.rpc.tls import ClusterCa
 
 T = TypeVar("T")
 LOOKUP_TIMEOUT = 30.0
@@ -21,11 +22,13 @@ LOOKUP_TIMEOUT = 30.0
 
 
 class BackendRouter:
-    """Backends and object locations of one runtime; `token()` is the session calls are made in."""
+    """Backends and object locations of one runtime; `token()` is the session calls are made in and
+    `tls` the cluster CA the backends' channels trust (None: plaintext)."""
 
-    def __init__(self, lm: LogicModuleClient, token: Callable[[], str | None]):
+    def __init__(self, lm: LogicModuleClient, token: Callable[[], str | None], tls: ClusterCa | None = None):
         self._lm = lm
         self._token = token
+        self._tls = tls
         self._backends: dict = {}
         self._clients: dict[str, DataServiceClient] = {}
         self._infos: dict = {}
@@ -158,7 +161,7 @@ class BackendRouter:
             if client is None or client.address != backend.address:
                 if client is not None:
                     client.close()
-                client = DataServiceClient(backend.address, self._token())
+                client = DataServiceClient(backend.address, self._token(), tls=self._tls)
                 self._clients[backend_id] = client
             return client
 

@@ -3,9 +3,12 @@ package io.dataclay.ds;
 import io.dataclay.common.ClusterSecret;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.rpc.PemFile;
+import io.dataclay.rpc.TlsSettings;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.Map;
 
 /**
@@ -26,6 +29,17 @@ public final class DataServiceConfig {
   public static final String BACKEND_NAME = "DATACLAY_BACKEND_NAME";
   /** Address advertised to clients. Default 127.0.0.1. */
   public static final String BACKEND_HOST = "DATACLAY_BACKEND_HOST";
+  /**
+   * Address to listen on. Default: DATACLAY_BACKEND_HOST, the address advertised; 0.0.0.0 (or ::)
+   * listens on every interface, which only this setting can ask for.
+   */
+  public static final String BIND_HOST = "DATACLAY_BIND_HOST";
+  /** PEM file of the cluster CA: set with the two below, every connection in and out uses TLS. Default: unset, plaintext. */
+  public static final String TLS_CA = "DATACLAY_TLS_CA";
+  /** PEM file of this Data Service's certificate, signed by the CA and naming DATACLAY_BACKEND_HOST. */
+  public static final String TLS_CERT = "DATACLAY_TLS_CERT";
+  /** PEM file (unencrypted PKCS#8) of that certificate's private key; never handed to the Python environment. */
+  public static final String TLS_KEY = "DATACLAY_TLS_KEY";
   /** Port to bind; 0 binds any free port, and the port actually bound is registered. Default 0. */
   public static final String BACKEND_PORT = "DATACLAY_BACKEND_PORT";
   /** Local state of a cluster. Default ~/.dataclay. */
@@ -69,6 +83,8 @@ public final class DataServiceConfig {
   private final ClusterSecret clusterSecret;
   private final String backendName;
   private final String backendHost;
+  private final String bindHost;
+  private final TlsSettings tls;
   private final int backendPort;
   private final Path backendDir;
   private final String storeEngine;
@@ -93,6 +109,8 @@ public final class DataServiceConfig {
       throw new InvalidArgumentException(BACKEND_NAME + " must be a plain name, not " + backendName);
     }
     backendHost = text(BACKEND_HOST, "127.0.0.1");
+    bindHost = text(BIND_HOST, backendHost);
+    tls = TlsSettings.forServer(pem(TLS_CA), pem(TLS_CERT), pem(TLS_KEY));
     backendPort = port(BACKEND_PORT, 0, true);
     Path home = Path.of(text(HOME, Path.of(System.getProperty("user.home"), ".dataclay").toString()));
     backendDir = Path.of(text(BACKEND_DIR, home.resolve("backends").resolve(backendName).toString()));
@@ -147,7 +165,7 @@ public final class DataServiceConfig {
   private static final java.util.List<String> PYTHON_PASSES = java.util.List.of(
       "PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV",
       "LD_LIBRARY_PATH", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE",
-      "DATACLAY_PICKLE_ALLOW", "DATACLAY_EE_THREADS");
+      "DATACLAY_PICKLE_ALLOW", "DATACLAY_EE_THREADS", TLS_CA);
 
   /** Logic Module host. */
   public String lmHost() {
@@ -172,6 +190,16 @@ public final class DataServiceConfig {
   /** Address advertised to clients. */
   public String backendHost() {
     return backendHost;
+  }
+
+  /** Address the server listens on (the advertised one unless DATACLAY_BIND_HOST says otherwise). */
+  public String bindHost() {
+    return bindHost;
+  }
+
+  /** How connections in and out are secured. */
+  public TlsSettings tls() {
+    return tls;
   }
 
   /** Port to bind (0: any free port). */
@@ -238,6 +266,11 @@ public final class DataServiceConfig {
   private String text(String key, String fallback) {
     String v = env.get(key);
     return v == null || v.isBlank() ? fallback : v.trim();
+  }
+
+  private PemFile pem(String key) {
+    String path = text(key, null);
+    return path == null ? null : PemFile.read(key, path);
   }
 
   private int port(String key, int fallback, boolean zeroAllowed) {

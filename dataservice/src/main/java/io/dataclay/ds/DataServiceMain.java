@@ -4,6 +4,7 @@ import io.dataclay.ds.lm.BackendSession;
 import io.dataclay.ds.service.BackendIdentity;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.ObjectStores;
+import io.grpc.ServerBuilder;
 
 /**
  * The Data Service process: configuration, store, server, registration, Python environment,
@@ -24,9 +25,16 @@ public final class DataServiceMain {
       exit(2, "bad configuration: " + e.getMessage());
       return;
     }
+    ServerBuilder<?> listener;
+    try {
+      listener = DataServiceServer.listening(config.bindHost(), config.backendPort(), config.tls());
+    } catch (RuntimeException e) {
+      exit(2, "bad configuration: " + e.getMessage());
+      return;
+    }
     BackendSession admin;
     try {
-      admin = BackendSession.connect(config.lmHost(), config.lmPort(), config.clusterSecret(),
+      admin = BackendSession.connect(config.lmHost(), config.lmPort(), config.tls(), config.clusterSecret(),
           BackendIdFile.readOrCreate(config.backendDir()));
     } catch (RuntimeException e) {
       exit(2, "cannot read or create the backend ID under " + config.backendDir() + ": " + e.getMessage());
@@ -42,7 +50,7 @@ public final class DataServiceMain {
     }
     DataServiceNode node;
     try {
-      node = DataServiceNode.start(config, store, DataServiceServer.onPort(config.backendPort()), admin);
+      node = DataServiceNode.start(config, store, listener, admin);
     } catch (Exception e) {
       store.close();
       exit(1, "could not start: " + e.getMessage());
@@ -53,8 +61,9 @@ public final class DataServiceMain {
       store.close();
     }, "dataclay-ds-shutdown"));
     BackendIdentity me = node.identity();
-    System.err.println("data service " + me.name() + " (" + me.id() + ") listening on port " + me.port()
-        + ", store " + me.storeEngine() + " at " + config.storePath());
+    System.err.println("data service " + me.name() + " (" + me.id() + ") listening on port " + me.port() + ", on "
+        + config.bindHost() + " (advertised as " + me.host() + "), " + config.tls() + ", store " + me.storeEngine()
+        + " at " + config.storePath());
     node.blockUntilShutdown();
   }
 

@@ -33,6 +33,7 @@ import io.dataclay.ds.service.StatusService;
 import io.dataclay.ds.servicer.DataServiceServicer;
 import io.dataclay.ds.servicer.CallExecutors;
 import io.dataclay.ds.store.ObjectStore;
+import io.dataclay.rpc.ServerTransport;
 import io.grpc.ServerBuilder;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -102,7 +103,7 @@ public final class DataServiceNode implements AutoCloseable {
     ClassAvailability classes = new ClassAvailability(registry, config.eeWaitMs());
     CallCounters counters = new CallCounters();
     RemoteLogicModule directory = new RemoteLogicModule(admin, id);
-    peers = new RemotePeers(admin);
+    peers = new RemotePeers(admin, config.tls());
     ReplicaSets replicas = new ReplicaSets(peers, directory);
     ResultApplier applier = new ResultApplier(store, lm, claims, calls, replicas, recorder);
     PythonEnvironment python = config.python() == null ? null : new PythonEnvironment(applier, timer, calls, config.eeWaitMs());
@@ -110,7 +111,7 @@ public final class DataServiceNode implements AutoCloseable {
       environments.add(python);
     }
     environments.add(new JavaEnvironment(store, applier, calls, id, JavaEnvironmentConfig.from(config.environment()),
-        admin::client, () -> registration.models()));
+        admin::client, config.tls(), () -> registration.models()));
     List<Language> languages = environments.languages();
     String engine = store.stats().engine();
     status = new StatusService(store, environments, counters,
@@ -210,11 +211,21 @@ public final class DataServiceNode implements AutoCloseable {
     }
   }
 
-  // Explicit and minimal: model code runs in this process, so it gets no credential, token or key.
+  /**
+   * The Python environment's settings: explicit and minimal, since model code runs in that process
+   * (no credential, token, certificate key or key file; the CA only), and how to reach its Data
+   * Service. It dials the address the server is bound to (the advertised host when that is every
+   * interface) and, with TLS, checks the certificate against the advertised host, which the
+   * certificate names.
+   */
   private static Map<String, String> pythonEnvironment(DataServiceConfig config, UUID id, int port, Path socket) {
     Map<String, String> env = new HashMap<>(config.pythonEnvironment());
+    String dial = ServerTransport.isWildcard(config.bindHost()) ? config.backendHost() : config.bindHost();
     env.put("DATACLAY_EE_SOCKET", socket.toString());
-    env.put("DATACLAY_EE_DS_ADDRESS", "127.0.0.1:" + port);
+    env.put("DATACLAY_EE_DS_ADDRESS", (dial.contains(":") ? "[" + dial + "]" : dial) + ":" + port);
+    if (config.tls().enabled() && !dial.equals(config.backendHost())) {
+      env.put("DATACLAY_EE_DS_TLS_NAME", config.backendHost());
+    }
     env.put("DATACLAY_BACKEND_ID", id.toString());
     env.put("DATACLAY_EE_MODELS_DIR", config.pythonModelsDir().toString());
     env.put(DataServiceConfig.HOST, config.lmHost());

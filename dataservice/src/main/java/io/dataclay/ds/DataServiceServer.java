@@ -1,11 +1,12 @@
 package io.dataclay.ds;
 
+import io.dataclay.rpc.ServerTransport;
 import io.dataclay.rpc.SessionMetadata;
+import io.dataclay.rpc.TlsSettings;
 import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import io.grpc.ServerCallExecutorSupplier;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 
@@ -35,11 +36,11 @@ public final class DataServiceServer {
   }
 
   /**
-   * A builder listening on {@code port} on every interface (0: any free port); it accepts the
-   * keepalive pings clients send on long-lived connections.
+   * A builder listening on {@code bindHost:port} only (port 0: any free port), secured as {@code tls}
+   * says; it accepts the keepalive pings clients send on long-lived connections.
    */
-  public static ServerBuilder<?> onPort(int port) {
-    return NettyServerBuilder.forPort(port)
+  public static ServerBuilder<?> listening(String bindHost, int port, TlsSettings tls) {
+    return ServerTransport.builder(bindHost, port, tls, DataServiceConfig.BIND_HOST)
         .permitKeepAliveTime(10, TimeUnit.SECONDS)
         .permitKeepAliveWithoutCalls(true);
   }

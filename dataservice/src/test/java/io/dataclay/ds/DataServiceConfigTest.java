@@ -1,6 +1,7 @@
 package io.dataclay.ds;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -96,5 +97,47 @@ class DataServiceConfigTest {
     assertEquals(Path.of("/srv/b/models/python"), DataServiceConfig.from(env).pythonModelsDir());
     assertEquals(Path.of("/mnt/pmem/b"), DataServiceConfig.from(env).storePath());
     assertEquals(7000, DataServiceConfig.from(env).backendPort());
+  }
+
+  @Test
+  void the_server_binds_the_advertised_host_unless_a_bind_host_is_given() {
+    Map<String, String> env = minimal();
+    env.put("DATACLAY_BACKEND_HOST", "10.1.2.3");
+    assertEquals("10.1.2.3", DataServiceConfig.from(env).bindHost());
+    assertEquals("127.0.0.1", DataServiceConfig.from(minimal()).bindHost());
+    env.put("DATACLAY_BIND_HOST", "0.0.0.0");
+    assertEquals("0.0.0.0", DataServiceConfig.from(env).bindHost());
+  }
+
+  @Test
+  void tls_needs_the_ca_certificate_and_key_and_the_python_environment_gets_only_the_ca() throws Exception {
+    // setup
+    Map<String, String> env = minimal();
+    env.put("DATACLAY_TLS_CA", fixture("ca.pem"));
+    // run
+    InvalidArgumentException caOnly = assertThrows(InvalidArgumentException.class, () -> DataServiceConfig.from(env));
+    env.put("DATACLAY_TLS_CERT", fixture("server.pem"));
+    env.put("DATACLAY_TLS_KEY", fixture("server.key"));
+    DataServiceConfig c = DataServiceConfig.from(env);
+    // verify
+    assertTrue(caOnly.getMessage().startsWith("DATACLAY_TLS_CA=") && caOnly.getMessage().contains("certificate"),
+        caOnly.getMessage());
+    assertTrue(c.tls().enabled() && c.tls().presentsCertificate());
+    assertEquals(fixture("ca.pem"), c.childEnvironment().get("DATACLAY_TLS_CA"));
+    assertFalse(c.childEnvironment().containsKey("DATACLAY_TLS_CERT"));
+    assertFalse(c.childEnvironment().containsKey("DATACLAY_TLS_KEY"));
+    assertFalse(DataServiceConfig.from(minimal()).tls().enabled());
+  }
+
+  @Test
+  void an_unreadable_tls_file_is_refused_naming_its_key() {
+    Map<String, String> env = minimal();
+    env.put("DATACLAY_TLS_CA", "/nonexistent/ca.pem");
+    InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> DataServiceConfig.from(env));
+    assertEquals("DATACLAY_TLS_CA=/nonexistent/ca.pem: no such file", e.getMessage());
+  }
+
+  private static String fixture(String name) throws Exception {
+    return Path.of(DataServiceConfigTest.class.getResource("/tls/" + name).toURI()).toString();
   }
 }

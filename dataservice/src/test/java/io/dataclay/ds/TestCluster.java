@@ -9,6 +9,7 @@ import io.dataclay.ds.store.ObjectStores;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.exceptions.AccountAlreadyExistsException;
 import io.dataclay.proto.Model;
+import io.dataclay.rpc.TlsSettings;
 import io.grpc.Channel;
 import io.grpc.ManagedChannel;
 import java.nio.file.Files;
@@ -108,7 +109,7 @@ public final class TestCluster implements AutoCloseable {
     DataServiceConfig config = DataServiceConfig.from(settings);
     store = ObjectStores.open(new StoreConfig(config.storeEngine(), config.storePath(), 64L << 20));
     dsAdmin = BackendSession.over(lm.channel(), config.clusterSecret(), BackendIdFile.readOrCreate(backend));
-    node = DataServiceNode.start(config, store, DataServiceServer.onPort(0), dsAdmin);
+    node = DataServiceNode.start(config, store, DataServiceServer.listening(config.bindHost(), 0, config.tls()), dsAdmin);
     return this;
   }
 
@@ -205,7 +206,7 @@ public final class TestCluster implements AutoCloseable {
 
   /** A client of the running Data Service over a real channel, acting with {@code token}. */
   public DataServiceClient client(String token) {
-    ManagedChannel channel = Channels.forAddress("127.0.0.1", port());
+    ManagedChannel channel = Channels.forAddress("127.0.0.1", port(), TlsSettings.plaintext());
     clients.add(() -> Channels.close(channel));
     return new DataServiceClient(channel, () -> token);
   }

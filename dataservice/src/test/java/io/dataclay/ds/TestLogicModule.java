@@ -8,6 +8,7 @@ import io.dataclay.logic.deploy.GrpcBackendCalls;
 import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.MetadataSync;
 import io.dataclay.logic.service.LogicModuleService;
+import io.dataclay.rpc.TlsSettings;
 import io.grpc.ManagedChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,7 +32,7 @@ public final class TestLogicModule implements AutoCloseable {
     this.store = store;
     this.deployer = deployer;
     this.server = server;
-    this.channel = Channels.forAddress("127.0.0.1", server.port());
+    this.channel = Channels.forAddress("127.0.0.1", server.port(), TlsSettings.plaintext());
   }
 
   /** The cluster secret of test clusters (backends prove it to the Logic Module). */
@@ -50,13 +51,14 @@ public final class TestLogicModule implements AutoCloseable {
   public static TestLogicModule start(Path home, String admin, String password) throws Exception {
     Files.createDirectories(home);
     MetadataStore store = MetadataStore.open("jdbc:sqlite:" + home.resolve("metadata.db"), MetadataSync.NORMAL);
-    GrpcBackendCalls deployer = new GrpcBackendCalls();
+    GrpcBackendCalls deployer = new GrpcBackendCalls(TlsSettings.plaintext());
     try {
       LogicModuleService service = new LogicModuleService(store, deployer,
           new LogicModuleService.Settings(Duration.ofHours(1), BACKEND_TIMEOUT_MS, SECRET, 16L << 20),
           Clock.systemUTC(), SessionMetadata::currentPeer);
       service.bootstrapAdministrator(admin, password);
-      return new TestLogicModule(store, deployer, LogicModuleServer.onPort(0, service, 64 << 20).start());
+      return new TestLogicModule(store, deployer,
+          LogicModuleServer.listening("127.0.0.1", 0, TlsSettings.plaintext(), service, 64 << 20).start());
     } catch (Exception e) {
       deployer.close();
       store.close();

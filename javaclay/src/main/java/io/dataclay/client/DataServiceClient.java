@@ -27,6 +27,7 @@ import io.dataclay.proto.ObjectReferences;
 import io.dataclay.proto.SetFieldRequest;
 import io.dataclay.proto.StoreCopiesRequest;
 import io.dataclay.rpc.SessionMetadata;
+import io.dataclay.rpc.TlsSettings;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
@@ -44,9 +45,9 @@ public final class DataServiceClient implements AutoCloseable {
   private final ManagedChannel owned;
   private final DataServiceGrpc.DataServiceBlockingStub stub;
 
-  /** A client on a channel it owns (closed by {@link #close()}). */
-  public DataServiceClient(String host, int port, Supplier<String> token) {
-    this(Channels.forAddress(host, port), true, token);
+  /** A client on a channel it owns (closed by {@link #close()}), secured as {@code tls} says. */
+  public DataServiceClient(String host, int port, TlsSettings tls, Supplier<String> token) {
+    this(Channels.forAddress(host, port, tls), true, token);
   }
 
   /** A client on a channel owned by the caller. */

@@ -29,6 +29,7 @@ import io.dataclay.proto.SetModelRegistrationRequest;
 import io.dataclay.proto.SessionInfo;
 import io.dataclay.proto.ValidateSessionRequest;
 import io.dataclay.rpc.SessionMetadata;
+import io.dataclay.rpc.TlsSettings;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
 import com.google.protobuf.ByteString;
@@ -45,9 +46,9 @@ public final class LogicModuleClient implements AutoCloseable {
   private final ManagedChannel owned;
   private final LogicModuleGrpc.LogicModuleBlockingStub stub;
 
-  /** A client on a channel it owns (closed by {@link #close()}). */
-  public LogicModuleClient(String host, int port, Supplier<String> token) {
-    this(Channels.forAddress(host, port), true, token);
+  /** A client on a channel it owns (closed by {@link #close()}), secured as {@code tls} says. */
+  public LogicModuleClient(String host, int port, TlsSettings tls, Supplier<String> token) {
+    this(Channels.forAddress(host, port, tls), true, token);
   }
 
   /** A client on a channel owned by the caller (tests use in-process channels). */

@@ -13,6 +13,7 @@ import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.ObjectNotHereException;
 import io.dataclay.proto.ObjectInfo;
 import io.dataclay.rpc.GrpcErrors;
+import io.dataclay.rpc.TlsSettings;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -37,13 +38,15 @@ import java.util.function.Supplier;
 final class BackendRouter implements AutoCloseable {
   private final LogicModuleClient lm;
   private final Supplier<String> token;
+  private final TlsSettings tls;
   private final Map<UUID, DataServiceClient> clients = new ConcurrentHashMap<>();
   private final Map<UUID, ObjectInfo> infos = new ConcurrentHashMap<>();
   private final Set<UUID> failing = ConcurrentHashMap.newKeySet();
   private volatile Map<UUID, BackendInfo> backends = Map.of();
 
-  BackendRouter(LogicModuleClient lm, Supplier<String> token) {
+  BackendRouter(LogicModuleClient lm, TlsSettings tls, Supplier<String> token) {
     this.lm = lm;
+    this.tls = tls;
     this.token = token;
   }
 
@@ -168,7 +171,7 @@ final class BackendRouter implements AutoCloseable {
     }
     BackendInfo target = b;
     synchronized (this) {
-      return clients.computeIfAbsent(backend, k -> new DataServiceClient(target.host(), target.port(), token));
+      return clients.computeIfAbsent(backend, k -> new DataServiceClient(target.host(), target.port(), tls, token));
     }
   }
 

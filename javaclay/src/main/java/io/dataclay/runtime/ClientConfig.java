@@ -1,6 +1,8 @@
 package io.dataclay.runtime;
 
 import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.rpc.PemFile;
+import io.dataclay.rpc.TlsSettings;
 import io.dataclay.serialization.AllowList;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -20,12 +22,15 @@ import java.util.Map;
  * @param password DATACLAY_PASSWORD: its password
  * @param dataset DATACLAY_DATASET: dataset of the session's new objects (empty: the user's own)
  * @param extraClasses DATACLAY_JAVA_ALLOW: classes values may contain besides models and safe JDK types
+ * @param tls DATACLAY_TLS_CA: the cluster's CA certificate (PEM); set, every connection uses TLS
+ *     and trusts only that CA; unset, plaintext
  */
-public record ClientConfig(String host, int port, String user, String password, String dataset, AllowList extraClasses) {
+public record ClientConfig(String host, int port, String user, String password, String dataset, AllowList extraClasses,
+    TlsSettings tls) {
   /** Logic Module port when DATACLAY_PORT is not set. */
   public static final int DEFAULT_PORT = 11034;
   private static final List<String> KEYS = List.of("DATACLAY_HOME", "DATACLAY_HOST", "DATACLAY_PORT", "DATACLAY_USER",
-      "DATACLAY_PASSWORD", "DATACLAY_DATASET", "DATACLAY_JAVA_ALLOW");
+      "DATACLAY_PASSWORD", "DATACLAY_DATASET", "DATACLAY_JAVA_ALLOW", "DATACLAY_TLS_CA");
 
   /** The settings from {@code configFile} (null: $DATACLAY_HOME/client.properties if it exists) and {@code env}. */
   public static ClientConfig load(Path configFile, Map<String, String> env) {
@@ -55,7 +60,19 @@ public record ClientConfig(String host, int port, String user, String password, 
     return new ClientConfig(values.getOrDefault("DATACLAY_HOST", "127.0.0.1"),
         port(values.getOrDefault("DATACLAY_PORT", Integer.toString(DEFAULT_PORT)), where), user, password,
         values.getOrDefault("DATACLAY_DATASET", ""),
-        AllowList.parse(values.get("DATACLAY_JAVA_ALLOW"), "DATACLAY_JAVA_ALLOW"));
+        AllowList.parse(values.get("DATACLAY_JAVA_ALLOW"), "DATACLAY_JAVA_ALLOW"), tls(values.get("DATACLAY_TLS_CA"), where));
+  }
+
+  /** Plaintext without a CA; else TLS trusting the CA file, which must be readable now. */
+  private static TlsSettings tls(String caPath, String where) {
+    if (caPath == null || caPath.isBlank()) {
+      return TlsSettings.plaintext();
+    }
+    try {
+      return TlsSettings.of(PemFile.read("DATACLAY_TLS_CA", caPath.strip()), null, null);
+    } catch (InvalidArgumentException e) {
+      throw new InvalidArgumentException(e.getMessage() + " " + where);
+    }
   }
 
   static Map<String, String> read(Path file) {

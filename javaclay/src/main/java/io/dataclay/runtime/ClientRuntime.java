@@ -54,11 +54,11 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
 
   /** Opens a session as {@code config} says, with model classes loaded through {@code loader}. */
   public ClientRuntime(ClientConfig config, ClassLoader loader) {
-    this.lm = new LogicModuleClient(config.host(), config.port(), () -> token);
+    this.lm = new LogicModuleClient(config.host(), config.port(), config.tls(), () -> token);
     this.classes = new ClientModelClasses(loader);
     this.loader = loader;
     this.codec = new ObjectCodec(new ModelClassPolicy(classes, config.extraClasses(), loader));
-    this.router = new BackendRouter(lm, () -> token);
+    this.router = new BackendRouter(lm, config.tls(), () -> token);
     try {
       this.token = lm.newSession(config.user(), config.password(), config.dataset()).getToken();
       router.backends(true);

@@ -18,7 +18,7 @@ class GrpcErrorsTest {
     try (ServerSocket s = new ServerSocket(0)) {
       port = s.getLocalPort();
     }
-    DataServiceClient client = new DataServiceClient("127.0.0.1", port, () -> "token");
+    DataServiceClient client = new DataServiceClient("127.0.0.1", port, TlsSettings.plaintext(), () -> "token");
     try {
       BackendUnavailableException e = assertThrows(BackendUnavailableException.class,
           () -> client.callMethod("00000000-0000-0000-0000-000000000001", "m", new byte[0]));

@@ -1,6 +1,7 @@
 package io.dataclay.runtime;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -62,5 +63,31 @@ class ClientConfigTest {
     assertTrue(badPort.getMessage().contains("DATACLAY_PORT"), badPort.getMessage());
     assertTrue(noUser.getMessage().contains("DATACLAY_USER"), noUser.getMessage());
     assertTrue(missingFile.getMessage().contains("nope"), missingFile.getMessage());
+  }
+
+  @Test
+  void theCaOfTheClientFileTurnsTlsOn() throws Exception {
+    // setup
+    Path ca = Path.of(getClass().getResource("/tls/ca.pem").toURI());
+    Files.writeString(home.resolve("client.properties"), "DATACLAY_USER=u\nDATACLAY_PASSWORD=p\nDATACLAY_TLS_CA=" + ca + "\n");
+    // run
+    ClientConfig c = ClientConfig.load(null, Map.of("DATACLAY_HOME", home.toString()));
+    // verify
+    assertTrue(c.tls().enabled());
+    assertEquals(ca, c.tls().ca().path());
+    assertFalse(ClientConfig.load(null, Map.of("DATACLAY_USER", "u", "DATACLAY_PASSWORD", "p",
+        "DATACLAY_HOME", home.resolve("elsewhere").toString())).tls().enabled());
+  }
+
+  @Test
+  void aMissingCaFileFailsAtLoadNamingTheKeyAndPath() throws Exception {
+    // setup
+    Files.writeString(home.resolve("client.properties"), "DATACLAY_USER=u\nDATACLAY_PASSWORD=p\n");
+    String missing = home.resolve("tls/ca.pem").toString();
+    // run
+    InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
+        () -> ClientConfig.load(null, Map.of("DATACLAY_HOME", home.toString(), "DATACLAY_TLS_CA", missing)));
+    // verify
+    assertTrue(e.getMessage().startsWith("DATACLAY_TLS_CA=" + missing + ": no such file"), e.getMessage());
   }
 }

@@ -1,6 +1,9 @@
 package io.dataclay.logic;
 
+import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.logic.metadata.MetadataSync;
+import io.dataclay.rpc.PemFile;
+import io.dataclay.rpc.TlsSettings;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
@@ -17,6 +20,19 @@ import io.dataclay.exceptions.InvalidArgumentException;
 public final class LogicModuleConfig {
   /** TCP port the Logic Module listens on (0: any free port). */
   public static final String PORT = "DATACLAY_PORT";
+  /** Address clients and backends reach the Logic Module at (its certificate names it). Default 127.0.0.1. */
+  public static final String HOST = "DATACLAY_HOST";
+  /**
+   * Address to listen on. Default: DATACLAY_HOST; 0.0.0.0 (or ::) listens on every interface,
+   * which only this setting can ask for.
+   */
+  public static final String BIND_HOST = "DATACLAY_BIND_HOST";
+  /** PEM file of the cluster CA: set with the two below, every connection in and out uses TLS. Default: unset, plaintext. */
+  public static final String TLS_CA = "DATACLAY_TLS_CA";
+  /** PEM file of the Logic Module's certificate, signed by the CA and naming DATACLAY_HOST. */
+  public static final String TLS_CERT = "DATACLAY_TLS_CERT";
+  /** PEM file (unencrypted PKCS#8) of that certificate's private key. */
+  public static final String TLS_KEY = "DATACLAY_TLS_KEY";
   /** Directory of a local cluster's state; the embedded database lives in its lm/ subdirectory. */
   public static final String HOME = "DATACLAY_HOME";
   /** JDBC URL of the metadata database; unset: embedded SQLite at $DATACLAY_HOME/lm/metadata.db. */
@@ -59,6 +75,9 @@ public final class LogicModuleConfig {
   public static final int DEFAULT_MAX_MESSAGE_BYTES = 768 << 20;
 
   private final int port;
+  private final String host;
+  private final String bindHost;
+  private final TlsSettings tls;
   private final Path home;
   private final String metadataUrl;
   private final String adminUser;
@@ -88,6 +107,13 @@ public final class LogicModuleConfig {
    */
   public LogicModuleConfig(Map<String, String> env, Supplier<String> stdinPassword) {
     this.port = (int) number(env, PORT, DEFAULT_PORT, 0, 65535);
+    this.host = hostOf(env, HOST, "127.0.0.1");
+    this.bindHost = hostOf(env, BIND_HOST, host);
+    try {
+      this.tls = TlsSettings.forServer(pem(env, TLS_CA), pem(env, TLS_CERT), pem(env, TLS_KEY));
+    } catch (InvalidArgumentException e) {
+      throw new IllegalArgumentException(e.getMessage());
+    }
     this.home = homeOf(env);
     this.metadataUrl = metadataUrlOf(env, home);
     this.adminUser = blankToNull(env.get(USER));
@@ -146,6 +172,21 @@ public final class LogicModuleConfig {
   /** Port to listen on; 0 means any free port. */
   public int port() {
     return port;
+  }
+
+  /** The address clients reach the Logic Module at. */
+  public String host() {
+    return host;
+  }
+
+  /** The address to listen on (DATACLAY_HOST unless DATACLAY_BIND_HOST says otherwise). */
+  public String bindHost() {
+    return bindHost;
+  }
+
+  /** How connections in and out are secured. */
+  public TlsSettings tls() {
+    return tls;
   }
 
   /** The cluster's state directory. */
@@ -264,6 +305,23 @@ public final class LogicModuleConfig {
       throw new IllegalArgumentException(key + " must be between " + min + " and " + max + " bytes, got '" + raw + "'");
     }
     return value;
+  }
+
+  private static String hostOf(Map<String, String> env, String key, String fallback) {
+    String raw = blankToNull(env.get(key));
+    if (raw == null) {
+      return fallback;
+    }
+    String value = raw.trim();
+    if (value.chars().anyMatch(Character::isWhitespace)) {
+      throw new IllegalArgumentException(key + " must be a host name or address, got '" + raw + "'");
+    }
+    return value;
+  }
+
+  private static PemFile pem(Map<String, String> env, String key) {
+    String path = blankToNull(env.get(key));
+    return path == null ? null : PemFile.read(key, path.trim());
   }
 
   private static String blankToNull(String s) {

@@ -43,7 +43,7 @@ public final class LogicModuleMain {
       return;
     }
     LOG.info("metadata database: " + store.describe());
-    GrpcBackendCalls deployer = new GrpcBackendCalls();
+    GrpcBackendCalls deployer = new GrpcBackendCalls(config.tls());
     LogicModuleServer server;
     LogicModuleService service;
     try {
@@ -51,14 +51,15 @@ public final class LogicModuleMain {
           config.backendTimeoutMs(), config.clusterSecret(), config.maxModelBytes()), Clock.systemUTC(),
           SessionMetadata::currentPeer);
       bootstrap(service, config);
-      server = LogicModuleServer.onPort(config.port(), service, config.maxMessageBytes()).start();
+      server = LogicModuleServer.listening(config.bindHost(), config.port(), config.tls(), service,
+          config.maxMessageBytes()).start();
     } catch (DataClayException e) {
       close(deployer, store);
       exit(e instanceof InvalidArgumentException ? 2 : 3, e.getMessage());
       return;
     } catch (IOException e) {
       close(deployer, store);
-      exit(4, "cannot listen on port " + config.port() + ": " + rootMessage(e));
+      exit(4, "cannot listen on port " + config.port() + " of " + config.bindHost() + ": " + rootMessage(e));
       return;
     }
     PeriodicCollection collections = PeriodicCollection.start(service, config.gcInterval());
@@ -67,7 +68,8 @@ public final class LogicModuleMain {
       server.stop();
       close(deployer, store);
     }, "lm-shutdown"));
-    System.err.println("logic module listening on port " + server.port());
+    System.err.println("logic module listening on port " + server.port() + " of " + config.bindHost() + ", "
+        + config.tls());
     System.err.flush();
     server.blockUntilShutdown();
   }

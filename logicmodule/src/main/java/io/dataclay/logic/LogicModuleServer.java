@@ -2,11 +2,12 @@ package io.dataclay.logic;
 
 import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.logic.servicer.LogicModuleServicer;
+import io.dataclay.rpc.ServerTransport;
 import io.dataclay.rpc.SessionMetadata;
+import io.dataclay.rpc.TlsSettings;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import io.grpc.ServerInterceptors;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 
@@ -29,9 +30,14 @@ public final class LogicModuleServer {
         .build();
   }
 
-  /** A server on TCP {@code port} of every interface (0: any free port). */
-  public static LogicModuleServer onPort(int port, LogicModuleService service, int maxMessageBytes) {
-    return new LogicModuleServer(NettyServerBuilder.forPort(port), service, maxMessageBytes);
+  /**
+   * A server on {@code bindHost:port} only (port 0: any free port), secured as {@code tls} says,
+   * refusing requests larger than {@code maxMessageBytes}.
+   */
+  public static LogicModuleServer listening(String bindHost, int port, TlsSettings tls, LogicModuleService service,
+      int maxMessageBytes) {
+    return new LogicModuleServer(ServerTransport.builder(bindHost, port, tls, LogicModuleConfig.BIND_HOST), service,
+        maxMessageBytes);
   }
 
   /**

@@ -9,6 +9,7 @@ import io.dataclay.proto.Language;
 import io.dataclay.proto.ObjectInfo;
 import io.dataclay.testing.LogicModuleFixture;
 import io.dataclay.testing.SecretFiles;
+import io.dataclay.rpc.TlsSettings;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -100,13 +101,14 @@ class LogicModuleMainTest {
     String backendToken;
     String backendId = UUID.randomUUID().toString();
     String objectId = UUID.randomUUID().toString();
-    try (LogicModuleClient anonymous = new LogicModuleClient("127.0.0.1", port, () -> null)) {
+    try (LogicModuleClient anonymous = new LogicModuleClient("127.0.0.1", port, TlsSettings.plaintext(), () -> null)) {
       token = anonymous.newSession("admin", "main-test-password", "").getToken();
       long now = System.currentTimeMillis();
       backendToken = anonymous.newBackendSession(backendId, now, "nonce-1",
           LogicModuleFixture.SECRET.proof(backendId, now, "nonce-1")).getToken();
     }
-    try (LogicModuleClient backend = new LogicModuleClient("127.0.0.1", port, () -> backendToken)) {
+    try (LogicModuleClient backend = new LogicModuleClient("127.0.0.1", port, TlsSettings.plaintext(),
+        () -> backendToken)) {
       backend.registerBackend(BackendInfo.newBuilder().setId(backendId).setName("b1").setHost("127.0.0.1")
           .setPort(7001).addLanguages(Language.PYTHON).setStoreEngine("kv").build());
       backend.registerObjects(List.of(ObjectInfo.newBuilder().setId(objectId).setClassName("app.Person")
@@ -119,11 +121,11 @@ class LogicModuleMainTest {
     Process second = launch(env(home, 0), log2);
     int port2 = awaitPort(second, log2);
     // verify: the old session, the backend, the object and its alias are all there
-    try (LogicModuleClient admin = new LogicModuleClient("127.0.0.1", port2, () -> token)) {
+    try (LogicModuleClient admin = new LogicModuleClient("127.0.0.1", port2, TlsSettings.plaintext(), () -> token)) {
       assertEquals(objectId, admin.getObjectByAlias("kept", "").getId());
       assertEquals(backendId, admin.getBackends().get(0).getId());
     }
-    try (LogicModuleClient backend = new LogicModuleClient("127.0.0.1", port2, () -> backendToken)) {
+    try (LogicModuleClient backend = new LogicModuleClient("127.0.0.1", port2, TlsSettings.plaintext(), () -> backendToken)) {
       assertEquals("admin", backend.validateSession(token).getUsername()); // backend sessions survive too
     }
     assertTrue(Files.exists(home.resolve("lm").resolve("metadata.db")));

@@ -10,6 +10,7 @@ import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.MetadataSync;
 import io.dataclay.logic.metadata.SessionRecord;
 import io.dataclay.logic.service.LogicModuleService;
+import io.dataclay.rpc.TlsSettings;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -69,7 +70,7 @@ public final class LogicModuleFixture implements AutoCloseable {
   public LogicModuleFixture(String url, TestClock clock) {
     this.clock = clock;
     this.store = MetadataStore.open(url, MetadataSync.NORMAL);
-    this.deployer = new GrpcBackendCalls();
+    this.deployer = new GrpcBackendCalls(TlsSettings.plaintext());
     this.service = new LogicModuleService(store, deployer,
         new LogicModuleService.Settings(SESSION_TTL, BACKEND_TIMEOUT_MS, SECRET, MAX_MODEL_BYTES), clock, peer::get);
     if (HASHED_PASSWORD.get() == null) {

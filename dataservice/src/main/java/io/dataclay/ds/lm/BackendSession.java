@@ -3,6 +3,7 @@ package io.dataclay.ds.lm;
 import io.dataclay.client.LogicModuleClient;
 import io.dataclay.common.ClusterSecret;
 import io.dataclay.proto.SessionInfo;
+import io.dataclay.rpc.TlsSettings;
 import io.grpc.Channel;
 import java.security.SecureRandom;
 import java.util.Base64;
@@ -33,9 +34,9 @@ public final class BackendSession implements AutoCloseable {
     this.client = clients.apply(() -> token);
   }
 
-  /** A session to the Logic Module at {@code host:port}. */
-  public static BackendSession connect(String host, int port, ClusterSecret secret, UUID backendId) {
-    return new BackendSession(secret, backendId, token -> new LogicModuleClient(host, port, token));
+  /** A session to the Logic Module at {@code host:port}, over a channel secured as {@code tls} says. */
+  public static BackendSession connect(String host, int port, TlsSettings tls, ClusterSecret secret, UUID backendId) {
+    return new BackendSession(secret, backendId, token -> new LogicModuleClient(host, port, tls, token));
   }
 
   /** A session over a channel owned by the caller (tests). */

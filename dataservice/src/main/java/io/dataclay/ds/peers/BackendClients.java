@@ -4,6 +4,7 @@ import io.dataclay.client.DataServiceClient;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.proto.BackendInfo;
+import io.dataclay.rpc.TlsSettings;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -18,11 +19,16 @@ import java.util.function.Supplier;
 public final class BackendClients implements AutoCloseable {
   private final Supplier<List<BackendInfo>> backends;
   private final Supplier<String> token;
+  private final TlsSettings tls;
   private final Map<String, DataServiceClient> clients = new ConcurrentHashMap<>();
 
-  /** Clients of the backends {@code backends} lists, whose calls carry {@code token}'s session. */
-  public BackendClients(Supplier<List<BackendInfo>> backends, Supplier<String> token) {
+  /**
+   * Clients of the backends {@code backends} lists, whose calls carry {@code token}'s session, over
+   * channels secured as {@code tls} says (a server's settings: it presents its certificate).
+   */
+  public BackendClients(Supplier<List<BackendInfo>> backends, TlsSettings tls, Supplier<String> token) {
     this.backends = backends;
+    this.tls = tls;
     this.token = token;
   }
 
@@ -57,6 +63,6 @@ public final class BackendClients implements AutoCloseable {
     }
     BackendInfo b = backends.get().stream().filter(x -> x.getId().equals(backendId)).findFirst()
         .orElseThrow(() -> new BackendDoesNotExistException("no backend " + backendId + " is registered"));
-    return clients.computeIfAbsent(backendId, k -> new DataServiceClient(b.getHost(), b.getPort(), token));
+    return clients.computeIfAbsent(backendId, k -> new DataServiceClient(b.getHost(), b.getPort(), tls, token));
   }
 }

@@ -9,6 +9,7 @@ import io.dataclay.ds.servicer.Messages;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.proto.CopiedObject;
 import io.dataclay.proto.CopiesResponse;
+import io.dataclay.rpc.TlsSettings;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -23,9 +24,9 @@ public final class RemotePeers implements PeerBackends, AutoCloseable {
 
   private final BackendClients clients;
 
-  /** Peers reached with {@code self}'s session. */
-  public RemotePeers(BackendSession self) {
-    this.clients = new BackendClients(() -> self.client().getBackends(), () -> {
+  /** Peers reached with {@code self}'s session, over channels secured as {@code tls} says. */
+  public RemotePeers(BackendSession self, TlsSettings tls) {
+    this.clients = new BackendClients(() -> self.client().getBackends(), tls, () -> {
       String caller = ON_BEHALF.get();
       return caller != null ? caller : self.token();
     });

@@ -9,6 +9,7 @@ import io.dataclay.client.DataServiceClient;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.proto.BackendInfo;
+import io.dataclay.rpc.TlsSettings;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -19,7 +20,7 @@ class BackendClientsTest {
   private final BackendClients clients = new BackendClients(() -> {
     lookups.incrementAndGet();
     return List.of(BackendInfo.newBuilder().setId("b1").setHost("127.0.0.1").setPort(1).build());
-  }, () -> "token");
+  }, TlsSettings.plaintext(), () -> "token");
 
   @AfterEach
   void closeClients() {

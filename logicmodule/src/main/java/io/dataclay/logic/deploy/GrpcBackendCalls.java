@@ -12,6 +12,7 @@ import io.dataclay.logic.servicer.ProtoMapping;
 import io.dataclay.proto.CollectionBarrier;
 import io.dataclay.proto.HeldObjects;
 import io.dataclay.proto.Model;
+import io.dataclay.rpc.TlsSettings;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -53,12 +54,14 @@ public final class GrpcBackendCalls implements BackendCalls {
   private static final long REFERENCES_TIMEOUT_SECONDS = 1800;
 
   private final ExecutorService pool;
+  private final TlsSettings tls;
   private final Map<String, CompletableFuture<Void>> queues = new ConcurrentHashMap<>();
   private final Map<String, Target> targets = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
-  /** A deployer with its own daemon threads. */
-  public GrpcBackendCalls() {
+  /** A caller with its own daemon threads, reaching backends over channels secured as {@code tls} says. */
+  public GrpcBackendCalls(TlsSettings tls) {
+    this.tls = tls;
     AtomicInteger n = new AtomicInteger();
     this.pool = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "lm-model-deploy-" + n.incrementAndGet());
@@ -263,7 +266,7 @@ public final class GrpcBackendCalls implements BackendCalls {
       if (old != null) {
         Channels.close(old.channel());
       }
-      return new Target(b.host(), b.port(), Channels.forAddress(b.host(), b.port()));
+      return new Target(b.host(), b.port(), Channels.forAddress(b.host(), b.port(), tls));
     });
     return t.channel();
   }

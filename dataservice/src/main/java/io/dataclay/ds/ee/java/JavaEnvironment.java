@@ -17,6 +17,7 @@ import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.RemoteException;
+import io.dataclay.rpc.TlsSettings;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.Collection;
@@ -61,11 +62,13 @@ public final class JavaEnvironment implements ExecutionEnvironment {
 
   /**
    * An environment on {@code store} of backend {@code backendId}; calls run on {@code executor},
-   * other backends are located through {@code lm} (an administrator's Logic Module client).
+   * other backends are located through {@code lm} (an administrator's Logic Module client) and
+   * reached over channels secured as {@code tls} says.
    */
   public JavaEnvironment(ObjectStore store, ResultApplier applier, Executor executor, UUID backendId,
-      JavaEnvironmentConfig config, Supplier<LogicModuleClient> lm, Supplier<List<ModelBundle>> registered) {
-    this(store, applier, executor, backendId, config, new RemoteBackends(lm), registered);
+      JavaEnvironmentConfig config, Supplier<LogicModuleClient> lm, TlsSettings tls,
+      Supplier<List<ModelBundle>> registered) {
+    this(store, applier, executor, backendId, config, new RemoteBackends(lm, tls), registered);
   }
 
   JavaEnvironment(ObjectStore store, ResultApplier applier, Executor executor, UUID backendId,

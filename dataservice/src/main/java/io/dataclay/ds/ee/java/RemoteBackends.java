@@ -9,6 +9,7 @@ import io.dataclay.ds.peers.BackendClients;
 import io.dataclay.ds.service.Session;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.ObjectNotHereException;
+import io.dataclay.rpc.TlsSettings;
 import io.dataclay.serialization.ObjectCodec;
 import io.dataclay.serialization.References;
 import java.util.UUID;
@@ -26,10 +27,10 @@ final class RemoteBackends implements RemoteObjects {
   private final Supplier<LogicModuleClient> lm;
   private final BackendClients clients;
 
-  /** Backends located through {@code lm}, an administrator's Logic Module client. */
-  RemoteBackends(Supplier<LogicModuleClient> lm) {
+  /** Backends located through {@code lm}, an administrator's Logic Module client, reached as {@code tls} says. */
+  RemoteBackends(Supplier<LogicModuleClient> lm, TlsSettings tls) {
     this.lm = lm;
-    this.clients = new BackendClients(() -> lm.get().getBackends(), CALLER_TOKEN::get);
+    this.clients = new BackendClients(() -> lm.get().getBackends(), tls, CALLER_TOKEN::get);
   }
 
   @Override

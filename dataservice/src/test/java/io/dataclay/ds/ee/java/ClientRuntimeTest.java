@@ -20,6 +20,7 @@ import io.dataclay.exceptions.AliasAlreadyExistsException;
 import io.dataclay.exceptions.AliasDoesNotExistException;
 import io.dataclay.exceptions.ObjectNotPersistentException;
 import io.dataclay.exceptions.RemoteException;
+import io.dataclay.rpc.TlsSettings;
 import io.dataclay.runtime.ClientConfig;
 import io.dataclay.runtime.ClientRuntime;
 import io.dataclay.serialization.AllowList;
@@ -62,7 +63,8 @@ class ClientRuntimeTest {
   private ClientRuntime connect(String user) {
     String authority = cluster.lmChannel().authority();
     int port = Integer.parseInt(authority.substring(authority.lastIndexOf(':') + 1));
-    return new ClientRuntime(new ClientConfig("127.0.0.1", port, user, TestCluster.password(user), "", AllowList.none()),
+    return new ClientRuntime(new ClientConfig("127.0.0.1", port, user, TestCluster.password(user), "", AllowList.none(),
+        TlsSettings.plaintext()),
         accountClass.getClassLoader());
   }
 

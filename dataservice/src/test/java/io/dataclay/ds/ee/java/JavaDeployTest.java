@@ -25,6 +25,7 @@ import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.exceptions.ClassNotRegisteredException;
 import io.dataclay.exceptions.NamespaceConflictException;
+import io.dataclay.rpc.TlsSettings;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.net.URI;
@@ -73,7 +74,7 @@ class JavaDeployTest {
     ResultApplier applier = new ResultApplier(store, lm, new IdClaims(), executor, new ReplicaSets(null, lm),
         new ReferenceRecorder(store, new SessionCache(lm)::resolve, executor, ReferenceRecorder.DEFAULT_BUDGET));
     env = new JavaEnvironment(store, applier, executor, backend, JavaEnvironmentConfig.from(Map.of()),
-        cluster::adminLm, List::of);
+        cluster::adminLm, TlsSettings.plaintext(), List::of);
   }
 
   @AfterEach

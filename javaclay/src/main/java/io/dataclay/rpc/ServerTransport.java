@@ -1,0 +1,43 @@
+package io.dataclay.rpc;
+
+import io.dataclay.exceptions.InvalidArgumentException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+
+/**
+ * Where and how a dataClay server listens: on one address (the host it advertises, or the bind
+ * host configured; never every interface unless that is what was configured, e.g. 0.0.0.0), with
+ * the credentials of its {@link TlsSettings}, and making each call's TLS peer visible to
+ * {@link PeerCertificates}. The Logic Module and the Data Service both build their servers here.
+ */
+public final class ServerTransport {
+  private ServerTransport() {}
+
+  /**
+   * A server builder listening on {@code bindHost:port} (port 0: any free port).
+   *
+   * @throws InvalidArgumentException naming {@code bindSetting} when the host does not resolve
+   */
+  public static NettyServerBuilder builder(String bindHost, int port, TlsSettings tls, String bindSetting) {
+    InetAddress address;
+    try {
+      address = InetAddress.getByName(bindHost);
+    } catch (UnknownHostException e) {
+      throw new InvalidArgumentException("cannot listen on " + bindHost + " (" + bindSetting + "): the host name "
+          + "does not resolve to an address of this machine");
+    }
+    return NettyServerBuilder.forAddress(new InetSocketAddress(address, port), tls.serverCredentials())
+        .intercept(PeerCertificates.serverInterceptor(tls));
+  }
+
+  /** Whether {@code host} means every interface (0.0.0.0 or ::). */
+  public static boolean isWildcard(String host) {
+    try {
+      return InetAddress.getByName(host).isAnyLocalAddress();
+    } catch (UnknownHostException e) {
+      return false;
+    }
+  }
+}
