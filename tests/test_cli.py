@@ -28,7 +28,7 @@ def test_dataclaycmd_accounts_backends_stubs_and_waits(cluster, tmp_path):
     listed = cluster.dataclaycmd("GetBackends", admin, "-").stdout
     assert listed.count("alive") == 2 and "python" in listed
     cluster.dataclaycmd("NewAccount", "carol", "carol-password")
-    assert cluster.dataclaycmd("GetBackends", "carol", "carol-pw").returncode == 0
+    assert cluster.dataclaycmd("GetBackends", "carol", "carol-password").returncode == 0
     duplicate = cluster.dataclaycmd("NewAccount", "carol", "another-password", check=False)
     assert duplicate.returncode == 1 and "carol" in duplicate.stderr
     cluster.dataclaycmd("GetStubs", admin, "-", "tests", str(tmp_path / "stubs"))

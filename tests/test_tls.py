@@ -227,9 +227,12 @@ def expired_logic_module(cluster, tmp_path: pathlib.Path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
+    secret = tmp_path / "cluster.secret"
+    secret.write_text("expired-certificate-test-secret-0123456789\n")
+    os.chmod(secret, 0o600)
     env.update({"DATACLAY_HOME": str(tmp_path / "home"), "DATACLAY_PORT": str(port),
                 "DATACLAY_TLS_CA": str(tls / "ca.pem"), "DATACLAY_TLS_CERT": str(tmp_path / "expired.pem"),
-                "DATACLAY_TLS_KEY": str(tmp_path / "expired.key")})
+                "DATACLAY_TLS_KEY": str(tmp_path / "expired.key"), "DATACLAY_CLUSTER_SECRET_FILE": str(secret)})
     log = tmp_path / "lm.log"
     with open(log, "wb") as out:
         lm = subprocess.Popen(["java", "-jar", str(REPO / "pyclay/dataclay/_internal/jars/logicmodule.jar")], env=env,

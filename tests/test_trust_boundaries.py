@@ -252,7 +252,7 @@ def test_another_master_asked_to_copy_on_a_clients_behalf_checks_that_client(mak
     info = admin.get_object_info(made["node"])
     assert info.master_backend_id == first
     assert list(info.replica_backend_ids) == []
-    assert admin.get_object_info(mine).master_backend_id == second
+    assert lm.get_object_info(mine).master_backend_id == second
 
 
 def test_registering_a_model_needs_an_administrator_or_a_granted_account(cluster, mallory, tmp_path):

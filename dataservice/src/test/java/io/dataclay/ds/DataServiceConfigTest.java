@@ -123,9 +123,9 @@ class DataServiceConfigTest {
     assertTrue(caOnly.getMessage().startsWith("DATACLAY_TLS_CA=") && caOnly.getMessage().contains("certificate"),
         caOnly.getMessage());
     assertTrue(c.tls().enabled() && c.tls().presentsCertificate());
-    assertEquals(fixture("ca.pem"), c.childEnvironment().get("DATACLAY_TLS_CA"));
-    assertFalse(c.childEnvironment().containsKey("DATACLAY_TLS_CERT"));
-    assertFalse(c.childEnvironment().containsKey("DATACLAY_TLS_KEY"));
+    assertEquals(fixture("ca.pem"), c.pythonEnvironment().get("DATACLAY_TLS_CA"));
+    assertFalse(c.pythonEnvironment().containsKey("DATACLAY_TLS_CERT"));
+    assertFalse(c.pythonEnvironment().containsKey("DATACLAY_TLS_KEY"));
     assertFalse(DataServiceConfig.from(minimal()).tls().enabled());
   }
 

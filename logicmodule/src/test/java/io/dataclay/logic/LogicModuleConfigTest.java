@@ -123,21 +123,21 @@ class LogicModuleConfigTest {
 
   @Test
   void the_logic_module_binds_its_advertised_host_unless_a_bind_host_is_given() {
-    assertEquals("127.0.0.1", new LogicModuleConfig(Map.of()).bindHost());
-    assertEquals("lm.example", new LogicModuleConfig(Map.of("DATACLAY_HOST", "lm.example")).bindHost());
+    assertEquals("127.0.0.1", new LogicModuleConfig(with()).bindHost());
+    assertEquals("lm.example", new LogicModuleConfig(with("DATACLAY_HOST", "lm.example")).bindHost());
     assertEquals("0.0.0.0",
-        new LogicModuleConfig(Map.of("DATACLAY_HOST", "lm.example", "DATACLAY_BIND_HOST", "0.0.0.0")).bindHost());
+        new LogicModuleConfig(with("DATACLAY_HOST", "lm.example", "DATACLAY_BIND_HOST", "0.0.0.0")).bindHost());
   }
 
   @Test
   void tls_files_are_read_at_start_and_must_come_together() throws Exception {
     String ca = fixture("ca.pem");
-    LogicModuleConfig tls = new LogicModuleConfig(Map.of("DATACLAY_TLS_CA", ca, "DATACLAY_TLS_CERT",
+    LogicModuleConfig tls = new LogicModuleConfig(with("DATACLAY_TLS_CA", ca, "DATACLAY_TLS_CERT",
         fixture("server.pem"), "DATACLAY_TLS_KEY", fixture("server.key")));
     IllegalArgumentException noKey = assertThrows(IllegalArgumentException.class,
-        () -> new LogicModuleConfig(Map.of("DATACLAY_TLS_CA", ca, "DATACLAY_TLS_CERT", fixture("server.pem"))));
+        () -> new LogicModuleConfig(with("DATACLAY_TLS_CA", ca, "DATACLAY_TLS_CERT", fixture("server.pem"))));
     IllegalArgumentException missing = assertThrows(IllegalArgumentException.class,
-        () -> new LogicModuleConfig(Map.of("DATACLAY_TLS_CA", "/nonexistent/ca.pem")));
+        () -> new LogicModuleConfig(with("DATACLAY_TLS_CA", "/nonexistent/ca.pem")));
     assertTrue(tls.tls().enabled() && tls.tls().presentsCertificate());
     assertTrue(noKey.getMessage().contains("DATACLAY_TLS_CERT=") && noKey.getMessage().contains("without its key"),
         noKey.getMessage());
