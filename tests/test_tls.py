@@ -134,6 +134,32 @@ def test_private_keys_reach_only_the_server_they_belong_to(tls_cluster):
     assert "PRIVATE KEY" not in logs and ".key" not in logs
 
 
+def test_a_stolen_backend_token_is_refused_without_a_cluster_server_certificate(tls_cluster):
+    # setup: an attacker who read the cluster secret opens a backend session, over TLS but with no
+    # certificate of the cluster (it trusts the CA, as any client does)
+    import hashlib
+    import hmac
+    import uuid
+    from dataclay._internal.rpc import LogicModuleClient
+    from dataclay._internal.proto import common_pb2, logicmodule_pb2, logicmodule_pb2_grpc
+    secret = (tls_cluster.home / "cluster.secret").read_text().strip().encode()
+    backend, now, nonce = str(uuid.uuid4()), int(time.time() * 1000), uuid.uuid4().hex
+    proof = hmac.new(secret, f"dataclay-backend-session\n{backend}\n{now}\n{nonce}".encode(), hashlib.sha256).digest()
+    import grpc
+    ca = (tls_cluster.home / "tls" / "ca.pem").read_bytes()
+    channel = grpc.secure_channel(f"127.0.0.1:{tls_cluster.port}", grpc.ssl_channel_credentials(ca))
+    stub = logicmodule_pb2_grpc.LogicModuleStub(channel)
+    token = stub.NewBackendSession(logicmodule_pb2.NewBackendSessionRequest(
+        backend_id=backend, issued_at_ms=now, nonce=nonce, proof=proof)).token
+    # run: a backend-only call with it
+    with pytest.raises(grpc.RpcError) as refused:
+        stub.GetBackends(common_pb2.Empty(), metadata=(("dataclay-session", token),))
+    channel.close()
+    # verify
+    assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert "certificate" in refused.value.details()
+
+
 def test_a_plaintext_client_is_told_the_cluster_requires_tls(tls_cluster, tmp_path):
     # setup: the cluster's client file without its CA line
     lines = (tls_cluster.home / "client.properties").read_text().splitlines()

@@ -34,6 +34,7 @@ import io.dataclay.ds.servicer.DataServiceServicer;
 import io.dataclay.ds.servicer.CallExecutors;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.rpc.ServerTransport;
+import io.dataclay.rpc.PeerCertificates;
 import io.grpc.ServerBuilder;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -122,7 +123,8 @@ public final class DataServiceNode implements AutoCloseable {
     DataServiceServicer dataService = new DataServiceServicer(sessions,
         new ObjectService(store, lm, classes, claims, recorder), new ExecutionService(store, environments, recorder, classes),
         models,
-        status, counters, calls, copies, new VersionService(store, copies, replicas, peers, directory, lm, id), recorder);
+        status, counters, calls, copies, new VersionService(store, copies, replicas, peers, directory, lm, id), recorder,
+        config.tls().enabled() ? PeerCertificates::callerIsClusterServer : () -> true);
     server = new DataServiceServer(serverBuilder, dataService, new CallExecutors(sessions, calls, store.writesWithoutWaiting(), classes),
         config.maxMessageBytes()).start();
     status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));

@@ -1,6 +1,7 @@
 package io.dataclay.ds;
 
 import io.dataclay.rpc.ServerTransport;
+import io.dataclay.rpc.MalformedRequests;
 import io.dataclay.rpc.SessionMetadata;
 import io.dataclay.rpc.TlsSettings;
 import io.grpc.BindableService;
@@ -29,7 +30,7 @@ public final class DataServiceServer {
     this.server = builder
         .directExecutor()
         .callExecutor(perCall)
-        .addService(dataService)
+        .addService(MalformedRequests.guard(dataService.bindService()))
         .intercept(SessionMetadata.serverInterceptor())
         .maxInboundMessageSize(maxMessageBytes)
         .build();

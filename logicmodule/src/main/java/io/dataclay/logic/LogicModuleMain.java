@@ -8,6 +8,7 @@ import io.dataclay.logic.metadata.MetadataUnavailableException;
 import io.dataclay.logic.service.AccountService;
 import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.logic.service.PeriodicCollection;
+import io.dataclay.rpc.PeerCertificates;
 import io.dataclay.rpc.SessionMetadata;
 import java.io.IOException;
 import java.time.Clock;
@@ -48,7 +49,8 @@ public final class LogicModuleMain {
     LogicModuleService service;
     try {
       service = new LogicModuleService(store, deployer, new LogicModuleService.Settings(config.sessionTtl(),
-          config.backendTimeoutMs(), config.clusterSecret(), config.maxModelBytes()), Clock.systemUTC(),
+          config.backendTimeoutMs(), config.clusterSecret(), config.maxModelBytes(),
+          config.tls().enabled() ? PeerCertificates::callerIsClusterServer : () -> true), Clock.systemUTC(),
           SessionMetadata::currentPeer);
       bootstrap(service, config);
       server = LogicModuleServer.listening(config.bindHost(), config.port(), config.tls(), service,

@@ -2,6 +2,7 @@ package io.dataclay.logic;
 
 import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.logic.servicer.LogicModuleServicer;
+import io.dataclay.rpc.MalformedRequests;
 import io.dataclay.rpc.ServerTransport;
 import io.dataclay.rpc.SessionMetadata;
 import io.dataclay.rpc.TlsSettings;
@@ -25,7 +26,8 @@ public final class LogicModuleServer {
   /** A server refusing requests larger than {@code maxMessageBytes} before reading them whole. */
   public LogicModuleServer(ServerBuilder<?> builder, LogicModuleService service, int maxMessageBytes) {
     this.server = builder
-        .addService(ServerInterceptors.intercept(new LogicModuleServicer(service), SessionMetadata.serverInterceptor()))
+        .addService(ServerInterceptors.intercept(MalformedRequests.guard(new LogicModuleServicer(service).bindService()),
+            SessionMetadata.serverInterceptor()))
         .maxInboundMessageSize(maxMessageBytes)
         .build();
   }

@@ -65,6 +65,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Executor;
+import java.util.function.BooleanSupplier;
 import java.util.UUID;
 
 /**
@@ -85,11 +86,18 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
   private final CopyService copies;
   private final VersionService versions;
   private final ReferenceRecorder recorder;
+  private final BooleanSupplier fromClusterServer;
 
-  /** The adapter over the Data Service's logic; work that may block on an inline call goes to {@code blocking}. */
+  /**
+   * The adapter over the Data Service's logic; work that may block on an inline call goes to
+   * {@code blocking}. {@code fromClusterServer} says whether the caller of the call being served
+   * proved to be one of the cluster's servers (a CA-verified certificate; always true without TLS):
+   * a backend session is accepted only from one.
+   */
   public DataServiceServicer(SessionCache sessions, ObjectService objects, ExecutionService execution,
       ModelService models, StatusService status, CallCounters counters, Executor blocking, CopyService copies,
-      VersionService versions, ReferenceRecorder recorder) {
+      VersionService versions, ReferenceRecorder recorder, BooleanSupplier fromClusterServer) {
+    this.fromClusterServer = fromClusterServer;
     this.blocking = blocking;
     this.copies = copies;
     this.versions = versions;
@@ -392,7 +400,13 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
 
   private Session caller() {
     Session inline = InlineCall.session();
-    return inline != null ? inline : sessions.resolve(SessionMetadata.currentToken(), SessionMetadata.currentPeer());
+    Session s = inline != null ? inline : sessions.resolve(SessionMetadata.currentToken(), SessionMetadata.currentPeer());
+    if (s.backend() && !fromClusterServer.getAsBoolean()) {
+      // with TLS a backend's token is not enough: it must come with a server certificate of the cluster
+      throw new PermissionDeniedException("a backend session is accepted only from a server presenting a"
+          + " certificate of the cluster's CA");
+    }
+    return s;
   }
 
   private static BackendStatus toProto(BackendReport report, long collected) {

@@ -12,6 +12,7 @@ import io.dataclay.logic.metadata.ObjectRecord;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -26,9 +27,19 @@ public final class LogicModuleService {
   // closing a session or changing a contract waits this long for the live backends to hear of it
   private static final Duration REVOCATION_WAIT = Duration.ofMillis(900);
 
-  /** What the service is configured with, beyond its database and backend calls. */
+  /**
+   * What the service is configured with, beyond its database and backend calls. {@code
+   * fromClusterServer} says whether the caller of the call being served proved to be one of the
+   * cluster's servers (a CA-verified certificate; always true without TLS): a backend session is
+   * accepted only from one.
+   */
   public record Settings(Duration sessionTtl, long backendTimeoutMs, ClusterSecret clusterSecret,
-      long maxModelBytes) {}
+      long maxModelBytes, BooleanSupplier fromClusterServer) {
+    /** Settings of a cluster without TLS. */
+    public Settings(Duration sessionTtl, long backendTimeoutMs, ClusterSecret clusterSecret, long maxModelBytes) {
+      this(sessionTtl, backendTimeoutMs, clusterSecret, maxModelBytes, () -> true);
+    }
+  }
 
   private final AccountService accounts;
   private final BackendRegistry backends;
@@ -39,6 +50,7 @@ public final class LogicModuleService {
   private final SessionRevocations revocations = new SessionRevocations();
   private final CallCounters calls = new CallCounters();
   private final Supplier<String> peer;
+  private final BooleanSupplier fromClusterServer;
   private final FailureThrottle loginsPerAccount;
   private final FailureThrottle loginsPerPeer;
   private final FailureThrottle tokensPerPeer;
@@ -56,6 +68,7 @@ public final class LogicModuleService {
     this.backends = new BackendRegistry(store, settings.backendTimeoutMs(), clock);
     this.backendCalls = backendCalls;
     this.peer = peer;
+    this.fromClusterServer = settings.fromClusterServer();
     this.loginsPerAccount = new FailureThrottle("to log in as", 5, Duration.ofMinutes(5), Duration.ofSeconds(30),
         Duration.ofMinutes(15), clock::millis);
     this.loginsPerPeer = new FailureThrottle("to log in from", 20, Duration.ofMinutes(1), Duration.ofSeconds(60),
@@ -267,11 +280,18 @@ public final class LogicModuleService {
   private Session caller(String token) {
     String from = peer.get();
     tokensPerPeer.check(from);
+    Session s;
     try {
-      return accounts.authenticate(token);
+      s = accounts.authenticate(token);
     } catch (NotAuthenticatedException e) {
       tokensPerPeer.failed(from);
       throw e;
     }
+    if (s.backend() && !fromClusterServer.getAsBoolean()) {
+      // with TLS a backend's token is not enough: it must come with a server certificate of the cluster
+      throw new io.dataclay.exceptions.PermissionDeniedException("a backend session is accepted only from a server"
+          + " presenting a certificate of the cluster's CA");
+    }
+    return s;
   }
 }
