@@ -211,6 +211,7 @@ public final class DataServiceNode implements AutoCloseable {
 
   private static Map<String, String> pythonEnvironment(DataServiceConfig config, UUID id, int port, Path socket) {
     Map<String, String> env = new HashMap<>(config.environment());
+    env.remove(DataServiceConfig.STORE_KEY_FILE); // the environment never touches the store: no reason to know
     env.put("DATACLAY_EE_SOCKET", socket.toString());
     env.put("DATACLAY_EE_DS_ADDRESS", "127.0.0.1:" + port);
     env.put("DATACLAY_BACKEND_ID", id.toString());

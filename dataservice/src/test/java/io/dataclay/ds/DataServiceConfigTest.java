@@ -78,4 +78,14 @@ class DataServiceConfigTest {
     assertEquals(Path.of("/mnt/pmem/b"), DataServiceConfig.from(env).storePath());
     assertEquals(7000, DataServiceConfig.from(env).backendPort());
   }
+
+  @Test
+  void the_store_key_file_reaches_the_store_configuration_as_an_absolute_path_and_is_optional() {
+    Map<String, String> env = minimal();
+    assertNull(DataServiceConfig.from(env).storeConfig().keyFile());
+
+    env.put(DataServiceConfig.STORE_KEY_FILE, "keys/store.key");
+
+    assertEquals(Path.of("keys/store.key").toAbsolutePath(), DataServiceConfig.from(env).storeConfig().keyFile());
+  }
 }

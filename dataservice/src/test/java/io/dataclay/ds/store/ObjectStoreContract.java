@@ -679,6 +679,7 @@ public abstract class ObjectStoreContract {
     store.put(object(id, "a", "1"));
     store.close();
     Path marker = poolDir.resolve("ENGINE");
+    String original = Files.readString(marker);
     String other = engine().equals("heap") ? "kv" : "heap";
     Files.writeString(marker, other + "\n");
 
@@ -686,7 +687,7 @@ public abstract class ObjectStoreContract {
 
     assertTrue(e.getMessage().contains(other), e.getMessage());
     assertEquals(other + "\n", Files.readString(marker));
-    Files.writeString(marker, engine() + "\n");
+    Files.writeString(marker, original);
     store = open(poolSize());
     assertEquals("1", text(store.get(id).orElseThrow().fields().get("a")));
   }

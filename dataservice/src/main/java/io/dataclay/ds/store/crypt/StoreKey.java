@@ -1,5 +1,6 @@
 package io.dataclay.ds.store.crypt;
 
+import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.io.IOException;
@@ -96,6 +97,11 @@ public final class StoreKey {
     } finally {
       Arrays.fill(content, (byte) 0);
     }
+  }
+
+  /** The key {@code config} names, read and checked now, or null when it names none (no encryption). */
+  public static StoreKey forStore(StoreConfig config) {
+    return config.keyFile() == null ? null : read(config.keyFile());
   }
 
   /** A key given as bytes (tests and tools); {@code source} names it in messages. */

@@ -7,6 +7,8 @@ import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
+import io.dataclay.ds.store.crypt.StoreKey;
+import io.dataclay.ds.store.crypt.ValueSealer;
 import io.dataclay.ds.store.engine.CloseGuard;
 import io.dataclay.ds.store.engine.KeyLocks;
 import io.dataclay.ds.store.engine.PoolDirectory;
@@ -38,6 +40,9 @@ import java.util.function.Function;
  * putAll, applyDelta and remove is one PMDK transaction, so a crash at any instant leaves each
  * object old or new, never mixed. Objects whose values total up to {@value #OPTIMISTIC_READ_MAX}
  * bytes are read without any lock write.
+ *
+ * <p>With a store key, each field value is sealed on its own ({@link ValueSealer}), so a change to
+ * one field still writes that field alone, in place when its size stays.
  */
 public final class HeapStore implements ObjectStore {
   /** Engine name in configuration. */
@@ -58,6 +63,7 @@ public final class HeapStore implements ObjectStore {
   private final Heap heap;
   private final SlotDirectory slots;
   private final RecordCodec codec = new RecordCodec();
+  private final ValueSealer sealer;
   private final ObjectBlocks blocks;
   private final ConcurrentHashMap<UUID, ObjectLayout> index = new ConcurrentHashMap<>();
   private final KeyLocks locks = new KeyLocks(1024);
@@ -70,6 +76,7 @@ public final class HeapStore implements ObjectStore {
     this.heap = heap;
     this.slots = slots;
     this.blocks = new ObjectBlocks(heap, codec);
+    this.sealer = directory.sealer();
     this.guard = new CloseGuard("heap store " + directory.path());
   }
 
@@ -80,7 +87,8 @@ public final class HeapStore implements ObjectStore {
    * @throws InvalidArgumentException when the directory or pool file cannot be used as a heap pool
    */
   public static HeapStore open(StoreConfig config) {
-    PoolDirectory directory = PoolDirectory.claim(config.path(), ENGINE);
+    StoreKey key = StoreKey.forStore(config);
+    PoolDirectory directory = PoolDirectory.claim(config.path(), ENGINE, key);
     Heap heap = null;
     try {
       Path file = directory.resolve(POOL_FILE);
@@ -104,12 +112,14 @@ public final class HeapStore implements ObjectStore {
     List<UUID> ids = RecordCodec.batchIds(objects);
     int n = ids.size();
     ObjectHeader[] headers = new ObjectHeader[n];
+    StoredObject[] sealed = new StoredObject[n];
     long bytes = 0;
     for (int i = 0; i < n; i++) {
       StoredObject object = objects.get(i);
       RecordCodec.check(object);
       headers[i] = codec.canonical(object.header());
-      bytes += object.valueBytes();
+      sealed[i] = sealer.seal(object);
+      bytes += sealed[i].valueBytes();
     }
     long total = bytes;
     guard.enter();
@@ -131,7 +141,7 @@ public final class HeapStore implements ObjectStore {
         written = PmemHeap.transaction(heap, () -> {
           ObjectLayout[] layouts = new ObjectLayout[n];
           for (int i = 0; i < n; i++) {
-            layouts[i] = blocks.writeNew(objects.get(i), headers[i], slotOf[i]);
+            layouts[i] = blocks.writeNew(sealed[i], headers[i], slotOf[i]);
             if (old[i] == null) {
               slots.assign(slotOf[i], ids.get(i), layouts[i].table().handle());
               blocks.countWritten(SLOT_ASSIGN_BYTES);
@@ -181,11 +191,11 @@ public final class HeapStore implements ObjectStore {
         } else if (layout.contentBytes() <= OPTIMISTIC_READ_MAX) {
           StoredObject object = readOptimistically(id, layout);
           if (object != null && lock.validate(stamp)) {
-            return Optional.of(object);
+            return Optional.of(sealer.open(object));
           }
         }
       }
-      return readLocked(id, layout -> blocks.read(id, layout));
+      return readLocked(id, layout -> blocks.read(id, layout)).map(sealer::open);
     } finally {
       guard.exit();
     }
@@ -227,8 +237,9 @@ public final class HeapStore implements ObjectStore {
   }
 
   @Override
-  public void applyDelta(ObjectDelta delta) {
-    RecordCodec.check(delta);
+  public void applyDelta(ObjectDelta plain) {
+    RecordCodec.check(plain);
+    ObjectDelta delta = sealer.seal(plain);
     UUID id = delta.id();
     guard.enter();
     try {
@@ -308,7 +319,7 @@ public final class HeapStore implements ObjectStore {
   public StoreStats stats() {
     guard.checkOpen();
     return new StoreStats(ENGINE, DURABILITY, directory.path().toString(), heap.size(),
-        usedBytes.get() + slots.bytes(), index.size());
+        usedBytes.get() + slots.bytes(), index.size(), sealer.encrypts());
   }
 
   /** Bytes this store has written to its pool since it was opened (values, tables, directory slots). */

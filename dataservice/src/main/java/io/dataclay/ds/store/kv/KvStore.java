@@ -8,6 +8,8 @@ import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
+import io.dataclay.ds.store.crypt.StoreKey;
+import io.dataclay.ds.store.crypt.ValueSealer;
 import io.dataclay.ds.store.engine.CloseGuard;
 import io.dataclay.ds.store.engine.KeyLocks;
 import io.dataclay.ds.store.engine.PoolDirectory;
@@ -41,6 +43,9 @@ import java.util.function.Function;
  * place under an undo log (small records that fit their block) or written into a block allocated
  * in the transaction, the slot's handle swapped and the old block freed (see {@link RecordBlocks}).
  * Records up to {@value #BULK_READ_MAX} bytes are read with one bulk copy and no lock write.
+ *
+ * <p>With a store key, each field value is sealed ({@link ValueSealer}) before it is encoded and
+ * opened after it is decoded; headers, names and references stay readable.
  */
 public final class KvStore implements ObjectStore {
   /** Engine name in configuration. */
@@ -61,6 +66,7 @@ public final class KvStore implements ObjectStore {
   private final Heap heap;
   private final SlotDirectory slots;
   private final RecordBlocks blocks;
+  private final ValueSealer sealer;
   private final RecordCodec codec = new RecordCodec();
   private final ConcurrentHashMap<UUID, Entry> index = new ConcurrentHashMap<>();
   private final KeyLocks locks = new KeyLocks(1024);
@@ -73,6 +79,7 @@ public final class KvStore implements ObjectStore {
     this.heap = heap;
     this.slots = slots;
     this.blocks = new RecordBlocks(heap);
+    this.sealer = directory.sealer();
     this.guard = new CloseGuard("kv store " + directory.path());
   }
 
@@ -93,7 +100,8 @@ public final class KvStore implements ObjectStore {
    * @throws InvalidArgumentException when the directory or pool file cannot be used as such a pool
    */
   public static KvStore openFor(String owner, StoreConfig config) {
-    PoolDirectory directory = PoolDirectory.claim(config.path(), owner);
+    StoreKey key = StoreKey.forStore(config);
+    PoolDirectory directory = PoolDirectory.claim(config.path(), owner, key);
     Heap heap = null;
     try {
       Path file = directory.resolve(POOL_FILE);
@@ -119,7 +127,7 @@ public final class KvStore implements ObjectStore {
     byte[][] records = new byte[n][];
     ObjectHeader[] headers = new ObjectHeader[n];
     for (int i = 0; i < n; i++) {
-      records[i] = codec.encode(objects.get(i));
+      records[i] = codec.encode(sealer.seal(objects.get(i)));
       headers[i] = codec.canonical(objects.get(i).header());
     }
     guard.enter();
@@ -183,12 +191,13 @@ public final class KvStore implements ObjectStore {
         } else if (entry.length() <= BULK_READ_MAX) {
           byte[] record = readOptimistically(entry);
           if (record != null && lock.validate(stamp)) {
-            return Optional.of(codec.decode(id, RecordInput.of(record), entry.header()));
+            return Optional.of(sealer.open(codec.decode(id, RecordInput.of(record), entry.header())));
           }
         }
       }
       // Large records are decoded straight from pmem, each value copied once into its array.
-      return readLocked(id, entry -> codec.decode(id, blocks.input(entry.block(), entry.length()), entry.header()));
+      return readLocked(id, entry -> codec.decode(id, blocks.input(entry.block(), entry.length()), entry.header()))
+          .map(sealer::open);
     } finally {
       guard.exit();
     }
@@ -241,8 +250,9 @@ public final class KvStore implements ObjectStore {
   }
 
   @Override
-  public void applyDelta(ObjectDelta delta) {
-    RecordCodec.check(delta);
+  public void applyDelta(ObjectDelta plain) {
+    RecordCodec.check(plain);
+    ObjectDelta delta = sealer.seal(plain);
     UUID id = delta.id();
     guard.enter();
     try {
@@ -338,7 +348,7 @@ public final class KvStore implements ObjectStore {
   public StoreStats stats() {
     guard.checkOpen();
     return new StoreStats(ENGINE, DURABILITY, directory.path().toString(), heap.size(),
-        usedBytes.get() + slots.bytes(), index.size());
+        usedBytes.get() + slots.bytes(), index.size(), sealer.encrypts());
   }
 
   @Override

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.ds.store.TestPools;
+import io.dataclay.ds.store.crypt.StoreKey;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,6 +14,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+/** Claiming a pool directory: engine marker, key check, lock. */
 class PoolDirectoryTest {
   private final Path dir = TestPools.newPath();
 
@@ -60,5 +62,32 @@ class PoolDirectoryTest {
     InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> PoolDirectory.claim(null, "kv"));
 
     assertTrue(e.getMessage().contains("kv"), e.getMessage());
+  }
+
+  @Test
+  void aDirectoryMadeWithAKeyRecordsItsCheckAndSealsWithIt() throws Exception {
+    StoreKey key = StoreKey.of(new byte[32], "test key");
+
+    try (PoolDirectory claimed = PoolDirectory.claim(dir, "kv", key)) {
+      assertTrue(claimed.sealer().encrypts());
+    }
+
+    List<String> lines = Files.readAllLines(dir.resolve(PoolDirectory.MARKER));
+    assertEquals("kv", lines.get(0));
+    assertTrue(lines.get(1).startsWith("key-check v1 ") && key.matches(lines.get(1).substring(10)), lines.get(1));
+    try (PoolDirectory again = PoolDirectory.claim(dir, "kv", key)) {
+      assertTrue(again.sealer().encrypts());
+    }
+  }
+
+  @Test
+  void aMarkerLineThisBuildDoesNotKnowIsRefusedAndLeftAlone() throws Exception {
+    Files.createDirectories(dir);
+    Files.writeString(dir.resolve(PoolDirectory.MARKER), "kv\ncompression zstd\n");
+
+    InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> PoolDirectory.claim(dir, "kv"));
+
+    assertTrue(e.getMessage().contains("compression zstd"), e.getMessage());
+    assertEquals("kv\ncompression zstd\n", Files.readString(dir.resolve(PoolDirectory.MARKER)));
   }
 }
