@@ -21,6 +21,7 @@ import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -30,6 +31,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.StampedLock;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * The {@code heap} engine: objects laid out field by field in a PMDK pool (llpl {@link Heap}) at
@@ -42,7 +45,8 @@ import java.util.function.Function;
  * bytes are read without any lock write.
  *
  * <p>With a store key, each field value is sealed on its own ({@link ValueSealer}), so a change to
- * one field still writes that field alone, in place when its size stays.
+ * one field still writes that field alone, in place when its size stays. A removed object's bytes
+ * are overwritten with zeros before its blocks are freed ({@link ObjectErasure}).
  */
 public final class HeapStore implements ObjectStore {
   /** Engine name in configuration. */
@@ -57,6 +61,7 @@ public final class HeapStore implements ObjectStore {
   // What the slot directory logs per change (see SlotDirectory), for the written-bytes count.
   private static final int SLOT_ASSIGN_BYTES = 24;
   private static final int SLOT_HANDLE_BYTES = 8;
+  private static final Logger LOG = Logger.getLogger(HeapStore.class.getName());
 
   private final PoolDirectory directory;
   private final Path poolFile;
@@ -268,6 +273,12 @@ public final class HeapStore implements ObjectStore {
     }
   }
 
+  /**
+   * Removes the object, then overwrites its bytes with zeros and frees its blocks: one transaction
+   * marks the object block as being erased (durable when this returns), {@link ObjectErasure}
+   * zeroes the contents outside it, and a second transaction frees the blocks and empties the
+   * slot. A crash in between leaves a marked block that {@link #open} erases and frees.
+   */
   @Override
   public boolean remove(UUID id) {
     if (id == null) {
@@ -283,20 +294,42 @@ public final class HeapStore implements ObjectStore {
           return false;
         }
         PmemHeap.transaction(heap, () -> {
-          slots.setHandle(old.slot(), 0);
-          blocks.countWritten(SLOT_HANDLE_BYTES);
-          blocks.freeAll(old);
+          blocks.countWritten(ObjectErasure.markErasing(old));
           return null;
         }, () -> "pool " + poolFile + " has no room left even for the log of a removal");
         index.remove(id);
-        slots.release(old.slot());
-        usedBytes.addAndGet(-old.poolBytes());
+        finishErasure(id, old);
         return true;
       } finally {
         lock.unlockWrite(stamp);
       }
     } finally {
       guard.exit();
+    }
+  }
+
+  /** The first half of {@link #remove} alone, as a crash right after it leaves the pool; for tests. */
+  void removeWithoutErasing(UUID id) {
+    ObjectLayout old = index.remove(id);
+    PmemHeap.transaction(heap, () -> ObjectErasure.markErasing(old), () -> "no room");
+  }
+
+  // Zeroes a removed object's blocks, then frees them and empties its slot. If that fails, the
+  // object block stays marked and its slot taken until the next open finishes the erasure.
+  private void finishErasure(UUID id, ObjectLayout old) {
+    try {
+      ObjectErasure.zero(old);
+      PmemHeap.transaction(heap, () -> {
+        slots.setHandle(old.slot(), 0);
+        blocks.countWritten(SLOT_HANDLE_BYTES);
+        blocks.freeAll(old);
+        return null;
+      }, () -> "pool " + poolFile + " has no room left even for the log of a removal");
+      slots.release(old.slot());
+      usedBytes.addAndGet(-old.poolBytes());
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "object " + id + " was removed from " + poolFile
+          + " but its blocks were not yet zeroed and freed; the next open does it: " + e.getMessage());
     }
   }
 
@@ -362,18 +395,26 @@ public final class HeapStore implements ObjectStore {
   }
 
   private void load() {
+    List<UUID> erasingIds = new ArrayList<>();
+    List<ObjectLayout> erasing = new ArrayList<>();
     try {
       slots.scan((slot, id, handle) -> {
         ObjectLayout layout = blocks.load(id, handle, slot);
-        if (index.putIfAbsent(id, layout) != null) {
+        usedBytes.addAndGet(layout.poolBytes());
+        if (ObjectErasure.erasing(layout)) {
+          erasingIds.add(id); // removed before a crash: erased below
+          erasing.add(layout);
+        } else if (index.putIfAbsent(id, layout) != null) {
           throw new InternalException("pool " + poolFile + " lists object " + id + " twice");
         }
-        usedBytes.addAndGet(layout.poolBytes());
       });
     } catch (DataClayException e) {
       throw e;
     } catch (RuntimeException e) {
       throw new InternalException("pool " + poolFile + " is damaged: " + e);
+    }
+    for (int i = 0; i < erasing.size(); i++) {
+      finishErasure(erasingIds.get(i), erasing.get(i));
     }
   }
 }
