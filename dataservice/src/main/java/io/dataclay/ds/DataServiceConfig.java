@@ -196,6 +196,19 @@ public final class DataServiceConfig {
         twoLmCacheBytes, twoLmCheckpointMs, storeKeyFile);
   }
 
+  /**
+   * The store of another backend of this node, for erasing it: the engine and database URL of
+   * {@code env} ({@value #STORE}, {@value #STORE_URL}), with {@code backend}'s name and pool. Needs
+   * no account and no key.
+   */
+  public static StoreConfig storeToErase(Map<String, String> env, String backend, Path pool) {
+    String engine = env.getOrDefault(STORE, "");
+    String url = env.get(STORE_URL);
+    return new StoreConfig(engine.isBlank() ? "kv" : engine.trim(), pool, 1, backend,
+        url == null || url.isBlank() ? null : url.trim(), StoreConfig.DEFAULT_CACHE_BYTES,
+        StoreConfig.DEFAULT_CHECKPOINT_MILLIS, null);
+  }
+
   /** Python interpreter, or null when no Python environment runs ({@code DATACLAY_PYTHON=none}). */
   public String python() {
     return "none".equals(python) ? null : python;

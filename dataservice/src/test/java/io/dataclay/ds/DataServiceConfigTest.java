@@ -88,4 +88,18 @@ class DataServiceConfigTest {
 
     assertEquals(Path.of("keys/store.key").toAbsolutePath(), DataServiceConfig.from(env).storeConfig().keyFile());
   }
+
+  @Test
+  void a_store_to_erase_needs_no_account_and_no_key() {
+    Map<String, String> env = Map.of("DATACLAY_STORE", "postgres", "DATACLAY_STORE_URL", "jdbc:postgresql://h/db",
+        DataServiceConfig.STORE_KEY_FILE, "/k");
+
+    var config = DataServiceConfig.storeToErase(env, "backend-2", Path.of("/dev/shm/p/backend-2"));
+
+    assertEquals("postgres", config.engine());
+    assertEquals("backend-2", config.backendName());
+    assertEquals("jdbc:postgresql://h/db", config.databaseUrl());
+    assertEquals(Path.of("/dev/shm/p/backend-2"), config.path());
+    assertNull(config.keyFile());
+  }
 }

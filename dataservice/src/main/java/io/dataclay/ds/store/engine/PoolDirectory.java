@@ -129,6 +129,35 @@ public final class PoolDirectory implements AutoCloseable {
     }
   }
 
+  /**
+   * Erases the pool directory {@code dir} made by {@code engine}: overwrites every file in it with
+   * zeros and syncs it, then deletes the files and the directory. Needs no key. Refuses a
+   * directory made by another engine, one that is not a pool, and a pool that a store has open;
+   * nothing is changed then. Returns what it erased, or null when {@code dir} does not exist.
+   *
+   * <p>A crash part way leaves some files zeroed and the marker in place, so erasing again
+   * finishes the job. Zeros reach the same pages on tmpfs and on a DAX mount; a file system that
+   * writes elsewhere (copy-on-write, or an SSD remapping blocks) may keep old copies out of reach.
+   *
+   * @throws InvalidArgumentException naming the directory and why it was not erased
+   */
+  public static String erase(Path dir, String engine) {
+    Path path = dir.toAbsolutePath().normalize();
+    if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
+      return null;
+    }
+    if (!Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
+      throw new InvalidArgumentException("pool path " + path + " is not a directory; not erased");
+    }
+    checkMarker(path, engine); // refuses what is not a pool of this engine, whatever key it has
+    try (FileChannel channel = FileChannel.open(path.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+      tryLock(channel, path); // released when the channel closes
+      return PoolEraser.overwriteAndDelete(path, Set.of(MARKER, LOCK));
+    } catch (IOException e) {
+      throw new InvalidArgumentException("cannot erase pool directory " + path + ": " + describe(e));
+    }
+  }
+
   private static FileLock tryLock(FileChannel channel, Path path) {
     FileLock lock;
     try {

@@ -92,6 +92,17 @@ final class ObjectTable {
     }
   }
 
+  /** Deletes every row of this backend; returns how many there were. */
+  int deleteAll(Connection c) throws SQLException {
+    if (!exists(c, TABLE)) {
+      return 0;
+    }
+    try (PreparedStatement s = c.prepareStatement("DELETE FROM " + TABLE + " WHERE backend = ?")) {
+      s.setString(1, backend);
+      return s.executeUpdate();
+    }
+  }
+
   /** Inserts or replaces the rows of {@code objects} with {@code records} (their encodings); returns null. */
   Void upsert(Connection c, List<StoredObject> objects, byte[][] records) throws SQLException {
     try (PreparedStatement s = c.prepareStatement(UPSERT)) {

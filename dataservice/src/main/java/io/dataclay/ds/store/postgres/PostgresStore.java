@@ -21,6 +21,7 @@ import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
 import io.dataclay.exceptions.StoreFullException;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -112,6 +113,43 @@ public final class PostgresStore implements ObjectStore {
       }
       throw e;
     }
+  }
+
+  /**
+   * Deletes every row of {@code config}'s backend (objects and key check) and vacuums the tables,
+   * then erases its pool directory if it has one. Needs no key; refused while the backend's store
+   * is open anywhere. Returns what was done. VACUUM makes the dead row versions' space reusable;
+   * their bytes may stay in the table's files until it is reused, and in the WAL and backups.
+   *
+   * @throws InvalidArgumentException when the database cannot be reached or the store is open
+   */
+  public static String erase(StoreConfig config) {
+    String url = checkedUrl(config);
+    String where = config.redactedDatabaseUrl() + " (backend " + config.backendName() + ")";
+    ObjectTable table = new ObjectTable(config.backendName());
+    StringBuilder done = new StringBuilder();
+    try (ConnectionPool pool = new ConnectionPool(url, config.redactedDatabaseUrl(), 1);
+        BackendLock lock = BackendLock.take(pool, config.backendName(), config.redactedDatabaseUrl())) {
+      int rows = pool.with(table::deleteAll);
+      boolean keyed = pool.with(c -> KeyCheckTable.delete(c, config.backendName()));
+      done.append(where).append(": ").append(rows).append(" object row(s)")
+          .append(keyed ? " and its key check" : "").append(" deleted");
+      try {
+        pool.with(c -> {
+          try (Statement s = c.createStatement()) { // auto-commit: VACUUM cannot run in a transaction
+            s.execute("VACUUM " + ObjectTable.TABLE);
+          }
+          return null;
+        });
+        done.append(", table vacuumed");
+      } catch (SQLException e) {
+        done.append(", VACUUM failed (").append(e.getMessage()).append(")");
+      }
+    } catch (SQLException e) {
+      throw new InvalidArgumentException("could not erase " + where + ": " + e.getMessage());
+    }
+    String dir = config.path() == null ? null : PoolDirectory.erase(config.path(), ENGINE);
+    return dir == null ? done.toString() : done + "; " + dir;
   }
 
   private static String checkedUrl(StoreConfig config) {

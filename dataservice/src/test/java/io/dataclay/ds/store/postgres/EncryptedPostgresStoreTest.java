@@ -1,19 +1,30 @@
 package io.dataclay.ds.store.postgres;
 
+import static io.dataclay.ds.store.TestObjects.object;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.dataclay.ds.store.EncryptedStoreContract;
+import io.dataclay.ds.store.ObjectStores;
 import io.dataclay.ds.store.StoreConfig;
+import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.testing.PostgresServer;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /**
  * The postgres engine with a store key, against a real PostgreSQL server started for this class:
- * the store contract and the encryption promises (what "the pool" holds is the backend's rows).
+ * the store contract, the encryption promises (what "the pool" holds is the backend's rows), and
+ * erasing a backend's rows.
  */
 class EncryptedPostgresStoreTest extends EncryptedStoreContract {
   private static final String DATABASE = "encrypted_store_test";
@@ -61,6 +72,27 @@ class EncryptedPostgresStoreTest extends EncryptedStoreContract {
     return query("SELECT md5(coalesce(string_agg(id::text || class_name || encode(record, 'hex'), ',' ORDER BY id), ''))"
         + " || ' ' || coalesce((SELECT key_check FROM " + KeyCheckTable.TABLE + " WHERE backend = ?), '-')"
         + " FROM " + ObjectTable.TABLE + " WHERE backend = ?", path, path);
+  }
+
+  @Test
+  void erasingDeletesTheBackendsRowsAndKeyCheckAndIsRefusedWhileTheStoreIsOpen() throws Exception {
+    // setup
+    store.put(object(UUID.randomUUID(), "a", "1"));
+    store.put(object(UUID.randomUUID(), "a", "2"));
+    StoreConfig mine = config(poolDir, poolSize());
+    // run + verify: refused while open
+    InvalidArgumentException open = assertThrows(InvalidArgumentException.class, () -> ObjectStores.erase(mine));
+    assertTrue(open.getMessage().contains("already open"), open.getMessage());
+    store.close();
+    // run: erased without the key
+    String erased = ObjectStores.erase(mine.withKeyFile(null));
+    // verify
+    assertTrue(erased.contains("2 object row(s) and its key check deleted"), erased);
+    assertEquals("0", query("SELECT count(*) FROM " + ObjectTable.TABLE + " WHERE backend = ?", poolDir));
+    assertTrue(snapshot(poolDir).endsWith("-"), "the key check is still there");
+    assertTrue(!Files.exists(poolDir), "the pool directory is still there");
+    store = open(poolSize()); // a new, empty, encrypted store of the same backend
+    assertEquals(0, store.count());
   }
 
   /** The first column of the one row {@code sql} returns; a Path parameter binds as its backend name. */
