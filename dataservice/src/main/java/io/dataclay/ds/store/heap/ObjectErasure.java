@@ -2,7 +2,6 @@ package io.dataclay.ds.store.heap;
 
 import com.intel.pmem.llpl.MemoryBlock;
 import io.dataclay.ds.store.heap.ObjectLayout.Field;
-import java.nio.charset.StandardCharsets;
 
 /**
  * Overwrites a removed object's bytes in the heap engine's pool before its blocks are freed. The
@@ -31,14 +30,20 @@ final class ObjectErasure {
   /** Overwrites the object's contents with zeros, flushed; outside any transaction. */
   static void zero(ObjectLayout layout) {
     MemoryBlock table = layout.table();
-    zero(table, ObjectBlocks.PREFIX_BYTES, table.getInt(4));
+    int headerLength = table.getInt(4);
+    zero(table, ObjectBlocks.PREFIX_BYTES, headerLength);
+    // Entries follow the header back to back: int name length, name, byte kind, then the meta and
+    // the inline area or the value block's handle. Positions come from the layout, never from the
+    // (possibly half-zeroed) name text, so a second pass after a crash zeroes the same ranges.
+    long entry = ObjectBlocks.PREFIX_BYTES + (long) headerLength;
     for (Field f : layout.fields()) {
-      int nameLength = f.name().getBytes(StandardCharsets.UTF_8).length;
-      zero(table, f.metaOffset() - 1L - nameLength, nameLength); // entry: name length, name, kind, meta
+      zero(table, entry + 4, f.metaOffset() - 1L - (entry + 4));
       if (f.inline()) {
         zero(table, f.contentOffset(), f.capacity());
+        entry = f.contentOffset() + (long) f.capacity();
       } else {
         zero(f.block(), 0, f.block().size());
+        entry = f.metaOffset() + 16L;
       }
     }
   }
