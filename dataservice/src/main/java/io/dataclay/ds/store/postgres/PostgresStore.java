@@ -174,6 +174,8 @@ public final class PostgresStore implements ObjectStore {
       boolean fresh = recorded == null && pool.with(new ObjectTable(backend)::isEmpty);
       KeyAdmission.Admitted admitted = KeyAdmission.admit(key, recorded, fresh, where);
       if (admitted.checkToRecord() != null) {
+        // Recorded before the first write: a crash right after it leaves an empty backend that
+        // opens only with this key, never rows written under a key nobody recorded.
         pool.with(c -> {
           KeyCheckTable.record(c, backend, admitted.checkToRecord());
           return null;
