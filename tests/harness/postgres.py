@@ -66,6 +66,11 @@ class PostgresServer:
                   "-v", "ON_ERROR_STOP=1", "-c", f'CREATE DATABASE "{name}"')
         return self.jdbc_url(name)
 
+    def query(self, database: str, sql: str) -> str:
+        """Runs `sql` with psql in `database`; returns its unaligned output without headers."""
+        return self._run(str(self.bin / "psql"), "-h", str(self.sockets), "-p", str(self.port), "-U", "postgres",
+                         "-d", database, "-v", "ON_ERROR_STOP=1", "-tAc", sql).stdout.strip()
+
     def jdbc_url(self, database: str) -> str:
         return f"jdbc:postgresql://127.0.0.1:{self.port}/{database}?user=postgres"
 

@@ -25,7 +25,10 @@ def _parser() -> argparse.ArgumentParser:
     start.add_argument("--tls", action="store_true",
                        help="secure every connection with TLS: a private CA and server certificates in "
                             "$DATACLAY_HOME/tls; later starts keep TLS on")
-    commands.add_parser("stop", help="stop every process of the local cluster (clean shutdown)")
+    stop = commands.add_parser("stop", help="stop every process of the local cluster (clean shutdown)")
+    stop.add_argument("--erase", action="store_true",
+                      help="then overwrite and remove its pools (a postgres backend's rows: deleted) and its state in "
+                           "$DATACLAY_HOME (metadata, logs, client.properties), so the next user of the node finds nothing")
     commands.add_parser("status", help="backends, addresses, liveness, engines and object counts")
     return parser
 
@@ -47,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "stop":
             stopped = cluster.stop()
             print("stopped " + ", ".join(stopped) if stopped else "nothing was running")
+            if args.erase:
+                for line in cluster.erase():
+                    print(line)
             return 0
         report = collect_status(settings.home, ClusterState.load(settings.home))
         print(format_status(report))

@@ -10,7 +10,7 @@ import sys
 import time
 
 from dataclay.exceptions import DataClayError, InvalidArgumentError, NotAuthenticatedError
-from dataclay._internal.cli import class_archives
+from dataclay._internal.cli import class_archives, erasure
 from dataclay._internal.cli.certificates import ClusterCertificates
 from dataclay._internal.cli.cluster_state import (
     ClusterState, ProcessRecord, free_port, port_in_use, read_properties, write_private)
@@ -203,6 +203,9 @@ class LocalCluster:
             "DATACLAY_STORE_SIZE": state.store_size, "DATACLAY_PYTHON": sys.executable,
             **self._tls_env(record.name),
         })
+        if self.settings.store_key_file is not None:
+            # the path only: the Data Service reads the key itself (and the Logic Module never sees it)
+            env["DATACLAY_STORE_KEY_FILE"] = str(self.settings.store_key_file)
         if str(pool).startswith("/dev/shm/"):
             env.setdefault("PMEM_IS_PMEM_FORCE", "1")  # DRAM-backed emulation: flushes need no msync
         record.pid = self._spawn(DS_JAR, env, self.logs / f"{record.name}.log")
@@ -305,6 +308,35 @@ class LocalCluster:
         state.lm.pid = 0
         state.save(self.home)
         return stopped
+
+
+    # ---- erase -------------------------------------------------------------------------------
+
+    def erase(self) -> list[str]:
+        """Erases a stopped cluster: each backend's store (pool files overwritten with zeros, then
+        removed; a postgres backend's rows deleted), then its state under DATACLAY_HOME. Returns what
+        was erased, one line each. A store that cannot be erased stops it before DATACLAY_HOME is
+        touched, so that cluster.json still says where the pools are for another try."""
+        state = ClusterState.load(self.home)
+        if state is None:
+            return [f"nothing to erase: no cluster was started with DATACLAY_HOME={self.home}"]
+        running = [r.name for r in [state.lm, *state.backends] if r.running()]
+        if running:
+            raise erasure.EraseError(f"{', '.join(running)} still running; run `dataclay stop` first; nothing was erased")
+        pools = {b.name: pathlib.Path(state.store_root) / b.name for b in state.backends}
+        lines = [f"erased {line}" for line in erasure.erase_stores(
+            self.settings.java, self.settings.jars / DS_JAR, pools, self._server_env({"DATACLAY_STORE": state.store}))]
+        root = pathlib.Path(state.store_root)
+        if root.is_dir() and not any(root.iterdir()):
+            root.rmdir()
+        erased, left = erasure.erase_home(self.home)
+        if erased:
+            lines.append(f"erased {self.home}: " + ", ".join(erased) + " (overwritten with zeros, then removed)")
+        if left:
+            lines.append(f"left in {self.home} (not made by dataclay start): {', '.join(left)}")
+        if state.metadata_url:
+            lines.append(f"not erased: the metadata in {erasure.redact_url(state.metadata_url)} (another database)")
+        return lines
 
 
 def _port_of(state: ClusterState, name: str) -> int:

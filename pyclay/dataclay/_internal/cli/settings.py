@@ -28,6 +28,7 @@ class ClusterSettings:
     store: str | None                 # DATACLAY_STORE: engine of new backends (kv)
     store_path: pathlib.Path | None   # DATACLAY_STORE_PATH: directory holding one pool per backend
     store_size: str                   # DATACLAY_STORE_SIZE: pool size per backend (1G)
+    store_key_file: pathlib.Path | None  # DATACLAY_STORE_KEY_FILE: key encrypting stored values (backends only)
     java: str                         # DATACLAY_JAVA: java executable (java on PATH)
     java_opts: tuple[str, ...]        # DATACLAY_JAVA_OPTS: extra JVM options, space-separated
     jars: pathlib.Path                # DATACLAY_JARS: directory with logicmodule.jar and dataservice.jar
@@ -46,11 +47,12 @@ class ClusterSettings:
         if store is not None:
             check_engine(store, "DATACLAY_STORE")
         store_path = env.get("DATACLAY_STORE_PATH")
+        key_file = env.get("DATACLAY_STORE_KEY_FILE")
         size = env.get("DATACLAY_STORE_SIZE") or "1G"
         check_size(size)
         default_jars = pathlib.Path(__file__).resolve().parent.parent / "jars"
         own = {"DATACLAY_HOME", "DATACLAY_PORT", "DATACLAY_USER", "DATACLAY_PASSWORD", "DATACLAY_METADATA_URL",
-               "DATACLAY_STORE", "DATACLAY_STORE_PATH", "DATACLAY_STORE_SIZE", "DATACLAY_JAVA",
+               "DATACLAY_STORE", "DATACLAY_STORE_PATH", "DATACLAY_STORE_SIZE", "DATACLAY_STORE_KEY_FILE", "DATACLAY_JAVA",
                "DATACLAY_JAVA_OPTS", "DATACLAY_JARS", "DATACLAY_CLASS_ARCHIVES", "DATACLAY_HOST",
                "DATACLAY_DATASET",
                # TLS of a local cluster comes from `dataclay start --tls` alone: a certificate or key
@@ -69,6 +71,8 @@ class ClusterSettings:
             store=store,
             store_path=pathlib.Path(store_path).expanduser().resolve() if store_path else None,
             store_size=size,
+            # absolute: the servers run in DATACLAY_HOME; the Data Service checks the file itself
+            store_key_file=pathlib.Path(key_file).expanduser().absolute() if key_file else None,
             java=env.get("DATACLAY_JAVA") or shutil.which("java") or "java",
             java_opts=tuple((env.get("DATACLAY_JAVA_OPTS") or "").split()),
             jars=pathlib.Path(env.get("DATACLAY_JARS") or default_jars),

@@ -1,5 +1,6 @@
 """What `dataclay status` shows: the Logic Module, then every backend with its liveness, engine,
-durability promise, pool use, object count and execution environments."""
+durability promise, pool use, object count, whether its stored values are encrypted, and its
+execution environments."""
 from __future__ import annotations
 
 import pathlib
@@ -27,6 +28,7 @@ class BackendLine:
     collected: int = 0
     used: int = 0
     capacity: int = 0
+    encrypted: bool = False
     environments: list[str] = field(default_factory=list)
     problem: str = ""
 
@@ -99,6 +101,7 @@ def _describe(backend, token: str, tls) -> BackendLine:
         line.engine, line.durability = store.engine, store.durability
         line.objects, line.used, line.capacity = store.objects, store.used_bytes, store.capacity_bytes
         line.collected = store.objects_collected
+        line.encrypted = store.encrypted
         for env in status.environments:
             language = _language_name(env.language)
             if env.alive:
@@ -143,7 +146,8 @@ def format_status(report: StatusReport) -> str:
         objects = "-" if b.objects is None else str(b.objects)
         out.append(f"  {b.name}  {b.address}  {'alive' if b.alive else 'DOWN'}  id {b.backend_id}")
         if b.alive:
-            out.append(f"    store {b.engine}: {objects} objects, {b.collected} collected, pool {pool}")
+            out.append(f"    store {b.engine}: {objects} objects, {b.collected} collected, pool {pool}, "
+                       f"{'encrypted at rest' if b.encrypted else 'not encrypted'}")
             if b.durability:
                 out.append(f"    durability: {b.durability}")
             for env in b.environments:

@@ -57,6 +57,12 @@ public final class DataServiceConfig {
    * Required for that engine; messages show it with the password hidden.
    */
   public static final String STORE_URL = "DATACLAY_STORE_URL";
+  /**
+   * File holding the 256-bit key that encrypts stored field values (kv, heap, 2lm, postgres): 32
+   * raw bytes, or 64 hex digits, or base64; readable by its owner only. A pool made with a key
+   * opens only with it, one made without only without. Unset: values are stored unencrypted.
+   */
+  public static final String STORE_KEY_FILE = "DATACLAY_STORE_KEY_FILE";
   /** 2lm engine: DRAM for its object cache, e.g. 256M; dirty records up to this size wait in DRAM for a checkpoint. Default 256M. */
   public static final String TWO_LM_CACHE_SIZE = "DATACLAY_2LM_CACHE_SIZE";
   /** 2lm engine: milliseconds between checkpoints; a crash loses the writes of the last this many ms. Default 1000. */
@@ -91,6 +97,7 @@ public final class DataServiceConfig {
   private final Path storePath;
   private final String storeSize;
   private final String storeUrl;
+  private final Path storeKeyFile;
   private final long twoLmCacheBytes;
   private final long twoLmCheckpointMs;
   private final String python;
@@ -119,6 +126,8 @@ public final class DataServiceConfig {
     storePath = Path.of(text(STORE_PATH, "/dev/shm/dataclay-" + osUser + "/" + backendName));
     storeSize = text(STORE_SIZE, "1G");
     storeUrl = text(STORE_URL, null);
+    String keyFile = text(STORE_KEY_FILE, null);
+    storeKeyFile = keyFile == null ? null : Path.of(keyFile).toAbsolutePath();
     twoLmCacheBytes = bytes(TWO_LM_CACHE_SIZE, text(TWO_LM_CACHE_SIZE, "256M"));
     twoLmCheckpointMs = positiveMillis(TWO_LM_CHECKPOINT_MS, StoreConfig.DEFAULT_CHECKPOINT_MILLIS);
     python = text(PYTHON, "python3");
@@ -233,14 +242,27 @@ public final class DataServiceConfig {
   }
 
   /**
-   * The store to open: engine, pool directory and size, this backend's name, and what the 2lm
-   * and postgres engines need.
+   * The store to open: engine, pool directory and size, this backend's name, what the 2lm and
+   * postgres engines need, and the store key file (the engine reads and checks it when it opens).
    *
    * @throws InvalidArgumentException naming {@value #STORE_SIZE} when the size is malformed
    */
   public StoreConfig storeConfig() {
     return new StoreConfig(storeEngine, storePath, bytes(STORE_SIZE, storeSize), backendName, storeUrl,
-        twoLmCacheBytes, twoLmCheckpointMs);
+        twoLmCacheBytes, twoLmCheckpointMs, storeKeyFile);
+  }
+
+  /**
+   * The store of another backend of this node, for erasing it: the engine and database URL of
+   * {@code env} ({@value #STORE}, {@value #STORE_URL}), with {@code backend}'s name and pool. Needs
+   * no account and no key.
+   */
+  public static StoreConfig storeToErase(Map<String, String> env, String backend, Path pool) {
+    String engine = env.getOrDefault(STORE, "");
+    String url = env.get(STORE_URL);
+    return new StoreConfig(engine.isBlank() ? "kv" : engine.trim(), pool, 1, backend,
+        url == null || url.isBlank() ? null : url.trim(), StoreConfig.DEFAULT_CACHE_BYTES,
+        StoreConfig.DEFAULT_CHECKPOINT_MILLIS, null);
   }
 
   /** Python interpreter, or null when no Python environment runs ({@code DATACLAY_PYTHON=none}). */

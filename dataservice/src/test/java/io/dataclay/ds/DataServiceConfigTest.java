@@ -140,4 +140,28 @@ class DataServiceConfigTest {
   private static String fixture(String name) throws Exception {
     return Path.of(DataServiceConfigTest.class.getResource("/tls/" + name).toURI()).toString();
   }
+
+  @Test
+  void the_store_key_file_reaches_the_store_configuration_as_an_absolute_path_and_is_optional() {
+    Map<String, String> env = minimal();
+    assertNull(DataServiceConfig.from(env).storeConfig().keyFile());
+
+    env.put(DataServiceConfig.STORE_KEY_FILE, "keys/store.key");
+
+    assertEquals(Path.of("keys/store.key").toAbsolutePath(), DataServiceConfig.from(env).storeConfig().keyFile());
+  }
+
+  @Test
+  void a_store_to_erase_needs_no_account_and_no_key() {
+    Map<String, String> env = Map.of("DATACLAY_STORE", "postgres", "DATACLAY_STORE_URL", "jdbc:postgresql://h/db",
+        DataServiceConfig.STORE_KEY_FILE, "/k");
+
+    var config = DataServiceConfig.storeToErase(env, "backend-2", Path.of("/dev/shm/p/backend-2"));
+
+    assertEquals("postgres", config.engine());
+    assertEquals("backend-2", config.backendName());
+    assertEquals("jdbc:postgresql://h/db", config.databaseUrl());
+    assertEquals(Path.of("/dev/shm/p/backend-2"), config.path());
+    assertNull(config.keyFile());
+  }
 }

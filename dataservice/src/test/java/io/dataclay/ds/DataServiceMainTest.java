@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.dataclay.ds.store.ObjectStores;
+import io.dataclay.ds.store.StoreConfig;
+import io.dataclay.ds.store.TestKeys;
 import io.dataclay.proto.BackendInfo;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -14,6 +17,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -73,6 +77,38 @@ class DataServiceMainTest {
     assertEquals(1, out.strip().lines().count(), out);
     assertTrue(out.startsWith("data service: cannot open the kv store at " + notAPool), out);
     assertArrayEquals(content, Files.readAllBytes(notAPool));
+  }
+
+  @Test
+  void a_store_key_that_is_not_the_pools_or_none_exits_2_naming_the_cause_and_overwrites_nothing() throws Exception {
+    // setup: a kv pool made with one key, holding an object
+    Path pool = tmp.resolve("pool");
+    Path key = TestKeys.newKeyFile();
+    Path otherKey = TestKeys.newKeyFile();
+    try {
+      var made = new StoreConfig("kv", pool, 64L << 20).withKeyFile(key);
+      try (var store = ObjectStores.open(made)) {
+        store.put(io.dataclay.ds.store.TestObjects.object(UUID.randomUUID(), "a", "1"));
+      }
+      byte[] before = Files.readAllBytes(pool.resolve("kv.pool"));
+      Map<String, String> wrongKey = new java.util.HashMap<>(base("kv", pool));
+      wrongKey.put("DATACLAY_STORE_KEY_FILE", otherKey.toString());
+      // run
+      Process wrong = launch(wrongKey);
+      String wrongOut = output(wrong);
+      Process none = launch(base("kv", pool));
+      String noneOut = output(none);
+      // verify
+      assertEquals(2, wrong.exitValue(), wrongOut);
+      assertEquals(2, none.exitValue(), noneOut);
+      assertTrue(wrongOut.startsWith("data service: cannot open the kv store at " + pool + ": the key in " + otherKey
+          + " is not the key"), wrongOut);
+      assertTrue(noneOut.contains("is encrypted and no key was given"), noneOut);
+      assertArrayEquals(before, Files.readAllBytes(pool.resolve("kv.pool")));
+    } finally {
+      TestKeys.delete(key);
+      TestKeys.delete(otherKey);
+    }
   }
 
   @Test

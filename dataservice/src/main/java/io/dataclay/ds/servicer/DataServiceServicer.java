@@ -419,7 +419,7 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
     StoreStatus.Builder store = StoreStatus.newBuilder()
         .setEngine(s.engine()).setDurability(s.durability()).setPath(s.path() == null ? "" : s.path())
         .setCapacityBytes(s.capacityBytes()).setUsedBytes(s.usedBytes()).setObjects(s.objects())
-        .setObjectsCollected(collected);
+        .setObjectsCollected(collected).setEncrypted(s.encrypted());
     BackendStatus.Builder out = BackendStatus.newBuilder().setBackend(backend).setStore(store)
         .putAllCalls(report.calls());
     for (EnvironmentStatus e : report.environments()) {

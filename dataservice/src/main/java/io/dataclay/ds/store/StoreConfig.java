@@ -16,9 +16,10 @@ import java.util.regex.Pattern;
  * @param databaseUrl postgres: JDBC URL of the database (required there, ignored elsewhere)
  * @param cacheBytes 2lm: bytes of DRAM for the object cache
  * @param checkpointMillis 2lm: milliseconds between checkpoints (what a crash can lose)
+ * @param keyFile the file of the key that encrypts field values (kv, heap, 2lm, postgres); null: no encryption
  */
 public record StoreConfig(String engine, Path path, long sizeBytes, String backendName, String databaseUrl,
-    long cacheBytes, long checkpointMillis) {
+    long cacheBytes, long checkpointMillis, Path keyFile) {
   /** Backend name used when none is given (single-backend tools and tests). */
   public static final String DEFAULT_BACKEND = "default";
   /** Default DRAM of the 2lm cache: 256 MiB. */
@@ -50,22 +51,27 @@ public record StoreConfig(String engine, Path path, long sizeBytes, String backe
 
   /** An engine on a pool with every other part at its default (backend "default", no database). */
   public StoreConfig(String engine, Path path, long sizeBytes) {
-    this(engine, path, sizeBytes, DEFAULT_BACKEND, null, DEFAULT_CACHE_BYTES, DEFAULT_CHECKPOINT_MILLIS);
+    this(engine, path, sizeBytes, DEFAULT_BACKEND, null, DEFAULT_CACHE_BYTES, DEFAULT_CHECKPOINT_MILLIS, null);
   }
 
   /** This configuration for backend {@code name}. */
   public StoreConfig withBackend(String name) {
-    return new StoreConfig(engine, path, sizeBytes, name, databaseUrl, cacheBytes, checkpointMillis);
+    return new StoreConfig(engine, path, sizeBytes, name, databaseUrl, cacheBytes, checkpointMillis, keyFile);
   }
 
   /** This configuration with the postgres engine's database URL. */
   public StoreConfig withDatabaseUrl(String url) {
-    return new StoreConfig(engine, path, sizeBytes, backendName, url, cacheBytes, checkpointMillis);
+    return new StoreConfig(engine, path, sizeBytes, backendName, url, cacheBytes, checkpointMillis, keyFile);
   }
 
   /** This configuration with the 2lm engine's cache size and checkpoint period. */
   public StoreConfig withCache(long bytes, long checkpointMs) {
-    return new StoreConfig(engine, path, sizeBytes, backendName, databaseUrl, bytes, checkpointMs);
+    return new StoreConfig(engine, path, sizeBytes, backendName, databaseUrl, bytes, checkpointMs, keyFile);
+  }
+
+  /** This configuration with the file of the key that encrypts field values (null: none). */
+  public StoreConfig withKeyFile(Path file) {
+    return new StoreConfig(engine, path, sizeBytes, backendName, databaseUrl, cacheBytes, checkpointMillis, file);
   }
 
   /** The database URL with any password replaced by {@code ***}, fit for messages and logs; "" when none. */
@@ -86,7 +92,7 @@ public record StoreConfig(String engine, Path path, long sizeBytes, String backe
   public String toString() {
     return "StoreConfig[engine=" + engine + ", path=" + path + ", sizeBytes=" + sizeBytes + ", backendName="
         + backendName + ", databaseUrl=" + redactedDatabaseUrl() + ", cacheBytes=" + cacheBytes
-        + ", checkpointMillis=" + checkpointMillis + "]";
+        + ", checkpointMillis=" + checkpointMillis + ", keyFile=" + keyFile + "]";
   }
 
   /**

@@ -29,13 +29,15 @@ public final class CrashWriter {
   static List<String> arguments(StoreConfig config, long seed, Path log, boolean checkpoints) {
     return List.of(config.engine(), config.path().toString(), Long.toString(config.sizeBytes()), config.backendName(),
         config.databaseUrl() == null ? "-" : config.databaseUrl(), Long.toString(config.cacheBytes()),
-        Long.toString(config.checkpointMillis()), Long.toString(seed), log.toString(), Boolean.toString(checkpoints));
+        Long.toString(config.checkpointMillis()), Long.toString(seed), log.toString(), Boolean.toString(checkpoints),
+        config.keyFile() == null ? "-" : config.keyFile().toString());
   }
 
   /** Writes until killed; exits non-zero if a write fails. */
   public static void main(String[] args) throws IOException {
     StoreConfig config = new StoreConfig(args[0], Path.of(args[1]), Long.parseLong(args[2]), args[3],
-        args[4].equals("-") ? null : args[4], Long.parseLong(args[5]), Long.parseLong(args[6]));
+        args[4].equals("-") ? null : args[4], Long.parseLong(args[5]), Long.parseLong(args[6]),
+        args[10].equals("-") ? null : Path.of(args[10]));
     long seed = Long.parseLong(args[7]);
     boolean checkpoints = Boolean.parseBoolean(args[9]);
     Random rng = new Random(seed);

@@ -81,6 +81,11 @@ public abstract class ObjectStoreContract {
     return durable();
   }
 
+  /** Whether a removed object's bytes are overwritten in the pool (the pmem engines; postgres cannot). */
+  protected boolean erasesRemovedObjects() {
+    return bounded();
+  }
+
   /** Pool size for the tests. */
   protected long poolSize() {
     return 128L << 20;
@@ -183,6 +188,23 @@ public abstract class ObjectStoreContract {
     assertEquals(Optional.empty(), store.header(id));
     assertEquals("2", text(store.get(other).orElseThrow().fields().get("a")));
     assertEquals(1, store.count());
+  }
+
+  @Test
+  void aRemovedObjectsBytesAreOverwrittenInThePool() {
+    assumeTrue(erasesRemovedObjects(), "the engine cannot overwrite what it removes (see its documentation)");
+    // setup: a small and a large value carrying a marker, made durable
+    byte[] marker = ("removed-" + UUID.randomUUID()).getBytes(StandardCharsets.UTF_8);
+    UUID id = UUID.randomUUID();
+    store.put(object(id, Map.of("small", FieldValue.of(marker.clone()), "large",
+        FieldValue.of(TestPools.repeated(marker, 400)))));
+    store.checkpoint();
+    assertEquals(!store.stats().encrypted(), TestPools.filesContain(poolDir, marker), "marker in the pool in clear");
+    // run
+    assertTrue(store.remove(id));
+    // verify
+    assertFalse(TestPools.filesContain(poolDir, marker), "the removed object's bytes are still in the pool");
+    assertTrue(store.get(id).isEmpty());
   }
 
   @Test
@@ -679,6 +701,7 @@ public abstract class ObjectStoreContract {
     store.put(object(id, "a", "1"));
     store.close();
     Path marker = poolDir.resolve("ENGINE");
+    String original = Files.readString(marker);
     String other = engine().equals("heap") ? "kv" : "heap";
     Files.writeString(marker, other + "\n");
 
@@ -686,7 +709,7 @@ public abstract class ObjectStoreContract {
 
     assertTrue(e.getMessage().contains(other), e.getMessage());
     assertEquals(other + "\n", Files.readString(marker));
-    Files.writeString(marker, engine() + "\n");
+    Files.writeString(marker, original);
     store = open(poolSize());
     assertEquals("1", text(store.get(id).orElseThrow().fields().get("a")));
   }

@@ -17,6 +17,45 @@ public final class TestPools {
     return Path.of("/dev/shm", "dataclay-store-test-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID());
   }
 
+  /** Whether any file under {@code dir} holds {@code bytes} (e.g. a value in clear in a pool file). */
+  public static boolean filesContain(Path dir, byte[] bytes) {
+    try (Stream<Path> walk = Files.walk(dir)) {
+      for (Path file : walk.filter(Files::isRegularFile).toList()) {
+        if (indexOf(Files.readAllBytes(file), bytes) >= 0) {
+          return true;
+        }
+      }
+      return false;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** {@code bytes} repeated {@code times} times. */
+  public static byte[] repeated(byte[] bytes, int times) {
+    byte[] out = new byte[bytes.length * times];
+    for (int i = 0; i < times; i++) {
+      System.arraycopy(bytes, 0, out, i * bytes.length, bytes.length);
+    }
+    return out;
+  }
+
+  private static int indexOf(byte[] haystack, byte[] needle) {
+    outer:
+    for (int i = 0; i + needle.length <= haystack.length; i++) {
+      if (haystack[i] != needle[0]) {
+        continue;
+      }
+      for (int j = 1; j < needle.length; j++) {
+        if (haystack[i + j] != needle[j]) {
+          continue outer;
+        }
+      }
+      return i;
+    }
+    return -1;
+  }
+
   /** Removes {@code path} and everything under it, if present. */
   public static void delete(Path path) {
     if (path == null || !Files.exists(path)) {

@@ -16,7 +16,8 @@ import java.util.Map;
  * <pre>
  * --pool-dir=DIR        existing directory for the engines' pools (one sub-directory per store, removed after use); required
  * --postgres-url=URL    JDBC URL of the database the postgres engine uses; required when postgres runs
- * --engines=a,b,...     engines to run, in order (default memory,kv,heap,2lm,postgres; memory first: it is the baseline)
+ * --engines=a,b,...     engines to run, in order (default memory,kv,heap,2lm,postgres; memory first: it is the baseline);
+ *                       an engine name with the suffix +enc (kv+enc, ...) runs that engine with a store key, values encrypted
  * --pool-size=SIZE      size of each pmem pool (default 2G)
  * --scale=X             multiplies every operation count (default 1)
  * --warmup-rounds=N     untimed rounds before each measurement (default 1)
@@ -29,6 +30,9 @@ record BenchmarkSettings(Path poolDir, String postgresUrl, List<String> engines,
     int warmupRounds, int rounds, double roundSeconds, long seed) {
   /** Engines in the order they run by default: the memory baseline first. */
   static final List<String> DEFAULT_ENGINES = List.of("memory", "kv", "heap", "2lm", "postgres");
+
+  /** Suffix of an engine name that runs the engine with a store key (field values encrypted). */
+  static final String ENCRYPTED = "+enc";
 
   private static final List<String> KEYS = List.of("pool-dir", "postgres-url", "engines", "pool-size", "scale",
       "warmup-rounds", "rounds", "round-seconds", "seed");
@@ -61,7 +65,7 @@ record BenchmarkSettings(Path poolDir, String postgresUrl, List<String> engines,
     }
     List<String> engines = engines(values.getOrDefault("engines", String.join(",", DEFAULT_ENGINES)));
     String url = values.get("postgres-url");
-    if (engines.contains("postgres") && (url == null || url.isBlank())) {
+    if ((engines.contains("postgres") || engines.contains("postgres" + ENCRYPTED)) && (url == null || url.isBlank())) {
       throw new IllegalArgumentException("--postgres-url is required when the postgres engine runs");
     }
     return new BenchmarkSettings(poolDir, url, engines, size(values.getOrDefault("pool-size", "2G")),
@@ -70,6 +74,16 @@ record BenchmarkSettings(Path poolDir, String postgresUrl, List<String> engines,
         wholeNumber("rounds", values.getOrDefault("rounds", "5"), 1),
         positive("round-seconds", values.getOrDefault("round-seconds", "1")),
         longNumber("seed", values.getOrDefault("seed", "42")));
+  }
+
+  /** The store engine an engine name of the benchmark runs ({@code kv} for {@code kv+enc}). */
+  static String baseEngine(String engine) {
+    return engine.endsWith(ENCRYPTED) ? engine.substring(0, engine.length() - ENCRYPTED.length()) : engine;
+  }
+
+  /** Whether an engine name of the benchmark runs its engine with a store key. */
+  static boolean encrypted(String engine) {
+    return engine.endsWith(ENCRYPTED);
   }
 
   /** The time budget of one round in nanoseconds. */
@@ -81,9 +95,9 @@ record BenchmarkSettings(Path poolDir, String postgresUrl, List<String> engines,
     List<String> engines = new ArrayList<>();
     for (String name : text.split(",")) {
       String engine = name.trim();
-      if (!ObjectStores.ENGINES.contains(engine)) {
+      if (!ObjectStores.ENGINES.contains(baseEngine(engine)) || engine.equals("memory" + ENCRYPTED)) {
         throw new IllegalArgumentException("--engines names unknown engine '" + engine + "'; valid engines: "
-            + String.join(", ", ObjectStores.ENGINES));
+            + String.join(", ", ObjectStores.ENGINES) + ", each but memory also with " + ENCRYPTED);
       }
       if (engines.contains(engine)) {
         throw new IllegalArgumentException("--engines names " + engine + " twice");

@@ -23,6 +23,9 @@ public final class EngineBenchmark {
       return;
     }
     RunEnvironment.print(System.out, settings);
+    if (settings.engines().stream().anyMatch(BenchmarkSettings::encrypted)) {
+      System.err.printf("AES-GCM warm-up (JIT) took %.1f s%n", CryptoWarmUp.run());
+    }
     EngineRun run = new EngineRun(settings);
     List<Measurement> results = new ArrayList<>();
     List<String> failures = new ArrayList<>();

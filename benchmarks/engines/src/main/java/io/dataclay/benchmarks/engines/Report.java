@@ -38,6 +38,7 @@ final class Report {
     out.println("2lm: puts and updates are acknowledged from DRAM and durable only at the next checkpoint (default cache"
         + " 256 MiB, checkpoint every 1000 ms, both used here); a cached get never touches NVRAM.");
     out.println("postgres: every put/update is one committed transaction (fsync on); rounds are capped by time.");
+    EncryptionReport.print(out, results);
     out.println();
     out.println("Targets (issue 3):");
     for (String line : Targets.judge(results)) {

@@ -7,6 +7,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
 import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Stream;
@@ -14,11 +16,14 @@ import java.util.stream.Stream;
 /**
  * Opens each measured store on a pool directory of its own under the benchmark's pool directory
  * (and a backend name of its own in the postgres database), and removes the pool when the store
- * is closed, so that /dev/shm never holds more than one store's pool at a time.
+ * is closed, so that /dev/shm never holds more than one store's pool at a time. An engine named
+ * with {@link BenchmarkSettings#ENCRYPTED} runs with a store key: a random key in an owner-only
+ * file in the pool directory, made for the run and deleted when the JVM exits.
  */
 final class StorePools {
   private final BenchmarkSettings settings;
   private final String runTag = Long.toString(ProcessHandle.current().pid());
+  private Path keyFile;
 
   /** Pools as {@code settings} say (directory, pool size, database URL). */
   StorePools(BenchmarkSettings settings) {
@@ -33,9 +38,13 @@ final class StorePools {
       throw new IllegalStateException("pool directory " + path + " is left over from an earlier run; remove it");
     }
     // The 2lm cache and checkpoint period stay at their defaults (256 MiB, 1000 ms).
-    StoreConfig config = new StoreConfig(engine, path, settings.poolBytes()).withBackend("bench-" + runTag + "-" + name);
-    if (engine.equals("postgres")) {
+    String base = BenchmarkSettings.baseEngine(engine);
+    StoreConfig config = new StoreConfig(base, path, settings.poolBytes()).withBackend("bench-" + runTag + "-" + name);
+    if (base.equals("postgres")) {
       config = config.withDatabaseUrl(settings.postgresUrl());
+    }
+    if (BenchmarkSettings.encrypted(engine)) {
+      config = config.withKeyFile(keyFile());
     }
     try {
       return new Opened(ObjectStores.open(config), path);
@@ -43,6 +52,22 @@ final class StorePools {
       delete(path);
       throw e;
     }
+  }
+
+  private synchronized Path keyFile() {
+    if (keyFile == null) {
+      byte[] key = new byte[32];
+      new SecureRandom().nextBytes(key);
+      try {
+        keyFile = Files.createTempFile(settings.poolDir(), "bench-", ".key",
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        Files.write(keyFile, key);
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot write the benchmark's store key file", e);
+      }
+      keyFile.toFile().deleteOnExit();
+    }
+    return keyFile;
   }
 
   /** A store and its pool directory; closing closes the store and deletes the pool. */

@@ -34,6 +34,18 @@ class BenchmarkSettingsTest {
   }
 
   @Test
+  void anEngineWithTheEncryptedSuffixRunsThatEngineWithAKeyButMemoryHasNone() {
+    BenchmarkSettings s = BenchmarkSettings.parse("--pool-dir=" + dir, "--engines=kv,kv+enc,postgres+enc",
+        "--postgres-url=jdbc:postgresql://h/db");
+
+    assertEquals(List.of("kv", "kv+enc", "postgres+enc"), s.engines());
+    assertEquals("kv", BenchmarkSettings.baseEngine("kv+enc"));
+    assertTrue(BenchmarkSettings.encrypted("kv+enc"));
+    assertMessage("--engines", () -> BenchmarkSettings.parse("--pool-dir=" + dir, "--engines=memory+enc"));
+    assertMessage("--postgres-url", () -> BenchmarkSettings.parse("--pool-dir=" + dir, "--engines=postgres+enc"));
+  }
+
+  @Test
   void badArgumentsAreRefusedNamingTheArgument() {
     String pool = "--pool-dir=" + dir;
     assertMessage("--engines", () -> BenchmarkSettings.parse(pool, "--engines=kv,rocks"));

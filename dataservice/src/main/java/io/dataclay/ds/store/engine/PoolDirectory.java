@@ -1,5 +1,8 @@
 package io.dataclay.ds.store.engine;
 
+import io.dataclay.ds.store.crypt.KeyAdmission;
+import io.dataclay.ds.store.crypt.StoreKey;
+import io.dataclay.ds.store.crypt.ValueSealer;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -21,6 +24,11 @@ import java.util.stream.Stream;
  * overwriting it, and an exclusive lock on {@value #LOCK} keeps a second store (in this process or
  * another) from opening it while it is in use. The lock dies with the process, so a killed Data
  * Service does not leave its pool locked.
+ *
+ * <p>A pool made with a store key also records a key check in the marker ({@code key-check ...},
+ * second line; see {@link StoreKey}): the pool is then opened only with that key, and one made
+ * without a key only without one ({@link KeyAdmission}). The marker is read before the pool
+ * file is opened, so a refused open changes nothing in the directory.
  */
 public final class PoolDirectory implements AutoCloseable {
   /** File naming the engine that made the directory. */
@@ -29,11 +37,16 @@ public final class PoolDirectory implements AutoCloseable {
   public static final String LOCK = "pool.lock";
 
   private static final String MARKER_TEMP = ".ENGINE.tmp";
+  private static final String KEY_CHECK = "key-check ";
   private static final Set<String> OWN_FILES = Set.of(MARKER, LOCK, MARKER_TEMP);
+
+  /** What the marker says: the engine that made the pool, and its key check (null: not encrypted). */
+  private record Marker(String engine, String keyCheck) {}
 
   private final Path path;
   private final FileChannel lockChannel;
   private final FileLock lock;
+  private ValueSealer sealer = ValueSealer.PLAIN;
 
   private PoolDirectory(Path path, FileChannel lockChannel, FileLock lock) {
     this.path = path;
@@ -41,14 +54,21 @@ public final class PoolDirectory implements AutoCloseable {
     this.lock = lock;
   }
 
+  /** Claims {@code dir} for {@code engine} without a store key (see {@link #claim(Path, String, StoreKey)}). */
+  public static PoolDirectory claim(Path dir, String engine) {
+    return claim(dir, engine, null);
+  }
+
   /**
-   * Claims {@code dir} for {@code engine}: creates it when missing, refuses a path that is not a
-   * writable directory, a directory made by another engine, a non-empty directory that is not a
-   * pool, and a pool that another store has open. Nothing in the directory is changed on refusal.
+   * Claims {@code dir} for {@code engine} with {@code key} (null: none): creates it when missing,
+   * refuses a path that is not a writable directory, a directory made by another engine, a
+   * non-empty directory that is not a pool, a pool that another store has open, an encrypted pool
+   * without its key or with another, and a pool made without a key when a key is given. Nothing in
+   * the directory is changed on refusal. A new directory records the engine and the key's check.
    *
    * @throws InvalidArgumentException naming the directory and what is wrong with it
    */
-  public static PoolDirectory claim(Path dir, String engine) {
+  public static PoolDirectory claim(Path dir, String engine, StoreKey key) {
     if (dir == null) {
       throw new InvalidArgumentException("the " + engine + " engine needs a pool directory, and none was given");
     }
@@ -64,7 +84,8 @@ public final class PoolDirectory implements AutoCloseable {
     if (!Files.isWritable(path)) {
       throw new InvalidArgumentException("pool directory " + path + " is not writable");
     }
-    checkMarker(path, engine); // before anything is created in a directory that is refused
+    Marker before = checkMarker(path, engine); // before anything is created in a directory that is refused
+    admit(path, before, key);
     FileChannel channel;
     try {
       channel = FileChannel.open(path.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
@@ -73,7 +94,7 @@ public final class PoolDirectory implements AutoCloseable {
     }
     try {
       PoolDirectory claimed = new PoolDirectory(path, channel, tryLock(channel, path));
-      claimed.checkOrWriteMarker(engine);
+      claimed.checkOrWriteMarker(engine, key); // again under the lock: another process may have made it meanwhile
       return claimed;
     } catch (RuntimeException e) {
       closeQuietly(channel); // also releases the lock
@@ -91,6 +112,11 @@ public final class PoolDirectory implements AutoCloseable {
     return path.resolve(name);
   }
 
+  /** How the store must seal its field values: encrypted when the pool was made with a key. */
+  public ValueSealer sealer() {
+    return sealer;
+  }
+
   /** Releases the directory so another store may open it. */
   @Override
   public void close() {
@@ -100,6 +126,35 @@ public final class PoolDirectory implements AutoCloseable {
       // The channel close below drops the lock anyway.
     } finally {
       closeQuietly(lockChannel);
+    }
+  }
+
+  /**
+   * Erases the pool directory {@code dir} made by {@code engine}: overwrites every file in it with
+   * zeros and syncs it, then deletes the files and the directory. Needs no key. Refuses a
+   * directory made by another engine, one that is not a pool, and a pool that a store has open;
+   * nothing is changed then. Returns what it erased, or null when {@code dir} does not exist.
+   *
+   * <p>A crash part way leaves some files zeroed and the marker in place, so erasing again
+   * finishes the job. Zeros reach the same pages on tmpfs and on a DAX mount; a file system that
+   * writes elsewhere (copy-on-write, or an SSD remapping blocks) may keep old copies out of reach.
+   *
+   * @throws InvalidArgumentException naming the directory and why it was not erased
+   */
+  public static String erase(Path dir, String engine) {
+    Path path = dir.toAbsolutePath().normalize();
+    if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
+      return null;
+    }
+    if (!Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
+      throw new InvalidArgumentException("pool path " + path + " is not a directory; not erased");
+    }
+    checkMarker(path, engine); // refuses what is not a pool of this engine, whatever key it has
+    try (FileChannel channel = FileChannel.open(path.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+      tryLock(channel, path); // released when the channel closes
+      return PoolEraser.overwriteAndDelete(path, Set.of(MARKER, LOCK));
+    } catch (IOException e) {
+      throw new InvalidArgumentException("cannot erase pool directory " + path + ": " + describe(e));
     }
   }
 
@@ -118,16 +173,19 @@ public final class PoolDirectory implements AutoCloseable {
     return lock;
   }
 
-  /** Refuses a directory made by another engine, or one with files that is not a pool. */
-  private static boolean checkMarker(Path path, String engine) {
+  /**
+   * Refuses a directory made by another engine, or one with files that is not a pool; returns its
+   * marker, or null when the directory holds no pool yet.
+   */
+  private static Marker checkMarker(Path path, String engine) {
     Path marker = path.resolve(MARKER);
     if (Files.exists(marker)) {
-      String owner = readMarker(marker);
-      if (!owner.equals(engine)) {
-        throw new InvalidArgumentException("pool directory " + path + " was made by the '" + owner
+      Marker found = readMarker(marker);
+      if (!found.engine().equals(engine)) {
+        throw new InvalidArgumentException("pool directory " + path + " was made by the '" + found.engine()
             + "' engine and cannot be opened with '" + engine + "'; choose another directory or that engine");
       }
-      return true;
+      return found;
     }
     try (Stream<Path> entries = Files.list(path)) {
       if (entries.anyMatch(p -> !OWN_FILES.contains(p.getFileName().toString()))) {
@@ -137,18 +195,27 @@ public final class PoolDirectory implements AutoCloseable {
     } catch (IOException e) {
       throw new InvalidArgumentException("cannot list pool directory " + path + ": " + describe(e));
     }
-    return false;
+    return null;
   }
 
-  private void checkOrWriteMarker(String engine) {
-    if (checkMarker(path, engine)) {
+  private static KeyAdmission.Admitted admit(Path path, Marker marker, StoreKey key) {
+    return KeyAdmission.admit(key, marker == null ? null : marker.keyCheck(), marker == null, "pool directory " + path);
+  }
+
+  private void checkOrWriteMarker(String engine, StoreKey key) {
+    Marker found = checkMarker(path, engine);
+    KeyAdmission.Admitted admitted = admit(path, found, key);
+    sealer = admitted.sealer();
+    if (found != null) {
       return;
     }
     Path marker = path.resolve(MARKER);
-    // Written to a temporary name and renamed, so a crash leaves no marker or a whole one.
+    // Written to a temporary name and renamed, so a crash leaves no marker or a whole one: a pool
+    // is recorded as encrypted before anything is written to it, or not recorded at all.
     Path temp = path.resolve(MARKER_TEMP);
+    String text = engine + "\n" + (admitted.checkToRecord() == null ? "" : KEY_CHECK + admitted.checkToRecord() + "\n");
     try {
-      Files.writeString(temp, engine + "\n", StandardCharsets.UTF_8);
+      Files.writeString(temp, text, StandardCharsets.UTF_8);
       try {
         Files.move(temp, marker, StandardCopyOption.ATOMIC_MOVE);
       } catch (AtomicMoveNotSupportedException e) {
@@ -159,12 +226,25 @@ public final class PoolDirectory implements AutoCloseable {
     }
   }
 
-  private static String readMarker(Path marker) {
+  private static Marker readMarker(Path marker) {
+    String text;
     try {
-      return Files.readString(marker, StandardCharsets.UTF_8).trim();
+      text = Files.readString(marker, StandardCharsets.UTF_8);
     } catch (IOException e) {
       throw new InvalidArgumentException("cannot read pool marker " + marker + ": " + describe(e));
     }
+    String[] lines = text.strip().split("\n");
+    String keyCheck = null;
+    for (int i = 1; i < lines.length; i++) {
+      String line = lines[i].strip();
+      if (line.startsWith(KEY_CHECK) && keyCheck == null) {
+        keyCheck = line.substring(KEY_CHECK.length()).strip();
+      } else if (!line.isEmpty()) {
+        throw new InvalidArgumentException("pool marker " + marker + " has a line this build does not understand ('"
+            + line + "'); it was left untouched");
+      }
+    }
+    return new Marker(lines[0].strip(), keyCheck);
   }
 
   private static void closeQuietly(FileChannel channel) {

@@ -7,6 +7,8 @@ import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
+import io.dataclay.ds.store.crypt.StoreKey;
+import io.dataclay.ds.store.crypt.ValueSealer;
 import io.dataclay.ds.store.engine.CloseGuard;
 import io.dataclay.ds.store.engine.KeyLocks;
 import io.dataclay.ds.store.engine.PoolDirectory;
@@ -19,6 +21,7 @@ import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -28,6 +31,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.StampedLock;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * The {@code heap} engine: objects laid out field by field in a PMDK pool (llpl {@link Heap}) at
@@ -38,6 +43,10 @@ import java.util.function.Function;
  * putAll, applyDelta and remove is one PMDK transaction, so a crash at any instant leaves each
  * object old or new, never mixed. Objects whose values total up to {@value #OPTIMISTIC_READ_MAX}
  * bytes are read without any lock write.
+ *
+ * <p>With a store key, each field value is sealed on its own ({@link ValueSealer}), so a change to
+ * one field still writes that field alone, in place when its size stays. A removed object's bytes
+ * are overwritten with zeros before its blocks are freed ({@link ObjectErasure}).
  */
 public final class HeapStore implements ObjectStore {
   /** Engine name in configuration. */
@@ -52,12 +61,14 @@ public final class HeapStore implements ObjectStore {
   // What the slot directory logs per change (see SlotDirectory), for the written-bytes count.
   private static final int SLOT_ASSIGN_BYTES = 24;
   private static final int SLOT_HANDLE_BYTES = 8;
+  private static final Logger LOG = Logger.getLogger(HeapStore.class.getName());
 
   private final PoolDirectory directory;
   private final Path poolFile;
   private final Heap heap;
   private final SlotDirectory slots;
   private final RecordCodec codec = new RecordCodec();
+  private final ValueSealer sealer;
   private final ObjectBlocks blocks;
   private final ConcurrentHashMap<UUID, ObjectLayout> index = new ConcurrentHashMap<>();
   private final KeyLocks locks = new KeyLocks(1024);
@@ -70,6 +81,7 @@ public final class HeapStore implements ObjectStore {
     this.heap = heap;
     this.slots = slots;
     this.blocks = new ObjectBlocks(heap, codec);
+    this.sealer = directory.sealer();
     this.guard = new CloseGuard("heap store " + directory.path());
   }
 
@@ -80,7 +92,8 @@ public final class HeapStore implements ObjectStore {
    * @throws InvalidArgumentException when the directory or pool file cannot be used as a heap pool
    */
   public static HeapStore open(StoreConfig config) {
-    PoolDirectory directory = PoolDirectory.claim(config.path(), ENGINE);
+    StoreKey key = StoreKey.forStore(config);
+    PoolDirectory directory = PoolDirectory.claim(config.path(), ENGINE, key);
     Heap heap = null;
     try {
       Path file = directory.resolve(POOL_FILE);
@@ -104,12 +117,14 @@ public final class HeapStore implements ObjectStore {
     List<UUID> ids = RecordCodec.batchIds(objects);
     int n = ids.size();
     ObjectHeader[] headers = new ObjectHeader[n];
+    StoredObject[] sealed = new StoredObject[n];
     long bytes = 0;
     for (int i = 0; i < n; i++) {
       StoredObject object = objects.get(i);
       RecordCodec.check(object);
       headers[i] = codec.canonical(object.header());
-      bytes += object.valueBytes();
+      sealed[i] = sealer.seal(object);
+      bytes += sealed[i].valueBytes();
     }
     long total = bytes;
     guard.enter();
@@ -131,7 +146,7 @@ public final class HeapStore implements ObjectStore {
         written = PmemHeap.transaction(heap, () -> {
           ObjectLayout[] layouts = new ObjectLayout[n];
           for (int i = 0; i < n; i++) {
-            layouts[i] = blocks.writeNew(objects.get(i), headers[i], slotOf[i]);
+            layouts[i] = blocks.writeNew(sealed[i], headers[i], slotOf[i]);
             if (old[i] == null) {
               slots.assign(slotOf[i], ids.get(i), layouts[i].table().handle());
               blocks.countWritten(SLOT_ASSIGN_BYTES);
@@ -181,11 +196,11 @@ public final class HeapStore implements ObjectStore {
         } else if (layout.contentBytes() <= OPTIMISTIC_READ_MAX) {
           StoredObject object = readOptimistically(id, layout);
           if (object != null && lock.validate(stamp)) {
-            return Optional.of(object);
+            return Optional.of(sealer.open(object));
           }
         }
       }
-      return readLocked(id, layout -> blocks.read(id, layout));
+      return readLocked(id, layout -> blocks.read(id, layout)).map(sealer::open);
     } finally {
       guard.exit();
     }
@@ -227,8 +242,9 @@ public final class HeapStore implements ObjectStore {
   }
 
   @Override
-  public void applyDelta(ObjectDelta delta) {
-    RecordCodec.check(delta);
+  public void applyDelta(ObjectDelta plain) {
+    RecordCodec.check(plain);
+    ObjectDelta delta = sealer.seal(plain);
     UUID id = delta.id();
     guard.enter();
     try {
@@ -257,6 +273,12 @@ public final class HeapStore implements ObjectStore {
     }
   }
 
+  /**
+   * Removes the object, then overwrites its bytes with zeros and frees its blocks: one transaction
+   * marks the object block as being erased (durable when this returns), {@link ObjectErasure}
+   * zeroes the contents outside it, and a second transaction frees the blocks and empties the
+   * slot. A crash in between leaves a marked block that {@link #open} erases and frees.
+   */
   @Override
   public boolean remove(UUID id) {
     if (id == null) {
@@ -272,20 +294,42 @@ public final class HeapStore implements ObjectStore {
           return false;
         }
         PmemHeap.transaction(heap, () -> {
-          slots.setHandle(old.slot(), 0);
-          blocks.countWritten(SLOT_HANDLE_BYTES);
-          blocks.freeAll(old);
+          blocks.countWritten(ObjectErasure.markErasing(old));
           return null;
         }, () -> "pool " + poolFile + " has no room left even for the log of a removal");
         index.remove(id);
-        slots.release(old.slot());
-        usedBytes.addAndGet(-old.poolBytes());
+        finishErasure(id, old);
         return true;
       } finally {
         lock.unlockWrite(stamp);
       }
     } finally {
       guard.exit();
+    }
+  }
+
+  /** The first half of {@link #remove} alone, as a crash right after it leaves the pool; for tests. */
+  void removeWithoutErasing(UUID id) {
+    ObjectLayout old = index.remove(id);
+    PmemHeap.transaction(heap, () -> ObjectErasure.markErasing(old), () -> "no room");
+  }
+
+  // Zeroes a removed object's blocks, then frees them and empties its slot. If that fails, the
+  // object block stays marked and its slot taken until the next open finishes the erasure.
+  private void finishErasure(UUID id, ObjectLayout old) {
+    try {
+      ObjectErasure.zero(old);
+      PmemHeap.transaction(heap, () -> {
+        slots.setHandle(old.slot(), 0);
+        blocks.countWritten(SLOT_HANDLE_BYTES);
+        blocks.freeAll(old);
+        return null;
+      }, () -> "pool " + poolFile + " has no room left even for the log of a removal");
+      slots.release(old.slot());
+      usedBytes.addAndGet(-old.poolBytes());
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "object " + id + " was removed from " + poolFile
+          + " but its blocks were not yet zeroed and freed; the next open does it: " + e.getMessage());
     }
   }
 
@@ -308,7 +352,7 @@ public final class HeapStore implements ObjectStore {
   public StoreStats stats() {
     guard.checkOpen();
     return new StoreStats(ENGINE, DURABILITY, directory.path().toString(), heap.size(),
-        usedBytes.get() + slots.bytes(), index.size());
+        usedBytes.get() + slots.bytes(), index.size(), sealer.encrypts());
   }
 
   /** Bytes this store has written to its pool since it was opened (values, tables, directory slots). */
@@ -351,18 +395,26 @@ public final class HeapStore implements ObjectStore {
   }
 
   private void load() {
+    List<UUID> erasingIds = new ArrayList<>();
+    List<ObjectLayout> erasing = new ArrayList<>();
     try {
       slots.scan((slot, id, handle) -> {
         ObjectLayout layout = blocks.load(id, handle, slot);
-        if (index.putIfAbsent(id, layout) != null) {
+        usedBytes.addAndGet(layout.poolBytes());
+        if (ObjectErasure.erasing(layout)) {
+          erasingIds.add(id); // removed before a crash: erased below
+          erasing.add(layout);
+        } else if (index.putIfAbsent(id, layout) != null) {
           throw new InternalException("pool " + poolFile + " lists object " + id + " twice");
         }
-        usedBytes.addAndGet(layout.poolBytes());
       });
     } catch (DataClayException e) {
       throw e;
     } catch (RuntimeException e) {
       throw new InternalException("pool " + poolFile + " is damaged: " + e);
+    }
+    for (int i = 0; i < erasing.size(); i++) {
+      finishErasure(erasingIds.get(i), erasing.get(i));
     }
   }
 }

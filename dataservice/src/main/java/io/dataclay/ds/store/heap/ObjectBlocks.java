@@ -47,8 +47,12 @@ final class ObjectBlocks {
   /** Bytes of an inline entry's value length, reference count and capacity. */
   static final int META_BYTES = 12;
 
+  /** Format of an object block whose removal committed and whose erasure may not have finished. */
+  static final int ERASING = -1;
+  /** Bytes of an object block's format, header length and field count. */
+  static final int PREFIX_BYTES = 12;
+
   private static final int FORMAT = 1;
-  private static final int PREFIX_BYTES = 12;
   private static final byte INLINE = 0;
   private static final byte OUT_OF_LINE = 1;
   private static final int MAX_TABLE_BYTES = Integer.MAX_VALUE - 64;
@@ -202,14 +206,16 @@ final class ObjectBlocks {
   }
 
   /**
-   * Rebuilds the DRAM layout of the object whose object block is {@code handle} (at open).
+   * Rebuilds the DRAM layout of the object whose object block is {@code handle} (at open). A block
+   * marked {@link #ERASING} gives a layout without header, for {@link ObjectErasure} to finish.
    *
    * @throws InternalException when the block does not hold a well-formed object
    */
   ObjectLayout load(UUID id, long handle, long slot) {
     MemoryBlock table = heap.memoryBlockFromHandle(handle);
     long size = table.size();
-    if (size < PREFIX_BYTES || table.getInt(0) != FORMAT) {
+    int format = size < PREFIX_BYTES ? 0 : table.getInt(0);
+    if (format != FORMAT && format != ERASING) {
       throw corrupt(id, "unknown object block format");
     }
     int headerLength = table.getInt(4);
@@ -219,7 +225,8 @@ final class ObjectBlocks {
     }
     byte[] header = new byte[headerLength];
     table.copyToArray(PREFIX_BYTES, header, 0, headerLength);
-    ObjectHeader objectHeader = codec.decodeHeader(RecordInput.of(header), id);
+    // Erasing: the header may be zeroed already, and nobody reads it again.
+    ObjectHeader objectHeader = format == ERASING ? null : codec.decodeHeader(RecordInput.of(header), id);
     long p = PREFIX_BYTES + (long) headerLength;
     Field[] fields = new Field[count];
     long poolBytes = size;

@@ -8,6 +8,8 @@ import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
+import io.dataclay.ds.store.crypt.StoreKey;
+import io.dataclay.ds.store.crypt.ValueSealer;
 import io.dataclay.ds.store.engine.CloseGuard;
 import io.dataclay.ds.store.engine.KeyLocks;
 import io.dataclay.ds.store.engine.PoolDirectory;
@@ -22,6 +24,7 @@ import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -31,6 +34,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.StampedLock;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * The {@code kv} engine: each object is one encoded record in one block of a PMDK pool (llpl
@@ -41,6 +46,10 @@ import java.util.function.Function;
  * place under an undo log (small records that fit their block) or written into a block allocated
  * in the transaction, the slot's handle swapped and the old block freed (see {@link RecordBlocks}).
  * Records up to {@value #BULK_READ_MAX} bytes are read with one bulk copy and no lock write.
+ *
+ * <p>With a store key, each field value is sealed ({@link ValueSealer}) before it is encoded and
+ * opened after it is decoded; headers, names and references stay readable. A removed object's
+ * block is overwritten with zeros before it is freed (see {@link #remove}).
  */
 public final class KvStore implements ObjectStore {
   /** Engine name in configuration. */
@@ -51,6 +60,7 @@ public final class KvStore implements ObjectStore {
   public static final String DURABILITY = "durable and crash-consistent at return";
 
   private static final int BULK_READ_MAX = 64 * 1024;
+  private static final Logger LOG = Logger.getLogger(KvStore.class.getName());
   private static final long DIRECTORY_MAGIC = 0x4443_4B56_4449_5231L; // "DCKVDIR1"
 
   /** Where an object's record is: its block, its length, its cached header, its directory slot. */
@@ -61,6 +71,7 @@ public final class KvStore implements ObjectStore {
   private final Heap heap;
   private final SlotDirectory slots;
   private final RecordBlocks blocks;
+  private final ValueSealer sealer;
   private final RecordCodec codec = new RecordCodec();
   private final ConcurrentHashMap<UUID, Entry> index = new ConcurrentHashMap<>();
   private final KeyLocks locks = new KeyLocks(1024);
@@ -73,6 +84,7 @@ public final class KvStore implements ObjectStore {
     this.heap = heap;
     this.slots = slots;
     this.blocks = new RecordBlocks(heap);
+    this.sealer = directory.sealer();
     this.guard = new CloseGuard("kv store " + directory.path());
   }
 
@@ -93,7 +105,8 @@ public final class KvStore implements ObjectStore {
    * @throws InvalidArgumentException when the directory or pool file cannot be used as such a pool
    */
   public static KvStore openFor(String owner, StoreConfig config) {
-    PoolDirectory directory = PoolDirectory.claim(config.path(), owner);
+    StoreKey key = StoreKey.forStore(config);
+    PoolDirectory directory = PoolDirectory.claim(config.path(), owner, key);
     Heap heap = null;
     try {
       Path file = directory.resolve(POOL_FILE);
@@ -119,7 +132,7 @@ public final class KvStore implements ObjectStore {
     byte[][] records = new byte[n][];
     ObjectHeader[] headers = new ObjectHeader[n];
     for (int i = 0; i < n; i++) {
-      records[i] = codec.encode(objects.get(i));
+      records[i] = codec.encode(sealer.seal(objects.get(i)));
       headers[i] = codec.canonical(objects.get(i).header());
     }
     guard.enter();
@@ -183,12 +196,13 @@ public final class KvStore implements ObjectStore {
         } else if (entry.length() <= BULK_READ_MAX) {
           byte[] record = readOptimistically(entry);
           if (record != null && lock.validate(stamp)) {
-            return Optional.of(codec.decode(id, RecordInput.of(record), entry.header()));
+            return Optional.of(sealer.open(codec.decode(id, RecordInput.of(record), entry.header())));
           }
         }
       }
       // Large records are decoded straight from pmem, each value copied once into its array.
-      return readLocked(id, entry -> codec.decode(id, blocks.input(entry.block(), entry.length()), entry.header()));
+      return readLocked(id, entry -> codec.decode(id, blocks.input(entry.block(), entry.length()), entry.header()))
+          .map(sealer::open);
     } finally {
       guard.exit();
     }
@@ -241,8 +255,9 @@ public final class KvStore implements ObjectStore {
   }
 
   @Override
-  public void applyDelta(ObjectDelta delta) {
-    RecordCodec.check(delta);
+  public void applyDelta(ObjectDelta plain) {
+    RecordCodec.check(plain);
+    ObjectDelta delta = sealer.seal(plain);
     UUID id = delta.id();
     guard.enter();
     try {
@@ -288,6 +303,14 @@ public final class KvStore implements ObjectStore {
     }
   }
 
+  /**
+   * Removes the object, then overwrites its block with zeros and frees it. The removal is one
+   * transaction that marks the block as being erased (so it is durable when this returns); the
+   * zeros are written outside it, without an undo log of the whole block (which a nearly full
+   * pool may have no room for), and a second transaction frees the block and empties the slot. A
+   * crash in between leaves a marked block that {@link #open} erases and frees; the object never
+   * comes back half-zeroed.
+   */
   @Override
   public boolean remove(UUID id) {
     if (id == null) {
@@ -303,19 +326,44 @@ public final class KvStore implements ObjectStore {
           return false;
         }
         PmemHeap.transaction(heap, () -> {
-          slots.setHandle(old.slot(), 0);
-          blocks.free(old.block());
+          blocks.markErasing(old.block());
           return null;
         }, () -> "pool " + poolFile + " has no room left even for the log of a removal");
         index.remove(id);
-        slots.release(old.slot());
-        usedBytes.addAndGet(-old.block().size());
+        finishErasure(id, old.slot(), old.block());
         return true;
       } finally {
         lock.unlockWrite(stamp);
       }
     } finally {
       guard.exit();
+    }
+  }
+
+  /** The first half of {@link #remove} alone, as a crash right after it leaves the pool; for tests. */
+  void removeWithoutErasing(UUID id) {
+    Entry old = index.remove(id);
+    PmemHeap.transaction(heap, () -> {
+      blocks.markErasing(old.block());
+      return null;
+    }, () -> "no room");
+  }
+
+  // Zeroes a block whose removal committed, then frees it and empties its slot. If that fails, the
+  // block stays marked and its slot taken until the next open finishes the erasure.
+  private void finishErasure(UUID id, long slot, MemoryBlock block) {
+    try {
+      blocks.zero(block);
+      PmemHeap.transaction(heap, () -> {
+        slots.setHandle(slot, 0);
+        blocks.free(block);
+        return null;
+      }, () -> "pool " + poolFile + " has no room left even for the log of a removal");
+      slots.release(slot);
+      usedBytes.addAndGet(-block.size());
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "object " + id + " was removed from " + poolFile
+          + " but its block was not yet zeroed and freed; the next open does it: " + e.getMessage());
     }
   }
 
@@ -338,7 +386,7 @@ public final class KvStore implements ObjectStore {
   public StoreStats stats() {
     guard.checkOpen();
     return new StoreStats(ENGINE, DURABILITY, directory.path().toString(), heap.size(),
-        usedBytes.get() + slots.bytes(), index.size());
+        usedBytes.get() + slots.bytes(), index.size(), sealer.encrypts());
   }
 
   @Override
@@ -391,9 +439,15 @@ public final class KvStore implements ObjectStore {
   }
 
   private void load() {
+    record Unfinished(UUID id, long slot, MemoryBlock block) {}
+    List<Unfinished> unfinished = new ArrayList<>();
     try {
       slots.scan((slot, id, handle) -> {
         MemoryBlock block = heap.memoryBlockFromHandle(handle);
+        if (blocks.erasing(block)) {
+          unfinished.add(new Unfinished(id, slot, block)); // removed before a crash: erased below
+          return;
+        }
         int length = blocks.storedLength(block, id);
         ObjectHeader header = codec.decodeHeader(blocks.input(block, length), id);
         if (index.putIfAbsent(id, new Entry(block, length, header, slot)) != null) {
@@ -405,6 +459,10 @@ public final class KvStore implements ObjectStore {
       throw e;
     } catch (RuntimeException e) {
       throw new InternalException("pool " + poolFile + " is damaged: " + e);
+    }
+    for (Unfinished u : unfinished) {
+      usedBytes.addAndGet(u.block().size());
+      finishErasure(u.id(), u.slot(), u.block());
     }
   }
 }

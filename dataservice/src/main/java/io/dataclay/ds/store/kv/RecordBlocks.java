@@ -22,6 +22,8 @@ final class RecordBlocks {
 
   private static final int LENGTH_BYTES = 4;
   private static final int GRANULE = 64;
+  /** Length of a record whose removal committed and whose bytes are being overwritten. */
+  private static final int ERASING = -1;
 
   private final Heap heap;
 
@@ -88,6 +90,34 @@ final class RecordBlocks {
     // A fresh accessor: freeing invalidates the accessor used, and the caller's entry must stay
     // usable if the transaction aborts.
     heap.memoryBlockFromHandle(block.handle()).free(true);
+  }
+
+  /**
+   * Marks the record in {@code block} as removed, inside the caller's transaction: once that
+   * commits, the object is gone, and {@link #zero} and {@link #free} finish the job, also after a
+   * crash (the kv engine does it at open for every block marked so).
+   */
+  void markErasing(MemoryBlock block) {
+    block.addToTransaction(0, LENGTH_BYTES);
+    block.setInt(0, ERASING);
+  }
+
+  /** Whether the block's removal committed but its erasure may not have finished. */
+  boolean erasing(MemoryBlock block) {
+    return block.size() >= LENGTH_BYTES && block.getInt(0) == ERASING;
+  }
+
+  /**
+   * Overwrites a block marked {@link #markErasing erasing} with zeros, outside any transaction (no
+   * undo log: the record is already removed, so a crash meanwhile loses nothing, and the next
+   * open zeroes it again); flushed, so the zeros are durable before the free's commit.
+   */
+  void zero(MemoryBlock block) {
+    long n = block.size() - LENGTH_BYTES;
+    if (n > 0) {
+      block.setMemory((byte) 0, LENGTH_BYTES, n);
+      block.flush(LENGTH_BYTES, n);
+    }
   }
 
   /** The record's bytes, in one bulk copy. */

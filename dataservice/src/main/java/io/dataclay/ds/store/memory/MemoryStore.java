@@ -25,7 +25,8 @@ import java.util.function.Consumer;
  * The {@code memory} engine: objects in a DRAM hash map, nothing persisted (the benchmark
  * baseline). Same semantics as the other engines otherwise: values are copied in and out, so a
  * caller changing an array it handed over or got back does not change what is stored. It keeps
- * nothing in the pool directory and does not touch it.
+ * nothing in the pool directory and does not touch it. Nothing is at rest, so a configured store
+ * key is not used (and stats say the store is not encrypted).
  */
 public final class MemoryStore implements ObjectStore {
   /** Engine name in configuration. */
@@ -141,7 +142,7 @@ public final class MemoryStore implements ObjectStore {
   @Override
   public StoreStats stats() {
     checkOpen();
-    return new StoreStats(ENGINE, DURABILITY, path, 0, valueBytes.get(), objects.size());
+    return new StoreStats(ENGINE, DURABILITY, path, 0, valueBytes.get(), objects.size(), false);
   }
 
   @Override

@@ -54,7 +54,7 @@ final class ObjectTable {
    * at once may collide in the catalog; the loser finds it made and goes on.
    */
   static void create(Connection c) throws SQLException {
-    if (exists(c)) {
+    if (exists(c, TABLE)) {
       return;
     }
     c.setAutoCommit(false);
@@ -64,7 +64,7 @@ final class ObjectTable {
       c.commit();
     } catch (SQLException e) {
       c.rollback();
-      if (!exists(c)) {
+      if (!exists(c, TABLE)) {
         throw e;
       }
     } finally {
@@ -72,9 +72,34 @@ final class ObjectTable {
     }
   }
 
-  private static boolean exists(Connection c) throws SQLException {
-    try (Statement s = c.createStatement(); ResultSet r = s.executeQuery("SELECT to_regclass('" + TABLE + "')")) {
+  /** Whether the table {@code name} (one of this package's constants, never user input) exists. */
+  static boolean exists(Connection c, String name) throws SQLException {
+    try (Statement s = c.createStatement(); ResultSet r = s.executeQuery("SELECT to_regclass('" + name + "')")) {
       return r.next() && r.getString(1) != null;
+    }
+  }
+
+  /** Whether this backend has no row (also when the table does not exist yet). */
+  boolean isEmpty(Connection c) throws SQLException {
+    if (!exists(c, TABLE)) {
+      return true;
+    }
+    try (PreparedStatement s = c.prepareStatement("SELECT 1 FROM " + TABLE + " WHERE backend = ? LIMIT 1")) {
+      s.setString(1, backend);
+      try (ResultSet r = s.executeQuery()) {
+        return !r.next();
+      }
+    }
+  }
+
+  /** Deletes every row of this backend; returns how many there were. */
+  int deleteAll(Connection c) throws SQLException {
+    if (!exists(c, TABLE)) {
+      return 0;
+    }
+    try (PreparedStatement s = c.prepareStatement("DELETE FROM " + TABLE + " WHERE backend = ?")) {
+      s.setString(1, backend);
+      return s.executeUpdate();
     }
   }
 

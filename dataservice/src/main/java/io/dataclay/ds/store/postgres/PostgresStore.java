@@ -6,6 +6,9 @@ import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
+import io.dataclay.ds.store.crypt.KeyAdmission;
+import io.dataclay.ds.store.crypt.StoreKey;
+import io.dataclay.ds.store.crypt.ValueSealer;
 import io.dataclay.ds.store.engine.CloseGuard;
 import io.dataclay.ds.store.engine.KeyLocks;
 import io.dataclay.ds.store.engine.PoolDirectory;
@@ -18,8 +21,10 @@ import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
 import io.dataclay.exceptions.StoreFullException;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -37,6 +42,11 @@ import java.util.function.Consumer;
  * <p>One store per backend: the pool directory (when configured) records the engine and is locked
  * like every engine's, and a PostgreSQL advisory lock held for the store's lifetime keeps a second
  * Data Service with the same backend name off the same rows, on any machine.
+ *
+ * <p>With a store key, each field value in a record is sealed ({@link ValueSealer}); the backend's
+ * key check is in {@link KeyCheckTable}. A removal is a DELETE: PostgreSQL keeps the dead row
+ * version (and its TOAST chunks) in the table's files until VACUUM reuses the space, and in its
+ * WAL until that is recycled, so only encryption keeps removed values unreadable there.
  */
 public final class PostgresStore implements ObjectStore {
   /** Engine name in configuration. */
@@ -55,13 +65,16 @@ public final class PostgresStore implements ObjectStore {
   private final ObjectTable table;
   private final String where;
   private final RecordCodec codec = new RecordCodec();
+  private final ValueSealer sealer;
   private final ConcurrentHashMap<UUID, Meta> metas = new ConcurrentHashMap<>();
   private final KeyLocks locks = new KeyLocks(256);
   private final CloseGuard guard;
   private final AtomicLong usedBytes = new AtomicLong();
 
-  private PostgresStore(PoolDirectory directory, BackendLock backendLock, ConnectionPool pool, StoreConfig config) {
+  private PostgresStore(PoolDirectory directory, BackendLock backendLock, ConnectionPool pool, StoreConfig config,
+      ValueSealer sealer) {
     this.directory = directory;
+    this.sealer = sealer;
     this.backendLock = backendLock;
     this.pool = pool;
     this.table = new ObjectTable(config.backendName());
@@ -70,29 +83,24 @@ public final class PostgresStore implements ObjectStore {
   }
 
   /**
-   * Connects to {@code config.databaseUrl()}, creates the object table when missing, takes this
-   * backend's lock and loads the headers of its objects.
+   * Connects to {@code config.databaseUrl()}, takes this backend's lock, admits the store key (or
+   * its absence) against the backend's recorded key check, creates the object table when missing
+   * and loads the headers of its objects.
    *
    * @throws InvalidArgumentException when the URL is missing or wrong, the database cannot be
    *     reached (the message names the URL without its password), the pool directory belongs to
-   *     another engine, or this backend's store is already open
+   *     another engine, this backend's store is already open, or the key is refused (see
+   *     {@link KeyAdmission}; nothing is written then)
    */
   public static PostgresStore open(StoreConfig config) {
-    String url = config.databaseUrl();
-    if (url == null || url.isBlank()) {
-      throw new InvalidArgumentException("the postgres engine needs the JDBC URL of its database (DATACLAY_STORE_URL),"
-          + " e.g. jdbc:postgresql://127.0.0.1:5432/dataclay?user=postgres; none was given");
-    }
-    if (!url.startsWith("jdbc:postgresql:")) {
-      throw new InvalidArgumentException("store URL '" + config.redactedDatabaseUrl()
-          + "' is not a PostgreSQL JDBC URL (jdbc:postgresql://host:port/database)");
-    }
+    String url = checkedUrl(config);
+    StoreKey key = StoreKey.forStore(config);
     PoolDirectory directory = config.path() == null ? null : PoolDirectory.claim(config.path(), ENGINE);
     ConnectionPool pool = new ConnectionPool(url, config.redactedDatabaseUrl(), CONNECTIONS);
     BackendLock lock = null;
     try {
       lock = BackendLock.take(pool, config.backendName(), config.redactedDatabaseUrl());
-      PostgresStore store = new PostgresStore(directory, lock, pool, config);
+      PostgresStore store = new PostgresStore(directory, lock, pool, config, admit(pool, config, key));
       store.load();
       return store;
     } catch (RuntimeException e) {
@@ -104,6 +112,78 @@ public final class PostgresStore implements ObjectStore {
         directory.close();
       }
       throw e;
+    }
+  }
+
+  /**
+   * Deletes every row of {@code config}'s backend (objects and key check) and vacuums the tables,
+   * then erases its pool directory if it has one. Needs no key; refused while the backend's store
+   * is open anywhere. Returns what was done. VACUUM makes the dead row versions' space reusable;
+   * their bytes may stay in the table's files until it is reused, and in the WAL and backups.
+   *
+   * @throws InvalidArgumentException when the database cannot be reached or the store is open
+   */
+  public static String erase(StoreConfig config) {
+    String url = checkedUrl(config);
+    String where = config.redactedDatabaseUrl() + " (backend " + config.backendName() + ")";
+    ObjectTable table = new ObjectTable(config.backendName());
+    StringBuilder done = new StringBuilder();
+    try (ConnectionPool pool = new ConnectionPool(url, config.redactedDatabaseUrl(), 1);
+        BackendLock lock = BackendLock.take(pool, config.backendName(), config.redactedDatabaseUrl())) {
+      int rows = pool.with(table::deleteAll);
+      boolean keyed = pool.with(c -> KeyCheckTable.delete(c, config.backendName()));
+      done.append(where).append(": ").append(rows).append(" object row(s)")
+          .append(keyed ? " and its key check" : "").append(" deleted");
+      try {
+        pool.with(c -> {
+          try (Statement s = c.createStatement()) { // auto-commit: VACUUM cannot run in a transaction
+            s.execute("VACUUM " + ObjectTable.TABLE);
+          }
+          return null;
+        });
+        done.append(", table vacuumed");
+      } catch (SQLException e) {
+        done.append(", VACUUM failed (").append(e.getMessage()).append(")");
+      }
+    } catch (SQLException e) {
+      throw new InvalidArgumentException("could not erase " + where + ": " + e.getMessage());
+    }
+    String dir = config.path() == null ? null : PoolDirectory.erase(config.path(), ENGINE);
+    return dir == null ? done.toString() : done + "; " + dir;
+  }
+
+  private static String checkedUrl(StoreConfig config) {
+    String url = config.databaseUrl();
+    if (url == null || url.isBlank()) {
+      throw new InvalidArgumentException("the postgres engine needs the JDBC URL of its database (DATACLAY_STORE_URL),"
+          + " e.g. jdbc:postgresql://127.0.0.1:5432/dataclay?user=postgres; none was given");
+    }
+    if (!url.startsWith("jdbc:postgresql:")) {
+      throw new InvalidArgumentException("store URL '" + config.redactedDatabaseUrl()
+          + "' is not a PostgreSQL JDBC URL (jdbc:postgresql://host:port/database)");
+    }
+    return url;
+  }
+
+  // Runs with the backend's lock held, so no other store of the backend records a check meanwhile.
+  private static ValueSealer admit(ConnectionPool pool, StoreConfig config, StoreKey key) {
+    String backend = config.backendName();
+    String where = "the store of backend '" + backend + "' in " + config.redactedDatabaseUrl();
+    try {
+      String recorded = pool.with(c -> KeyCheckTable.recorded(c, backend));
+      boolean fresh = recorded == null && pool.with(new ObjectTable(backend)::isEmpty);
+      KeyAdmission.Admitted admitted = KeyAdmission.admit(key, recorded, fresh, where);
+      if (admitted.checkToRecord() != null) {
+        // Recorded before the first write: a crash right after it leaves an empty backend that
+        // opens only with this key, never rows written under a key nobody recorded.
+        pool.with(c -> {
+          KeyCheckTable.record(c, backend, admitted.checkToRecord());
+          return null;
+        });
+      }
+      return admitted.sealer();
+    } catch (SQLException e) {
+      throw new InvalidArgumentException("could not read the key check of " + where + ": " + e.getMessage());
     }
   }
 
@@ -119,7 +199,7 @@ public final class PostgresStore implements ObjectStore {
     int n = ids.size();
     byte[][] records = new byte[n][];
     for (int i = 0; i < n; i++) {
-      records[i] = codec.encode(objects.get(i));
+      records[i] = codec.encode(sealer.seal(objects.get(i)));
     }
     guard.enter();
     try (KeyLocks.Held held = locks.writeLockAll(ids)) {
@@ -147,7 +227,26 @@ public final class PostgresStore implements ObjectStore {
       }
       byte[] record = sql("read object " + id, () -> pool.with(c -> table.record(c, id)));
       // A row gone meanwhile was removed by a concurrent call after this one began.
-      return record == null ? Optional.empty() : Optional.of(codec.decode(id, RecordInput.of(record), meta.header()));
+      return record == null ? Optional.empty()
+          : Optional.of(sealer.open(codec.decode(id, RecordInput.of(record), meta.header())));
+    } finally {
+      guard.exit();
+    }
+  }
+
+  /** Reads the record and skips its values: garbage collection needs no decryption. */
+  @Override
+  public Optional<Set<UUID>> references(UUID id) {
+    if (id == null) {
+      throw new InvalidArgumentException("object ID is missing");
+    }
+    guard.enter();
+    try {
+      if (!metas.containsKey(id)) {
+        return Optional.empty();
+      }
+      byte[] record = sql("read object " + id, () -> pool.with(c -> table.record(c, id)));
+      return record == null ? Optional.empty() : Optional.of(codec.references(id, RecordInput.of(record)));
     } finally {
       guard.exit();
     }
@@ -164,8 +263,9 @@ public final class PostgresStore implements ObjectStore {
   }
 
   @Override
-  public void applyDelta(ObjectDelta delta) {
-    RecordCodec.check(delta);
+  public void applyDelta(ObjectDelta plain) {
+    RecordCodec.check(plain);
+    ObjectDelta delta = sealer.seal(plain);
     UUID id = delta.id();
     guard.enter();
     try {
@@ -238,7 +338,7 @@ public final class PostgresStore implements ObjectStore {
   @Override
   public StoreStats stats() {
     guard.checkOpen();
-    return new StoreStats(ENGINE, DURABILITY, where, 0, usedBytes.get(), metas.size());
+    return new StoreStats(ENGINE, DURABILITY, where, 0, usedBytes.get(), metas.size(), sealer.encrypts());
   }
 
   @Override

@@ -42,6 +42,9 @@ import java.util.logging.Logger;
  * holds its state at the last completed checkpoint or a later state it was written to, always
  * whole (each write-back is one NVRAM transaction per object or per batch of objects). A putAll
  * after the last checkpoint may survive in part.
+ *
+ * <p>With a store key, the kv pool encrypts what is written back ({@link KvStore}); the DRAM
+ * cache holds values in clear, like every other copy in the Data Service's memory.
  */
 public final class TwoLevelStore implements ObjectStore {
   /** Engine name in configuration. */
@@ -315,7 +318,7 @@ public final class TwoLevelStore implements ObjectStore {
     guard.checkOpen();
     StoreStats pool = nvram.stats();
     return new StoreStats(ENGINE, durability(), pool.path(), pool.capacityBytes(),
-        pool.usedBytes() + cache.dirtyBytes(), cache.cells.size());
+        pool.usedBytes() + cache.dirtyBytes(), cache.cells.size(), pool.encrypted());
   }
 
   /**

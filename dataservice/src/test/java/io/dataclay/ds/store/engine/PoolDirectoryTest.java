@@ -1,18 +1,24 @@
 package io.dataclay.ds.store.engine;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.ds.store.TestPools;
+import io.dataclay.ds.store.crypt.StoreKey;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+/** Claiming a pool directory (engine marker, key check, lock) and erasing one. */
 class PoolDirectoryTest {
   private final Path dir = TestPools.newPath();
 
@@ -60,5 +66,81 @@ class PoolDirectoryTest {
     InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> PoolDirectory.claim(null, "kv"));
 
     assertTrue(e.getMessage().contains("kv"), e.getMessage());
+  }
+
+  @Test
+  void aDirectoryMadeWithAKeyRecordsItsCheckAndSealsWithIt() throws Exception {
+    StoreKey key = StoreKey.of(new byte[32], "test key");
+
+    try (PoolDirectory claimed = PoolDirectory.claim(dir, "kv", key)) {
+      assertTrue(claimed.sealer().encrypts());
+    }
+
+    List<String> lines = Files.readAllLines(dir.resolve(PoolDirectory.MARKER));
+    assertEquals("kv", lines.get(0));
+    assertTrue(lines.get(1).startsWith("key-check v1 ") && key.matches(lines.get(1).substring(10)), lines.get(1));
+    try (PoolDirectory again = PoolDirectory.claim(dir, "kv", key)) {
+      assertTrue(again.sealer().encrypts());
+    }
+  }
+
+  @Test
+  void aMarkerLineThisBuildDoesNotKnowIsRefusedAndLeftAlone() throws Exception {
+    Files.createDirectories(dir);
+    Files.writeString(dir.resolve(PoolDirectory.MARKER), "kv\ncompression zstd\n");
+
+    InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> PoolDirectory.claim(dir, "kv"));
+
+    assertTrue(e.getMessage().contains("compression zstd"), e.getMessage());
+    assertEquals("kv\ncompression zstd\n", Files.readString(dir.resolve(PoolDirectory.MARKER)));
+  }
+
+  @Test
+  void erasingOverwritesEveryFileWithZerosBeforeRemovingThem() throws Exception {
+    // setup: a pool with a file whose bytes stay reachable through a hard link after the unlink
+    byte[] secret = "secret bytes ".repeat(100_000).getBytes();
+    try (PoolDirectory claimed = PoolDirectory.claim(dir, "kv")) {
+      Files.write(claimed.resolve("kv.pool"), secret);
+    }
+    Path outside = TestPools.newPath();
+    Files.createDirectories(outside);
+    try {
+      Path link = Files.createLink(outside.resolve("link"), dir.resolve("kv.pool"));
+      // run
+      String erased = PoolDirectory.erase(dir, "kv");
+      // verify
+      assertFalse(Files.exists(dir));
+      assertTrue(erased.contains("3 file(s), " + (secret.length + "kv\n".length()) + " bytes overwritten"), erased); // pool, marker, lock
+      byte[] left = Files.readAllBytes(link);
+      assertEquals(secret.length, left.length);
+      assertArrayEquals(new byte[secret.length], left, "the unlinked pool file still holds its bytes");
+    } finally {
+      TestPools.delete(outside);
+    }
+  }
+
+  @Test
+  void erasingIsRefusedForAPoolInUseAnotherEnginesPoolAndADirectoryThatIsNoPool() throws Exception {
+    byte[] content = new byte[4096];
+    Arrays.fill(content, (byte) 7);
+    try (PoolDirectory claimed = PoolDirectory.claim(dir, "kv")) {
+      Files.write(claimed.resolve("kv.pool"), content);
+      String inUse = assertThrows(InvalidArgumentException.class, () -> PoolDirectory.erase(dir, "kv")).getMessage();
+      assertTrue(inUse.contains("already open"), inUse);
+    }
+    String other = assertThrows(InvalidArgumentException.class, () -> PoolDirectory.erase(dir, "heap")).getMessage();
+    assertTrue(other.contains("'kv' engine"), other);
+    assertArrayEquals(content, Files.readAllBytes(dir.resolve("kv.pool")));
+    Path notAPool = TestPools.newPath();
+    try {
+      Files.createDirectories(notAPool);
+      Files.write(notAPool.resolve("thesis.tex"), content);
+      String foreign = assertThrows(InvalidArgumentException.class, () -> PoolDirectory.erase(notAPool, "kv")).getMessage();
+      assertTrue(foreign.contains("not a dataClay pool"), foreign);
+      assertArrayEquals(content, Files.readAllBytes(notAPool.resolve("thesis.tex")));
+      assertNull(PoolDirectory.erase(notAPool.resolve("missing"), "kv"));
+    } finally {
+      TestPools.delete(notAPool);
+    }
   }
 }

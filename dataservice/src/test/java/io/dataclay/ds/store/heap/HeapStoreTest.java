@@ -144,6 +144,29 @@ class HeapStoreTest extends ObjectStoreContract {
     store = open(poolSize());
   }
 
+  @Test
+  void aRemovalCutShortBeforeItsBlocksWereZeroedIsFinishedAtTheNextOpen() {
+    // setup: an object (inline and out-of-line values) whose removal committed, erasure not run
+    byte[] marker = ("cut-" + UUID.randomUUID()).getBytes(StandardCharsets.UTF_8);
+    UUID gone = UUID.randomUUID();
+    UUID kept = UUID.randomUUID();
+    store.put(object(kept, "a", "1"));
+    long usedWithKeptOnly = store.stats().usedBytes();
+    store.put(object(gone, Map.of("small", FieldValue.of(marker.clone()), "large",
+        FieldValue.of(TestPools.repeated(marker, 100)))));
+    heap().removeWithoutErasing(gone);
+    store.close();
+    assertTrue(TestPools.filesContain(poolDir, marker));
+    // run
+    store = open(poolSize());
+    // verify: gone, zeroed, freed; the other object untouched
+    assertTrue(store.get(gone).isEmpty());
+    assertEquals(1, store.count());
+    assertTrue(!TestPools.filesContain(poolDir, marker), "the removed object's bytes are still in the pool");
+    assertEquals(usedWithKeptOnly, store.stats().usedBytes());
+    assertEquals("1", text(store.get(kept).orElseThrow().fields().get("a")));
+  }
+
   private HeapStore heap() {
     return (HeapStore) store;
   }

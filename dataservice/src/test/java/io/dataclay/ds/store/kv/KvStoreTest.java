@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.intel.pmem.llpl.Heap;
 import com.intel.pmem.llpl.MemoryBlock;
+import io.dataclay.ds.store.FieldValue;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.ObjectStoreContract;
 import io.dataclay.ds.store.ObjectStores;
@@ -20,6 +21,7 @@ import io.dataclay.exceptions.InvalidArgumentException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
@@ -88,6 +90,28 @@ class KvStoreTest extends ObjectStoreContract {
       TestPools.delete(other);
       store = open(poolSize());
     }
+  }
+
+  @Test
+  void aRemovalCutShortBeforeItsBlockWasZeroedIsFinishedAtTheNextOpen() {
+    // setup: an object whose removal committed but whose erasure did not run (a crash in between)
+    byte[] marker = ("cut-" + UUID.randomUUID()).getBytes(StandardCharsets.UTF_8);
+    UUID gone = UUID.randomUUID();
+    UUID kept = UUID.randomUUID();
+    store.put(object(kept, "a", "1"));
+    long usedWithKeptOnly = store.stats().usedBytes();
+    store.put(object(gone, Map.of("v", FieldValue.of(TestPools.repeated(marker, 100)))));
+    ((KvStore) store).removeWithoutErasing(gone);
+    store.close();
+    assertTrue(TestPools.filesContain(poolDir, marker));
+    // run
+    store = open(poolSize());
+    // verify: gone, zeroed, freed; the other object untouched
+    assertTrue(store.get(gone).isEmpty());
+    assertEquals(1, store.count());
+    assertFalse(TestPools.filesContain(poolDir, marker));
+    assertEquals(usedWithKeptOnly, store.stats().usedBytes());
+    assertEquals("1", text(store.get(kept).orElseThrow().fields().get("a")));
   }
 
   @Test
