@@ -74,7 +74,7 @@ def test_the_store_key_file_reaches_the_backends_as_a_path_and_never_the_logic_m
     cluster = LocalCluster(settings)
     spawned = {}
 
-    def record_spawn(jar, env, log):
+    def record_spawn(jar, env, log, stdin_line=None):
         spawned[jar] = env
         return 0
 
@@ -83,7 +83,8 @@ def test_the_store_key_file_reaches_the_backends_as_a_path_and_never_the_logic_m
                          lm=ProcessRecord(name="logicmodule", port=1, jar="logicmodule.jar"))
     monkeypatch.setattr(ClusterState, "save", lambda self, home: None)
     # run
-    cluster._start_backend(state, ProcessRecord(name="backend-1", port=0, jar="dataservice.jar"), "admin", "pw")
+    cluster._secret_file = tmp_path / "cluster.secret"
+    cluster._start_backend(state, ProcessRecord(name="backend-1", port=0, jar="dataservice.jar"))
     lm_env = cluster._server_env({"DATACLAY_PORT": "1"})
     # verify
     assert spawned["dataservice.jar"]["DATACLAY_STORE_KEY_FILE"] == str(tmp_path / "k.key")
