@@ -466,3 +466,111 @@ def _as_mallory(cluster, body):
 def _dataclaycmd(cluster):
     from harness.cluster import _command
     return [_command("dataclaycmd")]
+
+
+def test_a_malformed_request_is_invalid_argument_with_one_warning_line_and_servers_go_on(cluster, mallory):
+    # setup
+    address = backend_address(mallory, sorted(b.id for b in mallory.get_backends())[0])
+    calls = [(grpc.insecure_channel(address), "/dataclay.v1.DataService/CallMethod"),
+             (grpc.insecure_channel(f"127.0.0.1:{cluster.port}"), "/dataclay.v1.LogicModule/NewSession")]
+    before = cluster.logs().count("refused a malformed")
+    # run
+    codes = []
+    for channel, method in calls:
+        raw_call = channel.unary_unary(method, request_serializer=lambda b: b, response_deserializer=lambda b: b)
+        try:
+            raw_call(b"\xff\xff\xff\xff\x0f\x01garbage", metadata=(("dataclay-session", mallory.token),))
+        except grpc.RpcError as e:
+            codes.append((e.code(), e.details()))
+        channel.close()
+    # verify: typed errors, one line each in the logs, no stack trace, and the next good call is answered
+    assert [c for c, _ in codes] == [grpc.StatusCode.INVALID_ARGUMENT] * 2, codes
+    assert all("not a valid protobuf message" in d for _, d in codes), codes
+    logs = cluster.logs()
+    assert logs.count("refused a malformed") - before == 2
+    assert "InvalidProtocolBufferException" not in logs and "SEVERE io.grpc" not in logs
+    assert mallory.get_backends()
+
+
+def test_a_request_over_the_message_size_limit_is_refused_clearly_and_nothing_is_stored(make_cluster):
+    # setup: a cluster that takes messages of at most 2 MiB
+    cluster = make_cluster(backends=1, extra_env={"DATACLAY_MAX_MESSAGE_SIZE": "2M"})
+    # run
+    seen = client(cluster, """
+        from dataclay.exceptions import InvalidArgumentError
+        c = Counter(0)
+        c.value = b"x" * (3 << 20)
+        try:
+            c.make_persistent(alias="too-big")
+            out = {"error": None}
+        except InvalidArgumentError as e:
+            out = {"error": str(e)}
+        small = Counter(1); small.make_persistent(alias="small")
+        out["small"] = Counter.get_by_alias("small").get()
+        print(json.dumps(out))
+    """)
+    # verify
+    assert "DATACLAY_MAX_MESSAGE_SIZE" in seen["error"], seen
+    assert seen["small"] == 1
+
+
+JAVA_BOX = """
+package probe;
+
+import io.dataclay.api.DataClayObject;
+
+/** A Java model whose method takes a byte array: its arguments are decoded by the backend. */
+public class Box extends DataClayObject {
+  private int calls;
+
+  public Box() {}
+
+  public int size(byte[] data) {
+    calls++;
+    return data.length;
+  }
+}
+"""
+
+
+def _rss_kib(pid: int) -> int:
+    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def test_java_arguments_claiming_more_than_they_carry_are_refused_before_allocation(cluster, mallory, tmp_path):
+    # setup: a Java model compiled here and registered; an object of it stored by mallory
+    source = tmp_path / "src" / "probe"
+    source.mkdir(parents=True)
+    (source / "Box.java").write_text(JAVA_BOX)
+    classes = tmp_path / "classes"
+    jar = pathlib.Path(__file__).resolve().parents[1] / "pyclay/dataclay/_internal/jars/dataservice.jar"
+    subprocess.run(["javac", "-d", str(classes), "-cp", str(jar), str(source / "Box.java")], check=True, timeout=120)
+    cluster.dataclaycmd("NewModel", cluster.admin_user(), "-", "probe", str(classes), "java")
+    backends = {b.name: b for b in mallory.get_backends()}
+    b = backends["backend-1"]
+    box = str(uuid.uuid4())
+    stub, metadata, channel = raw(f"{b.host}:{b.port}", mallory.token)
+    stub.MakePersistent(ds_pb2.MakePersistentRequest(objects=[common_pb2.ObjectData(
+        id=box, header=common_pb2.ObjectHeader(class_name="probe.Box", language=common_pb2.JAVA))]), metadata=metadata)
+    # the Kryo encoding of the arguments Object[]{byte[]}: 16 01 02 (an Object[] of one), then the
+    # byte[]: 17 01, its length + 1 as a varint, its bytes
+    gigabyte_claim = bytes.fromhex("1601021701") + bytes([0x81, 0x80, 0x80, 0x80, 0x04])  # 10 bytes, 2^30 claimed
+    elements_claim = bytes.fromhex("1601ffffffff07")  # an Object[] claiming 2^31 - 2 elements
+    pid = cluster.pids()["backend-1"]
+    rss_before = _rss_kib(pid)
+    # run
+    errors = []
+    for payload in (gigabyte_claim, elements_claim):
+        errors.append(refused(lambda: stub.CallMethod(ds_pb2.CallMethodRequest(
+            object_id=box, method="size", args=payload), metadata=metadata)))
+    answer = stub.CallMethod(ds_pb2.CallMethodRequest(object_id=box, method="size",
+                                                      args=bytes.fromhex("160102170104010203")), metadata=metadata)
+    channel.close()
+    # verify: refused as serialisation errors naming the claim; no gigabyte allocated; still serving
+    from dataclay.exceptions import SerializationError
+    assert all(isinstance(e, SerializationError) and "claims" in str(e) for e in errors), errors
+    assert _rss_kib(pid) - rss_before < 200 * 1024
+    assert answer.result  # the encoded int 3
