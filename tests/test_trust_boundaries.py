@@ -574,3 +574,20 @@ def test_java_arguments_claiming_more_than_they_carry_are_refused_before_allocat
     assert all(isinstance(e, SerializationError) and "claims" in str(e) for e in errors), errors
     assert _rss_kib(pid) - rss_before < 200 * 1024
     assert answer.result  # the encoded int 3
+
+
+def test_a_model_over_the_size_quota_is_refused_and_not_stored(cluster, tmp_path):
+    # setup: an administrator's model whose files hold 17 MiB (the quota is 16 MiB)
+    package = tmp_path / "model" / "bloated"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "big.py").write_text("from dataclay import DataClayObject\n\nBLOB = '" + "x" * (17 << 20) + "'\n\n"
+                                    "class Big(DataClayObject):\n    name: str\n")
+    # run
+    result = cluster.dataclaycmd("NewModel", cluster.admin_user(), "-", "bloated", str(tmp_path / "model"), "python",
+                                 check=False)
+    stubs = cluster.dataclaycmd("GetStubs", cluster.admin_user(), "-", "bloated", str(tmp_path / "stubs"),
+                                check=False)
+    # verify
+    assert result.returncode == 1 and "DATACLAY_MODEL_MAX_BYTES" in result.stderr, result.stderr
+    assert stubs.returncode == 1 and "bloated" in stubs.stderr
