@@ -577,12 +577,13 @@ def test_java_arguments_claiming_more_than_they_carry_are_refused_before_allocat
 
 
 def test_a_model_over_the_size_quota_is_refused_and_not_stored(cluster, tmp_path):
-    # setup: an administrator's model whose files hold 17 MiB (the quota is 16 MiB)
+    # setup: an administrator's model whose files hold 18 MiB in all (the quota is 16 MiB)
     package = tmp_path / "model" / "bloated"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    (package / "big.py").write_text("from dataclay import DataClayObject\n\nBLOB = '" + "x" * (17 << 20) + "'\n\n"
+    (package / "big.py").write_text("from dataclay import DataClayObject\n\nBLOB = '" + "x" * (9 << 20) + "'\n\n"
                                     "class Big(DataClayObject):\n    name: str\n")
+    (package / "more.py").write_text("BLOB = '" + "y" * (9 << 20) + "'\n")  # each file passes the CLI's own check
     # run
     result = cluster.dataclaycmd("NewModel", cluster.admin_user(), "-", "bloated", str(tmp_path / "model"), "python",
                                  check=False)
