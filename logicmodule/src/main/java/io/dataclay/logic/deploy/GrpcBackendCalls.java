@@ -266,7 +266,13 @@ public final class GrpcBackendCalls implements BackendCalls {
       if (old != null) {
         Channels.close(old.channel());
       }
-      return new Target(b.host(), b.port(), Channels.forAddress(b.host(), b.port(), tls));
+      try {
+        return new Target(b.host(), b.port(), Channels.forAddress(b.host(), b.port(), tls));
+      } catch (IllegalArgumentException e) {
+        // an address recorded before host names were checked strictly: that backend cannot be reached
+        throw new BackendUnavailableException(
+            "backend " + b.name() + " has an address no channel can reach (" + b.host() + ":" + b.port() + ")");
+      }
     });
     return t.channel();
   }

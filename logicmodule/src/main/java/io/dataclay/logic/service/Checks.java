@@ -1,6 +1,9 @@
 package io.dataclay.logic.service;
 
 import io.dataclay.exceptions.InvalidArgumentException;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.util.regex.Pattern;
 
 /**
@@ -14,7 +17,10 @@ public final class Checks {
   private static final Pattern CLASS_NAME =
       Pattern.compile("[\\p{L}_$][\\p{L}\\p{N}_$]*([.][\\p{L}_$][\\p{L}\\p{N}_$]*)*");
   private static final Pattern IDENTIFIER = Pattern.compile("[\\p{L}_$][\\p{L}\\p{N}_$]{0,255}");
-  private static final Pattern HOST = Pattern.compile("[A-Za-z0-9._:%\\-\\[\\]]{1,253}");
+  // a DNS name (RFC 1123 labels), an IPv4 address, or an IPv6 literal with or without brackets
+  private static final Pattern HOST_NAME =
+      Pattern.compile("(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*");
+  private static final Pattern IPV6 = Pattern.compile("\\[?[0-9A-Fa-f:.]{2,45}(?:%[A-Za-z0-9._-]{1,32})?]?");
   private static final Pattern ENGINE = Pattern.compile("[a-z0-9][a-z0-9_\\-]{0,31}");
   private static final Pattern PATH_SEGMENT = Pattern.compile("[\\p{L}\\p{N}_.\\-$+@]{1,255}");
   private static final int MAX_CLASS_NAME = 512;
@@ -79,10 +85,23 @@ public final class Checks {
 
   /** A host name or IP address. */
   public static String host(String field, String value) {
-    if (value == null || !HOST.matcher(value).matches()) {
+    if (value == null || !(HOST_NAME.matcher(value).matches() || isIpv6Literal(value))) {
       throw invalid(field, "must be a host name or IP address; got " + quote(value));
     }
     return value;
+  }
+
+  private static boolean isIpv6Literal(String value) {
+    if (!value.contains(":") || !IPV6.matcher(value).matches()
+        || value.startsWith("[") != value.endsWith("]")) {
+      return false;
+    }
+    try {
+      // a literal: parsed, never looked up
+      return InetAddress.getByName(value) instanceof Inet6Address;
+    } catch (UnknownHostException e) {
+      return false;
+    }
   }
 
   /** A TCP port, 1-65535. */

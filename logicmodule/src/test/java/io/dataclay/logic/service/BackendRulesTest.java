@@ -102,11 +102,16 @@ class BackendRulesTest {
         new BackendRecord(id.toUpperCase(), "b", "h", 1, List.of(Language.JAVA), "kv"),
         new BackendRecord(id, "", "h", 1, List.of(Language.JAVA), "kv"),
         new BackendRecord(id, "b", "bad host", 1, List.of(Language.JAVA), "kv"),
+        // found by the fuzzer: accepted, then every channel to it failed with IllegalArgumentException
+        new BackendRecord(id, "b", "friend_names", 1, List.of(Language.JAVA), "kv"),
+        new BackendRecord(id, "b", "-node", 1, List.of(Language.JAVA), "kv"),
+        new BackendRecord(id, "b", "[::1", 1, List.of(Language.JAVA), "kv"),
+        new BackendRecord(id, "b", "1:2:3", 1, List.of(Language.JAVA), "kv"),
         new BackendRecord(id, "b", "h", 0, List.of(Language.JAVA), "kv"),
         new BackendRecord(id, "b", "h", 65536, List.of(Language.JAVA), "kv"),
         new BackendRecord(id, "b", "h", 1, List.of(), "kv"),
         new BackendRecord(id, "b", "h", 1, List.of(Language.JAVA), ""));
-    List<String> fields = List.of("id:", "id:", "name:", "host:", "port:", "port:", "languages:", "store_engine:");
+    List<String> fields = List.of("id:", "id:", "name:", "host:", "host:", "host:", "host:", "host:", "port:", "port:", "languages:", "store_engine:");
     String token = lm.backendSession(id);
     for (int i = 0; i < bad.size(); i++) {
       BackendRecord b = bad.get(i);
@@ -115,5 +120,15 @@ class BackendRulesTest {
       assertTrue(e.getMessage().startsWith(fields.get(i)), e.getMessage());
     }
     assertEquals(List.of(), lm.service.getBackends(lm.adminToken));
+  }
+
+  @Test
+  void host_names_and_ip_addresses_of_every_form_are_accepted() {
+    String id = UUID.randomUUID().toString();
+    String token = lm.backendSession(id);
+    for (String host : List.of("node-1.cluster.local", "h", "10.0.0.9", "::1", "[::1]", "fe80::1%eth0")) {
+      lm.service.registerBackend(token, new BackendRecord(id, "b", host, 7001, List.of(Language.JAVA), "kv"));
+      assertEquals(host, lm.service.getBackends(lm.adminToken).get(0).backend().host());
+    }
   }
 }
