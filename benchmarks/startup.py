@@ -18,7 +18,7 @@ from _cluster import Cluster
 CALLER = textwrap.dedent("""
     import sys, time
     from dataclay import api
-    from dataclay.exceptions import DataClayError
+    from dataclay.exceptions import DataClayException
     api.init()
     from people.model import Counter
     backend = next(i for i, info in api.get_backends().items() if info.name == sys.argv[1])
@@ -29,7 +29,7 @@ CALLER = textwrap.dedent("""
         try:
             counter.increment()
             print(time.monotonic(), flush=True)
-        except DataClayError:
+        except DataClayException:
             pass
         time.sleep(0.01)
 """)

@@ -1,12 +1,21 @@
 """The COMPSs storage interface on a real two-backend cluster: storage.api's object calls, the local
 COMPSs stand-in with 4 forked workers running tasks on versions of shared objects (the result and
-every intermediate read equal a sequential run), and the COMPSs-style wordcount example end to end."""
+every intermediate read equal a sequential run), a chain of many INOUT tasks that leaves no version
+behind once consolidated and collected (collections running all along), and the COMPSs-style
+wordcount example end to end."""
 import collections
 import json
 import pathlib
 import subprocess
 import sys
 import textwrap
+import threading
+import uuid
+
+import pytest
+
+from dataclay.exceptions import ObjectDoesNotExistError
+from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "wordcount"
@@ -204,3 +213,75 @@ def test_wordcount_example_on_two_backends_equals_the_sequential_run_and_a_local
     assert counts["2"] == counts["0"] == dict(expected)
     top = runs["2"].stdout.split("# Top 10:\n", 1)[1].strip()
     assert top == str(sorted(expected.items(), key=lambda kv: (-kv[1], kv[0]))[:10])
+
+
+# Many INOUT tasks on one persistent object (COMPSs renames it once per task). argv[1]: tasks.
+INOUT_CHAIN = textwrap.dedent("""
+    import json, sys
+    from storage.local_runtime import INOUT, LocalRuntime, compss_barrier, task
+    from people.model import Counter
+
+    @task(counter=INOUT)
+    def add(counter, n):
+        counter.increment(n)
+
+    if __name__ == "__main__":
+        tasks = int(sys.argv[1])
+        with LocalRuntime(workers=2):
+            counter = Counter(0)
+            counter.make_persistent(alias="compss-inout-chain")
+            for n in range(1, tasks + 1):
+                add(counter, n)
+            compss_barrier()
+            print(json.dumps({"value": counter.get(), "id": counter.getID()}))
+""")
+
+
+def object_counts(cluster, lm) -> tuple:
+    """(objects the Logic Module has registered, objects stored in every backend's pool)."""
+    stored = 0
+    for b in lm.get_backends():
+        ds = DataServiceClient(f"{b.host}:{b.port}", lm.token)
+        try:
+            stored += ds.get_status().store.objects
+        finally:
+            ds.close()
+    return lm.get_stats().objects, stored
+
+
+def test_a_workflow_of_many_inout_tasks_leaves_only_the_live_object_behind(cluster, tmp_path):
+    # setup: an administrator collecting garbage, with nothing collectable left before the run
+    tasks = 400
+    lm = LogicModuleClient(f"127.0.0.1:{cluster.port}")
+    lm.token = lm.new_session(cluster.admin_user(), cluster.admin_password(), "").token
+    stop = threading.Event()
+    during = []
+
+    def collect():
+        while not stop.is_set():
+            during.append(lm.collect_garbage())
+
+    collector = threading.Thread(target=collect)
+    try:
+        lm.collect_garbage()
+        before = object_counts(cluster, lm)
+        # run: the workflow, with collections back to back while it runs, then one after it
+        collector.start()
+        try:
+            out = last_json(run_script(cluster, tmp_path, "chain.py", INOUT_CHAIN, str(tasks)))
+        finally:
+            stop.set()
+            collector.join(timeout=120)
+        with pytest.raises(ObjectDoesNotExistError):
+            lm.get_object_info(str(uuid.uuid4()))  # every backend's registrations flushed
+        report = lm.collect_garbage()
+        after = object_counts(cluster, lm)
+    finally:
+        lm.close_session()
+        lm.close()
+    # verify: every task saw the previous one's version (none was collected while needed); afterwards
+    # the counter is the only new object, in the metadata and in the pools
+    assert out["value"] == tasks * (tasks + 1) // 2
+    assert len(during) >= 1
+    assert after == (before[0] + 1, before[1] + 1), (before, after, report)
+    assert sum(r.collected for r in during) + report.collected >= tasks - 1

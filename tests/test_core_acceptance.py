@@ -34,7 +34,7 @@ def test_object_persisted_by_one_client_is_used_by_alias_from_another(cluster):
     made = client(cluster, """
         p = Person("alice", 30)
         p.make_persistent(alias="alice")
-        print(json.dumps({"id": p.getID(), "location": p.get_location(), "persistent": p.is_persistent}))
+        print(json.dumps({"id": p.getID(), "location": p.get_location(), "persistent": bool(p.is_persistent)}))
     """)
     # run
     seen = client(cluster, """
@@ -44,7 +44,7 @@ def test_object_persisted_by_one_client_is_used_by_alias_from_another(cluster):
         p.name = "Alice"
         print(json.dumps({"id": str(p.get_id()), "name": p.name, "before": before, "after": after,
                           "locations": p.get_all_locations(), "location": p.get_location(),
-                          "greeting": p.greeting(), "persistent": p.is_persistent,
+                          "greeting": p.greeting(), "persistent": p.is_persistent(),
                           "backends": sorted(api.get_backends())}))
     """)
     again = client(cluster, """
@@ -116,7 +116,7 @@ def test_duplicate_alias_is_refused_and_the_first_object_kept(cluster):
         except AliasAlreadyExistsError as e:
             outcome = "refused: " + str(e)
         print(json.dumps({"outcome": outcome, "value": Counter.get_by_alias("dup").get(),
-                          "second_persistent": second.is_persistent}))
+                          "second_persistent": bool(second.is_persistent)}))
     """)
     assert out["outcome"].startswith("refused") and "dup" in out["outcome"]
     assert out["value"] == 1
@@ -198,14 +198,14 @@ def test_unknown_object_id_gets_a_clear_error_and_the_service_keeps_serving(clus
 
 def test_recursive_false_with_a_volatile_reference_is_a_clear_error(cluster):
     out = client(cluster, """
-        from dataclay.exceptions import DataClayError
+        from dataclay.exceptions import DataClayException
         a = Node(1, Node(2))
         try:
             a.make_persistent(recursive=False)
             outcome = "accepted"
-        except DataClayError as e:
+        except DataClayException as e:
             outcome = type(e).__name__ + ": " + str(e)
-        print(json.dumps({"outcome": outcome, "persistent": a.is_persistent}))
+        print(json.dumps({"outcome": outcome, "persistent": bool(a.is_persistent)}))
     """)
     assert out["outcome"].startswith("InvalidArgumentError")
     assert out["persistent"] is False
@@ -220,7 +220,7 @@ def test_persistent_only_calls_on_a_volatile_object_raise_object_not_persistent(
             outcome = "answered"
         except ObjectNotPersistentError as e:
             outcome = "refused"
-        print(json.dumps({"outcome": outcome, "local": c.increment(), "persistent": c.is_persistent}))
+        print(json.dumps({"outcome": outcome, "local": c.increment(), "persistent": bool(c.is_persistent)}))
     """)
     assert out == {"outcome": "refused", "local": 4, "persistent": False}
 

@@ -11,7 +11,7 @@ from test_core_acceptance import PRELUDE, client
 
 WRITER = PRELUDE + textwrap.dedent("""
     import os, time
-    from dataclay.exceptions import DataClayError
+    from dataclay.exceptions import DataClayException
     me, stop_file = int(sys.argv[1]), sys.argv[2]
     backends = sorted(api.get_backends())
     account = Account(f"client-{me}")
@@ -22,7 +22,7 @@ WRITER = PRELUDE + textwrap.dedent("""
         amount = me * 1_000_000 + attempt
         try:
             account.deposit(amount)
-        except DataClayError:
+        except DataClayException:
             time.sleep(0.05)
             continue
         print(json.dumps({"ack": amount, "at": time.monotonic()}), flush=True)

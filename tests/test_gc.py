@@ -1,7 +1,8 @@
 """Garbage collection on a real two-backend cluster (periodic collections off: each test triggers
 CollectGarbage itself): what no alias, no open session and no reachable object reaches is removed
-from its backend and from the metadata, cycles included, across backends; and no reachable object is
-ever collected while writers move references between aliased objects during collections."""
+from its backend and from the metadata, cycles included, across backends, versions like any other
+object; and no reachable object is ever collected while writers move references between aliased
+objects during collections."""
 import json
 import select
 import textwrap
@@ -179,6 +180,41 @@ def test_a_graph_across_backends_is_kept_while_named_and_collected_whole_after(c
     assert kept == set(ids)
     assert unnamed.collected >= 2
     assert existing(lm, ids) == set()
+
+
+def test_versions_are_collected_like_any_object_and_a_kept_version_keeps_its_original(cluster, lm):
+    # setup: in a client that then ends, versions of an aliased object (one consolidated, one aliased,
+    # two that nothing reaches), and an aliased version of an object nothing else reaches
+    made = run(cluster, """
+        named = Item(1)
+        named.make_persistent(alias="gc-versioned")
+        dropped = named.new_version()
+        dropped_again = dropped.new_version(backend_id=BACKENDS[1])
+        consolidated = named.new_version()
+        consolidated.consolidate_version()
+        kept = named.new_version(backend_id=BACKENDS[1])
+        kept.add_alias("gc-kept-version")
+        orphan = Item(2)
+        orphan.make_persistent()
+        of_orphan = orphan.new_version()
+        of_orphan.add_alias("gc-version-of-orphan")
+        print(json.dumps({"named": named.getID(), "dropped": [dropped.getID(), dropped_again.getID()],
+                          "consolidated": consolidated.getID(), "kept": kept.getID(), "orphan": orphan.getID(),
+                          "of_orphan": of_orphan.getID()}))
+    """)
+    flush_registrations(lm)
+    everything = [made["named"], *made["dropped"], made["consolidated"], made["kept"], made["orphan"],
+                  made["of_orphan"]]
+    # run
+    first = lm.collect_garbage()
+    after_first = existing(lm, everything)
+    lm.delete_alias("gc-version-of-orphan")
+    second = lm.collect_garbage()
+    # verify: unreached versions went although their original is named; the orphan lived through its version
+    assert first.collected >= 2
+    assert after_first == {made["named"], made["kept"], made["orphan"], made["of_orphan"]}
+    assert second.collected >= 2
+    assert existing(lm, everything) == {made["named"], made["kept"]}
 
 
 WRITER = textwrap.dedent("""

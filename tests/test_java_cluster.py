@@ -181,13 +181,13 @@ def test_java_and_python_clients_share_one_alias_space(jcluster, java_client):
     python_sees_java_alias = jcluster.run_client(textwrap.dedent("""
         import json
         from dataclay import api
-        from dataclay.exceptions import DataClayError
+        from dataclay.exceptions import DataClayException
         api.init()
         from people.model import Person
         try:
             Person.get_by_alias("mixed-java")
             print(json.dumps({"error": None}))
-        except DataClayError as e:
+        except DataClayException as e:
             print(json.dumps({"error": type(e).__name__, "message": str(e)}))
     """))
     # verify

@@ -62,10 +62,11 @@ def test_write_on_the_master_is_read_on_every_replica(cluster, copies):
         c.value = c.value * 2
         print(json.dumps({"went": went, "locations": c.get_all_locations(), "expected": BACKENDS[:copies],
                           "before": before, "after": [read_on(b, c, "value") for b in BACKENDS[:copies]],
-                          "api": c.get(), "master": c.get_location()}))
+                          "api": c.get(), "picked": sorted({c.get_location() for _ in range(60)})}))
     """, str(copies))
     assert out["went"] == out["expected"][1:]
-    assert out["locations"] == out["expected"] and out["master"] == out["expected"][0]
+    # get_location picks one of the live copies at random (the white paper's definition)
+    assert out["locations"] == out["expected"] and out["picked"] == sorted(out["expected"])
     assert out["before"] == [1] * copies
     assert out["after"] == [12] * copies and out["api"] == 12
 

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.timeout(600)
 PRELUDE = textwrap.dedent("""
     import json, sys
     from dataclay import api, getRuntime
-    from dataclay.exceptions import DataClayError
+    from dataclay.exceptions import DataClayException
 """)
 LOOPBACK = {"127.0.0.1", "::ffff:127.0.0.1", "::1"}
 
@@ -51,7 +51,7 @@ INIT_OUTCOME = """
     try:
         api.init()
         print(json.dumps({"error": None}))
-    except DataClayError as e:
+    except DataClayException as e:
         print(json.dumps({"error": type(e).__name__, "message": str(e)}))
 """
 

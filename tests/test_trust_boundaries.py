@@ -400,14 +400,14 @@ def test_a_revoked_contract_stops_a_running_client_within_a_second(cluster, vict
     cluster.dataclaycmd("NewDataContract", cluster.admin_user(), "-", cluster.admin_user(), "tenant")
     code = PRELUDE + textwrap.dedent("""
         import time
-        from dataclay.exceptions import DataClayError
+        from dataclay.exceptions import DataClayException
         c = Counter.get_by_alias("victim-counter", dataset=sys.argv[1])
         c.get()
         print("reading", flush=True)
         while True:
             try:
                 c.get()
-            except DataClayError as e:
+            except DataClayException as e:
                 print(json.dumps({"refused_at": time.monotonic(), "error": type(e).__name__}), flush=True)
                 break
             time.sleep(0.01)
@@ -436,10 +436,10 @@ def test_a_contract_with_an_expiry_date_ends_by_itself(cluster, victim):
     cluster.dataclaycmd("NewDataContract", cluster.admin_user(), "-", cluster.admin_user(), "visitor",
                         "--expires", end)
     body = """
-        from dataclay.exceptions import DataClayError
+        from dataclay.exceptions import DataClayException
         try:
             print(json.dumps(Counter.get_by_alias("victim-counter", dataset=sys.argv[1]).get()))
-        except DataClayError as e:
+        except DataClayException as e:
             print(json.dumps(type(e).__name__))
     """
     # run

@@ -1,7 +1,8 @@
 """Versions and moves on a real two-backend cluster: a version changes apart from its original
 until consolidated (a field it deleted is deleted from the original too), versions of versions,
-many versions consolidated in turn, consolidating a non-version is a clear error; moves recursive
-and not keep aliases and references working, and moving to an unknown backend is a clear error."""
+many versions consolidated in turn, a named version outlives its program and collections (an
+unnamed one does not), consolidating a non-version is a clear error; moves recursive and not keep
+aliases and references working, and moving to an unknown backend is a clear error."""
 import json
 import textwrap
 
@@ -128,6 +129,34 @@ def test_many_versions_of_one_object_are_consolidated_in_turn(cluster):
     assert out["untouched"] == 0 and out["ids"] == 6
     assert out["seen"] == [10, 20, 30, 40, 50, 60]
     assert out["gone"] == ["ObjectDoesNotExistError"]
+
+
+def test_a_version_given_an_alias_outlives_its_program_and_collections_and_consolidates_elsewhere(cluster):
+    # setup: one program makes a version and names it, another makes one and leaves it to the collector
+    made = run(cluster, """
+        c = Counter(1)
+        c.make_persistent(alias="handed", backend_id=BACKENDS[0])
+        v = c.new_version(backend_id=BACKENDS[1])
+        v.increment(41)
+        v.add_alias("handed-version")
+        lost = c.new_version()
+        lost.get_all_locations()  # registered now (the Logic Module looks a missing object up everywhere)
+        print(json.dumps({"version": v.getID(), "lost": lost.getID()}))
+    """)
+    # run: a collection between the programs, then another program consolidates the named version
+    cluster.dataclaycmd("CollectGarbage", cluster.admin_user(), "-")
+    out = run(cluster, """
+        v = Counter.get_by_alias("handed-version")
+        try:
+            lost = api.get_by_id(sys.argv[1]).get()
+        except ObjectDoesNotExistError as e:
+            lost = type(e).__name__
+        v.consolidate_version()
+        print(json.dumps({"version": v.getID(), "after": Counter.get_by_alias("handed").get(), "lost": lost}))
+    """, made["lost"])
+    # verify: a version is an ordinary object, kept by its alias and collected when nothing reaches it
+    assert out["version"] == made["version"] and out["after"] == 42
+    assert out["lost"] == "ObjectDoesNotExistError"
 
 
 def test_consolidating_an_object_that_is_not_a_version_is_a_clear_error(cluster):

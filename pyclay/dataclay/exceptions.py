@@ -1,99 +1,112 @@
-"""The errors dataClay raises. Each class is one protocol ErrorCode (`.code` is its name), so a
-failure keeps its meaning across Java and Python servers and clients (docs/internals.md)."""
+"""The errors dataClay raises, all derived from DataClayException (the base's name in every dataClay
+release; DataClayError is the same class). Each class is one protocol ErrorCode (`.code` is its name),
+so a failure keeps its meaning across Java and Python servers and clients (docs/internals.md)."""
 from __future__ import annotations
 
 
-class DataClayError(Exception):
-    """Base of every dataClay error; `.code` is the protocol ErrorCode name it travels as."""
+class DataClayException(Exception):
+    """Base of every error the dataClay API raises; `.code` is the protocol ErrorCode name it travels as."""
 
     code = "INTERNAL"
 
 
-class InvalidArgumentError(DataClayError):
+DataClayError = DataClayException
+"""The same class as DataClayException (this package's earlier name for it)."""
+
+
+class DoesNotExistError(DataClayException):
+    """Base of the "no such alias / object / account / dataset / backend" errors (dataClay 4's name)."""
+
+
+class AlreadyExistError(DataClayException):
+    """Base of the "alias / object / account already exists" errors (dataClay 4's name)."""
+
+
+class InvalidArgumentError(DataClayException):
     """A malformed request or argument; the message says which one and why."""
 
     code = "INVALID_ARGUMENT"
 
 
-class NotAuthenticatedError(DataClayError):
+class NotAuthenticatedError(DataClayException):
     """Missing, unknown, closed or expired session; or a wrong user or password."""
 
     code = "NOT_AUTHENTICATED"
 
 
-class PermissionDeniedError(DataClayError):
+class PermissionDeniedError(DataClayException):
     """Authenticated, but not allowed to do this."""
 
     code = "PERMISSION_DENIED"
 
 
-class AliasAlreadyExistsError(DataClayError):
+class AliasAlreadyExistsError(AlreadyExistError):
     """The alias is already taken in that dataset."""
 
     code = "ALIAS_ALREADY_EXISTS"
 
 
-class AliasDoesNotExistError(DataClayError):
+class AliasDoesNotExistError(DoesNotExistError):
     """No object has that alias in that dataset."""
 
     code = "ALIAS_DOES_NOT_EXIST"
 
 
-class ObjectDoesNotExistError(DataClayError):
+class ObjectDoesNotExistError(DoesNotExistError):
     """No such object anywhere."""
 
     code = "OBJECT_DOES_NOT_EXIST"
 
 
-class ObjectNotHereError(DataClayError):
+class ObjectNotHereError(DataClayException):
     """The backend asked does not hold the object (the caller refreshes its location)."""
 
     code = "OBJECT_NOT_HERE"
 
 
-class ObjectAlreadyExistsError(DataClayError):
+class ObjectAlreadyExistsError(AlreadyExistError):
     """An object with this ID is already stored."""
 
     code = "OBJECT_ALREADY_EXISTS"
 
 
-class ClassNotRegisteredError(DataClayError):
+class ClassNotRegisteredError(DataClayException):
     """The class is not part of any registered model (or cannot be loaded where needed)."""
 
     code = "CLASS_NOT_REGISTERED"
 
 
-class AccountAlreadyExistsError(DataClayError):
+class AccountAlreadyExistsError(AlreadyExistError):
     """An account with that name exists."""
 
     code = "ACCOUNT_ALREADY_EXISTS"
 
 
-class AccountDoesNotExistError(DataClayError):
+class AccountDoesNotExistError(DoesNotExistError):
     """No account with that name."""
 
     code = "ACCOUNT_DOES_NOT_EXIST"
 
 
-class DatasetDoesNotExistError(DataClayError):
+class DatasetDoesNotExistError(DoesNotExistError):
     """No dataset with that name."""
 
     code = "DATASET_DOES_NOT_EXIST"
 
 
-class NamespaceConflictError(DataClayError):
+class NamespaceConflictError(DataClayException):
     """A module or class already belongs to another namespace."""
 
     code = "NAMESPACE_CONFLICT"
 
 
-class BackendDoesNotExistError(DataClayError):
+class BackendDoesNotExistError(DoesNotExistError):
     """No backend with that ID is registered."""
 
     code = "BACKEND_DOES_NOT_EXIST"
 
 
-class BackendUnavailableError(DataClayError):
+class BackendUnavailableError(DataClayException):
     """The backend (or its execution environment) is down or restarting.
 
     `connect_failed` is True when the request surely never reached the server (the connection
@@ -106,7 +119,7 @@ class BackendUnavailableError(DataClayError):
         self.connect_failed = connect_failed
 
 
-class RemoteError(DataClayError):
+class RemoteError(DataClayException):
     """User code raised in a backend and the exception's type cannot be rebuilt here.
 
     Carries the remote type name ("module.QualName"), its message, its pickled arguments and
@@ -122,43 +135,51 @@ class RemoteError(DataClayError):
         self.remote_traceback = remote_traceback
 
 
-class StoreFullError(DataClayError):
+class StoreFullError(DataClayException):
     """The backend's pool has no room; nothing was written."""
 
     code = "STORE_FULL"
 
 
-class NotAVersionError(DataClayError):
+class NotAVersionError(DataClayException):
     """consolidate_version on an object that is not a version."""
 
     code = "NOT_A_VERSION"
 
 
-class MethodDoesNotExistError(DataClayError):
+class MethodDoesNotExistError(DataClayException):
     """No such active method or persistent field on the class."""
 
     code = "METHOD_DOES_NOT_EXIST"
 
 
-class SerializationError(DataClayError):
+class SerializationError(DataClayException):
     """A value could not be encoded or decoded, or was refused as unsafe."""
 
     code = "SERIALIZATION_ERROR"
 
 
-class InternalError(DataClayError):
+class InternalError(DataClayException):
     """A bug or an unexpected failure; the message says what."""
 
     code = "INTERNAL"
 
 
-class ObjectNotPersistentError(DataClayError):
+class ObjectNotPersistentError(DataClayException):
     """A persistent-only operation was called on a volatile object (client side)."""
 
     code = "INVALID_ARGUMENT"
 
 
-ERRORS_BY_CODE: dict[str, type[DataClayError]] = {
+AliasAlreadyExistError = AliasAlreadyExistsError
+"""dataClay 4's name of AliasAlreadyExistsError."""
+ObjectNotRegisteredError = ObjectNotPersistentError
+"""dataClay 4's name of ObjectNotPersistentError."""
+ObjectIsNotVersionError = NotAVersionError
+"""dataClay 4's name of NotAVersionError."""
+
+
+ERRORS_BY_CODE: dict[str, type[DataClayException]] = {
     cls.code: cls for cls in (
         InvalidArgumentError, NotAuthenticatedError, PermissionDeniedError, AliasAlreadyExistsError,
         AliasDoesNotExistError, ObjectDoesNotExistError, ObjectNotHereError, ObjectAlreadyExistsError,

@@ -10,10 +10,11 @@ import subprocess
 import sys
 
 from dataclay._internal import processes
+from dataclay.exceptions import DataClayException
 from storage import _wire
 
 
-class WorkerStartError(RuntimeError):
+class WorkerStartError(DataClayException, RuntimeError):
     """The worker process or one of its executors could not start (the message says why)."""
 
 

@@ -14,14 +14,14 @@ import pickle
 import threading
 
 from dataclay import DataClayObject
-from dataclay.exceptions import InvalidArgumentError
+from dataclay.exceptions import DataClayException, InvalidArgumentError
 from storage import _wire, api
 
 IN = "IN"
 INOUT = "INOUT"
 
 
-class TaskFailedError(RuntimeError):
+class TaskFailedError(DataClayException, RuntimeError):
     """A task raised (or its worker ended) in a worker process; the message holds the remote traceback."""
 
 

@@ -5,7 +5,9 @@
   forked from it, and a gRPC channel must not cross a fork), then in every forked executor
   initWorkerPostFork() (connects), each task inside `with TaskContext(logger, values):`, and
   finishWorkerPostFork() before the executor ends; finishWorker() last, in the worker process;
-- anywhere connected: getByID, getLocations, newReplica, newVersion, consolidateVersion.
+- anywhere connected: getByID, getLocations, newReplica, newVersion, consolidateVersion. Connected means
+  init() or initWorkerPostFork() in this process, or any other dataClay session it opened
+  (dataclay.api.init(), a started dataclay.Client): a plain program may use these calls too.
 
 The configuration file is the client file `dataclay.api.init` reads (KEY=VALUE lines:
 DATACLAY_HOST, DATACLAY_PORT, DATACLAY_USER, DATACLAY_PASSWORD, ...); None means
@@ -21,7 +23,7 @@ import uuid
 from dataclay import DataClayObject
 from dataclay import api as _dataclay
 from dataclay._internal.config import Config
-from dataclay.exceptions import BackendDoesNotExistError, InvalidArgumentError
+from dataclay.exceptions import BackendDoesNotExistError, DataClayException, InvalidArgumentError
 from storage import _hosts
 
 StorageObject = DataClayObject
@@ -38,7 +40,7 @@ _worker_config = None   # the file initWorker was given (None: default file and 
 _connected_pid = None   # worker: the process whose initWorkerPostFork opened the session
 
 
-class StorageStateError(RuntimeError):
+class StorageStateError(DataClayException, RuntimeError):
     """A storage.api call made in the wrong order (e.g. getByID before init)."""
 
 
@@ -205,10 +207,16 @@ def consolidateVersion(final_id) -> None:
 # ---- checks ------------------------------------------------------------------------------------------
 
 def _require_session(what: str) -> None:
+    """Passes in any process with a dataClay session: COMPSs' master or connected executor, or a program that
+    called dataclay.api.init() (or started a dataclay.Client) itself. A COMPSs worker process that has not
+    connected is refused even so: a session inherited across a fork is not its own."""
     if _role == "master" or (_role == "worker" and _connected_pid == os.getpid()):
         return
     if _role is None:
-        raise StorageStateError(f"{what} before init() (master) or initWorker() and initWorkerPostFork() (worker)")
+        if _dataclay.is_initialized():
+            return
+        raise StorageStateError(f"{what} before init() (COMPSs master), initWorker() and initWorkerPostFork() "
+                                f"(COMPSs worker) or dataclay.api.init(): this process has no dataClay session")
     raise StorageStateError(f"{what} in a worker process that has not called initWorkerPostFork()")
 
 

@@ -104,7 +104,10 @@ class LogicModulePeer(logicmodule_pb2_grpc.LogicModuleServicer):
         self._count("GetObjectInfo", context)
         if request.id not in self.objects:
             abort_with(context, ObjectDoesNotExistError(f"no object {request.id}"))
-        return self.objects[request.id]
+        info = common_pb2.ObjectInfo()
+        info.CopyFrom(self.objects[request.id])
+        info.aliases[:] = [alias for alias, oid in self.aliases.items() if oid == request.id]
+        return info
 
     def GetObjectByAlias(self, request, context):
         self._count("GetObjectByAlias", context)
@@ -187,6 +190,33 @@ class DataServicePeer(dataservice_pb2_grpc.DataServiceServicer):
     def GetObjects(self, request, context):
         self._record(request, context)
         return dataservice_pb2.GetObjectsResponse(objects=[self.stored[i] for i in request.ids if i in self.stored])
+
+
+class CopyingPeer(DataServicePeer):
+    """A Data Service peer that also answers the copy RPCs with what each test sets."""
+
+    def __init__(self, lm):
+        super().__init__(lm)
+        self.on_new_replica = lambda request: dataservice_pb2.CopiesResponse()
+        self.on_new_version = lambda request: dataservice_pb2.NewVersionResponse()
+        self.on_move = lambda request: dataservice_pb2.CopiesResponse()
+        self.on_consolidate = lambda request: common_pb2.Empty()
+
+    def NewReplica(self, request, context):
+        self._record(request, context)
+        return self.on_new_replica(request)
+
+    def NewVersion(self, request, context):
+        self._record(request, context)
+        return self.on_new_version(request)
+
+    def Move(self, request, context):
+        self._record(request, context)
+        return self.on_move(request)
+
+    def ConsolidateVersion(self, request, context):
+        self._record(request, context)
+        return self.on_consolidate(request)
 
 
 class LinkPeer:

@@ -72,6 +72,20 @@ def test_call_loads_the_object_with_the_callers_token_and_sends_only_changed_fie
     assert loads(delta.changed[0].value, policy) == 5 and outcome.new_objects == []
 
 
+def test_an_async_active_method_runs_to_its_end_and_its_changes_are_stored(env):
+    # setup
+    peer, runtime, executor, policy = env
+    [oid] = store(peer, Item("pen", 3))
+    # run
+    outcome = run(executor, oid, "appraise", 0.01)
+    again = run(executor, oid, "appraise")
+    # verify: awaited in the environment, the result and the delta are those of the finished coroutine
+    assert outcome.error is None and loads(outcome.result, policy) == "pen now costs 4"
+    assert [f.name for f in outcome.deltas[0].changed] == ["price"] and loads(outcome.deltas[0].changed[0].value,
+                                                                              policy) == 4
+    assert loads(again.result, policy) == "pen now costs 5"
+
+
 def test_resident_object_is_not_loaded_again_and_sequences_increase(env):
     peer, runtime, executor, policy = env
     [oid] = store(peer, Item("pen", 3))

@@ -16,8 +16,9 @@ from dataclay._internal.rpc.errors import ERROR_TRAILER, error_from_info, error_
 from peers import DataServicePeer, LogicModulePeer, start_server
 
 ALL_ERRORS = [cls for cls in vars(exceptions).values()
-              if isinstance(cls, type) and issubclass(cls, exceptions.DataClayError)
-              and cls not in (exceptions.DataClayError, exceptions.ObjectNotPersistentError, RemoteError)]
+              if isinstance(cls, type) and issubclass(cls, exceptions.DataClayException)
+              and cls not in (exceptions.DataClayException, exceptions.ObjectNotPersistentError, RemoteError,
+                              exceptions.DoesNotExistError, exceptions.AlreadyExistError)]
 
 
 @pytest.fixture

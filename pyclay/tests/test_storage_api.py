@@ -156,6 +156,21 @@ def test_init_worker_in_a_process_that_already_has_a_session_is_refused(lm):
         api.initWorker(config_file_path=str(lm.config))
 
 
+def test_object_calls_use_the_session_of_dataclay_api_init(lm):
+    # setup: a program that opened its own session, as dataClay 2 programs do, and an object the peer knows
+    from dataclay._internal.proto import common_pb2
+    from unitmodels.shop import Item
+    lm.objects[SOME_ID] = common_pb2.ObjectInfo(id=SOME_ID, class_name="unitmodels.shop.Item",
+                                                language=common_pb2.PYTHON, master_backend_id=str(uuid.uuid4()))
+    dataclay_api.init(str(lm.config))
+    # run
+    found = api.getByID(SOME_ID)
+    # verify: the same session, no second one; COMPSs' worker sequence is still checked
+    assert isinstance(found, Item) and found.getID() == SOME_ID and len(lm.tokens) == 1
+    with pytest.raises(StorageStateError, match="must not cross a fork"):
+        api.initWorker(config_file_path=str(lm.config))
+
+
 def test_a_task_exception_passes_through_task_context(lm):
     api.init(config_file_path=str(lm.config))
     with pytest.raises(KeyError, match="boom"):

@@ -4,6 +4,7 @@ format of $DATACLAY_HOME/client.properties) and environment variables that are s
 override the file."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import pathlib
 import re
@@ -65,6 +66,10 @@ class Config:
         """host:port of the Logic Module."""
         return f"{self.host}:{self.port}"
 
+    def overridden(self, settings: dict) -> "Config":
+        """This configuration with `settings` (from session_settings) in place of its own."""
+        return dataclasses.replace(self, **settings) if settings else self
+
     @classmethod
     def load(cls, config_file: str | os.PathLike | None = None, env: dict | None = None,
              read_client_file: bool = True) -> "Config":
@@ -122,6 +127,23 @@ class Config:
                                  where),
             source=source,
         )
+
+
+def session_settings(host=None, port=None, user=None, password=None, dataset=None) -> dict:
+    """The session settings given explicitly (dataclay.Client's arguments; None: the configured one), checked,
+    as Config field -> value."""
+    settings = {}
+    for name, value in (("host", host), ("user", user), ("password", password), ("dataset", dataset)):
+        if value is not None:
+            if not isinstance(value, str) or not value or (name == "host" and any(c.isspace() for c in value)):
+                raise InvalidArgumentError(f"{name} must be a non-empty string or None, not {value!r}")
+            settings[name] = value
+    if port is not None:
+        if isinstance(port, bool) or not isinstance(port, (int, str)) or not str(port).isdigit() \
+                or not 0 < int(port) < 65536:
+            raise InvalidArgumentError(f"port must be a port number (1-65535) or None, not {port!r}")
+        settings["port"] = int(port)
+    return settings
 
 
 def read_properties(path: pathlib.Path) -> dict[str, str]:

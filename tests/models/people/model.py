@@ -1,4 +1,6 @@
 """Classes the integration tests register as a model."""
+import asyncio
+
 from dataclay import DataClayObject, activemethod
 
 
@@ -103,6 +105,13 @@ class Counter(DataClayObject):
 
     @activemethod
     def get(self) -> int:
+        return self.value
+
+    @activemethod
+    async def increment_later(self, n: int = 1, delay: float = 0.0) -> int:
+        """An `async def` active method: waits `delay` seconds in the backend, then increments."""
+        await asyncio.sleep(delay)
+        self.value += n
         return self.value
 
 

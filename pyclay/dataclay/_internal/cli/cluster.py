@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dataclay.exceptions import DataClayError
+from dataclay.exceptions import DataClayException
 from dataclay._internal.cli.cluster_state import ClusterState
 from dataclay._internal.cli.launcher import LocalCluster
 from dataclay._internal.cli.settings import ENGINES, ClusterSettings
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         report = collect_status(settings.home, ClusterState.load(settings.home))
         print(format_status(report))
         return 0 if report.lm_alive else 1
-    except DataClayError as e:
+    except DataClayException as e:
         print(f"dataclay {args.command}: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

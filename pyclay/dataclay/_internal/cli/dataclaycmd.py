@@ -12,7 +12,7 @@ import sys
 import time
 from contextlib import contextmanager
 
-from dataclay.exceptions import DataClayError, InvalidArgumentError
+from dataclay.exceptions import DataClayException, InvalidArgumentError
 from dataclay._internal.cli.java_model import read_java_model
 from dataclay._internal.cli.model_files import read_python_model
 from dataclay._internal.config import Config
@@ -213,13 +213,13 @@ def wait_for_dataclay(config: Config, retries: str, seconds: str) -> str:
             try:
                 version = client.health(timeout=max(pause, 1.0))
                 return f"dataClay {version} is alive at {_address(config)}"
-            except DataClayError as e:
+            except DataClayException as e:
                 last = e
                 if attempt + 1 < tries:
                     time.sleep(pause)
     finally:
         client.close()
-    raise DataClayError(f"the Logic Module at {_address(config)} did not answer after {tries} tries ({last})")
+    raise DataClayException(f"the Logic Module at {_address(config)} did not answer after {tries} tries ({last})")
 
 
 def wait_for_backends(config: Config, language: str, count: str) -> str:
@@ -236,7 +236,7 @@ def wait_for_backends(config: Config, language: str, count: str) -> str:
             if len(alive) >= n:
                 return f"{len(alive)} {language} backend(s) alive"
             if time.monotonic() > deadline:
-                raise DataClayError(f"only {len(alive)} of {n} {language} backends alive "
+                raise DataClayException(f"only {len(alive)} of {n} {language} backends alive "
                                     f"after {WAIT_FOR_BACKENDS_SECONDS} s")
             time.sleep(0.5)
 
@@ -299,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"dataclaycmd: {e}\n{USAGE}", file=sys.stderr)
         return 2
-    except DataClayError as e:
+    except DataClayException as e:
         print(f"dataclaycmd {command}: {e}", file=sys.stderr)
         return 1
 

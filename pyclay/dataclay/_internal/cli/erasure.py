@@ -13,7 +13,7 @@ import re
 import stat
 import subprocess
 
-from dataclay.exceptions import DataClayError
+from dataclay.exceptions import DataClayException
 
 # What a local cluster keeps in DATACLAY_HOME (cluster.json last: it records where the pools are).
 HOME_ENTRIES = ("client.properties", "cluster.secret", "tls", "logs", "lm", "backends", "cluster.json")
@@ -22,7 +22,7 @@ _CHUNK = 1 << 20
 ERASE_TIMEOUT = 600.0
 
 
-class EraseError(DataClayError):
+class EraseError(DataClayException):
     """Something of the cluster could not be erased; the message says what and why."""
 
     code = "INTERNAL"

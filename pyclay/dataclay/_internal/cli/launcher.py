@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from dataclay.exceptions import DataClayError, InvalidArgumentError, NotAuthenticatedError
+from dataclay.exceptions import DataClayException, InvalidArgumentError, NotAuthenticatedError
 from dataclay._internal.cli import class_archives, erasure
 from dataclay._internal.cli.certificates import ClusterCertificates
 from dataclay._internal.cli.cluster_state import (
@@ -24,7 +24,7 @@ LM_JAR = "logicmodule.jar"
 DS_JAR = "dataservice.jar"
 
 
-class StartError(DataClayError):
+class StartError(DataClayException):
     """A server of the local cluster did not come up; the message holds the end of its log."""
 
     code = "INTERNAL"
@@ -176,7 +176,7 @@ class LocalCluster:
                 try:
                     client.health(timeout=1.0)
                     return
-                except DataClayError as e:
+                except DataClayException as e:
                     if self._ended(lm):
                         raise StartError(self._died("the Logic Module", self.logs / "logicmodule.log"))
                     if time.monotonic() > deadline:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pathlib
 from dataclasses import dataclass, field
 
-from dataclay.exceptions import DataClayError
+from dataclay.exceptions import DataClayException
 from dataclay._internal.cli.cluster_state import ClusterState
 from dataclay._internal.config import Config
 from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
@@ -72,7 +72,7 @@ def collect_status(home: pathlib.Path, state: ClusterState | None) -> StatusRepo
         for backend in lm.get_backends():
             report.backends.append(_describe(backend, lm.token, config.tls))
         lm.close_session()
-    except DataClayError as e:
+    except DataClayException as e:
         report.problem = str(e)
     finally:
         lm.close()
@@ -108,7 +108,7 @@ def _describe(backend, token: str, tls) -> BackendLine:
                 line.environments.append(f"{language} up (pid {env.pid}, {env.restarts} restarts, {env.calls} calls)")
             else:
                 line.environments.append(f"{language} DOWN ({env.restarts} restarts)")
-    except DataClayError as e:
+    except DataClayException as e:
         line.problem = str(e)
     finally:
         ds.close()

@@ -2,11 +2,14 @@
 object and produces its outcome: result or error, deltas and new objects. Plain types only."""
 from __future__ import annotations
 
+import asyncio
+import inspect
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from dataclay.exceptions import DataClayError, InternalError, InvalidArgumentError, MethodDoesNotExistError
+from dataclay.exceptions import DataClayException, InternalError, InvalidArgumentError, MethodDoesNotExistError
 from dataclay._internal.ee.calls import CallContext, enter_call, leave_call
 from dataclay._internal.ee.runtime import EnvironmentRuntime
 from dataclay._internal.model.fields import MISSING, PersistentField
@@ -17,6 +20,7 @@ from dataclay._internal.serialization.graph import GraphWriter
 
 CALL_METHOD, GET_FIELD, SET_FIELD = "call_method", "get_field", "set_field"
 _log = logging.getLogger(__name__)
+_loops = threading.local()
 
 
 @dataclass(slots=True)
@@ -41,7 +45,7 @@ class Outcome:
 
     call_id: int
     result: bytes = b""
-    error: DataClayError | None = None
+    error: DataClayException | None = None
     new_objects: list = field(default_factory=list)
     deltas: list = field(default_factory=list)
 
@@ -64,7 +68,7 @@ class Executor:
 
     def execute(self, execution: Execution, deliver: Callable[[Outcome], None] = _keep) -> Outcome:
         """Runs `execution`, hands its outcome to `deliver` and returns it; user exceptions become
-        REMOTE_EXCEPTION errors, never escape. If `deliver` refuses an outcome with a DataClayError
+        REMOTE_EXCEPTION errors, never escape. If `deliver` refuses an outcome with a DataClayException
         (having sent nothing), the call is undone and the error delivered instead; any other
         exception from `deliver` escapes.
 
@@ -81,7 +85,7 @@ class Executor:
                         try:
                             deliver(outcome)
                             return outcome
-                        except DataClayError as e:  # the outcome cannot be sent (nothing was): undo it
+                        except DataClayException as e:  # the outcome cannot be sent (nothing was): undo it
                             self._roll_back(call)
                             self._runtime.residents.evict([record.id for record in outcome.new_objects])
                             failed = Outcome(execution.call_id, error=e)
@@ -97,7 +101,7 @@ class Executor:
             return step(execution, call, *args), None
         except _UserCodeFailed as failed:
             error = remote_exceptions.capture(failed.error)
-        except DataClayError as e:
+        except DataClayException as e:
             error = e
         except Exception as e:  # a bug here must fail this call only, and say what happened
             _log.exception("call %s on %s failed inside the execution environment", execution.name,
@@ -145,11 +149,23 @@ class Executor:
 
 def _user_code(method, args: tuple, kwargs: dict):
     try:
-        return method(*args, **kwargs)
-    except DataClayError:
+        result = method(*args, **kwargs)
+        if inspect.iscoroutine(result):  # an `async def` active method: run it to its end on this thread's loop
+            result = _thread_loop().run_until_complete(result)
+        return result
+    except DataClayException:
         raise
     except BaseException as e:  # whatever user code raises goes back to the caller, never kills the EE
         raise _UserCodeFailed(e) from e
+
+
+def _thread_loop() -> asyncio.AbstractEventLoop:
+    """This thread's event loop for `async def` active methods: kept between calls, so the grpc.aio channels
+    their awaited calls open on it are reused."""
+    loop = getattr(_loops, "loop", None)
+    if loop is None:
+        loop = _loops.loop = asyncio.new_event_loop()
+    return loop
 
 
 def _field(cls, name: str) -> str:

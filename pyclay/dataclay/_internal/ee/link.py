@@ -8,7 +8,7 @@ import logging
 import os
 import threading
 
-from dataclay.exceptions import BackendUnavailableError, DataClayError, InternalError, InvalidArgumentError
+from dataclay.exceptions import BackendUnavailableError, DataClayException, InternalError, InvalidArgumentError
 from dataclay._internal.ee.executor import CALL_METHOD, GET_FIELD, SET_FIELD, Execution, Executor, Outcome
 from dataclay._internal.ee.models import ModelWatcher
 from dataclay._internal.proto import executionenv_pb2 as ee_pb2
@@ -133,7 +133,7 @@ class LinkSession:
     def _execute(self, request) -> None:
         try:
             execution = execution_of(request)
-        except DataClayError as e:
+        except DataClayException as e:
             self._deliver(Outcome(request.call_id, error=e))
             return
         try:

@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 
-from dataclay.exceptions import DataClayError
+from dataclay.exceptions import DataClayException
 from dataclay._internal.config import Config
 from dataclay._internal.ee.executor import Executor
 from dataclay._internal.ee.link import EXIT_LINK_FAILED, LinkSession
@@ -40,7 +40,7 @@ def main() -> int:
         if missing:
             _log.error("missing configuration: %s", ", ".join(missing))
             return EXIT_BAD_CONFIGURATION
-    except DataClayError as e:
+    except DataClayException as e:
         _log.error("bad configuration: %s", e)
         return EXIT_BAD_CONFIGURATION
     if config.ee_models_dir is not None:

@@ -44,6 +44,31 @@ class EnvironmentRuntime(Runtime):
             return getattr(obj, name)(*args, **kwargs)
         return super().call_method(obj, name, args, kwargs)
 
+    def runs_here(self, obj) -> bool:
+        """Whether `obj` is stored in this backend (then loaded, if it was not)."""
+        return self.residents.load(obj)
+
+    def check_client_side(self, operation: str) -> None:
+        """Copies, versions, moves and alias removal by object are client-side: InvalidArgumentError."""
+        if operation in _CLIENT_SIDE:
+            raise _client_side(operation)
+
+    def get_properties(self, obj) -> dict:
+        """The object's fields: from memory if it is stored here, else from its backend."""
+        if self.residents.load(obj):
+            d = obj.__dict__
+            return {name: d[name] for name in type(obj)._dc_fields if name in d}
+        return super().get_properties(obj)
+
+    def replace_fields(self, obj, values: dict) -> None:
+        """Assigns several fields of an object stored here, as part of the current call (which stores all of its
+        changes at once); objects stored elsewhere are refused (their update needs a version: client-side)."""
+        if not self.residents.load(obj):
+            raise InvalidArgumentError(f"dc_update() inside an active method applies to objects stored in this "
+                                       f"backend only; {obj.getID()} is stored elsewhere")
+        for name, value in values.items():
+            setattr(obj, name, value)
+
     def new_replica(self, obj, backend_id, recursive):
         """Not available inside a backend: InvalidArgumentError."""
         raise _client_side("new_replica")
@@ -75,6 +100,10 @@ class EnvironmentRuntime(Runtime):
     def close(self) -> None:
         """Closes the channels to other backends."""
         self.router.close()
+        self.close_aio()
+
+
+_CLIENT_SIDE = frozenset({"new_replica", "new_version", "consolidate_version", "move", "deletePersistent"})
 
 
 def _client_side(operation: str) -> InvalidArgumentError:

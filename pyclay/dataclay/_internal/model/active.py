@@ -1,8 +1,11 @@
 """@activemethod: marks a method that runs where the object's state is (in its backend) when the
-object is persistent, and locally while it is volatile."""
+object is persistent, and locally while it is volatile. An `async def` method stays a coroutine
+function: awaiting it on a persistent object awaits the remote call on the event loop's own
+channel, so many such calls from one loop overlap on the wire."""
 from __future__ import annotations
 
 import functools
+import inspect
 
 from dataclay._internal.model.states import RESIDENT, STATE_KEY, TRACKER
 from dataclay._internal.runtime.current import get_runtime
@@ -11,9 +14,16 @@ ACTIVE_MARK = "_dc_active"
 
 
 def activemethod(func):
-    """Decorates a plain method so that calls on a persistent proxy run in the object's backend."""
+    """Decorates a plain method (or an `async def` one) so that calls on a persistent proxy run in the
+    object's backend."""
     if isinstance(func, (staticmethod, classmethod, property)) or not callable(func):
         raise TypeError(f"@activemethod decorates plain methods, not {type(func).__name__}")
+    active = _awaited(func) if inspect.iscoroutinefunction(func) else _called(func)
+    setattr(active, ACTIVE_MARK, True)
+    return active
+
+
+def _called(func):
     name = func.__name__
 
     @functools.wraps(func)
@@ -26,7 +36,22 @@ def activemethod(func):
             return func(self, *args, **kwargs)
         return get_runtime().call_method(self, name, args, kwargs)
 
-    setattr(active, ACTIVE_MARK, True)
+    return active
+
+
+def _awaited(func):
+    name = func.__name__
+
+    @functools.wraps(func)
+    async def active(self, *args, **kwargs):
+        state = self.__dict__.get(STATE_KEY)
+        if state is None:
+            return await func(self, *args, **kwargs)
+        if state is RESIDENT:
+            TRACKER.track(self)
+            return await func(self, *args, **kwargs)
+        return await get_runtime().aio().call_method(self, name, args, kwargs)
+
     return active
 
 

@@ -10,15 +10,20 @@ import uuid
 from dataclay.exceptions import InvalidArgumentError, ObjectNotPersistentError, SerializationError
 from dataclay._internal.model import registry
 from dataclay._internal.model.active import is_active
+from dataclay._internal.model.async_methods import AsyncMethods
+from dataclay._internal.model.checks import (
+    alias_text, backend_text, check_recursive, dataset_argument, optional_alias)
 from dataclay._internal.model.fields import MISSING, PersistentField
 from dataclay._internal.model.identity import IDENTITY
+from dataclay._internal.model.object_store import ObjectStoreMethods
+from dataclay._internal.model.persistence_flag import PERSISTENT, VOLATILE, PersistenceFlag
 from dataclay._internal.model.states import HINT_KEY, ID_KEY, STATE_KEY
 from dataclay._internal.runtime.current import get_runtime
 
 _RESERVED_PREFIX = "_dc_"
 
 
-class DataClayObject:
+class DataClayObject(ObjectStoreMethods, AsyncMethods):
     """An object that can live in a dataClay backend: make_persistent() stores it (and what it references)."""
 
     _dc_fields: tuple = ()
@@ -45,36 +50,51 @@ class DataClayObject:
         cls._dc_class_name = registry.class_name_of(cls)
         registry.register(cls)
 
-    # ---- persistence ----------------------------------------------------------------------------
+    # ---- persistence and aliases ---------------------------------------------------------------------
 
     def make_persistent(self, alias: str | None = None, backend_id=None, recursive: bool = True) -> None:
         """Stores this object and every volatile dataClay object it reaches (one call to one backend).
 
-        Afterwards they are proxies: field accesses and active methods go to the backend."""
-        if alias is not None and (not isinstance(alias, str) or not alias):
-            raise InvalidArgumentError(f"alias must be a non-empty string or None, not {alias!r}")
-        _check_recursive(recursive)
-        get_runtime().make_persistent(self, alias, _backend_text(backend_id), recursive)
+        Afterwards they are proxies: field accesses and active methods go to the backend. On an object
+        that is already persistent, only gives it `alias`."""
+        alias = optional_alias(alias, "make_persistent")
+        check_recursive(recursive)
+        backend = backend_text(backend_id)
+        get_runtime().make_persistent(self, alias, backend, recursive)
 
     def makePersistent(self, alias: str | None = None) -> None:
         """COMPSs spelling of make_persistent(alias)."""
         self.make_persistent(alias)
 
     @classmethod
-    def get_by_alias(cls, alias: str, dataset: str | None = None):
-        """The object with `alias` (in `dataset`, default the session's); it must be an instance of this class."""
-        if not isinstance(alias, str) or not alias:
-            raise InvalidArgumentError(f"alias must be a non-empty string, not {alias!r}")
-        _check_dataset(dataset)
-        return get_runtime().get_by_alias(cls, alias, dataset)
+    def get_by_alias(cls, alias: str, dataset_name: str | None = None, dataset: str | None = None):
+        """The object with `alias` in `dataset_name` (or `dataset`; default: the session's dataset); it must be
+        an instance of this class."""
+        alias = alias_text(alias, "get_by_alias")
+        return get_runtime().get_by_alias(cls, alias, dataset_argument(dataset_name, dataset))
 
     @classmethod
-    def delete_alias(cls, alias: str, dataset: str | None = None) -> None:
-        """Removes `alias` (in `dataset`, default the session's); the object itself stays."""
-        if not isinstance(alias, str) or not alias:
-            raise InvalidArgumentError(f"alias must be a non-empty string, not {alias!r}")
-        _check_dataset(dataset)
-        get_runtime().delete_alias(alias, dataset)
+    def get_by_id(cls, object_id):
+        """The object with this ID (UUID or its text); called on a model class, it must be an instance of it."""
+        return get_runtime().get_by_id(object_id, None if cls is DataClayObject else cls)
+
+    @classmethod
+    def delete_alias(cls, alias: str, dataset_name: str | None = None, dataset: str | None = None) -> None:
+        """Removes `alias` from `dataset_name` (or `dataset`; default: the session's dataset); the object stays,
+        and garbage collection removes it once nothing else reaches it."""
+        alias = alias_text(alias, "delete_alias")
+        get_runtime().delete_alias(alias, dataset_argument(dataset_name, dataset))
+
+    def add_alias(self, alias: str) -> None:
+        """Gives this persistent object one more alias, in its dataset; AliasAlreadyExistsError if it is taken."""
+        alias = alias_text(alias, "add_alias")
+        self._persistent_id("add_alias")
+        get_runtime().add_alias(self, alias)
+
+    def get_aliases(self) -> set:
+        """Every alias this persistent object has now."""
+        self._persistent_id("get_aliases")
+        return get_runtime().get_aliases(self)
 
     # ---- identity and location ------------------------------------------------------------------
 
@@ -88,12 +108,12 @@ class DataClayObject:
         return self.__dict__.get(ID_KEY)
 
     @property
-    def is_persistent(self) -> bool:
-        """True once the object lives in a backend."""
-        return self.__dict__.get(STATE_KEY) is not None
+    def is_persistent(self) -> PersistenceFlag:
+        """Truthy once the object lives in a backend; also callable, `obj.is_persistent()`, as in dataClay 2."""
+        return PERSISTENT if self.__dict__.get(STATE_KEY) is not None else VOLATILE
 
     def get_location(self) -> str:
-        """The backend ID holding the master copy."""
+        """The ID of one of the backends holding a copy, chosen at random among those alive."""
         self._persistent_id("get_location")
         return get_runtime().get_location(self)
 
@@ -101,6 +121,12 @@ class DataClayObject:
         """Every backend ID holding a copy, master first."""
         self._persistent_id("get_all_locations")
         return get_runtime().get_all_locations(self)
+
+    def sync(self) -> None:
+        """Reloads this persistent object's metadata (locations, aliases) from the Logic Module; cached
+        metadata is otherwise refreshed only when a backend turns out not to hold the object."""
+        self._persistent_id("sync")
+        get_runtime().refresh(self)
 
     def deletePersistent(self) -> None:
         """Removes every alias of this object (COMPSs spelling), so that garbage collection removes it once
@@ -118,16 +144,17 @@ class DataClayObject:
         A call that changes the object runs on the master, which updates every replica before it
         returns; reads may be served by a replica, also while the master's backend is down."""
         self._persistent_id("new_replica")
-        _check_recursive(recursive)
-        backend = _backend_text(backend_id)
+        check_recursive(recursive)
+        backend = backend_text(backend_id)
         return get_runtime().new_replica(self, backend, recursive).backend_id
 
     def new_version(self, backend_id=None):
         """A version of this object: a new object of the same class with its own ID and a copy of this
         state, on `backend_id` (None: the master's backend). Changing it leaves this object untouched
-        until consolidate_version() is called on it."""
+        until consolidate_version() is called on it. Like any object, a version that no alias, open session
+        or reachable object reaches is garbage-collected."""
         self._persistent_id("new_version")
-        backend = _backend_text(backend_id)
+        backend = backend_text(backend_id)
         return get_runtime().new_version(self, backend).obj
 
     def consolidate_version(self) -> None:
@@ -143,8 +170,8 @@ class DataClayObject:
         self._persistent_id("move")
         if backend_id is None:
             raise InvalidArgumentError("move() needs the backend_id of the backend to move the object to")
-        _check_recursive(recursive)
-        backend = _backend_text(backend_id)
+        check_recursive(recursive)
+        backend = backend_text(backend_id)
         get_runtime().move(self, backend, recursive)
 
     def _persistent_id(self, operation: str) -> str:
@@ -193,22 +220,3 @@ def _is_class_var(annotation) -> bool:
     if isinstance(annotation, str):
         return annotation.startswith(("ClassVar", "typing.ClassVar"))
     return annotation is typing.ClassVar or typing.get_origin(annotation) is typing.ClassVar
-
-
-def _backend_text(backend_id) -> str | None:
-    if backend_id is None:
-        return None
-    try:
-        return str(backend_id if isinstance(backend_id, uuid.UUID) else uuid.UUID(str(backend_id)))
-    except ValueError:
-        raise InvalidArgumentError(f"backend_id must be a backend UUID, not {backend_id!r}") from None
-
-
-def _check_recursive(recursive) -> None:
-    if not isinstance(recursive, bool):
-        raise InvalidArgumentError(f"recursive must be True or False, not {recursive!r}")
-
-
-def _check_dataset(dataset) -> None:
-    if dataset is not None and (not isinstance(dataset, str) or not dataset):
-        raise InvalidArgumentError(f"dataset must be a non-empty string or None, not {dataset!r}")

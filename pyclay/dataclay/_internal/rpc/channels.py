@@ -5,8 +5,9 @@ backoff so a restarted server is reached again quickly. A call that fails to con
 from __future__ import annotations
 
 import grpc
+import grpc.aio
 
-from dataclay.exceptions import BackendUnavailableError, DataClayError, InvalidArgumentError
+from dataclay.exceptions import BackendUnavailableError, DataClayException, InvalidArgumentError
 from dataclay._internal.rpc.errors import ERROR_TRAILER, error_from_rpc
 from dataclay._internal.rpc.tls import ClusterCa
 
@@ -39,6 +40,16 @@ def open_channel(address: str, tls: ClusterCa | None = None, server_name: str | 
     return grpc.secure_channel(address, grpc.ssl_channel_credentials(root_certificates=tls.pem), options=options)
 
 
+def open_aio_channel(address: str, tls: ClusterCa | None = None, server_name: str | None = None) -> grpc.aio.Channel:
+    """The asyncio twin of open_channel, bound to the running event loop (gRPC's aio channels serve the
+    loop they were made in only)."""
+    check_address(address)
+    if tls is None:
+        return grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+    options = CHANNEL_OPTIONS + ((("grpc.ssl_target_name_override", server_name),) if server_name else ())
+    return grpc.aio.secure_channel(address, grpc.ssl_channel_credentials(root_certificates=tls.pem), options=options)
+
+
 class ConnectionTarget:
     """Where a client connects and how; turns a failed call into the dataClay error to raise."""
 
@@ -51,21 +62,31 @@ class ConnectionTarget:
         """A new channel to this target."""
         return open_channel(self.address, self.tls, self.server_name)
 
-    def failure(self, error: grpc.RpcError) -> DataClayError:
+    def open_aio(self) -> grpc.aio.Channel:
+        """A new asyncio channel to this target, bound to the running event loop."""
+        return open_aio_channel(self.address, self.tls, self.server_name)
+
+    def failure(self, error: grpc.RpcError) -> DataClayException:
         """The exception for a failed call: what the server answered, or, when the connection
         could not be made for a reason of TLS, a BackendUnavailableError naming that reason."""
         mapped = error_from_rpc(error)
-        if not isinstance(mapped, BackendUnavailableError) or error.code() != grpc.StatusCode.UNAVAILABLE:
-            return mapped
-        details = error.details() or ""
-        if any(key == ERROR_TRAILER for key, _ in (error.trailing_metadata() or ())) or \
-                any(words in details for words in _NOT_REACHED):
+        if not self.may_be_tls(error, mapped):
             return mapped
         from dataclay._internal.rpc import tls_probe
         reason = tls_probe.explain(self.address, self.tls, self.server_name)
         if reason is None:
             return mapped
         return BackendUnavailableError(f"service unavailable: {reason}", connect_failed=mapped.connect_failed)
+
+    @staticmethod
+    def may_be_tls(error: grpc.RpcError, mapped: DataClayException) -> bool:
+        """Whether TLS may explain a failed call (then failure() makes a handshake of its own to tell):
+        the connection failed for another reason than a refusal or an unknown host."""
+        if not isinstance(mapped, BackendUnavailableError) or error.code() != grpc.StatusCode.UNAVAILABLE:
+            return False
+        details = error.details() or ""
+        return not (any(key == ERROR_TRAILER for key, _ in (error.trailing_metadata() or ())) or
+                    any(words in details for words in _NOT_REACHED))
 
 
 def check_address(address) -> str:

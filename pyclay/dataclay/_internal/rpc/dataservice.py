@@ -2,58 +2,29 @@
 Calls carry the session token as metadata; failures raise dataclay.exceptions classes."""
 from __future__ import annotations
 
-import functools
+import operator
 
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.proto import common_pb2, dataservice_pb2 as ds_pb2, dataservice_pb2_grpc
 from dataclay._internal.proto import logicmodule_pb2
-from dataclay._internal.rpc.calls import build, check_timeout, unary
-from dataclay._internal.rpc.tls import ClusterCa
-from dataclay._internal.rpc.channels import ConnectionTarget, session_metadata
+from dataclay._internal.rpc.calls import build, check_timeout
 from dataclay._internal.rpc.convert import add_object_data
+from dataclay._internal.rpc.stub_client import StubClient
 
 _EMPTY = common_pb2.Empty()
 _CallMethodRequest = ds_pb2.CallMethodRequest
+_result = operator.attrgetter("result")
+_value = operator.attrgetter("value")
 
 
-class DataServiceClient:
-    """A client of the Data Service at `address` (on `channel` if given, which it then does not own);
-    `token` (settable) is the session it acts in. `tls` is the cluster CA (None: plaintext) and
-    `server_name` the name the server's certificate must carry (default: the host of `address`)."""
+def _objects(response) -> list:
+    return list(response.objects)
 
-    def __init__(self, address: str, token: str | None = None, *, channel=None, tls: ClusterCa | None = None,
-                 server_name: str | None = None):
-        self.address = address
-        self._target = ConnectionTarget(address, tls, server_name)
-        self._owns_channel = channel is None
-        self._channel = self._target.open() if channel is None else channel
-        self._unary = functools.partial(unary, target=self._target)
-        self._stub = dataservice_pb2_grpc.DataServiceStub(self._channel)
-        self._call_method = self._stub.CallMethod
-        self.token = token
 
-    @property
-    def token(self) -> str | None:
-        """The session token sent with every call (None: no session)."""
-        return self._token
+class DataServiceClient(StubClient):
+    """A client of the Data Service at `address` (see StubClient for the arguments)."""
 
-    @token.setter
-    def token(self, value: str | None) -> None:
-        self._metadata = session_metadata(value)
-        self._token = value
-
-    @property
-    def channel(self):
-        """The underlying channel (shared by with_token siblings)."""
-        return self._channel
-
-    def with_token(self, token: str | None) -> "DataServiceClient":
-        """A client sharing this one's channel and stub but acting in another session; its close() does nothing."""
-        sibling = object.__new__(DataServiceClient)
-        sibling.__dict__.update(self.__dict__)
-        sibling._owns_channel = False
-        sibling.token = token
-        return sibling
+    STUB = dataservice_pb2_grpc.DataServiceStub
 
     def make_persistent(self, objects, alias: str | None = None) -> None:
         """Stores a graph of new objects (ObjectRecords or ObjectData; objects[0] gets the alias); durable on return."""
@@ -64,7 +35,7 @@ class DataServiceClient:
             add_object_data(request.objects, objects)
         except (TypeError, ValueError, AttributeError) as e:
             raise InvalidArgumentError(f"make_persistent: malformed object: {e}") from None
-        self._unary(self._stub.MakePersistent, request, self._metadata)
+        return self._call(self._stub.MakePersistent, request)
 
     def call_method(self, object_id: str, method: str, args: bytes) -> bytes:
         """Runs an active method; `args` and the returned result are encoded by the object's language."""
@@ -72,64 +43,59 @@ class DataServiceClient:
             request = _CallMethodRequest(object_id=object_id, method=method, args=args)
         except (TypeError, ValueError) as e:
             raise InvalidArgumentError(f"call_method: {e}") from None
-        return self._unary(self._call_method, request, self._metadata).result
+        return self._call(self._stub.CallMethod, request, _result)
 
     def get_field(self, object_id: str, field: str) -> bytes:
         """A field of a stored object, encoded by its language."""
         request = build(ds_pb2.GetFieldRequest, "get_field", object_id=object_id, field=field)
-        return self._unary(self._stub.GetField, request, self._metadata).value
+        return self._call(self._stub.GetField, request, _value)
 
     def set_field(self, object_id: str, field: str, value: bytes) -> None:
         """Assigns a field of a stored object; durable when it returns."""
         request = build(ds_pb2.SetFieldRequest, "set_field", object_id=object_id, field=field, value=value)
-        self._unary(self._stub.SetField, request, self._metadata)
+        return self._call(self._stub.SetField, request)
 
     def get_objects(self, ids) -> list:
         """The stored form (ObjectData) of objects this backend holds."""
         if isinstance(ids, (str, bytes)):
             raise InvalidArgumentError("get_objects: ids must be a list of object IDs, not a single string")
         request = build(ds_pb2.GetObjectsRequest, "get_objects", ids=list(ids))
-        return list(self._unary(self._stub.GetObjects, request, self._metadata).objects)
+        return self._call(self._stub.GetObjects, request, _objects)
 
     def new_replica(self, object_id: str, backend_id: str = "", recursive: bool = True) -> ds_pb2.CopiesResponse:
         """Copies an object whose master is here to `backend_id` (empty: a backend of the server's choice)."""
         _check_bool("new_replica", "recursive", recursive)
         request = build(ds_pb2.NewReplicaRequest, "new_replica", object_ids=[_text("new_replica", object_id)],
                         backend_id=backend_id or "", recursive=recursive)
-        return self._unary(self._stub.NewReplica, request, self._metadata)
+        return self._call(self._stub.NewReplica, request)
 
     def new_version(self, object_id: str, backend_id: str = "") -> ds_pb2.NewVersionResponse:
         """Makes a version (a copy with its own ID) of an object whose master is here, on `backend_id` (empty: here)."""
         request = build(ds_pb2.NewVersionRequest, "new_version", object_id=_text("new_version", object_id),
                         backend_id=backend_id or "")
-        return self._unary(self._stub.NewVersion, request, self._metadata)
+        return self._call(self._stub.NewVersion, request)
 
     def consolidate_version(self, version_id: str) -> None:
         """Gives the versioned object this version's state (on every copy) and retires the version."""
         request = build(ds_pb2.ConsolidateVersionRequest, "consolidate_version",
                         version_id=_text("consolidate_version", version_id))
-        self._unary(self._stub.ConsolidateVersion, request, self._metadata)
+        return self._call(self._stub.ConsolidateVersion, request)
 
     def move(self, object_id: str, backend_id: str, recursive: bool = False) -> ds_pb2.CopiesResponse:
         """Relocates an object whose master is here (and, if `recursive`, what it references) to `backend_id`."""
         _check_bool("move", "recursive", recursive)
         request = build(ds_pb2.MoveRequest, "move", object_ids=[_text("move", object_id)],
                         backend_id=_text("move", backend_id, "backend_id"), recursive=recursive)
-        return self._unary(self._stub.Move, request, self._metadata)
+        return self._call(self._stub.Move, request)
 
     def deploy_models(self, models) -> None:
         """Installs or updates models (Model messages) on this backend."""
         request = build(logicmodule_pb2.ModelList, "deploy_models", models=list(models))
-        self._unary(self._stub.DeployModels, request, self._metadata)
+        return self._call(self._stub.DeployModels, request)
 
     def get_status(self, timeout: float = 5.0) -> ds_pb2.BackendStatus:
         """Engine, pool use, object count and execution environments, within `timeout` seconds."""
-        return self._unary(self._stub.GetStatus, _EMPTY, self._metadata, check_timeout(timeout))
-
-    def close(self) -> None:
-        """Closes the channel (if this client opened it)."""
-        if self._owns_channel:
-            self._channel.close()
+        return self._call(self._stub.GetStatus, _EMPTY, timeout=check_timeout(timeout))
 
 
 def _text(operation: str, value, name: str = "object_id") -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import grpc
 
 from dataclay.exceptions import (
-    ERRORS_BY_CODE, BackendUnavailableError, DataClayError, InternalError, InvalidArgumentError, NotAuthenticatedError,
+    ERRORS_BY_CODE, BackendUnavailableError, DataClayException, InternalError, InvalidArgumentError, NotAuthenticatedError,
     RemoteError)
 from dataclay._internal.proto import common_pb2
 
@@ -44,7 +44,7 @@ def status_code_for(code: str) -> grpc.StatusCode:
     return _STATUS_BY_CODE.get(code, grpc.StatusCode.INTERNAL)
 
 
-def error_info_for(error: DataClayError) -> common_pb2.ErrorInfo:
+def error_info_for(error: DataClayException) -> common_pb2.ErrorInfo:
     """The ErrorInfo that carries `error` (a RemoteError keeps its remote type, args and traceback)."""
     if isinstance(error, RemoteError):
         return common_pb2.ErrorInfo(code=common_pb2.REMOTE_EXCEPTION, message=error.remote_message,
@@ -54,7 +54,7 @@ def error_info_for(error: DataClayError) -> common_pb2.ErrorInfo:
     return common_pb2.ErrorInfo(code=common_pb2.ErrorCode.Value(code), message=str(error))
 
 
-def error_from_info(info: common_pb2.ErrorInfo) -> DataClayError:
+def error_from_info(info: common_pb2.ErrorInfo) -> DataClayException:
     """The exception a decoded ErrorInfo stands for (unknown codes become InternalError)."""
     if info.code == common_pb2.REMOTE_EXCEPTION:
         return RemoteError(info.remote_type, info.message, info.remote_args, info.remote_traceback)
@@ -66,7 +66,7 @@ def error_from_info(info: common_pb2.ErrorInfo) -> DataClayError:
     return cls(info.message)
 
 
-def error_from_rpc(error: grpc.RpcError) -> DataClayError:
+def error_from_rpc(error: grpc.RpcError) -> DataClayException:
     """The exception a client raises for a failed call: from the trailer when present, else by status."""
     raw = None
     for key, value in (error.trailing_metadata() or ()):
@@ -90,7 +90,7 @@ def error_from_rpc(error: grpc.RpcError) -> DataClayError:
     return InternalError(f"call failed with {code.name if code is not None else 'no status'}: {what}")
 
 
-def abort_with(context: grpc.ServicerContext, error: DataClayError) -> None:
+def abort_with(context: grpc.ServicerContext, error: DataClayException) -> None:
     """Server side: ends the call being served with `error` (status, message and trailer)."""
     info = error_info_for(error)
     context.set_trailing_metadata(((ERROR_TRAILER, info.SerializeToString()),))

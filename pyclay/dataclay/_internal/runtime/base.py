@@ -2,14 +2,19 @@
 execution environment's (which first tries to run things in memory)."""
 from __future__ import annotations
 
+import asyncio
+import random
+import threading
 import uuid
 from typing import NamedTuple
 
 from dataclay.exceptions import (
     AliasDoesNotExistError, BackendDoesNotExistError, BackendUnavailableError, ClassNotRegisteredError,
     InvalidArgumentError, ObjectDoesNotExistError, RemoteError)
+from dataclay._internal.runtime import local_copies
 from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.model.states import HINT_KEY, ID_KEY, PROXY, STATE_KEY
+from dataclay._internal.records import ObjectInfoRecord
 from dataclay._internal.rpc.convert import object_info_record
 from dataclay._internal.runtime.router import BackendRouter
 from dataclay._internal.serialization import exceptions as remote_exceptions
@@ -44,6 +49,39 @@ class Runtime:
     def __init__(self, router: BackendRouter, policy):
         self.router = router
         self.policy = policy
+        self._aio: dict = {}
+        self._aio_lock = threading.Lock()
+
+    # ---- asyncio -----------------------------------------------------------------------------------
+
+    def aio(self):
+        """This runtime's asyncio twin for the running event loop (made on first use in each loop): its calls
+        are awaited on that loop's own channels, many at once, without a thread each."""
+        loop = asyncio.get_running_loop()
+        twin = self._aio.get(loop)
+        if twin is None:
+            from dataclay._internal.runtime.aio_runtime import AsyncRuntime
+            with self._aio_lock:
+                for ended in [known for known in self._aio if known.is_closed()]:
+                    self._aio.pop(ended).close()
+                twin = self._aio.get(loop)
+                if twin is None:
+                    twin = self._aio[loop] = AsyncRuntime(self)
+        return twin
+
+    def close_aio(self) -> None:
+        """Closes the channels of every asyncio twin (on their event loops, those still alive)."""
+        with self._aio_lock:
+            twins, self._aio = list(self._aio.values()), {}
+        for twin in twins:
+            twin.close()
+
+    def runs_here(self, obj) -> bool:
+        """Whether a call on `obj` runs in this process (an execution environment's own objects)."""
+        return False
+
+    def check_client_side(self, operation: str) -> None:
+        """Raises when `operation` cannot be made from here (execution environments refuse some)."""
 
     # ---- what proxies call ----------------------------------------------------------------------
 
@@ -80,41 +118,79 @@ class Runtime:
             return
         backend = backend_id or self.router.choose_backend()
         self.router.data_service(backend)
-        writer = GraphWriter(backend, recursive)
-        writer.add_root(obj)
-        records = writer.drain()
+        writer, records = graph_of(obj, backend, recursive)
         self.router.on_backend(backend, lambda ds: ds.make_persistent(records, alias), idempotent=False)
-        for made, oid in writer.assigned.values():
-            become_proxy(made, oid, backend)
+        become_proxies(writer, backend)
 
     def get_by_alias(self, cls: type, alias: str, dataset: str | None):
         """The object with an alias, checked to be an instance of `cls`."""
         try:
             found = self.router.lm().get_object_by_alias(alias, dataset or "")
         except AliasDoesNotExistError as e:
-            raise _naming(e, alias, f"alias {alias!r} does not exist") from None
-        info = self._python_object(object_info_record(found))
-        target = self._class_of(info)
-        if not issubclass(target, cls):
-            raise InvalidArgumentError(f"alias {alias!r} names a {info.class_name}, which is not a "
-                                       f"{cls.__module__}.{cls.__qualname__}")
-        return IDENTITY.proxy(target, info.id, info.master_backend_id)
+            raise named_error(e, alias, f"alias {alias!r} does not exist") from None
+        return self.proxy_of(found, cls, f"alias {alias!r}")
 
     def delete_alias(self, alias: str, dataset: str | None) -> None:
         """Removes an alias (the object stays)."""
         self.router.lm().delete_alias(alias, dataset or "")
 
-    def get_by_id(self, object_id) -> object:
-        """The object with an ID; its class must be importable here."""
+    def get_by_id(self, object_id, cls: type | None = None) -> object:
+        """The object with an ID (checked to be an instance of `cls` when given); its class must be importable here."""
         oid = canonical_id(object_id)
         existing = IDENTITY.get(oid)
         if existing is not None:
-            return existing
+            return check_class(existing, cls, f"object {oid}")
         try:
-            info = self._python_object(self.router.object_info(oid))
+            info = self.router.object_info(oid)
         except ObjectDoesNotExistError as e:
-            raise _naming(e, oid, f"object {oid} does not exist") from None
-        return IDENTITY.proxy(self._class_of(info), oid, info.master_backend_id)
+            raise named_error(e, oid, f"object {oid} does not exist") from None
+        return self.proxy_of(info, cls, f"object {oid}")
+
+    def add_alias(self, obj, alias: str) -> None:
+        """Gives a persistent object one more alias, in its dataset."""
+        self.router.lm().new_alias(alias, obj.__dict__[ID_KEY])
+
+    def get_aliases(self, obj) -> set:
+        """Every alias the object has now (asked to the Logic Module)."""
+        return set(self.router.object_info(obj.__dict__[ID_KEY], refresh=True).aliases)
+
+    def refresh(self, obj) -> None:
+        """Reloads the object's metadata (locations, aliases) from the Logic Module; its next call goes to a
+        backend that holds it."""
+        self.router.object_info(obj.__dict__[ID_KEY], refresh=True)
+        self.refresh_hint(obj)
+
+    def refresh_hint(self, obj) -> None:
+        """Points the object's calls at its master when the backend they went to holds no copy any more
+        (according to the metadata just reloaded)."""
+        d = obj.__dict__
+        info = self.router.cached_info(d[ID_KEY])
+        if info is not None and d.get(HINT_KEY) not in (info.master_backend_id, *info.replica_backend_ids):
+            d[HINT_KEY] = info.master_backend_id
+
+    # ---- whole state: properties, copies, updates -------------------------------------------------
+
+    def get_properties(self, obj) -> dict:
+        """The object's persistent fields and their values, read from its backend in one call."""
+        return local_copies.decode_fields(self._stored_form(obj), self.policy)
+
+    def clone(self, obj, recursive: bool):
+        """A volatile copy of a persistent object (and, if `recursive`, of every persistent object it reaches)."""
+        return local_copies.clone(obj, recursive, self._stored_form, self.policy)
+
+    def replace_fields(self, obj, values: dict) -> None:
+        """Assigns several fields of a persistent object in one atomic update: they are set on a new version,
+        which is then consolidated (every copy gets all of them, or none). A failure before the consolidation
+        leaves the original untouched and the version to garbage collection."""
+        version = self.new_version(obj, None).obj
+        for name, value in values.items():
+            self.set_field(version, name, value)
+        self.consolidate_version(version)
+
+    def _stored_form(self, obj):
+        oid = obj.__dict__[ID_KEY]
+        found = self.router.on_object(obj, lambda ds: ds.get_objects([oid]), idempotent=True)
+        return local_copies.only_object(found, oid)
 
     def delete_persistent(self, obj) -> None:
         """Removes every alias of the object (the object stays until garbage collection finds it unreachable)."""
@@ -148,6 +224,10 @@ class Runtime:
             self._registered_backend(backend_id)
         response = self.router.on_object(obj, lambda ds: ds.new_version(oid, backend_id or ""), idempotent=False,
                                          replicas=False)
+        return self.version_made(obj, response)
+
+    def version_made(self, obj, response) -> Version:
+        """The Version a NewVersion response of `obj` stands for (its metadata is cached)."""
         info = self._python_object(object_info_record(response.version))
         return Version(IDENTITY.proxy(type(obj), info.id, info.master_backend_id), response.bytes_sent)
 
@@ -163,6 +243,10 @@ class Runtime:
         self._registered_backend(backend_id)
         response = self.router.on_object(obj, lambda ds: ds.move(oid, backend_id, recursive), idempotent=False,
                                          replicas=False)
+        return self.moved(oid, response)
+
+    def moved(self, oid: str, response) -> Copies:
+        """Records what a Move response says: the moved objects' metadata is stale, their master is the target."""
         self.router.forget((oid, *response.object_ids))
         for moved_id in response.object_ids:
             moved = IDENTITY.get(moved_id)
@@ -173,23 +257,26 @@ class Runtime:
     # ---- locations and backends -----------------------------------------------------------------
 
     def get_location(self, obj) -> str:
-        """The backend ID of the object's master copy (from the cached metadata, else where this runtime
-        stored or moved it, else the Logic Module); while this runtime cannot reach that backend, the
-        first copy it has not failed to reach (the Logic Module is asked again only then)."""
+        """One of the backends holding a copy of the object, at random among those alive and reachable (the
+        white paper's definition), from the cached metadata; when no copy is, the metadata is asked again,
+        and the master is the answer if still none is."""
         d = obj.__dict__
-        info = self.router.cached_info(d[ID_KEY])
-        if info is not None and info.master_backend_id:
-            master = info.master_backend_id
-        else:
-            master = d.get(PLACED_KEY) or self.router.object_info(d[ID_KEY]).master_backend_id
-        if not self.router.unreachable(master):
-            return master
+        oid = d[ID_KEY]
+        info = self.router.cached_info(oid)
+        if info is None and d.get(PLACED_KEY):
+            # stored or moved here by this runtime and not looked up since: no Logic Module call for that
+            if live_location(_single_copy(oid, d[PLACED_KEY]), self.router.backends(), self.router.unreachable):
+                return d[PLACED_KEY]
+        info = info or self.router.object_info(oid)
+        chosen = live_location(info, self.router.backends(), self.router.unreachable)
+        if chosen is not None:
+            return chosen
         try:
-            info = self.router.object_info(d[ID_KEY], refresh=True)
+            info = self.router.object_info(oid, refresh=True)
+            chosen = live_location(info, self.router.backends(refresh=True), self.router.unreachable)
         except BackendUnavailableError:
-            return master  # the Logic Module is down too: the master is all we know
-        reachable = [b for b in (info.master_backend_id, *info.replica_backend_ids) if not self.router.unreachable(b)]
-        return reachable[0] if reachable else info.master_backend_id
+            pass  # the Logic Module is down too: the master is all we know
+        return chosen or info.master_backend_id
 
     def get_all_locations(self, obj) -> list:
         """Every backend ID holding a copy, master first (asked to the Logic Module)."""
@@ -204,6 +291,16 @@ class Runtime:
         """Raises BackendDoesNotExistError unless `backend_id` is registered (cached list, then asked again)."""
         if backend_id not in self.router.backends() and backend_id not in self.router.backends(refresh=True):
             raise BackendDoesNotExistError(f"no backend {backend_id} is registered (see api.get_backends())")
+
+    def proxy_of(self, found, cls: type | None, what: str):
+        """The proxy of the object `found` (an ObjectInfo message or record) describes, checked to be a Python
+        object of a class loadable here and an instance of `cls` (when given); its metadata is cached."""
+        info = self._python_object(found if not hasattr(found, "ListFields") else object_info_record(found))
+        target = self._class_of(info)
+        if cls is not None and not issubclass(target, cls):
+            raise InvalidArgumentError(f"{what} names a {info.class_name}, which is not a "
+                                       f"{cls.__module__}.{cls.__qualname__}")
+        return IDENTITY.proxy(target, info.id, info.master_backend_id)
 
     def _python_object(self, info):
         self.router.remember(info)
@@ -220,7 +317,40 @@ class Runtime:
                 f"on the PYTHONPATH (dataclaycmd GetStubs)") from None
 
 
-def _naming(error, name: str, prefix: str):
+def live_location(info, backends: dict, unreachable) -> str | None:
+    """A random copy of the object `info` describes whose backend is registered alive and not `unreachable`
+    to this runtime; None when there is none."""
+    copies = dict.fromkeys(b for b in (info.master_backend_id, *info.replica_backend_ids) if b)
+    live = [b for b in copies if backends.get(b) is not None and backends[b].alive and not unreachable(b)]
+    return random.choice(live) if live else None
+
+
+def _single_copy(oid: str, backend_id: str) -> ObjectInfoRecord:
+    return ObjectInfoRecord(oid, "", "python", "", backend_id, (), ())
+
+
+def check_class(obj, cls: type | None, what: str):
+    """`obj` if it is an instance of `cls` (or `cls` is None); InvalidArgumentError naming `what` otherwise."""
+    if cls is not None and not isinstance(obj, cls):
+        raise InvalidArgumentError(f"{what} is a {type(obj)._dc_class_name}, which is not a "
+                                   f"{cls.__module__}.{cls.__qualname__}")
+    return obj
+
+
+def graph_of(obj, backend: str, recursive: bool) -> tuple:
+    """(the GraphWriter that named them, the records) of `obj` and the volatile objects it reaches, bound for `backend`."""
+    writer = GraphWriter(backend, recursive)
+    writer.add_root(obj)
+    return writer, writer.drain()
+
+
+def become_proxies(writer: GraphWriter, backend_id: str) -> None:
+    """Turns every object `writer` named, now stored on `backend_id`, into its proxy."""
+    for made, oid in writer.assigned.values():
+        become_proxy(made, oid, backend_id)
+
+
+def named_error(error, name: str, prefix: str):
     """`error` itself if its message names `name`, else the same error class with a message that does."""
     return error if name in str(error) else type(error)(f"{prefix}: {error}")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from dataclay.exceptions import DataClayError, InvalidArgumentError
+from dataclay.exceptions import DataClayException, InvalidArgumentError
 from dataclay._internal.config import Config
 from dataclay._internal.rpc import LogicModuleClient
 from dataclay._internal.runtime.base import Runtime
@@ -44,9 +44,10 @@ class ClientRuntime(Runtime):
         try:
             if self._lm.token is not None:
                 self._lm.close_session(timeout=CLOSE_TIMEOUT)
-        except DataClayError as e:
+        except DataClayException as e:
             _log.debug("could not close the session: %s", e)
         finally:
             self._lm.token = None
+            self.close_aio()
             self.router.close()
             self._lm.close()

@@ -14,7 +14,8 @@ def get_runtime():
     """The active runtime; raises NotAuthenticatedError before api.init()."""
     runtime = _runtime
     if runtime is None:
-        raise NotAuthenticatedError("no dataClay session in this process: call dataclay.api.init() first")
+        raise NotAuthenticatedError("no dataClay session in this process: start a dataclay.Client (or call "
+                                    "dataclay.api.init()) first")
     return runtime
 
 

@@ -10,7 +10,7 @@ import threading
 from typing import Callable, TypeVar
 
 from dataclay.exceptions import (
-    BackendDoesNotExistError, BackendUnavailableError, DataClayError, ObjectNotHereError)
+    BackendDoesNotExistError, BackendUnavailableError, DataClayException, ObjectNotHereError)
 from dataclay._internal.model.states import HINT_KEY, ID_KEY
 from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
 from dataclay._internal.rpc.convert import backend_record, object_info_record
@@ -42,23 +42,35 @@ class BackendRouter:
         token = self._token()
         return self._lm if self._lm.token == token else self._lm.with_token(token)
 
+    def lm_target(self):
+        """Where the Logic Module is (its ConnectionTarget)."""
+        return self._lm.target
+
+    def cached_backends(self) -> dict:
+        """The backend list as last learnt (empty before the first lookup)."""
+        return self._backends
+
     def backends(self, refresh: bool = False) -> dict:
         """Backend ID -> BackendRecord (from the Logic Module on first use or when `refresh`)."""
         if refresh or not self._backends:
-            fresh = {b.id: b for b in map(backend_record, self.lm().get_backends(timeout=LOOKUP_TIMEOUT))}
-            with self._lock:
-                for backend_id, client in list(self._clients.items()):
-                    known = fresh.get(backend_id)
-                    if known is None or known.address != client.address:
-                        self._clients.pop(backend_id).close()
-                self._backends = fresh
+            self.learn_backends(self.lm().get_backends(timeout=LOOKUP_TIMEOUT))
         return self._backends
+
+    def learn_backends(self, infos) -> dict:
+        """Replaces the cached backend list with `infos` (BackendInfo messages, fresh from the Logic Module),
+        closing the channels of backends that left or moved; returns the new list."""
+        fresh = {b.id: b for b in map(backend_record, infos)}
+        with self._lock:
+            for backend_id, client in list(self._clients.items()):
+                known = fresh.get(backend_id)
+                if known is None or known.address != client.address:
+                    self._clients.pop(backend_id).close()
+            self._backends = fresh
+        return fresh
 
     def choose_backend(self) -> str:
         """A random live backend that runs Python objects."""
-        live = [b.id for b in self.backends().values() if b.alive and "python" in b.languages]
-        if not live:
-            live = [b.id for b in self.backends(refresh=True).values() if b.alive and "python" in b.languages]
+        live = python_backends(self.backends()) or python_backends(self.backends(refresh=True))
         if not live:
             raise BackendUnavailableError("no live backend with a Python execution environment is registered")
         return random.choice(live)
@@ -88,6 +100,23 @@ class BackendRouter:
         """True while the last call this router made to the backend could not reach it."""
         return backend_id in self._unreachable
 
+    def reached(self, backend_id: str) -> None:
+        """Notes that a call to the backend got an answer."""
+        self._unreachable.discard(backend_id)
+
+    def note_failure(self, backend_id: str, error: BackendUnavailableError) -> None:
+        """Remembers a backend that could not be reached (not one that answered with a refusal)."""
+        if error.connect_failed:
+            self._unreachable.add(backend_id)
+
+    def tls(self):
+        """The cluster CA the backends' channels trust (None: plaintext)."""
+        return self._tls
+
+    def token(self) -> str | None:
+        """The session calls are made in now."""
+        return self._token()
+
     # ---- Data Services --------------------------------------------------------------------------
 
     def data_service(self, backend_id: str) -> DataServiceClient:
@@ -109,7 +138,7 @@ class BackendRouter:
             try:
                 result = op(self.data_service(backend_id))
             except BackendUnavailableError as again:
-                self._note_failure(backend_id, again)
+                self.note_failure(backend_id, again)
                 raise
         self._unreachable.discard(backend_id)
         return result
@@ -124,26 +153,22 @@ class BackendRouter:
         backend_id = d.get(HINT_KEY) or self.object_info(object_id).master_backend_id
         try:
             return self.on_backend(backend_id, op, idempotent)
-        except (ObjectNotHereError, _UnregisteredBackend, BackendUnavailableError) as e:
+        except ROUTING_FAILURES as e:
             first = e
         try:
             info = self.object_info(object_id, refresh=True)
         except BackendUnavailableError:
             raise first from None  # the Logic Module is down too: nowhere else to look
-        candidates = [info.master_backend_id, *(info.replica_backend_ids if replicas else ())]
         failures = [first]
-        # Never the backend that just failed: a non-idempotent call that may have run on a dead
-        # master must not run there a second time. A replica refuses state changes (writes go to
-        # the master), so a call that fails there changed nothing.
-        for candidate in dict.fromkeys(b for b in candidates if b and b != backend_id):
+        for candidate in failover_candidates(info, backend_id, replicas):
             try:
                 result = self.on_backend(candidate, op, idempotent)
-            except (ObjectNotHereError, _UnregisteredBackend, BackendUnavailableError) as e:
+            except ROUTING_FAILURES as e:
                 failures.append(e)
                 continue
             d[HINT_KEY] = candidate
             return result
-        raise _most_telling(failures) from None
+        raise most_telling(failures) from None
 
     def close(self) -> None:
         """Closes every Data Service channel (not the Logic Module's)."""
@@ -155,7 +180,7 @@ class BackendRouter:
     def _connect(self, backend_id: str) -> DataServiceClient:
         backend = self.backends().get(backend_id) or self.backends(refresh=True).get(backend_id)
         if backend is None:
-            raise _UnregisteredBackend(f"no backend {backend_id} is registered")
+            raise UnregisteredBackendError(f"no backend {backend_id} is registered")
         with self._lock:
             client = self._clients.get(backend_id)
             if client is None or client.address != backend.address:
@@ -165,11 +190,6 @@ class BackendRouter:
                 self._clients[backend_id] = client
             return client
 
-    def _note_failure(self, backend_id: str, error: BackendUnavailableError) -> None:
-        """Remembers a backend that could not be reached (not one that answered with a refusal)."""
-        if error.connect_failed:
-            self._unreachable.add(backend_id)
-
     def _reconnect(self, backend_id: str) -> None:
         """Forgets the channel to a backend that failed, learning its (maybe new) address if the LM answers."""
         with self._lock:
@@ -178,16 +198,33 @@ class BackendRouter:
             stale.close()
         try:
             self.backends(refresh=True)
-        except DataClayError:
+        except DataClayException:
             pass  # the Logic Module is down too: retry at the address we knew
 
 
-class _UnregisteredBackend(BackendDoesNotExistError):
+def python_backends(backends: dict) -> list:
+    """The IDs of the live backends that run Python objects."""
+    return [b.id for b in backends.values() if b.alive and "python" in b.languages]
+
+
+def failover_candidates(info, failed: str, replicas: bool) -> list:
+    """Where a call goes after `failed` did not serve it: the master, then (if `replicas`) each replica.
+    Never the backend that just failed: a non-idempotent call that may have run on a dead master must not
+    run there a second time. A replica refuses state changes (writes go to the master), so a call that
+    fails there changed nothing."""
+    candidates = [info.master_backend_id, *(info.replica_backend_ids if replicas else ())]
+    return list(dict.fromkeys(b for b in candidates if b and b != failed))
+
+
+class UnregisteredBackendError(BackendDoesNotExistError):
     """The backend an object was routed to is not registered (as opposed to a request naming an
     unknown target backend, which the server answers with BACKEND_DOES_NOT_EXIST itself)."""
 
 
-def _most_telling(failures: list) -> DataClayError:
+ROUTING_FAILURES = (ObjectNotHereError, UnregisteredBackendError, BackendUnavailableError)
+
+
+def most_telling(failures: list) -> DataClayException:
     """What to raise when no copy could serve a call: a refusal or unavailability before "not here"
     (a replica's "writes go to the master" says more than the dead master's connection error)."""
     for error in reversed(failures):

@@ -6,21 +6,24 @@ import io
 import pickle
 import uuid
 
-from dataclay.exceptions import ClassNotRegisteredError, DataClayError, SerializationError
+from dataclay.exceptions import ClassNotRegisteredError, DataClayException, SerializationError
 from dataclay._internal.model.identity import IDENTITY
 
 PID_TAG = "dc"
 
 
 class _RestrictedUnpickler(pickle.Unpickler):
-    def __init__(self, data: bytes, policy):
+    def __init__(self, data: bytes, policy, resolve=None):
         super().__init__(io.BytesIO(data))
         self._policy = policy
+        self._resolve = resolve
 
     def find_class(self, module, name):
         return self._policy.find_class(module, name)
 
     def persistent_load(self, pid):
+        if self._resolve is not None:
+            return self._resolve(pid)
         return reference_for(pid, self._policy)
 
 
@@ -43,13 +46,14 @@ def reference_for(pid, policy):
     return IDENTITY.proxy(cls, object_id, pid[3])
 
 
-def loads(data: bytes, policy, what: str = "value"):
-    """Decodes one pickle under `policy`; anything refused or malformed raises SerializationError."""
+def loads(data: bytes, policy, what: str = "value", resolve=None):
+    """Decodes one pickle under `policy` (object references become `resolve(pid)` when given, else their
+    instances here); anything refused or malformed raises SerializationError."""
     try:
-        return _RestrictedUnpickler(data, policy).load()
+        return _RestrictedUnpickler(data, policy, resolve).load()
     except SerializationError as e:
         raise SerializationError(f"cannot decode {what}: {e}") from None
-    except DataClayError:
+    except DataClayException:
         raise
     except Exception as e:  # any failure inside pickle means the bytes are not a value we accept
         raise SerializationError(f"cannot decode {what}: {type(e).__name__}: {e}") from None

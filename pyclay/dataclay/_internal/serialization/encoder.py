@@ -7,7 +7,7 @@ import os
 import pickle
 import threading
 
-from dataclay.exceptions import DataClayError, SerializationError
+from dataclay.exceptions import DataClayException, SerializationError
 from dataclay._internal.model.object import DataClayObject
 from dataclay._internal.model.states import HINT_KEY, ID_KEY, STATE_KEY
 
@@ -109,7 +109,7 @@ def dumps(value, namer=persistent_pid, what="value") -> tuple[bytes, tuple]:
         pickler = _ReferencePickler(buffer, namer)
         pickler.dump(value)
         return buffer.getvalue(), tuple(pickler.references)
-    except DataClayError:
+    except DataClayException:
         raise
     except Exception as e:  # unpicklable values (locks, lambdas, local classes...) are the caller's error
         raise SerializationError(f"cannot encode {_describe(what)}: {type(e).__name__}: {e}") from None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import traceback
 
-from dataclay.exceptions import DataClayError, RemoteError, SerializationError
+from dataclay.exceptions import DataClayException, RemoteError, SerializationError
 from dataclay._internal.serialization.decoder import loads
 from dataclay._internal.serialization.encoder import dumps, persistent_pid
 
@@ -14,7 +14,7 @@ def capture(error: BaseException, namer=None) -> RemoteError:
     cls = type(error)
     try:
         args = dumps(tuple(error.args), namer or persistent_pid, "exception arguments")[0]
-    except DataClayError:
+    except DataClayException:
         args = b""
     text = "".join(traceback.format_exception(cls, error, error.__traceback__))
     return RemoteError(f"{cls.__module__}.{cls.__qualname__}", str(error), args, text)
@@ -27,7 +27,7 @@ def rebuild(error: RemoteError, policy) -> BaseException:
         cls = policy.find_class(module, name)
     except (SerializationError, ValueError):
         return error
-    if not (isinstance(cls, type) and issubclass(cls, Exception)) or issubclass(cls, DataClayError):
+    if not (isinstance(cls, type) and issubclass(cls, Exception)) or issubclass(cls, DataClayException):
         return error
     args = (error.remote_message,)
     if error.remote_args:
@@ -35,7 +35,7 @@ def rebuild(error: RemoteError, policy) -> BaseException:
             decoded = loads(error.remote_args, policy, "exception arguments")
             if type(decoded) is tuple:
                 args = decoded
-        except DataClayError:
+        except DataClayException:
             pass
     try:
         rebuilt = cls(*args)

@@ -1,4 +1,6 @@
 """A small model: items, baskets and linked nodes."""
+import asyncio
+
 from dataclay import DataClayObject, activemethod
 
 
@@ -38,6 +40,13 @@ class Item(DataClayObject):
     @activemethod
     def drop_tags(self) -> None:
         del self.tags
+
+    @activemethod
+    async def appraise(self, delay: float = 0.0) -> str:
+        """An `async def` active method: awaits `delay` seconds, then raises the price by one."""
+        await asyncio.sleep(delay)
+        self.price += 1
+        return f"{self.name} now costs {self.price}"
 
     def label(self) -> str:
         """Not active: runs where it is called."""

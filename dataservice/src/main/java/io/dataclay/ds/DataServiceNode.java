@@ -123,7 +123,8 @@ public final class DataServiceNode implements AutoCloseable {
     DataServiceServicer dataService = new DataServiceServicer(sessions,
         new ObjectService(store, lm, classes, claims, recorder), new ExecutionService(store, environments, recorder, classes),
         models,
-        status, counters, calls, copies, new VersionService(store, copies, replicas, peers, directory, lm, id), recorder,
+        status, counters, calls, copies,
+        new VersionService(store, copies, replicas, peers, directory, lm, recorder, id), recorder,
         config.tls().enabled() ? PeerCertificates::callerIsClusterServer : () -> true);
     server = new DataServiceServer(serverBuilder, dataService, new CallExecutors(sessions, calls, store.writesWithoutWaiting(), classes),
         config.maxMessageBytes()).start();

@@ -128,6 +128,37 @@ class GarbageCollectionTest {
   }
 
   @Test
+  void a_version_is_collected_once_nothing_reaches_it_and_while_kept_it_keeps_its_original() throws Exception {
+    // setup: grace's aliased object and a version of it, both made in a session that closes; heidi's
+    // unaliased object, and a version of it made in another session that stays open
+    String graceToken = cluster.session("grace");
+    DataServiceClient grace = cluster.client(graceToken);
+    UUID named = UUID.randomUUID();
+    grace.makePersistent(List.of(point(named, "1")), "named");
+    UUID dropped = UUID.fromString(grace.newVersion(named.toString(), "").getVersion().getId());
+    cluster.lmAs(graceToken).closeSession();
+    String heidiToken = cluster.session("heidi");
+    UUID original = UUID.randomUUID();
+    cluster.client(heidiToken).makePersistent(List.of(point(original, "2")), null);
+    cluster.lmAs(heidiToken).closeSession();
+    String laterToken = cluster.session("heidi");
+    UUID held = UUID.fromString(cluster.client(laterToken).newVersion(original.toString(), "").getVersion().getId());
+    admin.flushRegistrations(5_000);
+    // run
+    GarbageReport whileHeld = cluster.adminLm().collectGarbage();
+    boolean originalKept = stored(original) && stored(held);
+    cluster.lmAs(laterToken).closeSession();
+    GarbageReport afterClose = cluster.adminLm().collectGarbage();
+    // verify: the unreached version went at once, although its original stays (aliased); the held
+    // version kept its otherwise unreachable original until its session closed
+    assertEquals(1, whileHeld.getCollected());
+    assertTrue(!stored(dropped) && !registered("grace", dropped) && stored(named));
+    assertTrue(originalKept, "the original of a held version was collected");
+    assertEquals(2, afterClose.getCollected());
+    assertTrue(!stored(original) && !stored(held) && !registered("heidi", held));
+  }
+
+  @Test
   void nothing_is_collected_while_the_backend_holding_the_objects_is_stopped() throws Exception {
     // setup
     String token = cluster.session("dave");

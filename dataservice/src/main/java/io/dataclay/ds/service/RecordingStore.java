@@ -13,8 +13,8 @@ import java.util.function.Consumer;
 
 /**
  * The store as the Data Service writes it: every write (new objects, replacements, copies,
- * deltas) passes its references to the {@link ReferenceRecorder} before it reaches the engine,
- * so no write path can add a reference a garbage collection does not see.
+ * deltas) passes its references (a version's original among them) to the {@link ReferenceRecorder}
+ * before it reaches the engine, so no write path can add a reference a garbage collection does not see.
  */
 final class RecordingStore implements ObjectStore {
   private final ObjectStore engine;
@@ -27,17 +27,18 @@ final class RecordingStore implements ObjectStore {
 
   @Override
   public void put(StoredObject object) {
-    recorder.gated(() -> recorder.record(object.fields().values()), () -> engine.put(object));
+    recorder.gated(() -> recorder.record(object.header(), object.fields().values()), () -> engine.put(object));
   }
 
   @Override
   public void putAll(List<StoredObject> objects) {
-    recorder.gated(() -> objects.forEach(o -> recorder.record(o.fields().values())), () -> engine.putAll(objects));
+    recorder.gated(() -> objects.forEach(o -> recorder.record(o.header(), o.fields().values())),
+        () -> engine.putAll(objects));
   }
 
   @Override
   public void applyDelta(ObjectDelta delta) {
-    recorder.gated(() -> recorder.record(delta.changed().values()), () -> engine.applyDelta(delta));
+    recorder.gated(() -> recorder.record(null, delta.changed().values()), () -> engine.applyDelta(delta));
   }
 
   @Override

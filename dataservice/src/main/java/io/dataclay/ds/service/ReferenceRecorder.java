@@ -1,12 +1,14 @@
 package io.dataclay.ds.service;
 
 import io.dataclay.ds.store.FieldValue;
+import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.PermissionDeniedException;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -164,7 +166,7 @@ public final class ReferenceRecorder {
         int end = Math.min(ids.size(), next + BATCH);
         for (; next < end; next++) {
           UUID oid = ids.get(next);
-          store.references(oid).ifPresent(refs -> batch.add(new Outgoing(oid, refs)));
+          store.references(oid).ifPresent(refs -> batch.add(new Outgoing(oid, withOriginal(oid, refs))));
         }
         return batch;
       }
@@ -209,19 +211,45 @@ public final class ReferenceRecorder {
     return new Recorded(ids, held.held());
   }
 
-  /** Records the references of written fields (the caller is inside {@link #gated}). */
-  void record(Collection<FieldValue> fields) {
+  /**
+   * Records the references a written object adds: those of its fields and, for a version, its original
+   * (the caller is inside {@link #gated}).
+   */
+  void record(ObjectHeader header, Collection<FieldValue> fields) {
     synchronized (this) {
+      if (header != null && header.versionOf() != null && !add(UUID.fromString(header.versionOf()))) {
+        return;
+      }
       for (FieldValue f : fields) {
         for (UUID r : f.references()) {
-          if (referenced.size() >= budget) {
-            referencedOverflow = true;
+          if (!add(r)) {
             return;
           }
-          referenced.add(r);
         }
       }
     }
+  }
+
+  // guarded by this; false once the budget is exceeded
+  private boolean add(UUID referencedId) {
+    if (referenced.size() >= budget) {
+      referencedOverflow = true;
+      return false;
+    }
+    referenced.add(referencedId);
+    return true;
+  }
+
+  // A version references the original it consolidates into: while the version is kept, so is the
+  // original (a version is otherwise an ordinary object, kept only when something reaches it).
+  private Set<UUID> withOriginal(UUID id, Set<UUID> references) {
+    String original = store.header(id).map(ObjectHeader::versionOf).orElse(null);
+    if (original == null) {
+      return references;
+    }
+    Set<UUID> all = new HashSet<>(references);
+    all.add(UUID.fromString(original));
+    return all;
   }
 
   private void forgetEndedSessions() {

@@ -32,24 +32,27 @@ public final class VersionService {
   private final PeerBackends peers;
   private final ObjectDirectory directory;
   private final LogicModuleGateway registrations;
+  private final ReferenceRecorder recorder;
   private final String self;
 
-  /** The service of backend {@code self}. */
+  /** The service of backend {@code self}; the sessions that make versions hold them in {@code recorder}. */
   public VersionService(ObjectStore store, CopyService copies, ReplicaSets replicas, PeerBackends peers,
-      ObjectDirectory directory, LogicModuleGateway registrations, UUID self) {
+      ObjectDirectory directory, LogicModuleGateway registrations, ReferenceRecorder recorder, UUID self) {
     this.store = store;
     this.copies = copies;
     this.replicas = replicas;
     this.peers = peers;
     this.directory = directory;
     this.registrations = registrations;
+    this.recorder = recorder;
     this.self = self.toString();
   }
 
   /**
    * Makes a version of an object mastered here, stored here or on {@code target}; registered when
    * it returns. A version is a new object of the original's dataset: the session must be allowed
-   * to change that dataset.
+   * to change that dataset. Like any object it is garbage-collected once nothing reaches it: the
+   * session that made it holds it (until it closes), and while it is kept it keeps its original.
    */
   public NewVersion newVersion(Session session, UUID id, String target) {
     StoredObject original = masterHere(session, id);
@@ -58,6 +61,9 @@ public final class VersionService {
     String root = h.versionOf() != null ? h.versionOf() : id.toString();
     StoredObject version = new StoredObject(UUID.randomUUID(),
         new ObjectHeader(h.className(), h.language(), h.dataset(), root, null), original.fields());
+    // Held before it exists anywhere, so no collection can find it unheld (the holding is reported by
+    // this backend's EndCollection, whichever backend stores the version).
+    recorder.held(session, List.of(version.id()));
     if (target == null || target.equals(self)) {
       store.put(version);
       registrations.registerObjects(List.of(version), null, null);

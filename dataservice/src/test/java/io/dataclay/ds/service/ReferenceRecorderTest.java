@@ -157,6 +157,32 @@ class ReferenceRecorderTest {
   }
 
   @Test
+  void a_version_references_its_original_in_the_graph_and_when_written_during_a_collection() {
+    // setup: a version stored before the collection, and one stored while it is open
+    UUID original = UUID.randomUUID();
+    UUID other = UUID.randomUUID();
+    UUID field = UUID.randomUUID();
+    UUID before = UUID.randomUUID();
+    UUID during = UUID.randomUUID();
+    ObjectStore writes = recorder.recordingStore();
+    writes.put(version(before, original, field));
+    recorder.begin(lm, 9);
+    // run
+    writes.put(version(during, other));
+    Map<UUID, Set<UUID>> graph = new HashMap<>();
+    recorder.references(lm, 9).forEachRemaining(b -> b.forEach(o -> graph.put(o.id(), o.references())));
+    ReferenceRecorder.Recorded recorded = recorder.end(lm, 9);
+    // verify: a kept version keeps the original it would consolidate into
+    assertEquals(Set.of(field, original), graph.get(before));
+    assertEquals(Set.of(other), Set.copyOf(recorded.referenced()));
+  }
+
+  private static StoredObject version(UUID id, UUID original, UUID... references) {
+    return new StoredObject(id, new ObjectHeader("m.C", Language.PYTHON, "ann", original.toString(), null),
+        Map.of("f", new FieldValue(new byte[] {1}, List.of(references))));
+  }
+
+  @Test
   void collection_steps_need_an_administrator_and_the_open_collection() {
     // setup
     recorder.begin(lm, 3);

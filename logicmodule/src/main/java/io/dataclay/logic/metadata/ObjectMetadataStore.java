@@ -181,18 +181,6 @@ public final class ObjectMetadataStore {
     return jdbc.transaction(c -> c.query("SELECT DISTINCT object_id FROM aliases", rs -> rs.getString(1)));
   }
 
-  /** Version ID to the ID of the object it versions, for every registered version. */
-  public Map<String, String> versionLinks() {
-    return jdbc.transaction(c -> {
-      Map<String, String> links = new HashMap<>();
-      for (String[] row : c.query("SELECT id, version_of FROM objects WHERE version_of IS NOT NULL",
-          rs -> new String[] {rs.getString(1), rs.getString(2)})) {
-        links.put(row[0], row[1]);
-      }
-      return links;
-    });
-  }
-
   /** Backends holding a master copy or a replica of at least one registered object. */
   public Set<String> backendsHoldingObjects() {
     return jdbc.transaction(c -> new HashSet<>(c.query("SELECT DISTINCT master_backend_id FROM objects"

@@ -82,8 +82,9 @@ public final class GarbageCollector {
       // from now on is recorded by its backend.
       store.objects().forEachObject(snapshot::add);
       snapshot.seal();
+      // A version is an ordinary object here: kept only if something reaches it. Its backend reports
+      // the original it would consolidate into as one of its references, so a live version keeps it.
       ReferenceGraph graph = new ReferenceGraph(snapshot);
-      store.objects().versionLinks().forEach((version, original) -> graph.link(original, version));
       store.objects().aliasedObjectIds().forEach(graph::root);
       for (BackendRecord b : live) {
         step(id, "GetReferences", b, () -> {

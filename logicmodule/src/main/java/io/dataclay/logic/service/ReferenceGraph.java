@@ -9,7 +9,9 @@ import java.util.List;
  * snapshot, with the collection's roots; {@link #mark()} answers what is reachable from them.
  * Only snapshot objects are numbered: an edge to an object outside the snapshot is dropped
  * (that object is not collectable anyway), and an object outside the snapshot that a backend
- * reports is itself kept, so whatever it references becomes a root.
+ * reports is itself kept, so whatever it references becomes a root. A version's references
+ * include its original (backends report it), and nothing references a version but what reaches
+ * it like any other object: a version is collected like one.
  */
 final class ReferenceGraph {
   private final SnapshotIndex objects;
@@ -41,21 +43,6 @@ final class ReferenceGraph {
       if (target >= 0 && target != source) {
         edge(source, target);
       }
-    }
-  }
-
-  /** Keeps {@code target} whenever {@code source} is kept (a version is kept while its original is). */
-  void link(String source, String target) {
-    int s = objects.indexOf(source);
-    int t = objects.indexOf(target);
-    if (t < 0) {
-      return;
-    }
-    if (s < 0) {
-      // the original is not collectable in this collection: neither is its version
-      roots.set(t);
-    } else {
-      edge(s, t);
     }
   }
 

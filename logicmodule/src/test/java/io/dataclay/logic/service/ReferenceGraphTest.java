@@ -105,21 +105,24 @@ class ReferenceGraphTest {
   }
 
   @Test
-  void a_version_is_kept_while_its_original_is_and_collected_with_it() {
-    // setup: versions v1 (of a kept original) and v2 (of an unreachable one); v3's original is not in the snapshot
-    List<String> o = ids(5);
-    String kept = o.get(0);
-    String lost = o.get(1);
+  void a_version_is_kept_only_while_something_reaches_it_and_a_kept_version_keeps_its_original() {
+    // setup: originals o0 (rooted) and o1 (not); versions report their original as a reference:
+    // v2 of o0 reached by nothing, v3 of o1 held (a root), v4 of o0 referenced by the rooted o0,
+    // and a newer version outside the snapshot whose original is o5
+    List<String> o = ids(6);
     SnapshotIndex index = snapshot(o);
     ReferenceGraph graph = new ReferenceGraph(index);
-    graph.link(kept, o.get(2));
-    graph.link(lost, o.get(3));
-    graph.link(UUID.randomUUID().toString(), o.get(4));
-    graph.root(kept);
+    graph.reported(o.get(2), List.of(o.get(0)));
+    graph.reported(o.get(3), List.of(o.get(1)));
+    graph.reported(o.get(0), List.of(o.get(4)));
+    graph.reported(o.get(4), List.of(o.get(0)));
+    graph.reported(UUID.randomUUID().toString(), List.of(o.get(5)));
+    graph.root(o.get(0));
+    graph.root(o.get(3));
     // run
-    Set<String> marked = reachable(index, graph);
-    // verify
-    assertEquals(Set.of(kept, o.get(2), o.get(4)), marked);
+    Set<String> kept = reachable(index, graph);
+    // verify: the unreached version v2 is garbage although its original is kept; the held v3 keeps o1
+    assertEquals(Set.of(o.get(0), o.get(1), o.get(3), o.get(4), o.get(5)), kept);
   }
 
   @Test

@@ -1,0 +1,72 @@
+"""Client: dataClay 4's way to open and close this process's session. It reads the same configuration
+as api.init() ($DATACLAY_HOME/client.properties, then DATACLAY_* variables), its arguments win over
+both, and it is the same session: api.* and storage.api calls use it while it is started."""
+from __future__ import annotations
+
+import atexit
+
+from dataclay.exceptions import InvalidArgumentError
+from dataclay._internal.config import Config, session_settings
+from dataclay._internal.runtime.client import ClientRuntime
+from dataclay._internal.runtime.current import get_runtime, install_runtime, peek_runtime, remove_runtime
+
+
+class Client:
+    """A session with the cluster at host:port as `username`, whose new objects go to `dataset`; every
+    argument left None comes from the configuration. start() opens it, stop() closes it, and
+    `with Client(...) as client:` does both."""
+
+    def __init__(self, host: str | None = None, port: int | None = None, username: str | None = None,
+                 password: str | None = None, dataset: str | None = None):
+        self._settings = session_settings(host, port, username, password, dataset)
+        self._runtime: ClientRuntime | None = None
+
+    @property
+    def is_initialized(self) -> bool:
+        """True between start() and stop()."""
+        return self._runtime is not None and peek_runtime() is self._runtime
+
+    def start(self) -> "Client":
+        """Opens the session (a no-op if this client is started); InvalidArgumentError if this process already
+        has another (api.init() or another Client): stop that one first."""
+        if self.is_initialized:
+            return self
+        if peek_runtime() is not None:
+            raise InvalidArgumentError("this process already has a dataClay session (api.init() or another "
+                                       "Client): stop it (api.finish() or Client.stop()) before starting this one")
+        runtime = ClientRuntime(Config.load().overridden(self._settings)).open()
+        if not install_runtime(runtime):
+            runtime.close()
+            raise InvalidArgumentError("another dataClay session was opened in this process meanwhile")
+        self._runtime = runtime
+        atexit.register(self.stop)
+        return self
+
+    def stop(self) -> None:
+        """Closes the session and its channels (a no-op if it is not started)."""
+        runtime, self._runtime = self._runtime, None
+        if runtime is not None:
+            atexit.unregister(self.stop)
+            if remove_runtime(runtime):
+                runtime.close()
+
+    def __enter__(self) -> "Client":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def get_backends(self) -> dict:
+        """Backend ID -> info with name, host, port, languages and alive (fresh from the Logic Module)."""
+        return self._started("get_backends").get_backends()
+
+    async def a_get_backends(self) -> dict:
+        """Awaitable get_backends()."""
+        return await self._started("a_get_backends").aio().get_backends()
+
+    def _started(self, operation: str) -> ClientRuntime:
+        if not self.is_initialized:
+            get_runtime()  # no session at all: says how to open one
+            raise InvalidArgumentError(f"{operation}(): this Client is not started (another session is "
+                                       f"open in this process): call start() first")
+        return self._runtime

@@ -1,0 +1,92 @@
+"""The asyncio variants of the calls that go to the cluster, with dataClay 4's `a_` names. Each checks
+its arguments like its synchronous twin, then awaits the call on the running event loop's own
+grpc.aio channels: many of them from one loop are in flight at once, without a thread each. They
+need a session in the process (a started dataclay.Client, or dataclay.api.init())."""
+from __future__ import annotations
+
+from dataclay.exceptions import InvalidArgumentError
+from dataclay._internal.model.checks import (
+    alias_text, backend_text, check_recursive, dataset_argument, optional_alias)
+from dataclay._internal.runtime.current import get_runtime
+
+
+def _aio():
+    return get_runtime().aio()
+
+
+class AsyncMethods:
+    """Mixed into DataClayObject."""
+
+    async def a_make_persistent(self, alias: str | None = None, backend_id=None, recursive: bool = True) -> None:
+        """Awaitable make_persistent()."""
+        alias = optional_alias(alias, "a_make_persistent")
+        check_recursive(recursive)
+        backend = backend_text(backend_id)
+        await _aio().make_persistent(self, alias, backend, recursive)
+
+    @classmethod
+    async def a_get_by_alias(cls, alias: str, dataset_name: str | None = None, dataset: str | None = None):
+        """Awaitable get_by_alias()."""
+        alias = alias_text(alias, "a_get_by_alias")
+        return await _aio().get_by_alias(cls, alias, dataset_argument(dataset_name, dataset))
+
+    @classmethod
+    async def a_get_by_id(cls, object_id):
+        """Awaitable get_by_id()."""
+        from dataclay._internal.model.object import DataClayObject
+        return await _aio().get_by_id(object_id, None if cls is DataClayObject else cls)
+
+    @classmethod
+    async def a_delete_alias(cls, alias: str, dataset_name: str | None = None, dataset: str | None = None) -> None:
+        """Awaitable delete_alias()."""
+        alias = alias_text(alias, "a_delete_alias")
+        await _aio().delete_alias(alias, dataset_argument(dataset_name, dataset))
+
+    async def a_add_alias(self, alias: str) -> None:
+        """Awaitable add_alias()."""
+        alias = alias_text(alias, "a_add_alias")
+        self._persistent_id("a_add_alias")
+        await _aio().add_alias(self, alias)
+
+    async def a_get_aliases(self) -> set:
+        """Awaitable get_aliases()."""
+        self._persistent_id("a_get_aliases")
+        return await _aio().get_aliases(self)
+
+    async def a_sync(self) -> None:
+        """Awaitable sync()."""
+        self._persistent_id("a_sync")
+        await _aio().refresh(self)
+
+    async def a_get_properties(self) -> dict:
+        """Awaitable get_properties()."""
+        if not self.is_persistent:
+            return self.get_properties()
+        return await _aio().get_properties(self)
+
+    async def a_move(self, backend_id, recursive: bool = False) -> None:
+        """Awaitable move()."""
+        self._persistent_id("a_move")
+        if backend_id is None:
+            raise InvalidArgumentError("a_move() needs the backend_id of the backend to move the object to")
+        check_recursive(recursive)
+        backend = backend_text(backend_id)
+        await _aio().move(self, backend, recursive)
+
+    async def a_new_version(self, backend_id=None):
+        """Awaitable new_version(); returns the version."""
+        self._persistent_id("a_new_version")
+        backend = backend_text(backend_id)
+        return (await _aio().new_version(self, backend)).obj
+
+    async def a_consolidate_version(self) -> None:
+        """Awaitable consolidate_version()."""
+        self._persistent_id("a_consolidate_version")
+        await _aio().consolidate_version(self)
+
+    async def a_new_replica(self, backend_id=None, recursive: bool = True) -> str:
+        """Awaitable new_replica(); returns the ID of the backend the copy went to."""
+        self._persistent_id("a_new_replica")
+        check_recursive(recursive)
+        backend = backend_text(backend_id)
+        return (await _aio().new_replica(self, backend, recursive)).backend_id
