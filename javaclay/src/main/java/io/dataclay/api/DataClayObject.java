@@ -75,8 +75,9 @@ public abstract class DataClayObject implements StubItf {
   }
 
   /**
-   * The backend serving this object: the one holding its master copy, or, while that backend
-   * cannot be reached, the first copy's backend that can. Reflects moves and replicas.
+   * One of the backends holding a copy of this object, chosen at random among those that can be
+   * reached (the white paper's definition; the master is {@code getAllLocations().get(0)}).
+   * Reflects moves and replicas.
    */
   public final UUID getLocation() {
     DataClayObject self = persistent();

@@ -30,7 +30,7 @@ public interface ObjectRuntime {
   /** Removes every alias of a persistent object (the object stays until collected). */
   void deleteAliases(DataClayObject obj);
 
-  /** The backend serving a persistent object: its master's, or while that is unreachable, a copy's. */
+  /** One of the backends holding a copy of a persistent object, at random among those reachable. */
   UUID getLocation(DataClayObject obj);
 
   /** Every backend holding a copy, master first. */

@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.logging.Logger;
 
 /**
@@ -191,6 +192,7 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
   }
 
   // Asks the Logic Module (so moves and replicas made by anyone show); with it down, the hint.
+  // Any live copy may be the answer: callers that need the master use getAllLocations().get(0).
   @Override
   public UUID getLocation(DataClayObject obj) {
     ObjectState s = ObjectStates.of(obj);
@@ -205,12 +207,14 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
     if (!copies.get(0).equals(s.backend())) {
       ObjectStates.set(obj, new ObjectState(s.id(), copies.get(0), s.proxy()));
     }
+    // the white paper's definition: one of the object's live locations, at random
+    List<UUID> live = new ArrayList<>();
     for (UUID b : copies) {
       if (router.reachable(b, backends)) {
-        return b;
+        live.add(b);
       }
     }
-    return copies.get(0);
+    return live.isEmpty() ? copies.get(0) : live.get(ThreadLocalRandom.current().nextInt(live.size()));
   }
 
   @Override
