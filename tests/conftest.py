@@ -6,6 +6,8 @@ import uuid
 import pytest
 
 from harness.cluster import MODELS, Cluster
+from harness.hosts import HostNetwork, unavailable
+from harness.multihost import MultiHostCluster
 from harness.postgres import PostgresServer
 
 sys.path.insert(0, str(MODELS))
@@ -64,6 +66,43 @@ def engine_options(request, engine: str, **extra_env) -> dict:
         server = request.getfixturevalue("postgres")
         env["DATACLAY_STORE_URL"] = server.create_database(f"store_{uuid.uuid4().hex[:12]}")
     return {"store": engine, "extra_env": env}
+
+
+@pytest.fixture
+def hosts():
+    """Makes networks of namespace hosts on demand (`hosts("node0", "node1")`) and always removes them,
+    with every process on them; skips the test where this machine cannot make them."""
+    reason = unavailable()
+    if reason:
+        pytest.skip(f"multi-host test: {reason}")
+    made = []
+
+    def make(*names: str) -> HostNetwork:
+        network = HostNetwork(list(names)).start()
+        made.append(network)
+        return network
+
+    yield make
+    for network in reversed(made):
+        network.close()
+
+
+@pytest.fixture
+def multihost(hosts):
+    """Starts clusters over namespace hosts on demand (`multihost(network, "node0", ["node1"])`, test
+    models registered) with the README's multi-node commands, and always stops them."""
+    started = []
+
+    def start(network: HostNetwork, lm_host: str, backend_hosts: list, **options) -> MultiHostCluster:
+        cluster = MultiHostCluster(network, lm_host, backend_hosts, **options)
+        started.append(cluster)
+        cluster.start()
+        cluster.register_models()
+        return cluster
+
+    yield start
+    for cluster in reversed(started):
+        cluster.stop()
 
 
 @pytest.fixture(scope="module")
