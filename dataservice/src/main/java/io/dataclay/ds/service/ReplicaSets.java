@@ -1,7 +1,9 @@
 package io.dataclay.ds.service;
 
 import io.dataclay.ds.store.ObjectDelta;
+import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.DataClayException;
+import io.dataclay.exceptions.PermissionDeniedException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -27,11 +29,26 @@ public final class ReplicaSets {
   private final ReentrantReadWriteLock copying = new ReentrantReadWriteLock();
   private final PeerBackends peers;
   private final ObjectDirectory directory;
+  private final Mastership mastership;
 
-  /** Replica sets passing changes on through {@code peers}, dropping dead replicas in {@code directory}. */
-  public ReplicaSets(PeerBackends peers, ObjectDirectory directory) {
+  /**
+   * Replica sets passing changes on through {@code peers}, dropping dead replicas in {@code
+   * directory}, acting as master while {@code mastership}'s lease lasts.
+   */
+  public ReplicaSets(PeerBackends peers, ObjectDirectory directory, Mastership mastership) {
     this.peers = peers;
     this.directory = directory;
+    this.mastership = mastership;
+  }
+
+  /**
+   * Refuses to serve {@code id}, mastered here, when it has replicas and the master lease has run
+   * out (a replica may be being promoted: the replicas serve it).
+   */
+  public void requireLease(UUID id) {
+    if (!replicas.isEmpty() && replicas.containsKey(id)) {
+      mastership.requireLease(id);
+    }
   }
 
   /** Learns the replica sets the Logic Module records for objects mastered here (at start). */
@@ -67,6 +84,14 @@ public final class ReplicaSets {
     }
   }
 
+  /** Drops one backend from the replicas of {@code id}. */
+  public void drop(UUID id, String backendId) {
+    Set<String> set = replicas.get(id);
+    if (set != null) {
+      set.remove(backendId);
+    }
+  }
+
   /** Forgets the replicas of objects no longer mastered here. */
   public void forget(Collection<UUID> ids) {
     ids.forEach(replicas::remove);
@@ -91,6 +116,9 @@ public final class ReplicaSets {
   public void writeThrough(List<ObjectDelta> deltas, Runnable store) {
     copying.readLock().lock();
     try {
+      if (!replicas.isEmpty()) {
+        deltas.forEach(d -> requireLease(d.id())); // before anything is stored
+      }
       store.run();
       if (!replicas.isEmpty()) {
         pass(deltas);
@@ -117,13 +145,16 @@ public final class ReplicaSets {
         List<UUID> ids = e.getValue().stream().map(ObjectDelta::id).distinct().toList();
         LOG.warning("dropping the replicas on backend " + e.getKey() + " of " + ids.size()
             + " objects: it did not take a change (" + failed.getMessage() + ")");
-        directory.removeReplicas(ids, e.getKey());
-        for (UUID id : ids) {
-          Set<String> set = replicas.get(id);
-          if (set != null) {
-            set.remove(e.getKey());
-          }
+        try {
+          directory.removeReplicas(ids, e.getKey());
+        } catch (PermissionDeniedException fenced) {
+          // The Logic Module says another backend masters these now: a replica was promoted while
+          // this one was cut off. The change stays unacknowledged; the caller retries on the new
+          // master, and this backend drops its stale copies when its heartbeat brings the demotions.
+          throw new BackendUnavailableException("this backend no longer holds the master copy of " + ids.size()
+              + " object(s) (a replica was promoted while it was unreachable): " + fenced.getMessage());
         }
+        ids.forEach(id -> drop(id, e.getKey()));
       }
     }
   }

@@ -16,6 +16,7 @@ public final class MetadataStore implements AutoCloseable {
   private final ModelStore models;
   private final BackendStore backends;
   private final ObjectMetadataStore objects;
+  private final FailoverStore failover;
 
   private MetadataStore(String url, ConnectionPool pool, Jdbc jdbc) {
     this.url = url;
@@ -25,6 +26,7 @@ public final class MetadataStore implements AutoCloseable {
     this.models = new ModelStore(jdbc);
     this.backends = new BackendStore(jdbc);
     this.objects = new ObjectMetadataStore(jdbc);
+    this.failover = new FailoverStore(jdbc);
   }
 
   /**
@@ -83,6 +85,11 @@ public final class MetadataStore implements AutoCloseable {
   /** Object metadata and aliases. */
   public ObjectMetadataStore objects() {
     return objects;
+  }
+
+  /** Backend terms, promotions and demotions. */
+  public FailoverStore failover() {
+    return failover;
   }
 
   /** Closes every connection; later calls fail with an internal error. */
