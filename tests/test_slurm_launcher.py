@@ -218,3 +218,39 @@ def test_outside_an_allocation_and_with_a_foreign_node_it_says_what_is_wrong(slu
     assert outside.returncode == 2 and "runs inside a Slurm allocation" in outside.stderr
     assert inside.returncode == 2 and "node9 not in this job's nodes (node1, node2)" in inside.stderr
     assert no_program.returncode == 2 and "no program to run" in no_program.stderr
+
+
+def test_a_job_exports_its_objects_at_the_end_and_a_later_job_imports_them_at_start(slurm):
+    # setup
+    probe = subprocess.run([str(BIN / "dataclay"), "export", "--help"], capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        pytest.skip("`dataclay export` / `dataclay import` (issue 16, part 5) are not on this branch yet")
+    snapshot = slurm.shared / "snapshot"
+    program = slurm.shared / "kept.py"
+    program.write_text(textwrap.dedent("""
+        import json, sys
+        from dataclay import api
+        api.init()
+        from people.model import Person
+        if sys.argv[1] == "make":
+            p = Person("kept", 50)
+            p.make_persistent(alias="kept")
+        else:
+            p = Person.get_by_alias("kept")
+        print("RESULT " + json.dumps({"age": p.birthday()}))
+        api.finish()
+    """))
+    first = (f"dataclay slurm run --pool-size 64M --export {snapshot} -- sh -c "
+             f"'dataclaycmd NewModel admin - tests {MODELS} python >/dev/null && python {program} make'\n")
+    second = f"dataclay slurm run --pool-size 64M --import {snapshot} -- python {program} read\n"
+    # run: two backends, then one
+    job_1, output_1 = slurm.submit(first, "--nodes=2", env=job_env(slurm))
+    info_1 = slurm.wait(job_1)
+    job_2, output_2 = slurm.submit(second, "--nodes=1", env=job_env(slurm))
+    info_2 = slurm.wait(job_2)
+    # verify
+    assert (info_1.state, result(output_1)) == ("COMPLETED", {"age": 51}), output_1.read_text()
+    assert (info_2.state, result(output_2)) == ("COMPLETED", {"age": 52}), output_2.read_text()
+    assert snapshot.is_dir() and any(snapshot.iterdir())
+    assert_no_leftovers(slurm, job_1)
+    assert_no_leftovers(slurm, job_2)
