@@ -35,7 +35,8 @@ PYTHON_MASTER = textwrap.dedent("""
     shared.new_replica(backend_id=hosts["node2"])
     solo = Person("solo", 1)
     solo.make_persistent(backend_id=hosts["node4"])
-    out = {"backends": sorted(hosts), "locations": api.getLocations(shared.getID()),
+    engines = sorted({info.store_engine for info in dataclay_api.get_backends().values()})
+    out = {"backends": sorted(hosts), "engines": engines, "locations": api.getLocations(shared.getID()),
            "solo": api.getLocations(solo.getID()), "birthday": api.getByID(shared.getID()).birthday()}
     api.finish()
     print("PY " + json.dumps(out))
@@ -137,7 +138,7 @@ def test_compss_storage_scripts_start_a_cluster_whose_configuration_python_and_j
     shared.mkdir(exist_ok=True)
     (shared / "compss_master.py").write_text(PYTHON_MASTER)
     props = shared / "storage.props"
-    props.write_text("# dataClay for COMPSs\nDATACLAY_STORE=kv\nDATACLAY_STORE_SIZE=64M\n")
+    props.write_text("# dataClay for COMPSs\nDATACLAY_STORE=heap\nDATACLAY_STORE_SIZE=64M\n")
     home = shared / "home"
     home.mkdir()
     env = slurm.env({"PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(MODELS),
@@ -154,7 +155,7 @@ def test_compss_storage_scripts_start_a_cluster_whose_configuration_python_and_j
     assert (marks["INIT"], marks["CONF-MODE"], marks["STOP"]) == ("0", "600", "0"), text
     assert "MODEL python" in text and "MODEL java" in text, text
     python = json.loads(marks["PY"])
-    assert python == {"backends": ["node2", "node3", "node4"], "locations": ["node3", "node2"],
+    assert python == {"backends": ["node2", "node3", "node4"], "engines": ["heap"], "locations": ["node3", "node2"],
                       "solo": ["node4"], "birthday": 41}
     assert json.loads(marks["JAVA"]) == {"backends": "node2 node3 node4", "locations": "node4 node3"}
     assert (marks["CONF-LEFT"], marks["LEFT"]) == ("0", "0"), text

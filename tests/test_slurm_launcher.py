@@ -106,8 +106,8 @@ def assert_no_leftovers(slurm, job_id: int) -> None:
 def test_a_job_on_two_hosts_gets_a_cluster_runs_a_client_and_leaves_no_pool(slurm):
     # setup
     body = textwrap.dedent(f"""
-        dataclay slurm run --pool-size 64M -- \\
-          sh -c 'dataclaycmd NewModel admin - tests {MODELS} python >/dev/null && python {slurm.shared}/client.py'
+        dataclay slurm run --pool-size 64M -- sh -c 'echo "SRUN $(srun --nodes=2 --ntasks=2 hostname | sort | xargs)" &&
+          dataclaycmd NewModel admin - tests {MODELS} python >/dev/null && python {slurm.shared}/client.py'
         code=$?
         echo "LEFT $(ls -d /dev/shm/dataclay-job$SLURM_JOB_ID-* 2>/dev/null | wc -l)"
         exit $code
@@ -122,6 +122,7 @@ def test_a_job_on_two_hosts_gets_a_cluster_runs_a_client_and_leaves_no_pool(slur
     assert out["alias"] == "node2"
     assert out["mode"] == "0o600"
     assert out["exposed"] == [], "a secret is on a command line or in an environment"
+    assert "SRUN node1 node2" in output.read_text()  # the job's own steps run beside the servers'
     assert "LEFT 0" in output.read_text()  # erased by the launcher before the job ended
     assert {name: r["stopped"] for name, r in done_records(slurm, job_id).items()} == {
         "logicmodule": True, "backend-node1": True, "backend-node2": True}
