@@ -181,14 +181,17 @@ class SlurmCluster:
             raise RuntimeError(f"{' '.join(argv)} exited {result.returncode}: {result.stdout}{result.stderr}")
         return result
 
-    def submit(self, body: str, *options: str, env: dict | None = None) -> tuple[int, pathlib.Path]:
-        """Writes `body` as a job script in the shared directory and sbatches it; returns the job ID
-        and the file its output goes to."""
+    def submit(self, body: str | pathlib.Path, *options: str, env: dict | None = None, args: tuple = ()
+               ) -> tuple[int, pathlib.Path]:
+        """sbatches a job script (`body` as text, written to the shared directory, or a script file)
+        with `args` after it; returns the job ID and the file its output goes to."""
         self.shared.mkdir(exist_ok=True)
-        script = self.shared / f"job-{len(self._jobs) + 1}.sh"
-        script.write_text("#!/bin/bash\n" + body)
-        script.chmod(0o755)
-        job_id = self.sbatch(script, f"--output={self.shared}/job-%j.out", *options, env=env)
+        script = body
+        if isinstance(body, str):
+            script = self.shared / f"job-{len(self._jobs) + 1}.sh"
+            script.write_text("#!/bin/bash\n" + body)
+            script.chmod(0o755)
+        job_id = self.sbatch(script, f"--output={self.shared}/job-%j.out", *options, env=env, args=args)
         return job_id, self.shared / f"job-{job_id}.out"
 
     def epilog_lines(self, job_id: int) -> list[str]:
@@ -199,9 +202,9 @@ class SlurmCluster:
             return []
         return [line for line in lines if f"job {job_id}:" in line]
 
-    def sbatch(self, script: pathlib.Path, *options: str, env: dict | None = None) -> int:
-        """Submits `script` (sbatch --parsable) and returns the job ID."""
-        out = self.run(["sbatch", "--parsable", *options, str(script)], env=env).stdout.strip()
+    def sbatch(self, script: pathlib.Path, *options: str, env: dict | None = None, args: tuple = ()) -> int:
+        """Submits `script` (sbatch --parsable) with `args`, and returns the job ID."""
+        out = self.run(["sbatch", "--parsable", *options, str(script), *args], env=env).stdout.strip()
         job_id = int(out.split(";")[0])
         self._jobs.append(job_id)
         return job_id
