@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import socket
 import subprocess
 import sys
 import time
@@ -90,7 +91,22 @@ class JobCluster:
             time.sleep(0.05)
         return int(self.job.lm_port_file.read_text())
 
+    def _await_listening(self, host: str, port: int, deadline: float) -> None:
+        """Waits until the Logic Module's port accepts connections: a gRPC channel refused while the
+        JVM starts backs off, and would see the Logic Module up seconds late."""
+        while True:
+            try:
+                socket.create_connection((host, port), timeout=1.0).close()
+                return
+            except OSError as e:
+                self._check_sruns()
+                if time.monotonic() > deadline:
+                    raise SlurmStartError(self._failure(f"the Logic Module never listened on {host}:{port} ({e})",
+                                                        "logicmodule")) from None
+                time.sleep(0.05)
+
     def _await_backends(self, plan: JobPlan, port: int, deadline: float) -> None:
+        self._await_listening(plan.host(plan.lm_node), port, deadline)
         client = LogicModuleClient(f"{plan.host(plan.lm_node)}:{port}")
         try:
             while True:
