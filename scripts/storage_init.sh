@@ -14,7 +14,8 @@
 # <storage props>: KEY=VALUE lines ('#' comments; read, never executed), all optional:
 #   DATACLAY_STORE (kv), DATACLAY_STORE_SIZE (1G), DATACLAY_SLURM_POOLS (/dev/shm),
 #   DATACLAY_IMPORT (a snapshot directory to load), DATACLAY_EXPORT (where to save the objects at
-#   the end), DATACLAY_START_TIMEOUT (seconds, 180).
+#   the end), DATACLAY_START_TIMEOUT (seconds, 180), and DATACLAY_MODEL=NAMESPACE:LANGUAGE:PATH (a
+#   model to register once the cluster is up, LANGUAGE python or java; one line per model).
 # <network>: ethernet or data (host names as they are), infiniband (host names + "-ib0").
 #
 # Exit codes: 0 the cluster is up and the configuration is written; 1 wrong arguments; 2 the storage
@@ -57,7 +58,8 @@ while IFS= read -r line || [ -n "$line" ]; do
     DATACLAY_IMPORT) options+=(--import "$value") ;;
     DATACLAY_EXPORT) options+=(--export "$value") ;;
     DATACLAY_START_TIMEOUT) options+=(--timeout "$value") ;;
-    *) fail 2 "$props:$line_no: unknown key '$key' (known: DATACLAY_STORE, DATACLAY_STORE_SIZE, DATACLAY_SLURM_POOLS, DATACLAY_IMPORT, DATACLAY_EXPORT, DATACLAY_START_TIMEOUT)" ;;
+    DATACLAY_MODEL) options+=(--model "$value") ;;
+    *) fail 2 "$props:$line_no: unknown key '$key' (known: DATACLAY_STORE, DATACLAY_STORE_SIZE, DATACLAY_SLURM_POOLS, DATACLAY_IMPORT, DATACLAY_EXPORT, DATACLAY_START_TIMEOUT, DATACLAY_MODEL)" ;;
   esac
 done < "$props"
 

@@ -90,8 +90,7 @@ JOB = textwrap.dedent("""
         rm "${{variables_to_be_sourced}}"
     fi
     echo "CONF-MODE $(stat -c %a $storage_conf)"
-    dataclaycmd NewModel admin - tests {models} python > /dev/null && echo "MODEL python"
-    dataclaycmd NewModel admin - jwordcount {classes} java > /dev/null && echo "MODEL java"
+    echo "HOME-SET $(ls $DATACLAY_HOME/client.properties | wc -l)"
     python {shared}/compss_master.py ${{storage_conf}}
     java -cp {classpath} CompssMaster ${{storage_conf}}
     {home}/scripts/storage_stop.sh $SLURM_JOB_ID "${{master_node}}" "${{storage_master_node}}" "${{worker_nodes}}" ethernet {props}
@@ -138,12 +137,13 @@ def test_compss_storage_scripts_start_a_cluster_whose_configuration_python_and_j
     shared.mkdir(exist_ok=True)
     (shared / "compss_master.py").write_text(PYTHON_MASTER)
     props = shared / "storage.props"
-    props.write_text("# dataClay for COMPSs\nDATACLAY_STORE=heap\nDATACLAY_STORE_SIZE=64M\n")
+    props.write_text(f"# dataClay for COMPSs\nDATACLAY_STORE=heap\nDATACLAY_STORE_SIZE=64M\n"
+                     f"DATACLAY_MODEL=tests:python:{MODELS}\nDATACLAY_MODEL=jwordcount:java:{classes}\n")
     home = shared / "home"
     home.mkdir()
     env = slurm.env({"PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(MODELS),
                      "HOME": str(home)})
-    body = JOB.format(home=REPO, props=props, models=MODELS, classes=classes, shared=shared, classpath=classpath)
+    body = JOB.format(home=REPO, props=props, shared=shared, classpath=classpath)
     # run
     job_id, output = slurm.submit(body, "--nodes=4", env=env)
     info = slurm.wait(job_id, timeout=300)
@@ -153,7 +153,8 @@ def test_compss_storage_scripts_start_a_cluster_whose_configuration_python_and_j
     marks = dict(re.findall(r"^([A-Z-]+) (.*)$", text, re.M))
     assert marks["BAD-INIT"] == "3" and "node9 not in this job's nodes" in text
     assert (marks["INIT"], marks["CONF-MODE"], marks["STOP"]) == ("0", "600", "0"), text
-    assert "MODEL python" in text and "MODEL java" in text, text
+    assert "registering model tests (python)" in text and "registering model jwordcount (java)" in text, text
+    assert marks["HOME-SET"] == "1", text  # the variables file COMPSs sources gave DATACLAY_HOME
     python = json.loads(marks["PY"])
     assert python == {"backends": ["node2", "node3", "node4"], "engines": ["heap"], "locations": ["node3", "node2"],
                       "solo": ["node4"], "birthday": 41}

@@ -50,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--port", type=int, default=0, help="the Logic Module's port (default: a free one)")
         command.add_argument("--client-file", action="append", default=[], metavar="PATH",
                              help="also write the client configuration (mode 0600) here; repeatable")
+        command.add_argument("--model", action="append", default=[], metavar="NAMESPACE:LANGUAGE:PATH",
+                             help="register this model once the cluster is up (dataclaycmd NewModel; "
+                                  "LANGUAGE python or java); repeatable")
         command.add_argument("--import", dest="import_dir", default=None, metavar="DIR",
                              help="load this snapshot (`dataclay import DIR`) once the cluster is up")
         command.add_argument("--timeout", type=float, default=START_TIMEOUT, metavar="SECONDS",
@@ -135,10 +138,23 @@ def _plan(args, job_id: str, nodes: list[str], settings: SlurmSettings, cluster:
             _check_snapshot_command(kind)
     if args.import_dir and not pathlib.Path(args.import_dir).is_dir():
         raise InvalidArgumentError(f"--import {args.import_dir}: no such directory")
+    for model in args.model:
+        _model(model)
     return JobPlan(job_id=job_id, lm_node=lm_node, backend_nodes=backends, store=store, store_size=size,
                    pool_dir=str(pool_dir), host_suffix=args.host_suffix, port=args.port,
                    client_files=[str(pathlib.Path(f).absolute()) for f in args.client_file],
                    export_dir=str(pathlib.Path(args.export_dir).absolute()) if args.export_dir else "")
+
+
+def _model(text: str) -> tuple[str, str, str]:
+    """NAMESPACE:LANGUAGE:PATH of --model, checked."""
+    namespace, _, rest = text.partition(":")
+    language, _, path = rest.partition(":")
+    if not namespace or language not in ("python", "java") or not path:
+        raise InvalidArgumentError(f"--model must be NAMESPACE:python|java:PATH, not {text!r}")
+    if not pathlib.Path(path).exists():
+        raise InvalidArgumentError(f"--model {text}: {path} does not exist")
+    return namespace, language, str(pathlib.Path(path).absolute())
 
 
 def _cli(*args: str) -> list[str]:
@@ -177,14 +193,22 @@ def _start(args, job: JobDir, plan: JobPlan, signals: StopSignals) -> JobCluster
         signals.interrupt = False
     say(f"cluster up in {time.monotonic() - began:.1f} s: Logic Module on {plan.host(plan.lm_node)}, backends on "
         f"{', '.join(map(plan.host, plan.backend_nodes))}; client configuration: {', '.join(map(str, files))}")
-    if args.import_dir:
-        try:
+    try:
+        if args.import_dir:
             _snapshot("import", args.import_dir, job)
-        except BaseException:
-            plan.export_dir = ""  # nothing of the job's own was made yet
-            for line in cluster.stop(plan):
-                say(line)
-            raise
+        for model in args.model:
+            namespace, language, path = _model(model)
+            say(f"registering model {namespace} ({language}) from {path}")
+            command = [sys.executable, "-m", "dataclay._internal.cli.dataclaycmd", "NewModel", plan.user, "-",
+                       namespace, path, language]
+            if subprocess.run(command, env=program_env(job), stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL).returncode != 0:
+                raise DataClayException(f"registering model {namespace} from {path} failed")
+    except BaseException:
+        plan.export_dir = ""  # nothing of the job's own was made yet
+        for line in cluster.stop(plan):
+            say(line)
+        raise
     return cluster
 
 
