@@ -74,7 +74,7 @@ storage_conf="$HOME/.COMPSs/$job_id/storage/cfgfiles/storage.properties"
 
 echo "storage_init.sh: job $job_id: Logic Module on $storage_master_node$suffix, backends on $backends (suffix '$suffix')"
 "$dataclay" slurm start --job-dir "$job_dir" --lm-node "$storage_master_node" --backend-nodes "$backends" \
-  --host-suffix "$suffix" --client-file "$storage_conf" "${options[@]}" \
+  --host-suffix="$suffix" --client-file "$storage_conf" "${options[@]}" \
   || fail 3 "the dataClay cluster did not start (see above and $job_dir/logs)"
 
 if [ -n "$variables" ]; then

@@ -46,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--backend-nodes", default=None, metavar="'NODE ...'",
                              help="nodes that get a backend, space-separated (default: every node of the job)")
         command.add_argument("--host-suffix", default="", metavar="SUFFIX",
-                             help="added to node names to make the advertised host names (e.g. -ib0)")
+                             help="added to node names to make the advertised host names (e.g. --host-suffix=-ib0)")
         command.add_argument("--port", type=int, default=0, help="the Logic Module's port (default: a free one)")
         command.add_argument("--client-file", action="append", default=[], metavar="PATH",
                              help="also write the client configuration (mode 0600) here; repeatable")
