@@ -99,7 +99,7 @@ class SlurmCluster:
         subprocess.run([_tool("mungekey"), "--create", f"--keyfile={key}"], check=True, capture_output=True,
                        timeout=30)
         key.chmod(0o600)
-        argv = [_tool("munged"), "-F", "--force", f"--socket={self.munge_socket}", f"--key-file={key}",
+        argv = [_tool("munged"), "-F", f"--socket={self.munge_socket}", f"--key-file={key}",
                 f"--pid-file={munge / 'munged.pid'}", f"--log-file={munge / 'munged.log'}",
                 f"--seed-file={munge / 'munged.seed'}"]
         self._daemon("munged", argv)
@@ -111,7 +111,7 @@ class SlurmCluster:
 
     def _write_conf(self) -> None:
         wrapper = self.dir / "epilog.sh"
-        wrapper.write_text(f"#!/bin/sh\n{EPILOG} >> {self.epilog_log} 2>&1\nexit 0\n")
+        wrapper.write_text(f"#!/bin/sh\n'{EPILOG}' >> '{self.epilog_log}' 2>&1\nexit 0\n")
         wrapper.chmod(0o755)
         d = self.dir
         lines = [
