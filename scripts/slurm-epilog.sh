@@ -10,8 +10,9 @@
 # directory. It does so as the job's user, never as root: it cannot be led to erase anything that
 # user could not. It prints one line per directory on standard output.
 #
-# POOL_DIRS: where jobs keep their pools (DATACLAY_SLURM_POOLS of the jobs; default /dev/shm),
-# space-separated. Always exits 0: a failing Epilog would drain the node.
+# POOL_DIRS: where jobs keep their pools (the DATACLAY_SLURM_POOLS the jobs use; default /dev/shm),
+# space-separated: edit the line below if your jobs use another. Always exits 0: a failing Epilog
+# would drain the node.
 POOL_DIRS=${DATACLAY_EPILOG_POOL_DIRS:-/dev/shm}
 
 job=${SLURM_JOB_ID:-}
