@@ -266,6 +266,7 @@ def main(argv: list[str]) -> int:
         if args.command == "stop":
             plan = job.load()
             if args.export_dir:
+                _check_snapshot_command("export")
                 plan.export_dir = str(pathlib.Path(args.export_dir).absolute())
             return 0 if _stop(JobCluster(job), job, plan, signals) else 1
         program = getattr(args, "program", [])
