@@ -191,11 +191,12 @@ class HostNetwork:
 def _remove_network(number: int) -> None:
     """Removes network `number` whatever state it is in: processes, namespaces, links, files."""
     prefix = f"dc{number}-"
-    # the root ends of the links first: deleting one deletes its peer at once, while a deleted
-    # namespace takes its links down in the background (a new network could not reuse their names)
-    for line in _ip("-o", "link", "show", check=False).stdout.splitlines():
-        name = line.split(":")[1].strip().split("@")[0] if line.count(":") >= 2 else ""
-        if name.startswith(f"dc{number}v"):
+    # the root namespace's ends of the links, first: a deleted namespace is destroyed by the kernel
+    # later (seconds to minutes on a busy machine), and until then its links would keep their names
+    # and make the next network with this number fail ("File exists")
+    for line in _ip("-br", "link", check=False).stdout.splitlines():
+        name = line.split()[0].split("@")[0] if line.strip() else ""
+        if name.startswith(f"dc{number}v") and name[len(f"dc{number}v"):].isdigit():
             _ip("link", "del", name, check=False)
     namespaces = [line.split()[0] for line in _ip("netns", "list", check=False).stdout.splitlines() if line.strip()]
     for ns in (n for n in namespaces if n.startswith(prefix)):

@@ -30,11 +30,17 @@ def _parser() -> argparse.ArgumentParser:
                       help="then overwrite and remove its pools (a postgres backend's rows: deleted) and its state in "
                            "$DATACLAY_HOME (metadata, logs, client.properties), so the next user of the node finds nothing")
     commands.add_parser("status", help="backends, addresses, liveness, engines and object counts")
+    commands.add_parser("slurm", add_help=False,
+                        help="a cluster on the nodes of a Slurm job: `dataclay slurm run|start|stop` (see --help)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `dataclay` command; returns the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["slurm"]:
+        from dataclay._internal.cli import slurm
+        return slurm.main(argv[1:])
     args = _parser().parse_args(argv)
     try:
         settings = ClusterSettings.from_env()
