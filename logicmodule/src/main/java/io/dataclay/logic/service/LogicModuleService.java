@@ -92,6 +92,11 @@ public final class LogicModuleService {
     failover.start();
   }
 
+  /** The failover logic (tests run its rounds). */
+  Failover failover() {
+    return failover;
+  }
+
   /** Stops the failover rounds. */
   public void stopFailover() {
     failover.close();
