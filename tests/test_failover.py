@@ -99,7 +99,7 @@ def test_writes_go_on_through_partitions_freezes_and_kills_and_no_acknowledged_w
     cluster = start(network, ["node1", "node2", "node3"])
     try:
         make_replicated_counters(cluster, network["node4"], master="node1", replicas=["node2", "node3"])
-        writers = Writers(cluster, network["node4"], seconds=75).start()
+        writers = Writers(cluster, network["node4"], seconds=300).start()
         time.sleep(3)
         # run: each fault in turn, on whichever backend masters most counters then
         timeline = []

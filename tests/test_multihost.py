@@ -214,3 +214,62 @@ def java_text(random: JavaRandom, size: int) -> str:
         words.append(word)
         length += len(word)
     return "".join(words)
+
+
+JAVA_READER = r"""
+import io.dataclay.api.DataClay;
+import io.dataclay.api.BackendInfo;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import wordcount.model.TextCollection;
+
+public final class FailoverReader {
+  public static void main(String[] args) throws Exception {
+    DataClay.init();
+    Map<UUID, BackendInfo> backends = DataClay.getBackends();
+    TextCollection texts = TextCollection.getByAlias(args[0]);
+    UUID master = texts.getAllLocations().get(0);
+    for (UUID b : backends.keySet()) {
+      if (!b.equals(master)) {
+        texts.newReplica(b, false);
+      }
+    }
+    int warm = texts.getTexts().size();
+    System.out.println(backends.get(master).host() + " " + warm);
+    System.out.flush();
+    System.in.read();  // the master's host is cut off now
+    long started = System.nanoTime();
+    int after = texts.getTexts().size();
+    System.out.println("{\"read\": " + (System.nanoTime() - started) / 1e9 + ", \"texts\": " + after + "}");
+    DataClay.finish();
+  }
+}
+"""
+
+
+def test_a_java_read_fails_over_to_a_replica_on_another_host_within_2_s(spread, tmp_path):
+    # setup: the Java wordcount's collection (test above) replicated to the other backend
+    classes = JAVA_WORDCOUNT / "target" / "classes"
+    if not (classes / "wordcount" / "model" / "TextCollection.class").exists():
+        pytest.skip("needs the Java wordcount built by the test above")
+    (tmp_path / "FailoverReader.java").write_text(JAVA_READER)
+    classpath = f"{classes}:{JAVA_WORDCOUNT / 'target' / 'lib'}/*"
+    subprocess.run(["javac", "-d", str(tmp_path), "-cp", classpath, str(tmp_path / "FailoverReader.java")],
+                   check=True, timeout=120)
+    node3 = spread.network["node3"]
+    reader = node3.popen(["java", "-cp", f"{tmp_path}:{classpath}", "FailoverReader", "MHWords"],
+                         env=spread.client_env(node3), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    master, warm = reader.stdout.readline().split()
+    # run: the collection's master host is cut off
+    spread.network[master].link_down()
+    try:
+        out, err = reader.communicate("\n", timeout=120)
+    finally:
+        spread.network[master].link_up()
+    # verify
+    assert reader.returncode == 0, err[-3000:]
+    read = json.loads(out.strip().splitlines()[-1])
+    assert read["texts"] == int(warm) == 4
+    assert read["read"] < 2.0, read

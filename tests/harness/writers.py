@@ -34,27 +34,29 @@ for alias in sys.argv[3:]:
 """
 
 WRITE = """
-import json, sys, time
+import json, os, sys, time
 from dataclay import api
 from dataclay.exceptions import DataClayException
 api.init()
 from people.model import Counter
-alias, seconds = sys.argv[1], float(sys.argv[2])
+alias, seconds, stop = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 c = Counter.get_by_alias(alias)
-acked = failed = 0
-stalls = []          # [start, seconds] of each time without an acknowledgement for over 0.5 s
+acked = failed = refused = 0
+stalls = []  # [wall-clock start, seconds, failed calls] of each time without an acknowledgement over 0.5 s
 start = last = time.monotonic()
-while time.monotonic() - start < seconds:
+while time.monotonic() - start < seconds and not os.path.exists(stop):
     try:
         c.increment()
     except DataClayException:
         failed += 1
+        refused += 1
         time.sleep(0.02)
         continue
     now = time.monotonic()
     if now - last > 0.5:
-        stalls.append([round(last - start, 2), round(now - last, 3)])
+        stalls.append([round(time.time() - (now - last), 3), round(now - last, 3), refused])
     last = now
+    refused = 0
     acked += 1
 print(json.dumps({"acked": acked, "failed": failed, "stalls": stalls}))
 """
@@ -102,19 +104,23 @@ def wait_for_copies(cluster: MultiHostCluster, client: Host, copies: int, timeou
 
 
 class Writers:
-    """One writer process per counter on `client`, writing for `seconds`."""
+    """One writer process per counter on `client`, writing for `seconds` or until stop()."""
 
     def __init__(self, cluster: MultiHostCluster, client: Host, seconds: float, aliases: list[str] = COUNTERS):
         self.cluster, self.client, self.seconds, self.aliases = cluster, client, seconds, aliases
+        self.stop_file = cluster.shared / f"stop-writers-{id(self)}"
         self.processes = {}
 
     def start(self) -> "Writers":
         for alias in self.aliases:
-            self.processes[alias] = self.cluster.popen_python(self.client, WRITE, alias, str(self.seconds))
+            self.processes[alias] = self.cluster.popen_python(self.client, WRITE, alias, str(self.seconds),
+                                                              str(self.stop_file))
         return self
 
     def wait(self) -> dict:
-        """alias -> {"acked", "failed", "stalls"} once every writer ended."""
+        """Stops the writers; alias -> {"acked", "failed", "stalls": [[wall-clock start, seconds, failed
+        calls], ...]} once every writer ended."""
+        self.stop_file.touch()
         out = {}
         for alias, process in self.processes.items():
             stdout, stderr = process.communicate(timeout=self.seconds + 120)

@@ -36,6 +36,15 @@ final class LivenessWatch implements ClientInterceptor {
     return t;
   });
 
+  // Loaded with this class, not when the first probe fires: in a JVM that is still starting, loading
+  // the ping's code path could take longer than the ping is given.
+  private static final MethodDescriptor<Empty, Empty> PING = LivenessGrpc.getPingMethod();
+
+  static {
+    ClientCalls.class.getName();
+    Futures.class.getName();
+  }
+
   private final String target;
   private final long unreachableMs;
 
@@ -97,7 +106,7 @@ final class LivenessWatch implements ClientInterceptor {
         return;
       }
       long deadline = Math.max(1, unreachableMs - probeEveryMs);
-      ClientCall<Empty, Empty> ping = channel.newCall(LivenessGrpc.getPingMethod(),
+      ClientCall<Empty, Empty> ping = channel.newCall(PING,
           CallOptions.DEFAULT.withDeadlineAfter(deadline, TimeUnit.MILLISECONDS));
       Futures.addCallback(ClientCalls.futureUnaryCall(ping, Empty.getDefaultInstance()), new FutureCallback<>() {
         @Override

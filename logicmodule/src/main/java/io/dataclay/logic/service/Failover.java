@@ -1,7 +1,6 @@
 package io.dataclay.logic.service;
 
 import io.dataclay.logic.metadata.BackendRecord;
-import io.dataclay.logic.metadata.FailoverStore;
 import io.dataclay.logic.metadata.FailoverStore.Move;
 import io.dataclay.logic.metadata.MetadataStore;
 import java.util.ArrayList;
