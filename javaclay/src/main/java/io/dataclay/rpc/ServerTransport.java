@@ -36,7 +36,7 @@ public final class ServerTransport {
         // (gRPC's default above one per 5 min) would close the connection under the call
         .permitKeepAliveTime(100, TimeUnit.MILLISECONDS)
         .permitKeepAliveWithoutCalls(true)
-        .addService(new LivenessService())
+        .addService(MalformedRequests.guard(new LivenessService().bindService()))
         .intercept(PeerCertificates.serverInterceptor(tls));
   }
 
