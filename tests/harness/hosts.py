@@ -158,6 +158,12 @@ class HostNetwork:
             raise
         return self
 
+    def restore(self) -> None:
+        """Every host thawed and connected again (after a test that froze or cut some off)."""
+        for host in self.hosts:
+            host.signal_all(signal.SIGCONT)
+            host.link_up()
+
     def close(self) -> None:
         """Kills every process of every host and removes the namespaces, links, bridge and files."""
         if not self.number:
@@ -186,6 +192,20 @@ class HostNetwork:
                     self.bridge = bridge
                     return number
         raise RuntimeError("no free test network number (10.77.1-249.0/24 all taken)")
+
+
+def end_process_group(process: subprocess.Popen, timeout: float = 15) -> None:
+    """Ends a process started in a session of its own, and its group: SIGTERM, then SIGKILL after
+    `timeout` seconds."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGCONT)  # a frozen process cannot handle SIGTERM
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=timeout)
 
 
 def _remove_network(number: int) -> None:

@@ -19,7 +19,7 @@ import tempfile
 import time
 
 from harness.cluster import MODELS, REPO
-from harness.hosts import Host, HostNetwork
+from harness.hosts import Host, HostNetwork, end_process_group
 
 JARS = REPO / "pyclay" / "dataclay" / "_internal" / "jars"
 BIN = pathlib.Path(sys.executable).parent
@@ -168,17 +168,12 @@ class MultiHostCluster:
 
     def stop(self) -> None:
         """Stops every server (SIGTERM, then SIGKILL) and removes the pools and the shared directory."""
-        for name, process in self.servers.items():
+        for process in self.servers.values():
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGCONT)
                 os.killpg(process.pid, signal.SIGTERM)
         for process in self.servers.values():
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=15)
+            end_process_group(process)
         shutil.rmtree(self.pools, ignore_errors=True)
         shutil.rmtree(self.shared, ignore_errors=True)
 

@@ -23,7 +23,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from harness.hosts import HostNetwork
+from harness.hosts import HostNetwork, end_process_group
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 EPILOG = REPO / "scripts" / "slurm-epilog.sh"
@@ -247,14 +247,7 @@ class SlurmCluster:
             process = self._daemons.pop(name, None)
             if process is None:
                 continue
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=15)
+            end_process_group(process)
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def log_tail(self, lines: int = 30) -> str:

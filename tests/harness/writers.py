@@ -86,6 +86,13 @@ def final_counts(cluster: MultiHostCluster, client: Host, aliases: list[str] = C
     return json.loads(cluster.run_python(client, LOCATE, *aliases, timeout=180).stdout.strip().splitlines()[-1])
 
 
+def lost_or_doubled(results: dict, finals: dict) -> dict:
+    """The counters whose final value breaks acknowledged <= value <= acknowledged + in doubt, as
+    alias -> [acknowledged, in doubt, value] (empty when every counter holds)."""
+    return {alias: [r["acked"], r["failed"], finals[alias][0]] for alias, r in results.items()
+            if not r["acked"] <= finals[alias][0] <= r["acked"] + r["failed"]}
+
+
 def master_host(cluster: MultiHostCluster, client: Host, aliases: list[str] = COUNTERS) -> Host:
     """The backend host that masters most of the counters now."""
     masters = [copies[0] for _, copies in final_counts(cluster, client, aliases).values()]
