@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import signal
+import uuid
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -115,7 +116,7 @@ class Writers:
 
     def __init__(self, cluster: MultiHostCluster, client: Host, seconds: float, aliases: list[str] = COUNTERS):
         self.cluster, self.client, self.seconds, self.aliases = cluster, client, seconds, aliases
-        self.stop_file = cluster.shared / f"stop-writers-{id(self)}"
+        self.stop_file = cluster.shared / f"stop-writers-{uuid.uuid4().hex}"
         self.processes = {}
 
     def start(self) -> "Writers":
