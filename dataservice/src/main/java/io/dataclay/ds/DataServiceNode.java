@@ -107,7 +107,7 @@ public final class DataServiceNode implements AutoCloseable {
     RemoteLogicModule directory = new RemoteLogicModule(admin, id);
     Mastership mastership = new Mastership(id, System::nanoTime);
     peers = new RemotePeers(admin, config.tls(), mastership::ownTerm);
-    ReplicaSets replicas = new ReplicaSets(peers, directory, mastership);
+    ReplicaSets replicas = new ReplicaSets(peers, directory, mastership, calls);
     ResultApplier applier = new ResultApplier(store, lm, claims, calls, replicas, recorder);
     PythonEnvironment python = config.python() == null ? null : new PythonEnvironment(applier, timer, calls, config.eeWaitMs());
     if (python != null) {

@@ -306,7 +306,11 @@ public final class CopyService {
       ids.add(d.id());
     }
     if (!mastered.isEmpty()) {
-      replicas.writeThrough(mastered, () -> mastered.forEach(store::applyDelta));
+      try {
+        replicas.writeThrough(mastered, () -> mastered.forEach(store::applyDelta)).join();
+      } catch (java.util.concurrent.CompletionException e) {
+        throw e.getCause() instanceof RuntimeException r ? r : e;
+      }
     }
     environments.evict(ids);
   }

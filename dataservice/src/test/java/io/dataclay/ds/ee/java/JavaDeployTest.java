@@ -72,7 +72,7 @@ class JavaDeployTest {
     admin = BackendSession.over(cluster.lmChannel(), TestLogicModule.SECRET, backend);
     admin.login();
     RemoteLogicModule lm = new RemoteLogicModule(admin, backend);
-    ResultApplier applier = new ResultApplier(store, lm, new IdClaims(), executor, new ReplicaSets(null, lm, new Mastership(backend, System::nanoTime)),
+    ResultApplier applier = new ResultApplier(store, lm, new IdClaims(), executor, new ReplicaSets(null, lm, new Mastership(backend, System::nanoTime), executor),
         new ReferenceRecorder(store, new SessionCache(lm)::resolve, executor, ReferenceRecorder.DEFAULT_BUDGET));
     env = new JavaEnvironment(store, applier, executor, backend, JavaEnvironmentConfig.from(Map.of()),
         cluster::adminLm, TlsSettings.plaintext(), List::of);
