@@ -22,7 +22,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
 
 from harness.hosts import HostNetwork, unavailable  # noqa: E402
 from harness.multihost import MultiHostCluster  # noqa: E402
-from harness.writers import (FAULTS, Writers, lost_or_doubled, make_replicated_counters, master_host,  # noqa: E402
+from harness.writers import (COUNTERS, FAULTS, Writers, lost_or_doubled, make_replicated_counters, master_host,  # noqa: E402
                              wait_for_copies)
 
 STEPS = (("link", "master", 9), ("freeze", "master", 9), ("link", "node0", 6), ("link", "node4", 4),
@@ -30,8 +30,9 @@ STEPS = (("link", "master", 9), ("freeze", "master", 9), ("link", "node0", 6), (
 FAST = {"DATACLAY_BACKEND_TIMEOUT_MS": "1500", "DATACLAY_PROMOTE_AFTER_MS": "3000"}
 
 
-def one_round(cluster: MultiHostCluster, network: HostNetwork, speed: float) -> dict:
-    """Runs the five faults under 4 writers; returns the counts and whether they hold."""
+def one_round(cluster: MultiHostCluster, network: HostNetwork, speed: float, totals: dict) -> dict:
+    """Runs the five faults under 4 writers; adds their counts to `totals` (alias -> acked, failed
+    since the counters were made) and returns the round's report, checked against the totals."""
     client = network["node4"]
     writers = Writers(cluster, client, seconds=900).start()
     time.sleep(3)
@@ -48,8 +49,11 @@ def one_round(cluster: MultiHostCluster, network: HostNetwork, speed: float) -> 
     finally:
         network.restore()
     results = writers.wait()
+    for alias, r in results.items():
+        for key in ("acked", "failed"):
+            totals[alias][key] += r[key]
     finals = wait_for_copies(cluster, client, 3, timeout=120)
-    broken = lost_or_doubled(results, finals)
+    broken = lost_or_doubled(totals, finals)
     missing = {a: copies for a, (_, copies) in finals.items() if len(copies) != 3}
     stalls = [s[1] for r in results.values() for s in r["stalls"]]
     return {"faults": timeline, "acked": sum(r["acked"] for r in results.values()),
@@ -74,9 +78,10 @@ def main() -> int:
             cluster.start()
             cluster.register_models()
             make_replicated_counters(cluster, network["node4"], "node1", ["node2", "node3"])
+            totals = {alias: {"acked": 0, "failed": 0} for alias in COUNTERS}
             started = time.monotonic()
             for i in range(args.rounds):
-                report = one_round(cluster, network, 0.5 if args.fast else 1.0)
+                report = one_round(cluster, network, 0.5 if args.fast else 1.0, totals)
                 failed += bool(report["lost_or_doubled"] or report["missing_copies"])
                 print(json.dumps({"round": i, "elapsed_s": round(time.monotonic() - started), **report}), flush=True)
         finally:
