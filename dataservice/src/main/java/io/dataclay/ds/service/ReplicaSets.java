@@ -1,5 +1,6 @@
 package io.dataclay.ds.service;
 
+import io.dataclay.client.Channels;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.DataClayException;
@@ -156,8 +157,18 @@ public final class ReplicaSets {
   }
 
   private void send(String backend, List<ObjectDelta> changes) {
+    long started = System.nanoTime();
     try {
-      peers.applyDeltas(backend, changes);
+      try {
+        peers.applyDeltas(backend, changes);
+      } catch (BackendUnavailableException transport) {
+        if (Channels.wentSilent(System.nanoTime() - started)) {
+          throw transport;
+        }
+        // A connection broken by an earlier outage fails its next call at once ("io exception"):
+        // once more on a new one before the replica is dropped. Changes apply idempotently.
+        peers.applyDeltas(backend, changes);
+      }
     } catch (DataClayException failed) {
       List<UUID> ids = changes.stream().map(ObjectDelta::id).distinct().toList();
       LOG.warning("dropping the replicas on backend " + backend + " of " + ids.size()

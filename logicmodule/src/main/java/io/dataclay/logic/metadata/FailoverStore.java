@@ -113,6 +113,19 @@ public final class FailoverStore {
         backendId));
   }
 
+  /** Records again demotions of {@code backendId} (mastered on {@code master}) whose rejoin failed. */
+  public void redemote(String backendId, List<String> ids, String master) {
+    jdbc.transaction(c -> {
+      List<Object[]> rows = new ArrayList<>(ids.size());
+      for (String id : ids) {
+        rows.add(new Object[] {id, backendId, master});
+      }
+      c.batch("INSERT INTO object_demotions (object_id, backend_id, master_backend_id) VALUES (?, ?, ?)"
+          + " ON CONFLICT (object_id, backend_id) DO UPDATE SET master_backend_id = excluded.master_backend_id", rows);
+      return null;
+    });
+  }
+
   /**
    * Forgets demotions {@code backendId} applied; returns them with each object's master now, from
    * which the backend gets a fresh replica.

@@ -229,8 +229,12 @@ public final class Failover implements AutoCloseable {
         LOG.info("backend " + backendId + " rejoined as a replica of " + e.getValue().size() + " objects mastered on "
             + master.name());
       } catch (RuntimeException failed) {
+        // Tried again after its next heartbeat: the demotions go back, the backend (holding no copy
+        // of them now) acknowledges them at once, and this runs again, with the masters of then.
+        store.failover().redemote(backendId, e.getValue(), e.getKey());
+        demoted.add(backendId);
         LOG.warning("backend " + backendId + " dropped " + e.getValue().size() + " stale copies, but " + master.name()
-            + " could not replicate them to it again: " + failed.getMessage());
+            + " could not replicate them to it yet (trying again after its next heartbeat): " + failed.getMessage());
       }
     }
   }

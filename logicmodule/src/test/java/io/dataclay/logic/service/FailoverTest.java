@@ -128,6 +128,26 @@ class FailoverTest {
   }
 
   @Test
+  void a_rejoin_the_master_could_not_make_is_tried_again_after_the_next_heartbeat() throws Exception {
+    // setup: the old master dropped its copy, but the new master cannot be reached just then
+    heard(GRACE_MS / 1000 + 1, first, second);
+    String promoted = masterOf(object);
+    String token = lm.backendSession(master);
+    lm.service.heartbeat(token, master, 0, 0, List.of());
+    calls.failReplicas(1);
+    // run
+    lm.service.heartbeat(token, master, 0, 0, List.of(object));
+    for (int i = 0; i < 500 && lm.store.failover().demotions(master, 10).isEmpty(); i++) {
+      Thread.sleep(10); // the rejoin runs on the Logic Module's own thread
+    }
+    var again = lm.service.heartbeat(token, master, 0, 0, List.of()).failover();
+    lm.service.heartbeat(token, master, 0, 0, List.of(object));
+    // verify
+    assertEquals(List.of(new Move(object, promoted)), again.demotions(), "the demotion is back, to acknowledge");
+    assertEquals(List.of(promoted + " " + object + " -> " + master), calls.awaitReplicas(1));
+  }
+
+  @Test
   void only_an_objects_master_may_drop_add_or_move_its_copies() {
     // setup
     String token = lm.backendSession(first);
@@ -149,6 +169,7 @@ class FailoverTest {
     private final List<String> announced = Collections.synchronizedList(new ArrayList<>());
     private final Map<String, Map<String, List<String>>> promoted = new java.util.concurrent.ConcurrentHashMap<>();
     private final List<String> replicas = Collections.synchronizedList(new ArrayList<>());
+    private final java.util.concurrent.atomic.AtomicInteger toFail = new java.util.concurrent.atomic.AtomicInteger();
 
     @Override
     public void promoteReplicas(BackendRecord b, Map<String, List<String>> objects, Map<String, Long> terms,
@@ -162,8 +183,16 @@ class FailoverTest {
 
     @Override
     public void newReplicas(BackendRecord master, List<String> ids, String target, String token) {
+      if (toFail.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+        throw new io.dataclay.exceptions.BackendUnavailableException("the master is away for a moment");
+      }
       ids.forEach(id -> replicas.add(master.id() + " " + id + " -> " + target));
     }
+
+    void failReplicas(int n) {
+      toFail.set(n);
+    }
+
 
     Map<String, List<String>> promotedOn(String backend) {
       return promoted.getOrDefault(backend, Map.of());
