@@ -70,6 +70,11 @@ public interface BackendCalls extends AutoCloseable {
    */
   void deleteObjects(BackendRecord backend, List<String> ids, String token);
 
+  /** The calls of snapshots and imports; implementations that cannot make them say so. */
+  default SnapshotCalls snapshots() {
+    throw new UnsupportedOperationException("these backend calls cannot take snapshots");
+  }
+
   /** Stops sending; deployments still queued are dropped. */
   @Override
   void close();
