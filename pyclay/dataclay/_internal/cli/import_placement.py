@@ -1,0 +1,56 @@
+"""Where `dataclay import` puts a snapshot's objects in a cluster whose size and engines may differ
+from the source's: each master copy on the target backend holding the fewest bytes so far (the
+source's placement is not kept: a snapshot may come from more or fewer backends), and as many of
+its replicas as it had, on the backends after it in order, as far as there are other backends."""
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+
+@dataclass
+class TargetLoad:
+    """What one target backend stages: master copies (record indexes) and replicas (record, master)."""
+
+    backend_id: str
+    masters: list = field(default_factory=list)
+    replicas: list = field(default_factory=list)
+    bytes: int = 0
+
+
+@dataclass
+class Placement:
+    """Every target's load, and how many objects got fewer replicas than they had."""
+
+    targets: dict
+    short_of_replicas: int = 0
+    wanted_replicas: int = 0
+
+    def staging(self) -> list:
+        """The targets that stage anything, by backend ID."""
+        return [t for _, t in sorted(self.targets.items()) if t.masters or t.replicas]
+
+
+def place(index, backend_ids: list) -> Placement:
+    """Places every object of the checked snapshot `index` on the backends `backend_ids`."""
+    order = sorted(backend_ids)
+    targets = {b: TargetLoad(b) for b in order}
+    heap = [(0, position, b) for position, b in enumerate(order)]
+    heapq.heapify(heap)
+    placement = Placement(targets)
+    for object_id, record in sorted(index.chosen.items(), key=lambda item: item[1]):
+        size = index.record_bytes(record)
+        load, position, master = heapq.heappop(heap)
+        targets[master].masters.append(record)
+        targets[master].bytes += size
+        heapq.heappush(heap, (load + size, position, master))
+        wanted = index.replicas_of(object_id)
+        made = min(wanted, len(order) - 1)
+        if made < wanted:
+            placement.short_of_replicas += 1
+            placement.wanted_replicas = max(placement.wanted_replicas, wanted)
+        for step in range(1, made + 1):
+            holder = order[(position + step) % len(order)]
+            targets[holder].replicas.append((record, master))
+            targets[holder].bytes += size
+    return placement
