@@ -48,13 +48,16 @@ def import_snapshot(config: Config, directory: str, passwords_file: str | None =
                 written = _write_passwords(passwords, {u: new_passwords[u] for u in created})
             _stage(config, lm, opened.import_id, index, placement, live, progress)
             report = _commit(lm, opened.import_id)
-        except BaseException:
+        except BaseException as failure:
             try:
                 lm.abort_import(opened.import_id)
             except DataClayException:
                 pass  # it failed while committing (the Logic Module gave it up) or is gone with it
             if written is not None:
                 written.unlink(missing_ok=True)
+            if isinstance(failure, DataClayException):
+                raise type(failure)(f"{failure} (the import was given up: nothing of it stays in the cluster)") \
+                    from None
             raise
     return _summary(index, placement, report, len(live), written)
 
@@ -107,6 +110,8 @@ def _stage_on(config, address: str, token: str, import_id: str, index, target, m
     client = DataServiceClient(address, token, tls=config.tls)
     try:
         return client.import_objects(_chunks(import_id, index, target, meter))
+    except DataClayException as e:
+        raise type(e)(f"staging on backend {target.backend_id} at {address} failed: {e}") from None
     finally:
         client.close()
 

@@ -33,7 +33,7 @@ public final class SnapshotExports {
 
   /** Shortest and longest freeze a Logic Module may ask for. */
   static final long MIN_HOLD_MS = 50;
-  static final long MAX_HOLD_MS = 60_000;
+  static final long MAX_HOLD_MS = 10_000;
   /** An export must start this soon after its freeze, or the cut is dropped. */
   static final long START_WITHIN_MS = 5 * 60_000;
   private static final Pattern SNAPSHOT_ID = Pattern.compile("[0-9a-f]{32}");
