@@ -133,8 +133,9 @@ def test_snapshot_of_kv_restores_into_heap_and_postgres_clusters_of_other_sizes(
 
 
 def test_snapshot_taken_while_writers_run_restores_a_state_that_existed(make_cluster, tmp_path):
-    # setup: counter pairs and two accounts spread over two backends, ballast to make the export last
-    source = make_cluster(backends=2, store="kv")
+    # setup: counter pairs and two accounts spread over two backends, ballast to make the export last;
+    # every connection uses TLS (the Logic Module's freezes, the CLI's streams)
+    source = make_cluster(backends=2, store="kv", tls=True)
     ids = client(source, """
         b1, b2 = sorted(api.get_backends())
         pairs = []

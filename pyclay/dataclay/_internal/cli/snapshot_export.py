@@ -10,6 +10,7 @@ import hashlib
 import os
 import pathlib
 import shutil
+import threading
 
 from dataclay.exceptions import DataClayException, InternalError
 from dataclay._internal.cli import snapshot_format as fmt
@@ -37,7 +38,7 @@ def _export(config: Config, target: pathlib.Path, dataset: str, hashes: bool, pr
         encrypted = _encrypted_backends(config, lm)
         info = lm.begin_snapshot(dataset, hashes)
         try:
-            files, meter = _stream_all(config, lm, info, target, progress)
+            files = _stream_all(config, lm, info, target, progress)
         finally:
             try:
                 lm.end_snapshot(info.snapshot_id)
@@ -76,25 +77,41 @@ def _stream_all(config: Config, lm, info, target: pathlib.Path, progress):
         client = DataServiceClient(f"{b.backend.host}:{b.backend.port}", lm.token, tls=config.tls)
         clients.append(client)
         jobs[f"objects-{b.backend.id}.dcs"] = (b.backend.id, lambda c=client: c.export_objects(info.snapshot_id))
+    failed = threading.Event()
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-            futures = [pool.submit(_write_stream, target / name, backend, start(), meter)
+            futures = [pool.submit(_write_stream, target / name, backend, start, meter, failed)
                        for name, (backend, start) in jobs.items()]
+            # the first failure stops the other streams: the export is given up anyway
+            done, _ = concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_EXCEPTION)
+            if any(f.exception() for f in done):
+                failed.set()
+            errors = [f.exception() for f in futures if f.exception() and not isinstance(f.exception(), _Stopped)]
+            if errors:
+                raise errors[0]
             files = [f.result() for f in futures]
     finally:
         for client in clients:
             client.close()
     meter.done()
-    return files, meter
+    return files
 
 
-def _write_stream(path: pathlib.Path, backend_id, chunks, meter: Progress) -> fmt.DataFile:
+class _Stopped(Exception):
+    """A stream stopped because another one failed."""
+
+
+def _write_stream(path: pathlib.Path, backend_id, start, meter: Progress, failed: threading.Event) -> fmt.DataFile:
     """Writes the data of a stream of SnapshotChunks to a new file; checks the totals of its last chunk."""
     digest = hashlib.sha256()
     written = 0
     last = None
+    chunks = start()
     with fmt.create_private_file(path) as out:
         for chunk in chunks:
+            if failed.is_set():
+                chunks.close()  # cancels the call
+                raise _Stopped()
             if chunk.last:
                 last = chunk
                 break

@@ -89,34 +89,45 @@ def _stage(config, lm, import_id: str, index, placement, live, progress) -> None
     stop = threading.Event()
     keeper = threading.Thread(target=_keep_alive, args=(lm, import_id, stop), daemon=True)
     keeper.start()
+    failed = threading.Event()
     try:
         targets = placement.staging()
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(targets))) as pool:
-            futures = {pool.submit(_stage_on, config, address[t.backend_id], lm.token, import_id, index, t, meter): t
-                       for t in targets}
+            futures = {pool.submit(_stage_on, config, address[t.backend_id], lm.token, import_id, index, t, meter,
+                                   failed): t for t in targets}
+            # the first failure stops the other streams: the import is given up anyway
+            done, _ = concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_EXCEPTION)
+            if any(f.exception() for f in done):
+                failed.set()
             for future, target in futures.items():
                 receipt = future.result()
                 if receipt.objects != len(target.masters) or receipt.replicas != len(target.replicas):
                     raise InternalError(f"backend {target.backend_id} staged {receipt.objects} objects and "
                                         f"{receipt.replicas} replicas of the {len(target.masters)} and "
                                         f"{len(target.replicas)} sent")
+    except _Stopped:
+        raise next(f.exception() for f in futures if f.exception() and not isinstance(f.exception(), _Stopped))
     finally:
         stop.set()
         keeper.join(timeout=5)
     meter.done()
 
 
-def _stage_on(config, address: str, token: str, import_id: str, index, target, meter):
+class _Stopped(Exception):
+    """A staging stream stopped because another one failed."""
+
+
+def _stage_on(config, address: str, token: str, import_id: str, index, target, meter, failed):
     client = DataServiceClient(address, token, tls=config.tls)
     try:
-        return client.import_objects(_chunks(import_id, index, target, meter))
+        return client.import_objects(_chunks(import_id, index, target, meter, failed))
     except DataClayException as e:
         raise type(e)(f"staging on backend {target.backend_id} at {address} failed: {e}") from None
     finally:
         client.close()
 
 
-def _chunks(import_id: str, index, target, meter):
+def _chunks(import_id: str, index, target, meter, failed):
     """ImportChunks of the target's records: masters as they are in the snapshot, replicas with their master."""
     views = {}
     pending, size, first = [], 0, True
@@ -130,6 +141,8 @@ def _chunks(import_id: str, index, target, meter):
     try:
         items = [(r, None) for r in target.masters] + list(target.replicas)
         for record, master in items:
+            if failed.is_set():
+                raise _Stopped()
             raw = _view(index, views, record)[index.start[record]:index.end[record]]
             if master is not None:
                 copy = common_pb2.ObjectData.FromString(raw)

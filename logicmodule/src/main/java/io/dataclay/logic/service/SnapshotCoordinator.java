@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.logging.Logger;
 
@@ -105,6 +106,7 @@ public final class SnapshotCoordinator {
       for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
         try {
           active = attempt(id, live, dataset, passwordHashes, HOLD_MS << attempt);
+          expireLater(id);
           return active.cut;
         } catch (DataClayException e) {
           last = e;
@@ -189,6 +191,24 @@ public final class SnapshotCoordinator {
     caller.requireAdmin("EndSnapshot");
     require(id);
     endActive();
+  }
+
+  // An export whose client died leaves its view of the metadata open (SQLite's log cannot be
+  // checkpointed past it) and the backends' cuts: ended once it shows no sign of life for IDLE_MS.
+  private void expireLater(String id) {
+    CompletableFuture.delayedExecutor(IDLE_MS, TimeUnit.MILLISECONDS, pool).execute(() -> {
+      synchronized (this) {
+        if (active == null || !active.cut.id().equals(id)) {
+          return;
+        }
+        if (clock.millis() - active.touched < IDLE_MS) {
+          expireLater(id);
+          return;
+        }
+        LOG.warning("snapshot " + id + " showed no sign of its export for " + IDLE_MS / 60_000 + " min: ended");
+        endActive();
+      }
+    });
   }
 
   // guarded by this
