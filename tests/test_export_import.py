@@ -4,6 +4,7 @@ and engine; one taken while writers run restores a state that existed; and a dam
 newer snapshot, a full pool or a backend killed midway leave the target exactly as it was."""
 import json
 import os
+import pickle
 import pathlib
 import shutil
 import signal
@@ -99,37 +100,51 @@ def test_snapshot_of_kv_restores_into_heap_and_postgres_clusters_of_other_sizes(
     assert counts["models"] == 2 and counts["contracts"] == 1, counts
     assert manifest(carols)["counts"]["objects"] == 1 and manifest(carols)["counts"]["aliases"] == 1
 
-    # run: carol's dataset into a three-backend heap cluster where carol does not exist
-    heap = make_cluster(backends=3, store="heap")
-    before = holdings(heap)
-    refused = heap.dataclay("import", str(carols))
+    # run: carol's dataset into a one-backend postgres cluster where carol does not exist
+    pg = make_cluster(backends=1, **engine_options(request, "postgres"))
+    before = holdings(pg)
+    refused = pg.dataclay("import", str(carols))
     # verify: refused before anything was stored, saying how to go on
     assert refused.returncode != 0 and "carol" in refused.stderr and "--passwords-file" in refused.stderr
-    assert holdings(heap) == before
+    assert holdings(pg) == before
     # run: again with new passwords for the missing accounts
     passwords = tmp_path / "passwords"
-    loaded = heap.dataclay("import", str(carols), "--passwords-file", str(passwords))
-    assert loaded.returncode == 0, loaded.stderr + heap.logs()
+    loaded = pg.dataclay("import", str(carols), "--passwords-file", str(passwords))
+    assert loaded.returncode == 0, loaded.stderr + pg.logs()
     user, new_password = passwords.read_text().split()
     assert user == "carol" and passwords.stat().st_mode & 0o777 == 0o600
-    assert client(heap, """print(json.dumps({"name": Person.get_by_alias("carol-item").name}))""",
+    assert client(pg, """print(json.dumps({"name": Person.get_by_alias("carol-item").name}))""",
                   env={"DATACLAY_USER": "carol", "DATACLAY_PASSWORD": new_password})["name"] == "carol's"
     # run: the full snapshot into the same cluster: carol's object is there already
-    again = heap.dataclay("import", str(everything))
-    middle = holdings(heap)
+    again = pg.dataclay("import", str(everything))
+    middle = holdings(pg)
     assert again.returncode != 0 and "already registered" in again.stderr, again.stderr
-    assert holdings(heap) == middle
+    assert holdings(pg) == middle
 
-    # run: the full snapshot into a one-backend postgres cluster
-    pg = make_cluster(backends=1, **engine_options(request, "postgres"))
-    restored = pg.dataclay("import", str(everything))
+    # run: the full snapshot into a three-backend heap cluster
+    heap = make_cluster(backends=3, store="heap")
+    restored = heap.dataclay("import", str(everything))
     # verify: everything is back, methods run (Python and Java), carol logs in with her own password,
-    # the version consolidates into its original, and the replica could not be re-made (said so)
-    assert restored.returncode == 0, restored.stderr + pg.logs()
-    assert "had up to 1 replicas" in restored.stdout, restored.stdout
-    seen = _check_restored(pg, java_client, CAROL_PASSWORD)
+    # the version consolidates into its original, and the replica is made again and kept up to date
+    assert restored.returncode == 0, restored.stderr + heap.logs()
+    seen = _check_restored(heap, java_client, CAROL_PASSWORD)
     assert seen["before"] == [30, 31, ["bob"]] and seen["after"] == 32, seen
-    assert seen["shared"] == 5 and seen["copies"] == 1 and seen["carol"] == "carol's" and seen["java"] == 3, seen
+    assert seen["shared"] == 5 and seen["copies"] == 2 and seen["carol"] == "carol's" and seen["java"] == 3, seen
+    client(heap, """Counter.get_by_alias("shared").increment(10); print("{}")""")
+    assert _replica_value(heap, "shared") == 15
+
+
+def _replica_value(cluster, alias: str) -> int:
+    """The `value` field of an aliased object as its replica's backend stores it."""
+    admin = LogicModuleClient(f"127.0.0.1:{cluster.port}")
+    try:
+        admin.token = admin.new_session(cluster.admin_user(), cluster.admin_password()).token
+        info = admin.get_object_by_alias(alias)
+        backend = next(b for b in admin.get_backends() if b.id == info.replica_backend_ids[0])
+        stored = DataServiceClient(f"{backend.host}:{backend.port}", admin.token).get_objects([info.id])[0]
+        return pickle.loads(next(f.value for f in stored.fields if f.name == "value"))
+    finally:
+        admin.close()
 
 
 def test_snapshot_taken_while_writers_run_restores_a_state_that_existed(make_cluster, tmp_path):
@@ -147,6 +162,7 @@ def test_snapshot_taken_while_writers_run_restores_a_state_that_existed(make_clu
         x, y = Account("x", 1000), Account("y", 1000)
         x.make_persistent(alias="x", backend_id=b1)
         y.make_persistent(alias="y", backend_id=b2)
+        x.new_replica(b2)  # its changes pass through to the replica while the export runs
         for i in range(60):
             Blob(bytes(512 * 1024)).make_persistent(alias=f"ballast-{i}", backend_id=(b1, b2)[i % 2])
         print(json.dumps({"pairs": pairs, "accounts": [x.getID(), y.getID()]}))
@@ -167,6 +183,7 @@ def test_snapshot_taken_while_writers_run_restores_a_state_that_existed(make_clu
     target = make_cluster(backends=1, store="memory")
     loaded = target.dataclay("import", str(tmp_path / "snap"))
     assert loaded.returncode == 0, loaded.stderr + target.logs()
+    assert "had up to 1 replicas; this cluster has 1 backend(s), so they got 0" in loaded.stdout, loaded.stdout
     # verify: every invariant holds in the imported state, which is an earlier one than the end
     cut = client(target, """
         pairs = [(Counter.get_by_alias(f"pair-{i}-a").get(), Counter.get_by_alias(f"pair-{i}-b").get()) for i in range(4)]

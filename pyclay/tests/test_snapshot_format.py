@@ -142,3 +142,16 @@ def test_replicas_beyond_the_backends_there_are_are_counted_as_missing():
     placement = place(_index([10, 10], {"o0": 2, "o1": 1}), ["only"])
     assert placement.short_of_replicas == 2 and placement.wanted_replicas == 2
     assert placement.targets["only"].replicas == []
+
+
+def test_a_master_copy_is_wrapped_with_its_replicas_without_being_decoded():
+    from dataclay._internal.cli.snapshot_import import _copied
+    from dataclay._internal.proto import common_pb2, dataservice_pb2
+    data = common_pb2.ObjectData(id="x", header=common_pb2.ObjectHeader(class_name="m.C", dataset="d"),
+                                 fields=[common_pb2.Field(name="f", value=b"v" * 300)])
+    wrapped = dataservice_pb2.CopiedObject.FromString(_copied(data.SerializeToString(), [BACKEND, "b2"]))
+    assert wrapped.object == data and list(wrapped.replica_backend_ids) == [BACKEND, "b2"]
+    placement = place(_index([10, 10], {"o0": 1}), ["a", "b"])
+    holders = {t.backend_id: t.replica_holders for t in placement.targets.values()}
+    master = next(t for t, h in holders.items() if h)
+    assert holders[master] == {0: ["b" if master == "a" else "a"]}

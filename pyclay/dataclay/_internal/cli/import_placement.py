@@ -15,6 +15,7 @@ class TargetLoad:
     backend_id: str
     masters: list = field(default_factory=list)
     replicas: list = field(default_factory=list)
+    replica_holders: dict = field(default_factory=dict)   # master record -> backends of its replicas
     bytes: int = 0
 
 
@@ -53,4 +54,5 @@ def place(index, backend_ids: list) -> Placement:
             holder = order[(position + step) % len(order)]
             targets[holder].replicas.append((record, master))
             targets[holder].bytes += size
+            targets[master].replica_holders.setdefault(record, []).append(holder)
     return placement

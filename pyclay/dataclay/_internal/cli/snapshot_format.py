@@ -192,17 +192,22 @@ def delimited(buffer, name: str):
         index += 1
 
 
-def delimit(message_bytes: bytes) -> bytes:
-    """`message_bytes` preceded by its length as a varint."""
-    n, prefix = len(message_bytes), bytearray()
+def varint(n: int) -> bytes:
+    """`n` (not negative) as a protobuf varint."""
+    out = bytearray()
     while True:
         low = n & 0x7F
         n >>= 7
         if n:
-            prefix.append(low | 0x80)
+            out.append(low | 0x80)
         else:
-            prefix.append(low)
-            return bytes(prefix) + message_bytes
+            out.append(low)
+            return bytes(out)
+
+
+def delimit(message_bytes: bytes) -> bytes:
+    """`message_bytes` preceded by its length as a varint."""
+    return varint(len(message_bytes)) + message_bytes
 
 
 def _field(data: dict, key: str, kind):

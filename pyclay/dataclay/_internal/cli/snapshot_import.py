@@ -127,8 +127,18 @@ def _stage_on(config, address: str, token: str, import_id: str, index, target, m
         client.close()
 
 
+def _copied(raw: bytes, replicas) -> bytes:
+    """A CopiedObject record around an ObjectData record (`raw`), built without decoding it."""
+    parts = [b"\x0a", fmt.varint(len(raw)), raw]
+    for backend in replicas:
+        encoded = backend.encode()
+        parts += [b"\x12", fmt.varint(len(encoded)), encoded]
+    return b"".join(parts)
+
+
 def _chunks(import_id: str, index, target, meter, failed):
-    """ImportChunks of the target's records: masters as they are in the snapshot, replicas with their master."""
+    """ImportChunks of the target's records (delimited CopiedObjects): master copies as they are in the
+    snapshot, naming the backends of their replicas, and replicas naming their master."""
     views = {}
     pending, size, first = [], 0, True
 
@@ -144,11 +154,12 @@ def _chunks(import_id: str, index, target, meter, failed):
             if failed.is_set():
                 raise _Stopped()
             raw = _view(index, views, record)[index.start[record]:index.end[record]]
-            if master is not None:
+            if master is None:
+                data = fmt.delimit(_copied(raw, target.replica_holders.get(record, ())))
+            else:
                 copy = common_pb2.ObjectData.FromString(raw)
                 copy.header.master_backend_id = master
-                raw = copy.SerializeToString()
-            data = fmt.delimit(raw)
+                data = fmt.delimit(_copied(copy.SerializeToString(), ()))
             meter.add(len(raw), 1 if master is None else 0)
             if len(data) >= _PIECE:
                 if pending:

@@ -132,8 +132,17 @@ public final class DataServiceNode implements AutoCloseable {
     classes.refreshWith(() -> models.install(registration.models()));
     CopyService copies = new CopyService(store, environments, replicas, peers, directory, lm, classes, id);
     ImportStaging staging = new ImportStaging(store, config.backendDir().resolve("imports"), id,
-        new ImportStateQuery(admin), environments::evict,
-        () -> replicas.load(directory.replicatedFrom(id.toString())));
+        new ImportStateQuery(admin), environments::evict, new ImportStaging.Replicas() {
+          @Override
+          public void set(UUID oid, java.util.Set<String> backends) {
+            replicas.set(oid, backends);
+          }
+
+          @Override
+          public void forget(java.util.Collection<UUID> ids) {
+            replicas.forget(ids);
+          }
+        });
     exports = new SnapshotExports(snapshotStore, staging::stagedIds, snapshotTimer, SnapshotExports.defaultBudget());
     DataServiceServicer dataService = new DataServiceServicer(sessions,
         new ObjectService(store, lm, classes, claims, recorder), new ExecutionService(store, environments, recorder, classes),

@@ -3,12 +3,14 @@ package io.dataclay.ds.servicer;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.UnsafeByteOperations;
+import io.dataclay.ds.service.ObjectCopy;
 import io.dataclay.ds.service.Session;
 import io.dataclay.ds.snapshot.ImportStaging;
 import io.dataclay.ds.snapshot.SnapshotExports;
 import io.dataclay.ds.store.FieldValue;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.proto.CopiedObject;
 import io.dataclay.proto.Empty;
 import io.dataclay.proto.Field;
 import io.dataclay.proto.FinishImportRequest;
@@ -26,9 +28,11 @@ import io.dataclay.rpc.GrpcErrors;
 import io.dataclay.rpc.RecordStreams;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.function.Supplier;
 
@@ -102,7 +106,7 @@ public final class SnapshotRpcs {
   }
 
   void prepareImport(ImportRequest r, StreamObserver<StagedObjects> out, Supplier<Session> caller) {
-    List<List<StoredObject>> batches;
+    List<List<ObjectCopy>> batches;
     try {
       batches = staging.prepare(caller.get(), r.getImportId());
     } catch (RuntimeException e) {
@@ -111,7 +115,7 @@ public final class SnapshotRpcs {
       });
       return;
     }
-    Iterator<List<StoredObject>> it = batches.iterator();
+    Iterator<List<ObjectCopy>> it = batches.iterator();
     RecordStreams.send(out, new Iterator<>() {
       @Override
       public boolean hasNext() {
@@ -121,9 +125,9 @@ public final class SnapshotRpcs {
       @Override
       public StagedObjects next() {
         StagedObjects.Builder b = StagedObjects.newBuilder();
-        for (StoredObject o : it.next()) {
-          b.addObjects(StagedObject.newBuilder().setId(o.id().toString())
-              .setHeader(Messages.objectData(o).getHeader()));
+        for (ObjectCopy c : it.next()) {
+          b.addObjects(StagedObject.newBuilder().setId(c.object().id().toString())
+              .setHeader(Messages.objectData(c.object()).getHeader()).addAllReplicaBackendIds(c.replicaBackendIds()));
         }
         return b.build();
       }
@@ -155,7 +159,7 @@ public final class SnapshotRpcs {
     private final StreamObserver<ImportReceipt> out;
     private final Supplier<Session> caller;
     private final DelimitedRecords reader = new DelimitedRecords(maxRecordBytes);
-    private final List<StoredObject> batch = new ArrayList<>();
+    private final List<ObjectCopy> batch = new ArrayList<>();
     private long batchBytes;
     private String importId;
     private boolean failed;
@@ -188,15 +192,19 @@ public final class SnapshotRpcs {
     }
 
     private void add(ByteString bytes, String at) {
-      ObjectData data;
+      CopiedObject copy;
       try {
-        data = ObjectData.parseFrom(bytes);
+        copy = CopiedObject.parseFrom(bytes);
       } catch (InvalidProtocolBufferException e) {
-        throw new InvalidArgumentException("data: " + at + " is not an ObjectData record: " + e.getMessage());
+        throw new InvalidArgumentException("data: " + at + " is not a CopiedObject record: " + e.getMessage());
       }
-      StoredObject o = Messages.storedObject(data, at);
-      Messages.name(o.header().dataset(), at + ".header.dataset");
-      batch.add(o);
+      StoredObject o = Messages.storedObject(copy.getObject(), at + ".object");
+      Messages.name(o.header().dataset(), at + ".object.header.dataset");
+      Set<String> replicas = new HashSet<>();
+      for (int i = 0; i < copy.getReplicaBackendIdsCount(); i++) {
+        replicas.add(Messages.uuid(copy.getReplicaBackendIds(i), at + ".replica_backend_ids[" + i + "]").toString());
+      }
+      batch.add(new ObjectCopy(o, replicas));
       batchBytes += o.valueBytes();
       if (batch.size() >= STAGE_OBJECTS || batchBytes >= STAGE_BYTES) {
         flush(at);

@@ -1,5 +1,6 @@
 package io.dataclay.ds.snapshot;
 
+import io.dataclay.ds.service.ObjectCopy;
 import io.dataclay.ds.service.Permissions;
 import io.dataclay.ds.service.Session;
 import io.dataclay.ds.store.ObjectHeader;
@@ -14,6 +15,7 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -49,6 +51,15 @@ public final class ImportStaging {
   /** Staged objects of one import, counted. */
   public record Counts(long objects, long replicas, long bytes) {}
 
+  /** The replica sets of the master copies here (the backend's ReplicaSets). */
+  public interface Replicas {
+    /** From now on, changes to {@code id} are passed on to {@code backends}. */
+    void set(UUID id, Set<String> backends);
+
+    /** Forgets the replica sets of {@code ids}. */
+    void forget(Collection<UUID> ids);
+  }
+
   /** Objects per PrepareImport batch. */
   public static final int BATCH = 1000;
   /** A staged import untouched this long is checked with the Logic Module by {@link #sweep}. */
@@ -61,22 +72,22 @@ public final class ImportStaging {
   private final String self;
   private final ImportStates lm;
   private final Consumer<List<UUID>> evict;
-  private final Runnable reloadReplicas;
+  private final Replicas replicas;
   private final Map<String, Staged> imports = new ConcurrentHashMap<>();
 
   /**
    * Staging into {@code store} (which must be the store every write passes), listing in {@code dir};
    * {@code self} is this backend's ID. Removed objects are {@code evict}ed from the execution
-   * environments; after a commit, {@code reloadReplicas} learns the replica sets the Logic Module recorded.
+   * environments; staged master copies join {@code replicas} when the Logic Module begins committing.
    */
   public ImportStaging(ObjectStore store, Path dir, UUID self, ImportStates lm, Consumer<List<UUID>> evict,
-      Runnable reloadReplicas) {
+      Replicas replicas) {
     this.store = store;
     this.dir = dir;
     this.self = self.toString();
     this.lm = lm;
     this.evict = evict;
-    this.reloadReplicas = reloadReplicas;
+    this.replicas = replicas;
   }
 
   /**
@@ -105,7 +116,7 @@ public final class ImportStaging {
    *
    * @throws io.dataclay.exceptions.StoreFullException when the pool has no room (nothing of the batch is stored)
    */
-  public void stage(String importId, List<StoredObject> batch, String field) {
+  public void stage(String importId, List<ObjectCopy> batch, String field) {
     Staged s = imports.get(importId);
     if (s == null || s.prepared) {
       throw new InvalidArgumentException("import_id: import " + importId + " is not staging here");
@@ -115,20 +126,28 @@ public final class ImportStaging {
     }
   }
 
-  private void stageInto(Staged s, List<StoredObject> batch, String field) {
+  private void stageInto(Staged s, List<ObjectCopy> batch, String field) {
     if (s.prepared) {
       throw new InvalidArgumentException("import_id: the import is being committed: it takes no more objects");
     }
     List<UUID> ids = new ArrayList<>(batch.size());
+    List<StoredObject> objects = new ArrayList<>(batch.size());
     Set<UUID> seen = new HashSet<>();
     for (int i = 0; i < batch.size(); i++) {
-      StoredObject o = batch.get(i);
+      StoredObject o = batch.get(i).object();
       String at = field + "[" + i + "]";
       String master = o.header().masterBackendId();
       if (master != null && master.equals(self)) {
-        throw new InvalidArgumentException(at + ".header.master_backend_id names this backend: a replica's master"
-            + " is another backend (leave it empty for a master copy)");
+        throw new InvalidArgumentException(at + ".object.header.master_backend_id names this backend: a replica's"
+            + " master is another backend (leave it empty for a master copy)");
       }
+      if (batch.get(i).isReplica() && !batch.get(i).replicaBackendIds().isEmpty()) {
+        throw new InvalidArgumentException(at + ".replica_backend_ids: a replica has no replicas of its own");
+      }
+      if (batch.get(i).replicaBackendIds().contains(self)) {
+        throw new InvalidArgumentException(at + ".replica_backend_ids names this backend, which holds the master copy");
+      }
+      objects.add(o);
       if (!seen.add(o.id()) || s.ids.contains(o.id()) || store.header(o.id()).isPresent()) {
         throw new ObjectAlreadyExistsException(at + ": object " + o.id() + " is already stored on this backend");
       }
@@ -139,13 +158,16 @@ public final class ImportStaging {
     s.file.append(ids);
     s.ids.addAll(ids);
     try {
-      store.putAll(batch);
+      store.putAll(objects);
     } catch (RuntimeException e) {
       ids.forEach(s.ids::remove);
       throw e;
     }
-    for (StoredObject o : batch) {
-      s.count(o);
+    for (ObjectCopy c : batch) {
+      s.count(c.object());
+      if (!c.replicaBackendIds().isEmpty()) {
+        s.replicaSets.put(c.object().id(), c.replicaBackendIds());
+      }
     }
     s.touch();
   }
@@ -157,10 +179,12 @@ public final class ImportStaging {
   }
 
   /**
-   * The Logic Module begins committing {@code importId} (backends only): marks it prepared, durably,
-   * and answers the staged objects' headers in batches (objects carry no fields).
+   * The Logic Module begins committing {@code importId} (backends only): marks it prepared, durably;
+   * from now on changes to the staged master copies reach their replicas (so none is missed between
+   * the commit and FinishImport). Answers the staged objects' headers, with each master copy's
+   * replicas, in batches (objects carry no fields).
    */
-  public List<List<StoredObject>> prepare(Session caller, String importId) {
+  public List<List<ObjectCopy>> prepare(Session caller, String importId) {
     Permissions.requireBackend(caller, "PrepareImport");
     checkId(importId);
     Staged s = imports.get(importId);
@@ -172,12 +196,13 @@ public final class ImportStaging {
       s.prepared = true;
     }
     s.touch();
-    List<List<StoredObject>> batches = new ArrayList<>();
-    List<StoredObject> batch = new ArrayList<>(BATCH);
+    s.replicaSets.forEach(replicas::set);
+    List<List<ObjectCopy>> batches = new ArrayList<>();
+    List<ObjectCopy> batch = new ArrayList<>(BATCH);
     for (UUID id : s.ids) {
       ObjectHeader h = store.header(id).orElseThrow(() -> new InvalidArgumentException(
           "import_id: staged object " + id + " of import " + importId + " is no longer stored here"));
-      batch.add(new StoredObject(id, h, Map.of()));
+      batch.add(new ObjectCopy(new StoredObject(id, h, Map.of()), s.replicaSets.getOrDefault(id, Set.of())));
       if (batch.size() == BATCH) {
         batches.add(batch);
         batch = new ArrayList<>(BATCH);
@@ -268,11 +293,9 @@ public final class ImportStaging {
   private void end(String importId, StagingFile file, Set<UUID> ids, boolean committed) {
     if (!committed) {
       removeAll(ids);
+      replicas.forget(ids);
     }
     file.delete();
-    if (committed) {
-      reloadReplicas.run();
-    }
   }
 
   private void settle(Path file, Set<UUID> ids, boolean committed) {
@@ -322,6 +345,7 @@ public final class ImportStaging {
   private static final class Staged {
     final StagingFile file;
     final Set<UUID> ids = ConcurrentHashMap.newKeySet();
+    final Map<UUID, Set<String>> replicaSets = new ConcurrentHashMap<>();
     volatile boolean prepared;
     volatile long lastActivityMs = System.currentTimeMillis();
     long masters;

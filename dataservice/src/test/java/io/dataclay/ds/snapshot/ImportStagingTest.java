@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.common.Language;
+import io.dataclay.ds.service.ObjectCopy;
 import io.dataclay.ds.service.Session;
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.ObjectStore;
@@ -47,8 +48,19 @@ class ImportStagingTest {
   private ObjectStore store;
   private final UUID self = UUID.randomUUID();
   private final AtomicReference<ImportStaging.State> lm = new AtomicReference<>(ImportStaging.State.OPEN);
-  private final AtomicInteger reloads = new AtomicInteger();
+  private final Map<UUID, Set<String>> replicaSets = new java.util.concurrent.ConcurrentHashMap<>();
   private final List<UUID> evicted = new ArrayList<>();
+  private final ImportStaging.Replicas replicas = new ImportStaging.Replicas() {
+    @Override
+    public void set(UUID id, Set<String> backends) {
+      replicaSets.put(id, backends);
+    }
+
+    @Override
+    public void forget(java.util.Collection<UUID> ids) {
+      ids.forEach(replicaSets::remove);
+    }
+  };
 
   @BeforeEach
   void open() {
@@ -61,41 +73,52 @@ class ImportStagingTest {
   }
 
   private ImportStaging staging() {
-    return new ImportStaging(store, dir.resolve("imports"), self, id -> lm.get(), evicted::addAll,
-        reloads::incrementAndGet);
+    return new ImportStaging(store, dir.resolve("imports"), self, id -> lm.get(), evicted::addAll, replicas);
   }
 
-  private List<StoredObject> objects(int n) {
-    List<StoredObject> out = new ArrayList<>();
+  private List<ObjectCopy> objects(int n) {
+    List<ObjectCopy> out = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      out.add(TestObjects.object(UUID.randomUUID(), "v", "imported"));
+      out.add(new ObjectCopy(TestObjects.object(UUID.randomUUID(), "v", "imported"), Set.of()));
     }
     return out;
   }
 
   @Test
   void aCommittedImportKeepsItsObjectsAndAGivenUpOneLeavesNothing() {
-    // setup
+    // setup: ten master copies, one of them with a replica on another backend
     ImportStaging staging = staging();
-    List<StoredObject> batch = objects(10);
+    String other = UUID.randomUUID().toString();
+    List<ObjectCopy> batch = new ArrayList<>(objects(9));
+    ObjectCopy replicated = new ObjectCopy(TestObjects.object(UUID.randomUUID(), "v", "imported"), Set.of(other));
+    batch.add(replicated);
     staging.open(ADMIN, IMPORT);
     staging.stage(IMPORT, batch, "data");
+    assertEquals(Map.of(), replicaSets);
     // run: prepared, then committed
-    List<List<StoredObject>> headers = staging.prepare(BACKEND, IMPORT);
+    List<List<ObjectCopy>> headers = staging.prepare(BACKEND, IMPORT);
+    // verify: from the prepare on, the master passes changes to its replica
+    assertEquals(Map.of(replicated.object().id(), Set.of(other)), replicaSets);
+    assertTrue(headers.get(0).contains(new ObjectCopy(new StoredObject(replicated.object().id(),
+        replicated.object().header(), Map.of()), Set.of(other))));
     staging.finish(BACKEND, IMPORT, true);
     // verify
     assertEquals(10, headers.get(0).size());
     assertEquals(10, store.count());
-    assertEquals(1, reloads.get());
+    assertEquals(Map.of(replicated.object().id(), Set.of(other)), replicaSets);
     assertFalse(Files.exists(dir.resolve("imports").resolve(IMPORT + ".staged")));
     // run: another import, given up
     String second = "ffeeddccbbaa99887766554433221100";
     staging.open(ADMIN, second);
-    staging.stage(second, objects(5), "data");
+    List<ObjectCopy> given = objects(5);
+    given.set(0, new ObjectCopy(given.get(0).object(), Set.of(other)));
+    staging.stage(second, given, "data");
+    staging.prepare(BACKEND, second);
     staging.finish(BACKEND, second, false);
-    // verify: only the first import's objects are left
+    // verify: only the first import's objects are left, and only its replica set
     assertEquals(10, store.count());
     assertEquals(5, evicted.size());
+    assertEquals(Set.of(replicated.object().id()), replicaSets.keySet());
   }
 
   @Test
@@ -155,15 +178,20 @@ class ImportStagingTest {
     staging.open(ADMIN, IMPORT);
     StoredObject resident = TestObjects.object(UUID.randomUUID(), "v", "here");
     store.put(resident);
-    assertThrows(ObjectAlreadyExistsException.class, () -> staging.stage(IMPORT, List.of(resident), "data"));
+    assertThrows(ObjectAlreadyExistsException.class,
+        () -> staging.stage(IMPORT, List.of(new ObjectCopy(resident, Set.of())), "data"));
     StoredObject selfReplica = new StoredObject(UUID.randomUUID(), new ObjectHeader("m.C", Language.PYTHON, "alice",
         null, self.toString()), Map.of());
-    assertThrows(InvalidArgumentException.class, () -> staging.stage(IMPORT, List.of(selfReplica), "data"));
+    assertThrows(InvalidArgumentException.class,
+        () -> staging.stage(IMPORT, List.of(new ObjectCopy(selfReplica, Set.of())), "data"));
+    StoredObject master = TestObjects.object(UUID.randomUUID(), "v", "m");
+    assertThrows(InvalidArgumentException.class,
+        () -> staging.stage(IMPORT, List.of(new ObjectCopy(master, Set.of(self.toString()))), "data"));
     assertThrows(PermissionDeniedException.class, () -> staging.prepare(ADMIN, IMPORT));
     assertEquals(1, store.count());
   }
 
   private ImportStaging staging(ImportStaging.ImportStates states) {
-    return new ImportStaging(store, dir.resolve("imports"), self, states, evicted::addAll, reloads::incrementAndGet);
+    return new ImportStaging(store, dir.resolve("imports"), self, states, evicted::addAll, replicas);
   }
 }

@@ -90,7 +90,8 @@ final class GrpcSnapshotCalls implements SnapshotCalls {
           + " without a language");
     };
     return new ImportTables.StagedCopy(o.getId(), h.getMasterBackendId().isEmpty() ? null : h.getMasterBackendId(),
-        h.getClassName(), language, h.getDataset(), h.getVersionOf().isEmpty() ? null : h.getVersionOf());
+        h.getClassName(), language, h.getDataset(), h.getVersionOf().isEmpty() ? null : h.getVersionOf(),
+        o.getReplicaBackendIdsList());
   }
 
   private <T> T call(BackendRecord b, long timeoutMs, String token, Function<DataServiceClient, T> body) {

@@ -23,9 +23,17 @@ import java.util.Optional;
 public final class ImportTables {
   private static final int IN_BATCH = 500;
 
-  /** A staged copy of an object as its backend reports it; {@code replicaOf} null for the master copy. */
+  /**
+   * A staged copy of an object as its backend reports it: {@code replicaOf} null for the master copy,
+   * which then declares the backends of its {@code replicas}.
+   */
   public record StagedCopy(String id, String replicaOf, String className, Language language, String dataset,
-      String versionOf) {}
+      String versionOf, List<String> replicas) {
+    /** Copies the list. */
+    public StagedCopy {
+      replicas = List.copyOf(replicas);
+    }
+  }
 
   /** Masters and replicas a backend is to stage. */
   public record Expected(long masters, long replicas) {}
@@ -90,6 +98,14 @@ public final class ImportTables {
       }
       c.batch("INSERT INTO import_staged (import_id, id, staged_on, replica_of, class_name, language, dataset,"
           + " version_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", rows);
+      List<Object[]> declared = new ArrayList<>();
+      for (StagedCopy s : copies) {
+        for (String replica : s.replicas()) {
+          declared.add(new Object[] {importId, s.id(), replica});
+        }
+      }
+      c.batch("INSERT INTO import_declared (import_id, id, backend_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+          declared);
       return null;
     });
   }
@@ -121,8 +137,7 @@ public final class ImportTables {
   /** Forgets what import {@code importId} staged here (it was given up). */
   public void drop(String importId) {
     jdbc.transaction(c -> {
-      c.update("DELETE FROM import_staged WHERE import_id = ?", importId);
-      c.update("DELETE FROM import_aliases WHERE import_id = ?", importId);
+      clear(c, importId);
       return null;
     });
   }
@@ -182,8 +197,7 @@ public final class ImportTables {
       long aliases = insertAliases(c, importId);
       c.update("INSERT INTO imports_committed (import_id, committed_at_ms, objects) VALUES (?, ?, ?)", importId, nowMs,
           objects);
-      c.update("DELETE FROM import_staged WHERE import_id = ?", importId);
-      c.update("DELETE FROM import_aliases WHERE import_id = ?", importId);
+      clear(c, importId);
       return new Committed(objects, replicas, aliases, datasets, content.contracts().size(), created, models);
     });
   }
@@ -219,11 +233,29 @@ public final class ImportTables {
           throw new InvalidArgumentException("a replica of object " + id + " names a master backend that did not"
               + " stage its master copy");
         });
+    // each master copy must pass its changes to exactly the replicas staged for it
+    first(c, "SELECT d.id FROM import_declared d LEFT JOIN import_staged r ON r.import_id = d.import_id"
+        + " AND r.id = d.id AND r.staged_on = d.backend_id AND r.replica_of IS NOT NULL WHERE d.import_id = ?"
+        + " AND r.id IS NULL", importId).ifPresent(id -> {
+          throw new InvalidArgumentException("the master copy of object " + id + " names a replica no backend staged");
+        });
+    first(c, "SELECT r.id FROM import_staged r LEFT JOIN import_declared d ON d.import_id = r.import_id"
+        + " AND d.id = r.id AND d.backend_id = r.staged_on WHERE r.import_id = ? AND r.replica_of IS NOT NULL"
+        + " AND d.id IS NULL", importId).ifPresent(id -> {
+          throw new InvalidArgumentException("a replica of object " + id + " was staged that its master copy does not"
+              + " name");
+        });
     first(c, "SELECT s.id FROM import_staged s JOIN objects o ON o.id = s.id WHERE s.import_id = ?", importId)
         .ifPresent(id -> {
           throw new ObjectAlreadyExistsException("object " + id + " is already registered in this cluster (was this"
               + " snapshot imported before?)");
         });
+  }
+
+  private static void clear(PooledConnection c, String importId) throws SQLException {
+    c.update("DELETE FROM import_staged WHERE import_id = ?", importId);
+    c.update("DELETE FROM import_declared WHERE import_id = ?", importId);
+    c.update("DELETE FROM import_aliases WHERE import_id = ?", importId);
   }
 
   private static long insertAliases(PooledConnection c, String importId) throws SQLException {

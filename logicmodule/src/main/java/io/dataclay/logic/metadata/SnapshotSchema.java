@@ -24,6 +24,12 @@ final class SnapshotSchema {
             + " dataset TEXT NOT NULL,"
             + " version_of TEXT,"
             + " PRIMARY KEY (import_id, id, staged_on))",
+        // the replicas each staged master copy declares (its backend passes changes on to them)
+        "CREATE TABLE IF NOT EXISTS import_declared ("
+            + " import_id TEXT NOT NULL,"
+            + " id TEXT NOT NULL,"
+            + " backend_id TEXT NOT NULL,"
+            + " PRIMARY KEY (import_id, id, backend_id))",
         "CREATE TABLE IF NOT EXISTS import_aliases ("
             + " import_id TEXT NOT NULL,"
             + " dataset TEXT NOT NULL,"
@@ -39,6 +45,7 @@ final class SnapshotSchema {
         c.execute(statement);
       }
       c.update("DELETE FROM import_staged");
+      c.update("DELETE FROM import_declared");
       c.update("DELETE FROM import_aliases");
       return null;
     });

@@ -65,11 +65,12 @@ abstract class SnapshotMetadataContract {
     for (int i = 0; i < masters; i++) {
       String id = UUID.randomUUID().toString();
       ids.add(id);
-      copies.add(new ImportTables.StagedCopy(id, null, "app.Person", Language.PYTHON, "carol", null));
+      copies.add(new ImportTables.StagedCopy(id, null, "app.Person", Language.PYTHON, "carol", null,
+          i == 0 ? List.of(b2) : List.of()));
     }
     store.imports().stageCopies(IMPORT, b1, copies);
     store.imports().stageCopies(IMPORT, b2, List.of(new ImportTables.StagedCopy(ids.get(0), b1, "app.Person",
-        Language.PYTHON, "carol", null)));
+        Language.PYTHON, "carol", null, List.of())));
     return ids;
   }
 
@@ -115,10 +116,13 @@ abstract class SnapshotMetadataContract {
           store.objects().register(List.of(other), "first", other.id());
         },
         ids -> store.imports().stageCopies(IMPORT, b2, List.of(new ImportTables.StagedCopy(ids.get(2), b2, "app.Person",
-            Language.PYTHON, "carol", null))),
-        ids -> store.accounts().grant(new ContractRecord("carol", "admin", "admin", false, 0, 0)));
+            Language.PYTHON, "carol", null, List.of()))),
+        ids -> store.accounts().grant(new ContractRecord("carol", "admin", "admin", false, 0, 0)),
+        ids -> store.imports().stageCopies(IMPORT, b1, List.of(new ImportTables.StagedCopy(ids.get(1), null,
+            "app.Person", Language.PYTHON, "carol", null, List.of(b2)))));
     List<Class<? extends DataClayException>> expected = List.of(ObjectAlreadyExistsException.class,
-        AliasAlreadyExistsException.class, InvalidArgumentException.class, InvalidArgumentException.class);
+        AliasAlreadyExistsException.class, InvalidArgumentException.class, InvalidArgumentException.class,
+        InvalidArgumentException.class);
     for (int i = 0; i < conflicts.size(); i++) {
       // setup: a clean database each time, with a conflict of one kind
       close();
