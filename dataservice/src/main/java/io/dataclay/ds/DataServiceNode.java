@@ -45,9 +45,11 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -134,12 +136,12 @@ public final class DataServiceNode implements AutoCloseable {
     ImportStaging staging = new ImportStaging(store, config.backendDir().resolve("imports"), id,
         new ImportStateQuery(admin), environments::evict, new ImportStaging.Replicas() {
           @Override
-          public void set(UUID oid, java.util.Set<String> backends) {
+          public void set(UUID oid, Set<String> backends) {
             replicas.set(oid, backends);
           }
 
           @Override
-          public void forget(java.util.Collection<UUID> ids) {
+          public void forget(Collection<UUID> ids) {
             replicas.forget(ids);
           }
         });
