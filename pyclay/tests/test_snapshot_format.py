@@ -151,7 +151,9 @@ def test_a_master_copy_is_wrapped_with_its_replicas_without_being_decoded():
     from dataclay._internal.proto import common_pb2, dataservice_pb2
     data = common_pb2.ObjectData(id="x", header=common_pb2.ObjectHeader(class_name="m.C", dataset="d"),
                                  fields=[common_pb2.Field(name="f", value=b"v" * 300)])
-    wrapped = dataservice_pb2.CopiedObject.FromString(_copied(data.SerializeToString(), [BACKEND, "b2"]))
+    record = b"".join(_copied(memoryview(data.SerializeToString()), [BACKEND, "b2"]))
+    [(start, end)] = list(fmt.delimited(record, "test"))
+    wrapped = dataservice_pb2.CopiedObject.FromString(record[start:end])
     assert wrapped.object == data and list(wrapped.replica_backend_ids) == [BACKEND, "b2"]
     placement = place(_index([10, 10], {"o0": 1}), ["a", "b"])
     holders = {t.backend_id: t.replica_holders for t in placement.targets.values()}

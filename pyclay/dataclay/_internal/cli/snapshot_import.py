@@ -127,26 +127,30 @@ def _stage_on(config, address: str, token: str, import_id: str, index, target, m
         client.close()
 
 
-def _copied(raw: bytes, replicas) -> bytes:
-    """A CopiedObject record around an ObjectData record (`raw`), built without decoding it."""
-    parts = [b"\x0a", fmt.varint(len(raw)), raw]
-    for backend in replicas:
-        encoded = backend.encode()
-        parts += [b"\x12", fmt.varint(len(encoded)), encoded]
-    return b"".join(parts)
+def _copied(raw, replicas) -> list:
+    """A delimited CopiedObject record around an ObjectData record (`raw`, bytes or a memoryview), as
+    parts to join: built without decoding or copying `raw`."""
+    tail = b"".join(b"\x12" + fmt.varint(len(b)) + b for b in (r.encode() for r in replicas))
+    head = b"\x0a" + fmt.varint(len(raw))
+    return [fmt.varint(len(head) + len(raw) + len(tail)) + head, raw, tail]
 
 
 def _chunks(import_id: str, index, target, meter, failed):
     """ImportChunks of the target's records (delimited CopiedObjects): master copies as they are in the
-    snapshot, naming the backends of their replicas, and replicas naming their master."""
+    snapshot, naming the backends of their replicas, and replicas naming their master. Records are
+    referenced in the mapped files and copied once, into each piece."""
     views = {}
     pending, size, first = [], 0, True
 
-    def chunk(data: bytes):
-        nonlocal first
-        message = dataservice_pb2.ImportChunk(import_id=import_id if first else "", data=data)
-        first = False
-        return message
+    def pieces():
+        nonlocal size, first
+        data = b"".join(pending)
+        pending.clear()
+        size = 0
+        for at in range(0, max(len(data), 1), _PIECE):
+            yield dataservice_pb2.ImportChunk(import_id=import_id if first else "",
+                                              data=data if len(data) <= _PIECE else data[at:at + _PIECE])
+            first = False
 
     try:
         items = [(r, None) for r in target.masters] + list(target.replicas)
@@ -154,38 +158,34 @@ def _chunks(import_id: str, index, target, meter, failed):
             if failed.is_set():
                 raise _Stopped()
             raw = _view(index, views, record)[index.start[record]:index.end[record]]
+            meter.add(len(raw), 1 if master is None else 0)
             if master is None:
-                data = fmt.delimit(_copied(raw, target.replica_holders.get(record, ())))
+                parts = _copied(raw, target.replica_holders.get(record, ()))
             else:
                 copy = common_pb2.ObjectData.FromString(raw)
                 copy.header.master_backend_id = master
-                data = fmt.delimit(_copied(copy.SerializeToString(), ()))
-            meter.add(len(raw), 1 if master is None else 0)
-            if len(data) >= _PIECE:
-                if pending:
-                    yield chunk(b"".join(pending))
-                    pending, size = [], 0
-                for at in range(0, len(data), _PIECE):
-                    yield chunk(data[at:at + _PIECE])
-                continue
-            pending.append(data)
-            size += len(data)
+                parts = _copied(copy.SerializeToString(), ())
+            pending.extend(parts)
+            size += sum(len(x) for x in parts)
             if size >= _PIECE:
-                yield chunk(b"".join(pending))
-                pending, size = [], 0
+                yield from pieces()
         if pending or first:
-            yield chunk(b"".join(pending))
+            yield from pieces()
     finally:
+        pending.clear()
         for f, view in views.values():
-            view.close()
+            try:
+                view.release()
+            except BufferError:
+                pass  # a piece still refers to the mapping: closing the file is enough
             f.close()
 
 
-def _view(index, views: dict, record: int):
+def _view(index, views: dict, record: int) -> memoryview:
     number = index.file_of[record]
     if number not in views:
         f = open(index.directory / index.files[number][0], "rb")
-        views[number] = (f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
+        views[number] = (f, memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)))
     return views[number][1]
 
 
