@@ -10,9 +10,6 @@ import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectAlreadyExistsException;
 import io.dataclay.exceptions.PermissionDeniedException;
-import java.io.IOException;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -233,37 +230,10 @@ public final class ImportStaging {
 
   /**
    * At start, before this backend registers what it stores: settles the imports a previous run left
-   * staged. Keeps those the Logic Module committed; removes the others, waiting while the Logic
-   * Module may still be committing one this backend had prepared.
+   * staged (see {@link StagingRecovery}).
    */
   public void recover() throws InterruptedException {
-    if (!Files.isDirectory(dir)) {
-      return;
-    }
-    List<Path> files = new ArrayList<>();
-    try (DirectoryStream<Path> listing = Files.newDirectoryStream(dir, "*" + StagingFile.SUFFIX)) {
-      listing.forEach(files::add);
-    } catch (IOException e) {
-      throw new io.dataclay.exceptions.InternalException("cannot list " + dir + ": " + e.getMessage());
-    }
-    for (Path file : files) {
-      StagingFile.Contents c;
-      try {
-        c = StagingFile.read(file);
-      } catch (IOException e) {
-        LOG.warning("ignoring " + file + ": " + e.getMessage());
-        continue;
-      }
-      State state = askAtStart(c.importId());
-      while (state == State.OPEN && c.prepared()) {
-        LOG.info("import " + c.importId() + " is being committed by the Logic Module; waiting for its outcome");
-        Thread.sleep(500);
-        state = askAtStart(c.importId());
-      }
-      LOG.info((state == State.COMMITTED ? "keeping " : "removing ") + c.ids().size() + " objects staged by import "
-          + c.importId() + " before this backend stopped");
-      settle(file, c.ids(), state == State.COMMITTED);
-    }
+    new StagingRecovery(dir, lm, this::removeAll).run();
   }
 
   /** Settles staged imports left idle (their client or the Logic Module gone): run periodically. */
@@ -298,35 +268,10 @@ public final class ImportStaging {
     file.delete();
   }
 
-  private void settle(Path file, Set<UUID> ids, boolean committed) {
-    if (!committed) {
-      removeAll(ids);
-    }
-    try {
-      Files.deleteIfExists(file);
-    } catch (IOException e) {
-      throw new io.dataclay.exceptions.InternalException("cannot remove " + file + ": " + e.getMessage());
-    }
-  }
-
   private void removeAll(Set<UUID> ids) {
     List<UUID> removed = new ArrayList<>(ids);
     removed.forEach(store::remove);
     evict.accept(removed);
-  }
-
-  // At start the Logic Module has just accepted this backend's registration; a failed question is retried a little.
-  private State askAtStart(String importId) throws InterruptedException {
-    for (int attempt = 1; ; attempt++) {
-      try {
-        return lm.stateOf(importId);
-      } catch (DataClayException e) {
-        if (attempt == 10) {
-          throw e;
-        }
-        Thread.sleep(1000);
-      }
-    }
   }
 
   static void requireAdministrator(Session caller, String rpc) {

@@ -1,38 +1,24 @@
 package io.dataclay.logic.service;
 
-import io.dataclay.exceptions.AccountDoesNotExistException;
-import io.dataclay.exceptions.AliasAlreadyExistsException;
-import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InvalidArgumentException;
-import io.dataclay.exceptions.NamespaceConflictException;
-import io.dataclay.exceptions.ObjectAlreadyExistsException;
 import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.logic.metadata.AccountRecord;
 import io.dataclay.logic.metadata.BackendRecord;
-import io.dataclay.logic.metadata.ContractRecord;
 import io.dataclay.logic.metadata.ImportTables;
-import io.dataclay.logic.metadata.MetadataCut;
 import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.ModelRecord;
-import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.function.Supplier;
 import java.util.logging.Logger;
 
 /**
  * Runs imports, one at a time (docs/internals.md "Snapshots"): checks a plan against the cluster
- * before anything is stored ({@link Opening}), then commits what the backends staged in one
+ * before anything is stored ({@link ImportOpening}), then commits what the backends staged in one
  * transaction ({@link #commit}), or gives it up and has the backends remove it ({@link #abort}).
  *
  * <p>Crash note: an open import lives in this process's memory. If the Logic Module stops, the
@@ -44,7 +30,6 @@ public final class ImportCoordinator {
   /** An open import nobody touched this long (its client gone) is given up. */
   static final long IDLE_MS = 10 * 60_000;
   private static final Logger LOG = Logger.getLogger(ImportCoordinator.class.getName());
-  private static final SecureRandom RANDOM = new SecureRandom();
 
   /** What BeginImport answers. */
   public record Opened(String id, List<String> accountsToCreate, List<String> modelsToRegister) {}
@@ -73,10 +58,27 @@ public final class ImportCoordinator {
     this.clock = clock;
   }
 
-  /** Starts checking a new import's plan (administrators); feed it the parts, then {@link Opening#open}. */
-  public Opening begin(Session caller) {
+  /** Starts checking a new import's plan (administrators); feed it the parts, then {@link ImportOpening#open}. */
+  public ImportOpening begin(Session caller) {
     caller.requireAdmin("BeginImport");
-    return new Opening(caller.username());
+    return new ImportOpening(this, store, backends, models, caller.username());
+  }
+
+  /**
+   * Opens a checked import, unless another one is open.
+   *
+   * @throws BackendUnavailableException when another import is open
+   */
+  Opened open(String id, String admin, ImportPlan plan, List<ModelRecord> toRegister, List<String> create) {
+    expireIdle();
+    synchronized (this) {
+      if (current != null) {
+        throw new BackendUnavailableException("another import (" + current.id + ", by " + current.admin
+            + ") is open; try again when it ends");
+      }
+      current = new Open(id, admin, plan, List.copyOf(toRegister), create, clock.millis());
+    }
+    return new Opened(id, create, toRegister.stream().map(ModelRecord::namespace).toList());
   }
 
   /**
@@ -206,171 +208,6 @@ public final class ImportCoordinator {
     if (id == null || !id.matches("[0-9a-f]{32}")) {
       throw new InvalidArgumentException("import_id must be 32 lower-case hex digits");
     }
-  }
-
-  /** An import being checked: the plan first, then models, object IDs and aliases, then {@link #open}. */
-  public final class Opening {
-    private final String id;
-    private final String admin;
-    private ImportPlan plan;
-    private final List<ModelRecord> toRegister = new ArrayList<>();
-    private final Set<String> namespaces = new HashSet<>();
-    private long aliasCount;
-
-    private Opening(String admin) {
-      byte[] bits = new byte[16];
-      RANDOM.nextBytes(bits);
-      this.id = HexFormat.of().formatHex(bits);
-      this.admin = admin;
-    }
-
-    /** The plan (first, once). */
-    public void plan(ImportPlan p) {
-      if (plan != null) {
-        throw new InvalidArgumentException("parts: the plan comes once, first");
-      }
-      p.validate();
-      plan = p;
-    }
-
-    /**
-     * A model of the snapshot: registered at the commit unless this cluster has the namespace with
-     * the same code already.
-     *
-     * @throws NamespaceConflictException when the cluster has the namespace with other code, or a
-     *     file or class of it belongs to another namespace
-     */
-    public void model(ModelRecord m) {
-      requirePlan();
-      models.check(m);
-      if (!namespaces.add(m.namespace())) {
-        throw new InvalidArgumentException("model: namespace '" + m.namespace() + "' comes twice");
-      }
-      Optional<ModelRecord> present = store.models().find(m.namespace());
-      if (present.isPresent()) {
-        if (!sameCode(present.get(), m)) {
-          throw new NamespaceConflictException("namespace '" + m.namespace() + "' is registered in this cluster with"
-              + " other code than the snapshot's");
-        }
-        return;
-      }
-      ModelRecord owned = m.withOwnerAndVersion(ownerOf(m), 0);
-      store.imports().checkModel(owned);
-      toRegister.add(owned);
-    }
-
-    /** A batch of the import's object IDs: none may be registered in this cluster. */
-    public void ids(List<String> batch) {
-      requirePlan();
-      for (int i = 0; i < batch.size(); i++) {
-        Checks.uuid("ids[" + i + "]", batch.get(i));
-      }
-      List<String> taken = store.imports().registeredAmong(batch);
-      if (!taken.isEmpty()) {
-        throw new ObjectAlreadyExistsException("object " + taken.get(0) + " (and " + (taken.size() - 1) + " more of"
-            + " this batch) is already registered in this cluster: was this snapshot imported before?");
-      }
-    }
-
-    /** A batch of the import's aliases: none may exist in this cluster. */
-    public void aliases(List<MetadataCut.Alias> batch) {
-      requirePlan();
-      for (int i = 0; i < batch.size(); i++) {
-        MetadataCut.Alias a = batch.get(i);
-        Checks.name("aliases[" + i + "].dataset", a.dataset());
-        Checks.alias("aliases[" + i + "].alias", a.alias());
-        Checks.uuid("aliases[" + i + "].object_id", a.objectId());
-      }
-      List<MetadataCut.Alias> taken = store.imports().stageAliases(id, batch);
-      if (!taken.isEmpty()) {
-        throw new AliasAlreadyExistsException("alias '" + taken.get(0).alias() + "' already exists in dataset '"
-            + taken.get(0).dataset() + "' of this cluster");
-      }
-      aliasCount += batch.size();
-    }
-
-    /**
-     * Opens the import when its accounts, datasets, contracts and targets fit this cluster.
-     *
-     * @throws BackendUnavailableException when another import is open or a target backend is not alive
-     */
-    public Opened open() {
-      requirePlan();
-      List<String> create = new ArrayList<>();
-      List<String> missing = new ArrayList<>();
-      for (ImportPlan.Account a : plan.accounts()) {
-        if (store.accounts().find(a.username()).isEmpty()) {
-          (a.hasHash() || !a.newPassword().isEmpty() ? create : missing).add(a.username());
-        }
-      }
-      if (!missing.isEmpty()) {
-        throw new AccountDoesNotExistException("accounts " + missing + " do not exist in this cluster and the"
-            + " snapshot holds no password hash for them: give them new passwords (dataclay import"
-            + " --passwords-file FILE) or create them first (dataclaycmd NewAccount)");
-      }
-      Set<String> accounts = new HashSet<>(create);
-      for (MetadataCut.Dataset d : plan.datasets()) {
-        Optional<String> owner = store.accounts().datasetOwner(d.name());
-        if (owner.isPresent() && !owner.get().equals(d.owner())) {
-          throw new PermissionDeniedException("dataset '" + d.name() + "' belongs to '" + owner.get() + "' in this"
-              + " cluster, to '" + d.owner() + "' in the snapshot");
-        }
-        requireAccount(d.owner(), accounts);
-      }
-      for (ContractRecord k : plan.contracts()) {
-        requireAccount(k.beneficiary(), accounts);
-      }
-      Set<String> alive = new HashSet<>();
-      backends.alive().forEach(b -> alive.add(b.id()));
-      for (String target : plan.targets().keySet()) {
-        if (!alive.contains(target)) {
-          throw new BackendDoesNotExistException("plan.targets: backend " + target + " is not a live backend of"
-              + " this cluster");
-        }
-      }
-      expireIdle();
-      synchronized (ImportCoordinator.this) {
-        if (current != null) {
-          throw new BackendUnavailableException("another import (" + current.id + ", by " + current.admin
-              + ") is open; try again when it ends");
-        }
-        current = new Open(id, admin, plan, List.copyOf(toRegister), create, clock.millis());
-      }
-      LOG.info("import " + id + " opened by " + admin + " from " + plan.source() + ": " + aliasCount + " aliases");
-      return new Opened(id, create, toRegister.stream().map(ModelRecord::namespace).toList());
-    }
-
-    /** The parts could not be read or checked: forget what was staged for them. */
-    public void abandon() {
-      store.imports().drop(id);
-    }
-
-    private void requirePlan() {
-      if (plan == null) {
-        throw new InvalidArgumentException("parts: the plan must come first");
-      }
-    }
-
-    private String ownerOf(ModelRecord m) {
-      boolean planned = plan.accounts().stream().anyMatch(a -> a.username().equals(m.owner()));
-      return planned || store.accounts().find(m.owner()).isPresent() ? m.owner() : admin;
-    }
-
-    private void requireAccount(String username, Set<String> created) {
-      if (!created.contains(username) && store.accounts().find(username).isEmpty()) {
-        throw new AccountDoesNotExistException("account '" + username + "' does not exist in this cluster and the"
-            + " snapshot does not bring it");
-      }
-    }
-  }
-
-  private static boolean sameCode(ModelRecord a, ModelRecord b) {
-    if (a.language() != b.language() || a.files().size() != b.files().size()) {
-      return false;
-    }
-    Map<String, byte[]> files = new HashMap<>();
-    a.files().forEach(f -> files.put(f.path(), f.content()));
-    return b.files().stream().allMatch(f -> files.containsKey(f.path()) && Arrays.equals(files.get(f.path()), f.content()));
   }
 
   /** An open import. */

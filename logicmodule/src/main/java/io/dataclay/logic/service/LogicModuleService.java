@@ -309,7 +309,7 @@ public final class LogicModuleService {
   }
 
   /** Starts checking an import's plan (administrators). */
-  public ImportCoordinator.Opening beginImport(String token) {
+  public ImportOpening beginImport(String token) {
     return imports.begin(caller(token));
   }
 

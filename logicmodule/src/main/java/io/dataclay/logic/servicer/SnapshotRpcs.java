@@ -7,6 +7,7 @@ import io.dataclay.logic.metadata.ContractRecord;
 import io.dataclay.logic.metadata.ImportTables;
 import io.dataclay.logic.metadata.MetadataCut;
 import io.dataclay.logic.service.ImportCoordinator;
+import io.dataclay.logic.service.ImportOpening;
 import io.dataclay.logic.service.ImportPlan;
 import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.logic.service.SnapshotCoordinator;
@@ -84,7 +85,7 @@ final class SnapshotRpcs {
   StreamObserver<ImportPlanPart> beginImport(StreamObserver<ImportOpened> out) {
     String token = token();
     return new StreamObserver<>() {
-      private ImportCoordinator.Opening opening;
+      private ImportOpening opening;
       private boolean failed;
 
       @Override
