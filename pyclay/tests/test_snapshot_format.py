@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from dataclay.exceptions import InvalidArgumentError
+from dataclay.exceptions import BackendUnavailableError, InvalidArgumentError
 from dataclay._internal.cli import snapshot_format as fmt
 from dataclay._internal.cli.import_placement import place
 from dataclay._internal.cli.progress import Progress
@@ -119,17 +119,23 @@ def test_an_existing_file_or_non_empty_directory_is_never_exported_into(tmp_path
     assert fmt.make_private_dir(tmp_path / "new") is False
 
 
-def _index(sizes, replicas):
+PY, JAVA = 1, 2
+BOTH = {PY, JAVA}
+
+
+def _index(sizes, replicas, languages=None):
     ids = [f"o{i}" for i in range(len(sizes))]
     return types.SimpleNamespace(
         chosen={oid: i for i, oid in enumerate(ids)},
         record_bytes=lambda i: sizes[i],
-        replicas_of=lambda oid: replicas.get(oid, 0))
+        replicas_of=lambda oid: replicas.get(oid, 0),
+        language_of=lambda i: (languages or {}).get(i, PY),
+        language_name=lambda language: "Python" if language == PY else "Java")
 
 
 def test_objects_spread_over_the_backends_by_bytes_and_replicas_go_to_other_backends():
     sizes = [100] * 30 + [1000] * 3
-    placement = place(_index(sizes, {"o0": 2, "o1": 1}), ["b", "a", "c"])
+    placement = place(_index(sizes, {"o0": 2, "o1": 1}), {"b": BOTH, "a": BOTH, "c": BOTH})
     loads = sorted(t.bytes - sum(sizes[r] for r, _ in t.replicas) for t in placement.targets.values())
     assert loads[-1] - loads[0] <= 1000
     assert sum(len(t.masters) for t in placement.targets.values()) == 33
@@ -141,7 +147,7 @@ def test_objects_spread_over_the_backends_by_bytes_and_replicas_go_to_other_back
 
 
 def test_replicas_beyond_the_backends_there_are_are_counted_as_missing():
-    placement = place(_index([10, 10], {"o0": 2, "o1": 1}), ["only"])
+    placement = place(_index([10, 10], {"o0": 2, "o1": 1}), {"only": BOTH})
     assert placement.short_of_replicas == 2 and placement.wanted_replicas == 2
     assert placement.targets["only"].replicas == []
 
@@ -155,7 +161,7 @@ def test_a_master_copy_is_wrapped_with_its_replicas_without_being_decoded():
     [(start, end)] = list(fmt.delimited(record, "test"))
     wrapped = dataservice_pb2.CopiedObject.FromString(record[start:end])
     assert wrapped.object == data and list(wrapped.replica_backend_ids) == [BACKEND, "b2"]
-    placement = place(_index([10, 10], {"o0": 1}), ["a", "b"])
+    placement = place(_index([10, 10], {"o0": 1}), {"a": BOTH, "b": BOTH})
     holders = {t.backend_id: t.replica_holders for t in placement.targets.values()}
     master = next(t for t, h in holders.items() if h)
     assert holders[master] == {0: ["b" if master == "a" else "a"]}
@@ -177,3 +183,14 @@ def test_progress_redraws_one_line_on_a_terminal_and_prints_lines_when_asked_els
     assert "100%" in terminal.getvalue() and "10/10 objects" in terminal.getvalue()
     assert "\r" not in log.getvalue() and log.getvalue().count("\n") >= 2 and "2.0/2.0 MB" in log.getvalue()
     assert quiet.getvalue() == ""
+
+
+def test_objects_go_only_where_their_language_runs():
+    languages = {i: JAVA for i in range(0, 20, 2)}
+    placement = place(_index([10] * 20, {"o0": 1}, languages), {"py": {PY}, "both": BOTH, "java": {JAVA}})
+    assert all(r % 2 == 1 for r in placement.targets["py"].masters)
+    assert all(r % 2 == 0 for r in placement.targets["java"].masters)
+    holders = [name for name, t in placement.targets.items() for record, _ in t.replicas if record == 0]
+    assert len(holders) == 1 and holders[0] in ("both", "java")
+    with pytest.raises(BackendUnavailableError, match="runs Java objects"):
+        place(_index([10], {}, {0: JAVA}), {"py": {PY}})

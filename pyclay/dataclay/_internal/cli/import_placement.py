@@ -32,26 +32,42 @@ class Placement:
         return [t for _, t in sorted(self.targets.items()) if t.masters or t.replicas]
 
 
-def place(index, backend_ids: list) -> Placement:
-    """Places every object of the checked snapshot `index` on the backends `backend_ids`."""
-    order = sorted(backend_ids)
+def place(index, backends: dict) -> Placement:
+    """Places every object of the checked snapshot `index` on `backends` (backend ID -> the languages
+    it runs: an object goes only where its language runs, replicas too)."""
+    from dataclay.exceptions import BackendUnavailableError
+    order = sorted(backends)
     targets = {b: TargetLoad(b) for b in order}
-    heap = [(0, position, b) for position, b in enumerate(order)]
-    heapq.heapify(heap)
+    loads = {b: 0 for b in order}
+    heaps, eligible = {}, {}
     placement = Placement(targets)
     for object_id, record in sorted(index.chosen.items(), key=lambda item: item[1]):
+        language = index.language_of(record)
+        if language not in heaps:
+            eligible[language] = [b for b in order if language in backends[b]]
+            if not eligible[language]:
+                raise BackendUnavailableError(f"no live backend of this cluster runs {index.language_name(language)} "
+                                              f"objects, which the snapshot holds")
+            heaps[language] = [(loads[b], position, b) for position, b in enumerate(eligible[language])]
+            heapq.heapify(heaps[language])
+        heap, candidates = heaps[language], eligible[language]
         size = index.record_bytes(record)
-        load, position, master = heapq.heappop(heap)
+        while True:  # entries go stale when another language's object lands on a backend
+            load, position, master = heapq.heappop(heap)
+            if load == loads[master]:
+                break
+            heapq.heappush(heap, (loads[master], position, master))
+        loads[master] += size
+        heapq.heappush(heap, (loads[master], position, master))
         targets[master].masters.append(record)
         targets[master].bytes += size
-        heapq.heappush(heap, (load + size, position, master))
         wanted = index.replicas_of(object_id)
-        made = min(wanted, len(order) - 1)
+        made = min(wanted, len(candidates) - 1)
         if made < wanted:
             placement.short_of_replicas += 1
             placement.wanted_replicas = max(placement.wanted_replicas, wanted)
         for step in range(1, made + 1):
-            holder = order[(position + step) % len(order)]
+            holder = candidates[(position + step) % len(candidates)]
             targets[holder].replicas.append((record, master))
             targets[holder].bytes += size
             targets[master].replica_holders.setdefault(record, []).append(holder)

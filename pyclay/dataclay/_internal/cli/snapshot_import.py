@@ -36,7 +36,7 @@ def import_snapshot(config: Config, directory: str, passwords_file: str | None =
         live = [b for b in lm.get_backends() if b.alive]
         if not live:
             raise BackendUnavailableError("no live backend to import into")
-        placement = place(index, [b.id for b in live])
+        placement = place(index, {b.id: set(b.languages) for b in live})
         new_passwords = {a.username: secrets.token_urlsafe(18) for a in index.accounts
                          if not a.password_hash} if passwords else {}
         source = f"snapshot {index.manifest.snapshot_id} of {index.manifest.source.get('logic_module', '?')}"

@@ -34,6 +34,7 @@ class SnapshotIndex:
         self.start = array.array("Q")
         self.end = array.array("Q")
         self.dataset_of = array.array("H")  # per record: index into dataset_names
+        self.languages = array.array("B")   # per record: its Language value
         self.dataset_names = []
         self.dataset_numbers = {}
         self.chosen = {}                # object ID -> record index (one per object)
@@ -44,6 +45,13 @@ class SnapshotIndex:
 
     def replicas_of(self, object_id: str) -> int:
         return self.locations.get(object_id, ("", 0))[1]
+
+    def language_of(self, index: int) -> int:
+        return self.languages[index]
+
+    @staticmethod
+    def language_name(language: int) -> str:
+        return common_pb2.Language.Name(language).capitalize()
 
 
 def read_snapshot(directory: str, progress: bool | None = None) -> SnapshotIndex:
@@ -160,6 +168,7 @@ def _check_object(index, raw: bytes, name: str, number: int, datasets, reference
         index.dataset_numbers[h.dataset] = len(index.dataset_names)
         index.dataset_names.append(h.dataset)
     index.dataset_of.append(index.dataset_numbers[h.dataset])
+    index.languages.append(h.language)
     previous = index.chosen.get(o.id)
     if previous is None:
         index.chosen[o.id] = record
