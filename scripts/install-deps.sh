@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what this project needs and is missing, on Debian: a JDK 17 and Maven, PMDK,
-# the PostgreSQL server binaries (tests start their own server), Python venv support;
-# then a virtualenv at .venv with the Python requirements. Safe to run again.
+# the PostgreSQL server binaries (tests start their own server), Python venv support, Slurm
+# and munge (the multi-host tests start their own slurmctld, slurmds and munged), iproute2 and
+# util-linux (namespace hosts); then a virtualenv at .venv with the Python requirements. Safe to
+# run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,7 +18,13 @@ dpkg -s libpmempool1 >/dev/null 2>&1 || missing+=(libpmempool1)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v python3 >/dev/null || missing+=(python3)
 if command -v python3 >/dev/null && ! python3 -c 'import ensurepip, venv' 2>/dev/null; then missing+=(python3-venv); fi
-command -v runuser >/dev/null || missing+=(util-linux)
+command -v runuser >/dev/null && command -v unshare >/dev/null && command -v setpriv >/dev/null \
+  || missing+=(util-linux)
+[ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || command -v ip >/dev/null || missing+=(iproute2)
+[ -x /usr/sbin/slurmctld ] || missing+=(slurmctld)
+[ -x /usr/sbin/slurmd ] || missing+=(slurmd)
+command -v sbatch >/dev/null || missing+=(slurm-client)
+[ -x /usr/sbin/munged ] || missing+=(munge)
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"

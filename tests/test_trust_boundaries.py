@@ -149,13 +149,18 @@ def test_backend_only_rpcs_are_refused_to_users_and_administrators(cluster, mall
         "FlushRegistrations": lambda s, m: s.FlushRegistrations(common_pb2.Empty(), metadata=m),
         "DeployModels": lambda s, m: s.DeployModels(lm_pb2.ModelList(), metadata=m),
         "SessionsClosed": lambda s, m: s.SessionsClosed(ds_pb2.SessionsClosedRequest(forget_all=True), metadata=m),
+        # a term that would fence every backend, and the victim's object made a master copy here
+        "PromoteReplicas": lambda s, m: s.PromoteReplicas(ds_pb2.PromoteReplicasRequest(
+            objects=[ds_pb2.PromotedObject(object_id=victim["counter"])],
+            terms={b: 99 for b in victim["backends"]}), metadata=m),
     }
     wrong = []
     for who, token in (("mallory", mallory.token), ("the administrator", admin.token)):
         stub, metadata, channel = raw(address, token)
         for rpc, call in calls.items():
             error = refused(lambda: call(stub, metadata))
-            if not isinstance(error, PermissionDeniedError) or "backends only" not in str(error):
+            expected = "Logic Module only" if rpc == "PromoteReplicas" else "backends only"
+            if not isinstance(error, PermissionDeniedError) or expected not in str(error):
                 wrong.append(f"{rpc} by {who}: {type(error).__name__}: {error}")
         channel.close()
     status_error = refused(lambda: raw(address, mallory.token)[0].GetStatus(
@@ -472,7 +477,8 @@ def test_a_malformed_request_is_invalid_argument_with_one_warning_line_and_serve
     # setup
     address = backend_address(mallory, sorted(b.id for b in mallory.get_backends())[0])
     calls = [(grpc.insecure_channel(address), "/dataclay.v1.DataService/CallMethod"),
-             (grpc.insecure_channel(f"127.0.0.1:{cluster.port}"), "/dataclay.v1.LogicModule/NewSession")]
+             (grpc.insecure_channel(f"127.0.0.1:{cluster.port}"), "/dataclay.v1.LogicModule/NewSession"),
+             (grpc.insecure_channel(address), "/dataclay.v1.Liveness/Ping")]
     before = cluster.logs().count("refused a malformed")
     # run
     codes = []
@@ -484,10 +490,10 @@ def test_a_malformed_request_is_invalid_argument_with_one_warning_line_and_serve
             codes.append((e.code(), e.details()))
         channel.close()
     # verify: typed errors, one line each in the logs, no stack trace, and the next good call is answered
-    assert [c for c, _ in codes] == [grpc.StatusCode.INVALID_ARGUMENT] * 2, codes
+    assert [c for c, _ in codes] == [grpc.StatusCode.INVALID_ARGUMENT] * 3, codes
     assert all("not a valid protobuf message" in d for _, d in codes), codes
     logs = cluster.logs()
-    assert logs.count("refused a malformed") - before == 2
+    assert logs.count("refused a malformed") - before == 3
     assert "InvalidProtocolBufferException" not in logs and "SEVERE io.grpc" not in logs
     assert mallory.get_backends()
 

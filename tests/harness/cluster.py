@@ -47,6 +47,13 @@ class Cluster:
             "DATACLAY_HOME": str(self.home), "DATACLAY_PORT": str(self.port),
             "DATACLAY_STORE_PATH": str(self.pools), "DATACLAY_STORE_SIZE": store_size,
             "DATACLAY_HEARTBEAT_MS": "200",
+            # the suite runs many clusters at once on 2 cores, where a server can be starved of CPU
+            # for more than the default 1.2 s: failover timing is tested on its own hosts
+            # (test_failover.py, test_multihost.py, with the default)
+            "DATACLAY_UNREACHABLE_MS": "5000",
+            # tests that kill a backend restart it and expect it back as it was: replicas are
+            # promoted only on the namespace hosts of test_failover.py
+            "DATACLAY_PROMOTE_AFTER_MS": "60000",
             # tests pass unaliased objects between client processes by ID, which a collection
             # between the two would rightly remove: collections run when a test asks for one
             "DATACLAY_GC_INTERVAL": "0",

@@ -158,6 +158,12 @@ class HostNetwork:
             raise
         return self
 
+    def restore(self) -> None:
+        """Every host thawed and connected again (after a test that froze or cut some off)."""
+        for host in self.hosts:
+            host.signal_all(signal.SIGCONT)
+            host.link_up()
+
     def close(self) -> None:
         """Kills every process of every host and removes the namespaces, links, bridge and files."""
         if not self.number:
@@ -188,9 +194,30 @@ class HostNetwork:
         raise RuntimeError("no free test network number (10.77.1-249.0/24 all taken)")
 
 
+def end_process_group(process: subprocess.Popen, timeout: float = 15) -> None:
+    """Ends a process started in a session of its own, and its group: SIGTERM, then SIGKILL after
+    `timeout` seconds."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGCONT)  # a frozen process cannot handle SIGTERM
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=timeout)
+
+
 def _remove_network(number: int) -> None:
     """Removes network `number` whatever state it is in: processes, namespaces, links, files."""
     prefix = f"dc{number}-"
+    # the root namespace's ends of the links, first: a deleted namespace is destroyed by the kernel
+    # later (seconds to minutes on a busy machine), and until then its links would keep their names
+    # and make the next network with this number fail ("File exists")
+    for line in _ip("-br", "link", check=False).stdout.splitlines():
+        name = line.split()[0].split("@")[0] if line.strip() else ""
+        if name.startswith(f"dc{number}v") and name[len(f"dc{number}v"):].isdigit():
+            _ip("link", "del", name, check=False)
     namespaces = [line.split()[0] for line in _ip("netns", "list", check=False).stdout.splitlines() if line.strip()]
     for ns in (n for n in namespaces if n.startswith(prefix)):
         pids = [int(p) for p in _ip("netns", "pids", ns, check=False).stdout.split() if p.isdigit()]

@@ -19,7 +19,7 @@ import tempfile
 import time
 
 from harness.cluster import MODELS, REPO
-from harness.hosts import Host, HostNetwork
+from harness.hosts import Host, HostNetwork, end_process_group
 
 JARS = REPO / "pyclay" / "dataclay" / "_internal" / "jars"
 BIN = pathlib.Path(sys.executable).parent
@@ -85,8 +85,7 @@ class MultiHostCluster:
         env.update({"DATACLAY_HOST": self.lm_host.name, "DATACLAY_PORT": str(LM_PORT),
                     "DATACLAY_USER": "admin", "DATACLAY_PASSWORD": self.password,
                     "PYTHONPATH": os.pathsep.join(filter(None, [str(MODELS), os.environ.get("PYTHONPATH")]))})
-        env.update({k: v for k, v in self.extra_env.items() if k.startswith("DATACLAY_CLIENT_")
-                    or k in ("DATACLAY_FAILOVER_MS",)})
+        env.update({k: v for k, v in self.extra_env.items() if k == "DATACLAY_UNREACHABLE_MS"})
         return env
 
     # ---- lifecycle ---------------------------------------------------------------------------
@@ -147,9 +146,9 @@ class MultiHostCluster:
         """Runs `code` as a client program on `host` to its end."""
         return host.run([sys.executable, "-c", code, *args], env=self.client_env(host), timeout=timeout, check=check)
 
-    def popen_python(self, host: Host, code: str, *args: str) -> subprocess.Popen:
+    def popen_python(self, host: Host, code: str, *args: str, stdin=None) -> subprocess.Popen:
         """Starts `code` as a client program on `host` (stdout and stderr piped, text)."""
-        return host.popen([sys.executable, "-c", code, *args], env=self.client_env(host),
+        return host.popen([sys.executable, "-c", code, *args], env=self.client_env(host), stdin=stdin,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     # ---- failures ----------------------------------------------------------------------------
@@ -169,17 +168,12 @@ class MultiHostCluster:
 
     def stop(self) -> None:
         """Stops every server (SIGTERM, then SIGKILL) and removes the pools and the shared directory."""
-        for name, process in self.servers.items():
+        for process in self.servers.values():
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGCONT)
                 os.killpg(process.pid, signal.SIGTERM)
         for process in self.servers.values():
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=15)
+            end_process_group(process)
         shutil.rmtree(self.pools, ignore_errors=True)
         shutil.rmtree(self.shared, ignore_errors=True)
 

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from dataclay.exceptions import InvalidArgumentError
+from dataclay._internal.rpc.channels import DEFAULT_UNREACHABLE_MS
 from dataclay._internal.rpc.tls import ClusterCa
 
 DEFAULT_PORT = 11034
@@ -28,6 +29,8 @@ KEYS = {
     "DATACLAY_DATASET": "dataset of the session's new objects (empty: the user's own)",
     "DATACLAY_PICKLE_ALLOW": "comma-separated module.name globals the unpickler also accepts",
     "DATACLAY_TLS_CA": "PEM file of the cluster CA: set, every connection uses TLS and trusts only it (plaintext)",
+    "DATACLAY_UNREACHABLE_MS": "how long a call waits for a server that answers neither it nor a ping before it "
+                               "fails with BackendUnavailableError, so that it fails over (1200; 0: forever)",
     "DATACLAY_EE_DS_ADDRESS": "execution environment: host:port of its Data Service (gRPC: loading state)",
     "DATACLAY_EE_DS_TLS_NAME": "execution environment: the name its Data Service's certificate carries "
                                "(the host of DATACLAY_EE_DS_ADDRESS)",
@@ -59,6 +62,7 @@ class Config:
     backend_id: str | None = None
     ee_models_dir: pathlib.Path | None = None
     ee_threads: int = DEFAULT_EE_THREADS
+    unreachable_ms: int = DEFAULT_UNREACHABLE_MS
     source: str | None = None
 
     @property
@@ -125,6 +129,8 @@ class Config:
             ee_models_dir=pathlib.Path(models).expanduser().resolve() if models else None,
             ee_threads=_positive(values.get("DATACLAY_EE_THREADS", str(DEFAULT_EE_THREADS)), "DATACLAY_EE_THREADS",
                                  where),
+            unreachable_ms=_non_negative(values.get("DATACLAY_UNREACHABLE_MS", str(DEFAULT_UNREACHABLE_MS)),
+                                         "DATACLAY_UNREACHABLE_MS", where),
             source=source,
         )
 
@@ -173,6 +179,12 @@ def _port(text: str, key: str, where: str) -> int:
 def _positive(text: str, key: str, where: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise InvalidArgumentError(f"{key} must be a positive integer, not {text!r} {where}")
+    return int(text)
+
+
+def _non_negative(text: str, key: str, where: str) -> int:
+    if not text.strip().isdigit():
+        raise InvalidArgumentError(f"{key} must be a whole number of milliseconds (0: no limit), not {text!r} {where}")
     return int(text)
 
 

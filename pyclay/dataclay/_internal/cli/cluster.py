@@ -55,11 +55,17 @@ def _parser() -> argparse.ArgumentParser:
                            "with new random passwords, written to FILE (a new file, mode 0600)")
     load.add_argument("--progress", action="store_true",
                       help="show progress on standard error even when it is not a terminal")
+    commands.add_parser("slurm", add_help=False,
+                        help="a cluster on the nodes of a Slurm job: `dataclay slurm run|start|stop` (see --help)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `dataclay` command; returns the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["slurm"]:
+        from dataclay._internal.cli import slurm
+        return slurm.main(argv[1:])
     args = _parser().parse_args(argv)
     try:
         if args.command in ("export", "import"):

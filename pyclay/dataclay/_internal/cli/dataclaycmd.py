@@ -17,7 +17,7 @@ from dataclay._internal.cli.java_model import read_java_model
 from dataclay._internal.cli.model_files import read_python_model
 from dataclay._internal.config import Config
 from dataclay._internal.proto import common_pb2
-from dataclay._internal.rpc import LogicModuleClient
+from dataclay._internal.rpc import LogicModuleClient, channels
 
 USAGE = """usage: dataclaycmd COMMAND ARGS...
   NewAccount <user> <pass>                                  create an account (needs the administrator)
@@ -294,7 +294,9 @@ def main(argv: list[str] | None = None) -> int:
         if not low <= len(args) <= high:
             takes = f"{low}" if low == high else f"{low} to {high}"
             raise UsageError(f"{command} takes {takes} arguments, got {len(args)}")
-        print(handler(Config.load(), *args))
+        config = Config.load()
+        channels.configure(config.unreachable_ms)
+        print(handler(config, *args))
         return 0
     except UsageError as e:
         print(f"dataclaycmd: {e}\n{USAGE}", file=sys.stderr)

@@ -16,7 +16,7 @@ from dataclay._internal.ee.executor import Executor
 from dataclay._internal.ee.link import EXIT_LINK_FAILED, LinkSession
 from dataclay._internal.ee.models import ModelWatcher
 from dataclay._internal.ee.runtime import EnvironmentRuntime
-from dataclay._internal.rpc import DataServiceClient, DataServiceLink, LinkClosedError, LogicModuleClient
+from dataclay._internal.rpc import DataServiceClient, DataServiceLink, LinkClosedError, LogicModuleClient, channels
 from dataclay._internal.runtime.current import install_runtime
 
 _log = logging.getLogger("dataclay.ee")
@@ -43,6 +43,7 @@ def main() -> int:
     except DataClayException as e:
         _log.error("bad configuration: %s", e)
         return EXIT_BAD_CONFIGURATION
+    channels.configure(config.unreachable_ms)
     if config.ee_models_dir is not None:
         sys.path.insert(0, str(config.ee_models_dir))
     watch_parent(os.getppid())

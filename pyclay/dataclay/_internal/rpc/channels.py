@@ -1,6 +1,7 @@
 """The gRPC channels every pyclay component uses: TLS trusting the cluster CA when one is
-configured (else plaintext), no message size limit (objects can be large), and a short reconnect
-backoff so a restarted server is reached again quickly. A call that fails to connect is explained
+configured (else plaintext), no message size limit (objects can be large), a short reconnect
+backoff so a restarted server is reached again quickly, and a bound on how long a silent server is
+waited for (DATACLAY_UNREACHABLE_MS, see configure()). A call that fails to connect is explained
 (ConnectionTarget.failure) when TLS is the cause."""
 from __future__ import annotations
 
@@ -13,21 +14,69 @@ from dataclay._internal.rpc.tls import ClusterCa
 
 SESSION_KEY = "dataclay-session"
 
-CHANNEL_OPTIONS = (
+BASE_OPTIONS = (
     ("grpc.max_receive_message_length", -1),
     ("grpc.max_send_message_length", -1),
     # gRPC's default first reconnect wait is 1 s growing to 120 s; a Data Service restarted by
     # its supervisor is back within a second, so waiting minutes would stall every client.
-    # (Not grpc.min_reconnect_backoff_ms: gRPC also uses it as the connect timeout.)
     ("grpc.initial_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 2000),
     # Separate clients of one process must not share a TCP connection that one of them closes.
     ("grpc.use_local_subchannel_pool", 1),
 )
+DEFAULT_UNREACHABLE_MS = 1200
+
+
+def liveness_options(unreachable_ms: int) -> tuple:
+    """Channel options that fail a call whose server stays silent for about `unreachable_ms` (0: never).
+    While a call is in flight, the connection is pinged (HTTP/2 PING) every third of that time, and a
+    ping unanswered for the rest of it closes the connection, failing its calls with UNAVAILABLE: a
+    server that is merely slow answers pings and its call goes on, while one whose host was cut off,
+    frozen or lost is given up in time to fail over, not after TCP's minutes. A connection attempt
+    gives up after the same time (gRPC's minimum connect timeout is this option: 20 s by default).
+    Idle connections are not pinged.
+
+    grpc-core times an unanswered ping out after grpc.http2.ping_timeout_ms (a minute by default),
+    not after the keepalive timeout, and sends one ping at a time: its bandwidth-estimation pings
+    would hold the liveness ping back by up to another timeout (measured: 0.8-1.8 s instead of 1.2 s),
+    so they are off (windows then stay at their initial size, ample on a cluster's network)."""
+    if unreachable_ms <= 0:
+        return ()
+    every = max(100, unreachable_ms // 3)
+    wait = max(100, unreachable_ms - every)
+    return (("grpc.keepalive_time_ms", every),
+            ("grpc.keepalive_timeout_ms", wait),
+            ("grpc.http2.ping_timeout_ms", wait),
+            ("grpc.http2.bdp_probe", 0),
+            ("grpc.keepalive_permit_without_calls", 0),
+            ("grpc.http2.max_pings_without_data", 0),
+            ("grpc.min_reconnect_backoff_ms", unreachable_ms))
+
+
+def configure(unreachable_ms: int) -> None:
+    """Sets, for the channels this process opens from now on, how long a silent server is waited for
+    (DATACLAY_UNREACHABLE_MS; 0: forever). Each entry point calls it with its configuration."""
+    global CHANNEL_OPTIONS, _unreachable_s
+    if isinstance(unreachable_ms, bool) or not isinstance(unreachable_ms, int) or unreachable_ms < 0:
+        raise InvalidArgumentError(f"unreachable_ms must be a non-negative integer, not {unreachable_ms!r}")
+    CHANNEL_OPTIONS = BASE_OPTIONS + liveness_options(unreachable_ms)
+    _unreachable_s = unreachable_ms / 1000 if unreachable_ms else float("inf")
+
+
+def went_silent(seconds: float) -> bool:
+    """Whether a call that failed after `seconds` was failed by the liveness bound, its server silent
+    (unreachable, frozen or gone) rather than refusing or restarting: it is not asked again at once."""
+    return seconds >= 0.75 * _unreachable_s
+
+
+configure(DEFAULT_UNREACHABLE_MS)
 
 
 # grpc-core's words for failures that happen before any TLS: nothing a handshake could explain
-_NOT_REACHED = ("Connection refused", "DNS resolution failed", "No route to host", "Network is unreachable")
+_NOT_REACHED = ("Connection refused", "DNS resolution failed", "No route to host", "Network is unreachable",
+                # silence: a connection that was made and then went unanswered, or one never answered at
+                # all, is no TLS problem (and a handshake of our own would wait on the silent server too)
+                "ping timeout", "keepalive", "imeout", "timed out")
 
 
 def open_channel(address: str, tls: ClusterCa | None = None, server_name: str | None = None) -> grpc.Channel:

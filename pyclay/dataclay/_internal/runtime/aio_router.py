@@ -4,6 +4,8 @@ on one event loop. It shares the caches of the runtime's BackendRouter and has i
 channels, which serve that loop only."""
 from __future__ import annotations
 
+import time
+
 from typing import Awaitable, Callable, TypeVar
 
 from dataclay.exceptions import BackendUnavailableError, DataClayException
@@ -69,11 +71,13 @@ class AsyncRouter:
 
     async def on_backend(self, backend_id: str, op: Callable[[AsyncDataServiceClient], Awaitable[T]],
                          idempotent: bool) -> T:
-        """`await op(client)` on a backend; an unreachable backend is looked up again and retried once when safe."""
+        """`await op(client)` on a backend; an unreachable backend is looked up again and retried once when safe
+        (not when it stayed silent for the liveness bound)."""
+        started = time.monotonic()
         try:
             result = await op(await self.data_service(backend_id))
         except BackendUnavailableError as e:
-            if not (idempotent or e.connect_failed):
+            if self._router.silent(backend_id, started) or not (idempotent or e.connect_failed):
                 raise
             await self._reconnect(backend_id)
             try:
@@ -97,7 +101,10 @@ class AsyncRouter:
         try:
             info = await self.object_info(object_id, refresh=True)
         except BackendUnavailableError:
-            raise first from None  # the Logic Module is down too: nowhere else to look
+            # the Logic Module is unreachable too: the copies known before are all there is to try
+            info = self._router.cached_info(object_id)
+            if info is None:
+                raise first from None
         failures = [first]
         for candidate in failover_candidates(info, backend_id, replicas):
             try:

@@ -6,7 +6,7 @@ import logging
 
 from dataclay.exceptions import DataClayException, InvalidArgumentError
 from dataclay._internal.config import Config
-from dataclay._internal.rpc import LogicModuleClient
+from dataclay._internal.rpc import LogicModuleClient, channels
 from dataclay._internal.runtime.base import Runtime
 from dataclay._internal.runtime.router import BackendRouter
 from dataclay._internal.serialization.policy import ClientClassPolicy
@@ -24,6 +24,7 @@ class ClientRuntime(Runtime):
             raise InvalidArgumentError(f"DATACLAY_USER and DATACLAY_PASSWORD must be set ({where} has no "
                                        f"{'DATACLAY_USER' if not config.user else 'DATACLAY_PASSWORD'})")
         self.config = config
+        channels.configure(config.unreachable_ms)
         self._lm = LogicModuleClient(config.lm_address, tls=config.tls)
         self.session = None
         super().__init__(BackendRouter(self._lm, lambda: self._lm.token, config.tls), ClientClassPolicy(config.pickle_allow))

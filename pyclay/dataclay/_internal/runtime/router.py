@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from typing import Callable, TypeVar
 
 from dataclay.exceptions import (
     BackendDoesNotExistError, BackendUnavailableError, DataClayException, ObjectNotHereError)
 from dataclay._internal.model.states import HINT_KEY, ID_KEY
-from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
+from dataclay._internal.rpc import DataServiceClient, LogicModuleClient, channels
 from dataclay._internal.rpc.convert import backend_record, object_info_record
 from dataclay._internal.rpc.tls import ClusterCa
 
@@ -104,6 +105,14 @@ class BackendRouter:
         """Notes that a call to the backend got an answer."""
         self._unreachable.discard(backend_id)
 
+    def silent(self, backend_id: str, started: float) -> bool:
+        """Whether a call to the backend begun at `started` (time.monotonic()) failed because the backend
+        stayed silent for the liveness bound; if so, it is noted unreachable."""
+        if channels.went_silent(time.monotonic() - started):
+            self._unreachable.add(backend_id)
+            return True
+        return False
+
     def note_failure(self, backend_id: str, error: BackendUnavailableError) -> None:
         """Remembers a backend that could not be reached (not one that answered with a refusal)."""
         if error.connect_failed:
@@ -128,10 +137,14 @@ class BackendRouter:
         return client if client.token == token else client.with_token(token)
 
     def on_backend(self, backend_id: str, op: Callable[[DataServiceClient], T], idempotent: bool) -> T:
-        """`op(client)` on a backend; an unreachable backend is looked up again and retried once when safe."""
+        """`op(client)` on a backend; an unreachable backend is looked up again and retried once when safe
+        (not when it stayed silent for the liveness bound: then its copies elsewhere are tried at once)."""
+        started = time.monotonic()
         try:
             result = op(self.data_service(backend_id))
         except BackendUnavailableError as e:
+            if self.silent(backend_id, started):
+                raise
             if not (idempotent or e.connect_failed):
                 raise
             self._reconnect(backend_id)
@@ -158,7 +171,10 @@ class BackendRouter:
         try:
             info = self.object_info(object_id, refresh=True)
         except BackendUnavailableError:
-            raise first from None  # the Logic Module is down too: nowhere else to look
+            # the Logic Module is unreachable too: the copies known before are all there is to try
+            info = self.cached_info(object_id)
+            if info is None:
+                raise first from None
         failures = [first]
         for candidate in failover_candidates(info, backend_id, replicas):
             try:

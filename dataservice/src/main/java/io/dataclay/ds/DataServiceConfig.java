@@ -2,6 +2,7 @@ package io.dataclay.ds;
 
 import io.dataclay.common.ClusterSecret;
 import io.dataclay.ds.store.StoreConfig;
+import io.dataclay.client.Channels;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.rpc.PemFile;
 import io.dataclay.rpc.TlsSettings;
@@ -72,6 +73,12 @@ public final class DataServiceConfig {
   /** Milliseconds between heartbeats to the Logic Module. Default 1000. */
   public static final String HEARTBEAT_MS = "DATACLAY_HEARTBEAT_MS";
   /**
+   * Milliseconds a call to another server (the Logic Module, another backend) waits for one that
+   * answers neither it nor a ping before it fails with BACKEND_UNAVAILABLE: a frozen or cut-off
+   * replica then stops holding up its master's writes. 0: forever. Default 1200.
+   */
+  public static final String UNREACHABLE_MS = "DATACLAY_UNREACHABLE_MS";
+  /**
    * Milliseconds a call waits for a (re)starting backend to install the registered models and for a
    * (re)starting execution environment before BACKEND_UNAVAILABLE, and a new connection to the
    * environment socket has to send its hello. Default 10000.
@@ -102,6 +109,7 @@ public final class DataServiceConfig {
   private final long twoLmCheckpointMs;
   private final String python;
   private final long heartbeatMs;
+  private final long unreachableMs;
   private final long eeWaitMs;
   private final int maxMessageBytes;
 
@@ -132,6 +140,8 @@ public final class DataServiceConfig {
     twoLmCheckpointMs = positiveMillis(TWO_LM_CHECKPOINT_MS, StoreConfig.DEFAULT_CHECKPOINT_MILLIS);
     python = text(PYTHON, "python3");
     heartbeatMs = positiveMillis(HEARTBEAT_MS, 1000);
+    unreachableMs = "0".equals(text(UNREACHABLE_MS, null)) ? 0
+        : positiveMillis(UNREACHABLE_MS, Channels.DEFAULT_UNREACHABLE_MS);
     eeWaitMs = positiveMillis(EE_WAIT_MS, 10000);
     long message = bytes(MAX_MESSAGE_SIZE, text(MAX_MESSAGE_SIZE, "768M"));
     if (message < (1 << 20) || message > Integer.MAX_VALUE) {
@@ -174,7 +184,12 @@ public final class DataServiceConfig {
   private static final java.util.List<String> PYTHON_PASSES = java.util.List.of(
       "PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV",
       "LD_LIBRARY_PATH", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE",
-      "DATACLAY_PICKLE_ALLOW", "DATACLAY_EE_THREADS", TLS_CA);
+      "DATACLAY_PICKLE_ALLOW", "DATACLAY_EE_THREADS", UNREACHABLE_MS, TLS_CA);
+
+  /** How long a call to a silent server waits before BACKEND_UNAVAILABLE (0: forever). */
+  public long unreachableMs() {
+    return unreachableMs;
+  }
 
   /** Logic Module host. */
   public String lmHost() {

@@ -1,5 +1,6 @@
 package io.dataclay.ds;
 
+import io.dataclay.client.Channels;
 import io.dataclay.ds.lm.BackendSession;
 import io.dataclay.ds.service.BackendIdentity;
 import io.dataclay.ds.store.ObjectStore;
@@ -26,6 +27,7 @@ public final class DataServiceMain {
       return;
     }
     ServerBuilder<?> listener;
+    Channels.unreachableAfter(config.unreachableMs());
     try {
       listener = DataServiceServer.listening(config.bindHost(), config.backendPort(), config.tls());
     } catch (RuntimeException e) {

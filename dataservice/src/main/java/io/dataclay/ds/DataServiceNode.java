@@ -16,6 +16,7 @@ import io.dataclay.ds.peers.RemotePeers;
 import io.dataclay.ds.service.CallCounters;
 import io.dataclay.ds.service.ClassAvailability;
 import io.dataclay.ds.service.CopyService;
+import io.dataclay.ds.service.Mastership;
 import io.dataclay.ds.service.ReplicaSets;
 import io.dataclay.ds.service.VersionService;
 import io.dataclay.ds.service.Environments;
@@ -117,8 +118,9 @@ public final class DataServiceNode implements AutoCloseable {
     ClassAvailability classes = new ClassAvailability(registry, config.eeWaitMs());
     CallCounters counters = new CallCounters();
     RemoteLogicModule directory = new RemoteLogicModule(admin, id);
-    peers = new RemotePeers(admin, config.tls());
-    ReplicaSets replicas = new ReplicaSets(peers, directory);
+    Mastership mastership = new Mastership(id, System::nanoTime);
+    peers = new RemotePeers(admin, config.tls(), mastership::ownTerm);
+    ReplicaSets replicas = new ReplicaSets(peers, directory, mastership, calls);
     ResultApplier applier = new ResultApplier(store, lm, claims, calls, replicas, recorder);
     PythonEnvironment python = config.python() == null ? null : new PythonEnvironment(applier, timer, calls, config.eeWaitMs());
     if (python != null) {
@@ -132,7 +134,7 @@ public final class DataServiceNode implements AutoCloseable {
         new BackendIdentity(id, config.backendName(), config.backendHost(), 0, languages, engine));
     ModelService models = new ModelService(new ModelFiles(config.pythonModelsDir()), registry, environments);
     classes.refreshWith(() -> models.install(registration.models()));
-    CopyService copies = new CopyService(store, environments, replicas, peers, directory, lm, classes, id);
+    CopyService copies = new CopyService(store, environments, replicas, peers, directory, lm, classes, mastership, id);
     ImportStaging staging = new ImportStaging(store, config.backendDir().resolve("imports"), id,
         new ImportStateQuery(admin), environments::evict, new ImportStaging.Replicas() {
           @Override
@@ -147,7 +149,7 @@ public final class DataServiceNode implements AutoCloseable {
         });
     exports = new SnapshotExports(snapshotStore, staging::stagedIds, snapshotTimer, SnapshotExports.defaultBudget());
     DataServiceServicer dataService = new DataServiceServicer(sessions,
-        new ObjectService(store, lm, classes, claims, recorder), new ExecutionService(store, environments, recorder, classes),
+        new ObjectService(store, lm, classes, claims, recorder), new ExecutionService(store, environments, recorder, classes, replicas),
         models,
         status, counters, calls, copies,
         new VersionService(store, copies, replicas, peers, directory, lm, recorder, id), recorder,
@@ -156,7 +158,8 @@ public final class DataServiceNode implements AutoCloseable {
     server = new DataServiceServer(serverBuilder, dataService, new CallExecutors(sessions, calls, store.writesWithoutWaiting(), classes),
         config.maxMessageBytes()).start();
     status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));
-    registration = new BackendRegistration(admin, status::identity, heartbeats, config.heartbeatMs(), sessions);
+    registration = new BackendRegistration(admin, status::identity, heartbeats, config.heartbeatMs(), sessions,
+        mastership, copies::demote);
     registration.logIn(REGISTER_TIMEOUT_MS); // a refused administrator spawns no environment
     if (python != null) {
       // Started before registering: its interpreter starts while the Logic Module answers. It
@@ -170,6 +173,7 @@ public final class DataServiceNode implements AutoCloseable {
     staging.recover();
     snapshotTimer.scheduleWithFixedDelay(staging::sweep, 30, 30, TimeUnit.SECONDS);
     replicas.load(directory.replicatedFrom(id.toString()));
+    registration.firstBeat(REGISTER_TIMEOUT_MS); // stale master copies go before anything is served
     if (!stoppedCleanly) {
       lm.reconcile(store);
     }

@@ -38,12 +38,10 @@ public final class DataServiceServer {
 
   /**
    * A builder listening on {@code bindHost:port} only (port 0: any free port), secured as {@code tls}
-   * says; it accepts the keepalive pings clients send on long-lived connections.
+   * says; it accepts the keepalive pings clients send on connections their calls wait on.
    */
   public static ServerBuilder<?> listening(String bindHost, int port, TlsSettings tls) {
-    return ServerTransport.builder(bindHost, port, tls, DataServiceConfig.BIND_HOST)
-        .permitKeepAliveTime(10, TimeUnit.SECONDS)
-        .permitKeepAliveWithoutCalls(true);
+    return ServerTransport.builder(bindHost, port, tls, DataServiceConfig.BIND_HOST);
   }
 
   /** Binds and starts serving. */

@@ -109,15 +109,22 @@ public final class TestCluster implements AutoCloseable {
     DataServiceConfig config = DataServiceConfig.from(settings);
     store = ObjectStores.open(new StoreConfig(config.storeEngine(), config.storePath(), 64L << 20));
     dsAdmin = BackendSession.over(lm.channel(), config.clusterSecret(), BackendIdFile.readOrCreate(backend));
-    long heartbeats = lmCalls("Heartbeat");
     node = DataServiceNode.start(config, store, DataServiceServer.listening(config.bindHost(), 0, config.tls()), dsAdmin);
-    // The first heartbeat's answer tells a new backend to forget the sessions it cached (it cannot
-    // know what was closed before): tests that count session validations start after it.
+    settle();
+    return this;
+  }
+
+  /**
+   * Waits for two more heartbeats: the first heartbeat's answer tells a new backend to forget the
+   * sessions it cached (it cannot know what was closed before), and an answer after an access
+   * change (a contract) tells it again; tests that count session validations start after those.
+   */
+  public void settle() throws InterruptedException {
+    long heartbeats = lmCalls("Heartbeat");
     long deadline = System.currentTimeMillis() + 10_000;
     while (lmCalls("Heartbeat") < heartbeats + 2 && System.currentTimeMillis() < deadline) {
       Thread.sleep(20);
     }
-    return this;
   }
 
   /** Stops the running Data Service, its environment process and the peers attached to it. */

@@ -3,23 +3,57 @@ package io.dataclay.client;
 import io.dataclay.rpc.TlsSettings;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import java.util.concurrent.TimeUnit;
 
 /**
  * Builds the channels every dataClay component uses: secured as its {@link TlsSettings} say, no
- * message size limit, and a failure to connect explained when TLS is its cause
- * ({@link TlsDiagnosis}).
+ * message size limit, a failure to connect explained when TLS is its cause
+ * ({@link TlsDiagnosis}), and a call to a server that went silent failed within the process's
+ * unreachable time ({@link LivenessWatch}).
  */
 public final class Channels {
+  /** Default of DATACLAY_UNREACHABLE_MS: how long a silent server is waited for. */
+  public static final long DEFAULT_UNREACHABLE_MS = 1200;
+
+  private static volatile long unreachableMs = DEFAULT_UNREACHABLE_MS;
+
   private Channels() {}
+
+  /**
+   * Sets, for channels built from now on in this process, how long a call waits for a server that
+   * answers neither it nor a ping before failing with UNAVAILABLE (0: forever). Each process's
+   * configuration (DATACLAY_UNREACHABLE_MS) sets it once at start.
+   */
+  public static void unreachableAfter(long millis) {
+    if (millis < 0) {
+      throw new IllegalArgumentException("the unreachable time must be 0 or positive, not " + millis);
+    }
+    unreachableMs = millis;
+  }
+
+  /**
+   * Whether a call that failed after {@code nanos} was failed because its server stayed silent for
+   * the unreachable time (unreachable, frozen or gone) rather than refusing or restarting: such a
+   * server is not asked again at once.
+   */
+  public static boolean wentSilent(long nanos) {
+    long ms = unreachableMs;
+    return ms > 0 && nanos >= ms * 750_000L;
+  }
 
   /** A channel to {@code host:port} secured by {@code tls}. Objects can be large, so messages are not size-limited. */
   public static ManagedChannel forAddress(String host, int port, TlsSettings tls) {
-    return NettyChannelBuilder.forAddress(host, port, tls.channelCredentials())
+    long silentMs = unreachableMs;
+    NettyChannelBuilder builder = NettyChannelBuilder.forAddress(host, port, tls.channelCredentials())
         .maxInboundMessageSize(Integer.MAX_VALUE)
         .keepAliveTime(30, TimeUnit.SECONDS)
-        .intercept(new TlsDiagnosis(host, port, tls))
-        .build();
+        .intercept(new TlsDiagnosis(host, port, tls), new LivenessWatch(host + ":" + port, silentMs));
+    if (silentMs > 0) {
+      // a connection attempt to a host that does not answer gives up when a call would (netty: 30 s)
+      builder.withOption(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, silentMs));
+    }
+    return builder.build();
   }
 
   /** Shuts a channel down, waiting briefly for calls in flight. */

@@ -24,6 +24,8 @@ import io.dataclay.proto.NewVersionResponse;
 import io.dataclay.proto.ObjectData;
 import io.dataclay.proto.ObjectDelta;
 import io.dataclay.proto.ObjectReferences;
+import io.dataclay.proto.PromoteReplicasRequest;
+import io.dataclay.proto.PromotedObject;
 import io.dataclay.proto.SetFieldRequest;
 import io.dataclay.proto.StoreCopiesRequest;
 import io.dataclay.rpc.SessionMetadata;
@@ -140,13 +142,27 @@ public final class DataServiceClient implements AutoCloseable {
   }
 
   /** Stores copies made on another backend (administrators: backends). */
-  public void storeCopies(List<CopiedObject> objects) {
-    RpcCalls.call(() -> stub.storeCopies(StoreCopiesRequest.newBuilder().addAllObjects(objects).build()));
+  public void storeCopies(List<CopiedObject> objects, long senderTerm) {
+    RpcCalls.call(() -> stub.storeCopies(StoreCopiesRequest.newBuilder().addAllObjects(objects)
+        .setSenderTerm(senderTerm).build()));
   }
 
-  /** Applies changes made elsewhere to the copies on this backend (administrators: backends). */
-  public void applyDeltas(List<ObjectDelta> deltas) {
-    RpcCalls.call(() -> stub.applyDeltas(ApplyDeltasRequest.newBuilder().addAllDeltas(deltas).build()));
+  /**
+   * Applies changes made elsewhere to the copies on this backend (backends only), stamped with the
+   * sender's term: a backend that knows a newer one refuses them.
+   */
+  public void applyDeltas(List<ObjectDelta> deltas, long senderTerm) {
+    RpcCalls.call(() -> stub.applyDeltas(ApplyDeltasRequest.newBuilder().addAllDeltas(deltas)
+        .setSenderTerm(senderTerm).build()));
+  }
+
+  /**
+   * Makes this backend's replicas of the objects their master copies, after telling it the terms
+   * (the Logic Module only; no objects: only the terms).
+   */
+  public void promoteReplicas(List<PromotedObject> objects, java.util.Map<String, Long> terms) {
+    RpcCalls.call(() -> stub.promoteReplicas(PromoteReplicasRequest.newBuilder().addAllObjects(objects)
+        .putAllTerms(terms).build()));
   }
 
   /** Removes objects from this backend (administrators: backends and the Logic Module). */

@@ -150,9 +150,11 @@ public final class LogicModuleClient implements AutoCloseable {
    * Tells the Logic Module the backend is alive; answers the sessions closed since the backend's
    * last view ({@code sessionsEpoch}, {@code sessionsSeen}: those of the previous answer, 0 at first).
    */
-  public HeartbeatResponse heartbeat(String backendId, long sessionsEpoch, long sessionsSeen) {
+  public HeartbeatResponse heartbeat(String backendId, long sessionsEpoch, long sessionsSeen,
+      List<String> demotedObjectIds) {
     return RpcCalls.call(() -> stub.heartbeat(HeartbeatRequest.newBuilder().setBackendId(backendId)
-        .setSessionsEpoch(sessionsEpoch).setSessionsSeen(sessionsSeen).build()));
+        .setSessionsEpoch(sessionsEpoch).setSessionsSeen(sessionsSeen).addAllDemotedObjectIds(demotedObjectIds)
+        .build()));
   }
 
   /** Every registered backend with its liveness. */

@@ -5,12 +5,14 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Where and how a dataClay server listens: on one address (the host it advertises, or the bind
  * host configured; never every interface unless that is what was configured, e.g. 0.0.0.0), with
  * the credentials of its {@link TlsSettings}, and making each call's TLS peer visible to
- * {@link PeerCertificates}. The Logic Module and the Data Service both build their servers here.
+ * {@link PeerCertificates}, serving {@link LivenessService}. The Logic Module and the Data Service both
+ * build their servers here.
  */
 public final class ServerTransport {
   private ServerTransport() {}
@@ -29,6 +31,12 @@ public final class ServerTransport {
           + "does not resolve to an address of this machine");
     }
     return NettyServerBuilder.forAddress(new InetSocketAddress(address, port), tls.serverCredentials())
+        // clients ping a connection a call waits on every third of their DATACLAY_UNREACHABLE_MS (a
+        // 1.2 s default) to tell a slow server from a lost one: answering them is cheap, refusing them
+        // (gRPC's default above one per 5 min) would close the connection under the call
+        .permitKeepAliveTime(100, TimeUnit.MILLISECONDS)
+        .permitKeepAliveWithoutCalls(true)
+        .addService(MalformedRequests.guard(new LivenessService().bindService()))
         .intercept(PeerCertificates.serverInterceptor(tls));
   }
 

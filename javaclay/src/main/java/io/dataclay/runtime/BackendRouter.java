@@ -4,6 +4,7 @@ import io.dataclay.api.BackendInfo;
 import io.dataclay.api.DataClayObject;
 import io.dataclay.api.ObjectState;
 import io.dataclay.api.ObjectStates;
+import io.dataclay.client.Channels;
 import io.dataclay.client.DataServiceClient;
 import io.dataclay.client.LogicModuleClient;
 import io.dataclay.common.Language;
@@ -182,11 +183,14 @@ final class BackendRouter implements AutoCloseable {
    */
   <T> T onBackend(UUID backend, boolean idempotent, Function<DataServiceClient, T> op) {
     T result;
+    long started = System.nanoTime();
     try {
       result = op.apply(dataService(backend));
     } catch (BackendUnavailableException e) {
       reconnect(backend);
-      if (!idempotent && !e.connectFailed()) {
+      // a backend that stayed silent for the unreachable time is not tried again at once: its
+      // copies elsewhere are, within the same bound
+      if (Channels.wentSilent(System.nanoTime() - started) || (!idempotent && !e.connectFailed())) {
         failing.add(backend);
         throw e;
       }
@@ -220,7 +224,11 @@ final class BackendRouter implements AutoCloseable {
     try {
       info = objectInfo(s.id(), true);
     } catch (BackendUnavailableException lmDown) {
-      throw failures.get(first); // the Logic Module is down too: nowhere else to look
+      // the Logic Module is unreachable too: the copies known before are all there is to try
+      info = cached(s.id());
+      if (info == null) {
+        throw failures.get(first);
+      }
     }
     List<UUID> candidates = replicas ? copies(info) : List.of(master(info));
     // Never the backend that just failed: a call that is not idempotent may have run on a master

@@ -1,5 +1,6 @@
 package io.dataclay.runtime;
 
+import io.dataclay.client.Channels;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.rpc.PemFile;
 import io.dataclay.rpc.TlsSettings;
@@ -24,13 +25,21 @@ import java.util.Map;
  * @param extraClasses DATACLAY_JAVA_ALLOW: classes values may contain besides models and safe JDK types
  * @param tls DATACLAY_TLS_CA: the cluster's CA certificate (PEM); set, every connection uses TLS
  *     and trusts only that CA; unset, plaintext
+ * @param unreachableMs DATACLAY_UNREACHABLE_MS: how long a call waits for a server that answers
+ *     neither the call nor a ping before it fails with BACKEND_UNAVAILABLE (0: forever; 1200)
  */
 public record ClientConfig(String host, int port, String user, String password, String dataset, AllowList extraClasses,
-    TlsSettings tls) {
+    TlsSettings tls, long unreachableMs) {
   /** Logic Module port when DATACLAY_PORT is not set. */
   public static final int DEFAULT_PORT = 11034;
   private static final List<String> KEYS = List.of("DATACLAY_HOME", "DATACLAY_HOST", "DATACLAY_PORT", "DATACLAY_USER",
-      "DATACLAY_PASSWORD", "DATACLAY_DATASET", "DATACLAY_JAVA_ALLOW", "DATACLAY_TLS_CA");
+      "DATACLAY_PASSWORD", "DATACLAY_DATASET", "DATACLAY_JAVA_ALLOW", "DATACLAY_TLS_CA", "DATACLAY_UNREACHABLE_MS");
+
+  /** Settings with the default unreachable time. */
+  public ClientConfig(String host, int port, String user, String password, String dataset, AllowList extraClasses,
+      TlsSettings tls) {
+    this(host, port, user, password, dataset, extraClasses, tls, Channels.DEFAULT_UNREACHABLE_MS);
+  }
 
   /** The settings from {@code configFile} (null: $DATACLAY_HOME/client.properties if it exists) and {@code env}. */
   public static ClientConfig load(Path configFile, Map<String, String> env) {
@@ -60,7 +69,24 @@ public record ClientConfig(String host, int port, String user, String password, 
     return new ClientConfig(values.getOrDefault("DATACLAY_HOST", "127.0.0.1"),
         port(values.getOrDefault("DATACLAY_PORT", Integer.toString(DEFAULT_PORT)), where), user, password,
         values.getOrDefault("DATACLAY_DATASET", ""),
-        AllowList.parse(values.get("DATACLAY_JAVA_ALLOW"), "DATACLAY_JAVA_ALLOW"), tls(values.get("DATACLAY_TLS_CA"), where));
+        AllowList.parse(values.get("DATACLAY_JAVA_ALLOW"), "DATACLAY_JAVA_ALLOW"), tls(values.get("DATACLAY_TLS_CA"), where),
+        millis(values.get("DATACLAY_UNREACHABLE_MS"), where));
+  }
+
+  private static long millis(String text, String where) {
+    if (text == null || text.isBlank()) {
+      return Channels.DEFAULT_UNREACHABLE_MS;
+    }
+    try {
+      long ms = Long.parseLong(text.strip());
+      if (ms >= 0) {
+        return ms;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw new InvalidArgumentException("DATACLAY_UNREACHABLE_MS must be a number of milliseconds (0: wait forever), not '"
+        + text + "' " + where);
   }
 
   /** Plaintext without a CA; else TLS trusting the CA file, which must be readable now. */

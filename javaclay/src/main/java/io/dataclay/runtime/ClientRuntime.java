@@ -5,6 +5,7 @@ import io.dataclay.api.DataClayObject;
 import io.dataclay.api.ObjectRuntime;
 import io.dataclay.api.ObjectState;
 import io.dataclay.api.ObjectStates;
+import io.dataclay.client.Channels;
 import io.dataclay.client.LogicModuleClient;
 import io.dataclay.exceptions.AliasDoesNotExistException;
 import io.dataclay.exceptions.BackendUnavailableException;
@@ -55,6 +56,7 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
 
   /** Opens a session as {@code config} says, with model classes loaded through {@code loader}. */
   public ClientRuntime(ClientConfig config, ClassLoader loader) {
+    Channels.unreachableAfter(config.unreachableMs());
     this.lm = new LogicModuleClient(config.host(), config.port(), config.tls(), () -> token);
     this.classes = new ClientModelClasses(loader);
     this.loader = loader;

@@ -1,5 +1,6 @@
 package io.dataclay.logic;
 
+import io.dataclay.client.Channels;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.logic.metadata.MetadataSync;
 import io.dataclay.rpc.PemFile;
@@ -59,6 +60,17 @@ public final class LogicModuleConfig {
   /** A backend is alive if it heartbeated within this many milliseconds. */
   public static final String BACKEND_TIMEOUT_MS = "DATACLAY_BACKEND_TIMEOUT_MS";
   /**
+   * Failover: after a backend has sent no heartbeat for this many milliseconds, one replica of each
+   * of its replicated objects is promoted to master, so writes go on; 0 never promotes. At least
+   * 2000 and more than DATACLAY_BACKEND_TIMEOUT_MS. Default 6000.
+   */
+  public static final String PROMOTE_AFTER_MS = "DATACLAY_PROMOTE_AFTER_MS";
+  /**
+   * Milliseconds a call to a backend waits for one that answers neither it nor a ping before it
+   * fails with BACKEND_UNAVAILABLE. 0: forever. Default 1200.
+   */
+  public static final String UNREACHABLE_MS = "DATACLAY_UNREACHABLE_MS";
+  /**
    * SQLite durability knob: "normal" (WAL; a commit survives kill -9 of the process but the last
    * commits may be lost on power loss or OS crash) or "full" (fsync per commit; survives both, slower).
    */
@@ -69,6 +81,7 @@ public final class LogicModuleConfig {
   static final int DEFAULT_PORT = 11034;
   static final long DEFAULT_SESSION_TTL_HOURS = 168;
   static final long DEFAULT_BACKEND_TIMEOUT_MS = 5000;
+  static final long DEFAULT_PROMOTE_AFTER_MS = 6000;
   static final long DEFAULT_GC_INTERVAL_SECONDS = 600;
   static final long DEFAULT_MODEL_MAX_BYTES = 16L << 20;
   /** Default of {@link #MAX_MESSAGE_SIZE}: 768 MiB. */
@@ -84,6 +97,8 @@ public final class LogicModuleConfig {
   private final String adminPassword;
   private final Duration sessionTtl;
   private final long backendTimeoutMs;
+  private final long promoteAfterMs;
+  private final long unreachableMs;
   private final MetadataSync metadataSync;
   private final Duration gcInterval;
   private final ClusterSecret clusterSecret;
@@ -136,6 +151,13 @@ public final class LogicModuleConfig {
     this.maxMessageBytes = (int) size(env, MAX_MESSAGE_SIZE, DEFAULT_MAX_MESSAGE_BYTES, 1 << 20, Integer.MAX_VALUE);
     this.sessionTtl = Duration.ofHours(number(env, SESSION_TTL_HOURS, DEFAULT_SESSION_TTL_HOURS, 1, 24L * 365 * 100));
     this.backendTimeoutMs = number(env, BACKEND_TIMEOUT_MS, DEFAULT_BACKEND_TIMEOUT_MS, 1, Long.MAX_VALUE / 2);
+    this.promoteAfterMs = number(env, PROMOTE_AFTER_MS, Math.max(DEFAULT_PROMOTE_AFTER_MS, backendTimeoutMs + 1000), 0,
+        Long.MAX_VALUE / 2);
+    if (promoteAfterMs != 0 && (promoteAfterMs < 2000 || promoteAfterMs <= backendTimeoutMs)) {
+      throw new IllegalArgumentException(PROMOTE_AFTER_MS + " must be 0 (never promote) or at least 2000 and more than "
+          + BACKEND_TIMEOUT_MS + " (" + backendTimeoutMs + "), not " + promoteAfterMs);
+    }
+    this.unreachableMs = number(env, UNREACHABLE_MS, Channels.DEFAULT_UNREACHABLE_MS, 0, Integer.MAX_VALUE);
     this.metadataSync = syncOf(env.get(METADATA_SYNC));
     this.gcInterval = Duration.ofSeconds(number(env, GC_INTERVAL, DEFAULT_GC_INTERVAL_SECONDS, 0, 365L * 24 * 3600));
   }
@@ -152,6 +174,16 @@ public final class LogicModuleConfig {
     } catch (java.io.IOException e) {
       return null;
     }
+  }
+
+  /** How long a silent backend is waited for before promoting its replicas (0: never). */
+  public long promoteAfterMs() {
+    return promoteAfterMs;
+  }
+
+  /** How long a call to a silent backend waits before BACKEND_UNAVAILABLE (0: forever). */
+  public long unreachableMs() {
+    return unreachableMs;
   }
 
   /** The secret backends prove they know. */

@@ -1,5 +1,6 @@
 package io.dataclay.logic;
 
+import io.dataclay.client.Channels;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.logic.deploy.GrpcBackendCalls;
@@ -36,6 +37,7 @@ public final class LogicModuleMain {
       exit(2, "bad configuration: " + e.getMessage());
       return;
     }
+    Channels.unreachableAfter(config.unreachableMs());
     MetadataStore store;
     try {
       store = MetadataStore.open(config.metadataUrl(), config.metadataSync());
@@ -50,7 +52,8 @@ public final class LogicModuleMain {
     try {
       service = new LogicModuleService(store, deployer, new LogicModuleService.Settings(config.sessionTtl(),
           config.backendTimeoutMs(), config.clusterSecret(), config.maxModelBytes(),
-          config.tls().enabled() ? PeerCertificates::callerIsClusterServer : () -> true), Clock.systemUTC(),
+          config.tls().enabled() ? PeerCertificates::callerIsClusterServer : () -> true, config.promoteAfterMs()),
+          Clock.systemUTC(),
           SessionMetadata::currentPeer);
       bootstrap(service, config);
       server = LogicModuleServer.listening(config.bindHost(), config.port(), config.tls(), service,
@@ -65,8 +68,10 @@ public final class LogicModuleMain {
       return;
     }
     PeriodicCollection collections = PeriodicCollection.start(service, config.gcInterval());
+    service.startFailover();
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       collections.close();
+      service.stopFailover();
       server.stop();
       close(deployer, store);
     }, "lm-shutdown"));

@@ -3,6 +3,7 @@ package io.dataclay.testing;
 import io.dataclay.common.ClusterSecret;
 import io.dataclay.common.Language;
 import io.dataclay.logic.deploy.GrpcBackendCalls;
+import io.dataclay.logic.service.BackendCalls;
 import io.dataclay.logic.metadata.AccountRecord;
 import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.ContractRecord;
@@ -48,8 +49,8 @@ public final class LogicModuleFixture implements AutoCloseable {
   public final TestClock clock;
   /** The metadata database, for arranging and inspecting rows directly. */
   public final MetadataStore store;
-  /** The real deployer the service calls backends with. */
-  public final GrpcBackendCalls deployer;
+  /** What the service calls backends with: the real deployer unless the test gave its own. */
+  public final BackendCalls deployer;
   /** The Logic Module logic under test. */
   public final LogicModuleService service;
   /** A session token of the administrator "admin". */
@@ -68,11 +69,19 @@ public final class LogicModuleFixture implements AutoCloseable {
 
   /** A fixture on the database at {@code url} (existing rows are kept), reading time from {@code clock}. */
   public LogicModuleFixture(String url, TestClock clock) {
+    this(url, clock, new GrpcBackendCalls(TlsSettings.plaintext()), 0);
+  }
+
+  /**
+   * A fixture calling backends through {@code calls} and promoting replicas of backends silent for
+   * {@code promoteAfterMs} (0: never).
+   */
+  public LogicModuleFixture(String url, TestClock clock, BackendCalls calls, long promoteAfterMs) {
     this.clock = clock;
     this.store = MetadataStore.open(url, MetadataSync.NORMAL);
-    this.deployer = new GrpcBackendCalls(TlsSettings.plaintext());
-    this.service = new LogicModuleService(store, deployer,
-        new LogicModuleService.Settings(SESSION_TTL, BACKEND_TIMEOUT_MS, SECRET, MAX_MODEL_BYTES), clock, peer::get);
+    this.deployer = calls;
+    this.service = new LogicModuleService(store, deployer, new LogicModuleService.Settings(SESSION_TTL,
+        BACKEND_TIMEOUT_MS, SECRET, MAX_MODEL_BYTES, () -> true, promoteAfterMs), clock, peer::get);
     if (HASHED_PASSWORD.get() == null) {
       service.bootstrapAdministrator("admin", PASSWORD);
       HASHED_PASSWORD.compareAndSet(null, store.accounts().find("admin").orElseThrow());

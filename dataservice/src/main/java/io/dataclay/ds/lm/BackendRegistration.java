@@ -1,6 +1,7 @@
 package io.dataclay.ds.lm;
 
 import io.dataclay.ds.service.BackendIdentity;
+import io.dataclay.ds.service.Mastership;
 import io.dataclay.ds.service.ModelBundle;
 import io.dataclay.ds.service.SessionCache;
 import io.dataclay.proto.HeartbeatResponse;
@@ -12,6 +13,10 @@ import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.Language;
 import io.dataclay.proto.Model;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.Function;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -23,7 +28,10 @@ import java.util.logging.Logger;
  * This backend's membership in the cluster: registers it with the Logic Module (retrying while
  * the Logic Module is not up), fetches the models to install, and sends heartbeats, logging in
  * and registering again when the Logic Module restarted and forgot the session or the backend.
- * Each heartbeat also brings the sessions closed since the last one, which stop being trusted here.
+ * Each heartbeat also brings the sessions closed since the last one, which stop being trusted here,
+ * and failover's part: the terms, this backend's master lease (renewed from the moment the
+ * heartbeat was sent) and its demotions, applied before the lease is renewed and acknowledged with
+ * the next heartbeat.
  */
 public final class BackendRegistration implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(BackendRegistration.class.getName());
@@ -38,13 +46,19 @@ public final class BackendRegistration implements AutoCloseable {
   private final long heartbeatMs;
   private ScheduledFuture<?> heartbeat;
   private boolean lmDown;
+  private final Mastership mastership;
+  private final Function<Map<UUID, String>, List<String>> demote;
+  private List<String> demoted = List.of(); // applied, to acknowledge with the next heartbeat
 
   /**
    * Registration of the backend {@code identity} describes, heartbeating every {@code heartbeatMs};
    * the sessions each heartbeat says were closed are dropped from {@code sessions}.
    */
   public BackendRegistration(BackendSession admin, Supplier<BackendIdentity> identity,
-      ScheduledExecutorService timer, long heartbeatMs, SessionCache sessions) {
+      ScheduledExecutorService timer, long heartbeatMs, SessionCache sessions, Mastership mastership,
+      Function<Map<UUID, String>, List<String>> demote) {
+    this.mastership = mastership;
+    this.demote = demote;
     this.admin = admin;
     this.sessions = sessions;
     this.identity = identity;
@@ -109,7 +123,7 @@ public final class BackendRegistration implements AutoCloseable {
   /** Starts the heartbeat. */
   public synchronized void startHeartbeat() {
     if (heartbeat == null) {
-      heartbeat = timer.scheduleWithFixedDelay(this::beat, heartbeatMs, heartbeatMs, TimeUnit.MILLISECONDS);
+      heartbeat = timer.scheduleWithFixedDelay(() -> beat(), heartbeatMs, heartbeatMs, TimeUnit.MILLISECONDS);
     }
   }
 
@@ -121,11 +135,30 @@ public final class BackendRegistration implements AutoCloseable {
     }
   }
 
-  private void beat() {
+  /**
+   * Sends heartbeats until one is answered (at start: stale copies go, and the master
+   * lease begins, before anything is served), for up to {@code timeoutMs}.
+   *
+   * @throws BackendUnavailableException when none was answered in time
+   */
+  public void firstBeat(long timeoutMs) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    while (!beat()) {
+      if (System.currentTimeMillis() > deadline) {
+        throw new BackendUnavailableException("the Logic Module did not answer a heartbeat within " + timeoutMs + " ms");
+      }
+      Thread.sleep(RETRY_MS);
+    }
+  }
+
+  /** Sends one heartbeat now; whether it was answered. Never throws. */
+  public synchronized boolean beat() {
     String id = identity.get().id().toString();
     try {
       try {
-        HeartbeatResponse r = admin.client().heartbeat(id, sessionsEpoch, sessionsSeen);
+        long sentAt = System.nanoTime();
+        HeartbeatResponse r = admin.client().heartbeat(id, sessionsEpoch, sessionsSeen, demoted);
+        demoted = List.of();
         if (r.getForgetAll()) {
           sessions.forgetAll();
         } else {
@@ -133,6 +166,15 @@ public final class BackendRegistration implements AutoCloseable {
         }
         sessionsEpoch = r.getSessionsEpoch();
         sessionsSeen = r.getSessionsSeen();
+        boolean renew = r.getDemotionsCount() == 0 && !r.getMoreDemotions();
+        if (!renew) {
+          Map<UUID, String> stale = new HashMap<>();
+          r.getDemotionsList().forEach(d -> stale.put(UUID.fromString(d.getObjectId()), d.getMasterBackendId()));
+          demoted = demote.apply(stale);
+          LOG.warning("dropped " + demoted.size() + " stale copies (masters whose replicas were promoted, or replicas"
+              + " that missed a change, while this backend was unreachable): they come back as fresh replicas");
+        }
+        mastership.heard(sentAt, r.getMasterLeaseMs(), r.getTermsMap(), renew);
       } catch (NotAuthenticatedException forgotten) {
         admin.login();
         admin.client().registerBackend(info());
@@ -143,11 +185,13 @@ public final class BackendRegistration implements AutoCloseable {
         LOG.info("the Logic Module answers heartbeats again");
         lmDown = false;
       }
+      return true;
     } catch (RuntimeException e) {
       if (!lmDown) {
         LOG.warning("heartbeat to the Logic Module failed (will keep trying): " + e.getMessage());
         lmDown = true;
       }
+      return false;
     }
   }
 

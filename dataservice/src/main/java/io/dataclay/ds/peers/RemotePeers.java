@@ -13,6 +13,7 @@ import io.dataclay.rpc.TlsSettings;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.LongSupplier;
 
 /**
  * Other Data Services reached with this backend's own session; replica and move requests carry
@@ -23,9 +24,14 @@ public final class RemotePeers implements PeerBackends, AutoCloseable {
   private static final ThreadLocal<String> ON_BEHALF = new ThreadLocal<>();
 
   private final BackendClients clients;
+  private final LongSupplier term;
 
-  /** Peers reached with {@code self}'s session, over channels secured as {@code tls} says. */
-  public RemotePeers(BackendSession self, TlsSettings tls) {
+  /**
+   * Peers reached with {@code self}'s session, over channels secured as {@code tls} says; copies and
+   * changes sent carry this backend's {@code term}.
+   */
+  public RemotePeers(BackendSession self, TlsSettings tls, LongSupplier term) {
+    this.term = term;
     this.clients = new BackendClients(() -> self.client().getBackends(), tls, () -> {
       String caller = ON_BEHALF.get();
       return caller != null ? caller : self.token();
@@ -43,7 +49,7 @@ public final class RemotePeers implements PeerBackends, AutoCloseable {
       out.add(copied);
     }
     clients.call(backendId, client -> {
-      client.storeCopies(out);
+      client.storeCopies(out, term.getAsLong());
       return null;
     });
     return bytes;
@@ -61,7 +67,7 @@ public final class RemotePeers implements PeerBackends, AutoCloseable {
 
   private void send(String backendId, List<io.dataclay.proto.ObjectDelta> out) {
     clients.call(backendId, client -> {
-      client.applyDeltas(out);
+      client.applyDeltas(out, term.getAsLong());
       return null;
     });
   }

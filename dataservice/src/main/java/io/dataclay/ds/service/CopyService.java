@@ -7,6 +7,7 @@ import io.dataclay.ds.store.StoredObject;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.ClassNotRegisteredException;
+import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectNotHereException;
 import io.dataclay.exceptions.PermissionDeniedException;
@@ -14,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -36,11 +38,14 @@ public final class CopyService {
   private final ObjectDirectory directory;
   private final LogicModuleGateway registrations;
   private final ClassAvailability models;
+  private final Mastership mastership;
   private final String self;
 
-  /** The service of backend {@code self}. */
+  /** The service of backend {@code self}, whose standing as a master {@code mastership} keeps. */
   public CopyService(ObjectStore store, Environments environments, ReplicaSets replicas, PeerBackends peers,
-      ObjectDirectory directory, LogicModuleGateway registrations, ClassAvailability models, UUID self) {
+      ObjectDirectory directory, LogicModuleGateway registrations, ClassAvailability models, Mastership mastership,
+      UUID self) {
+    this.mastership = mastership;
     this.store = store;
     this.environments = environments;
     this.replicas = replicas;
@@ -146,9 +151,13 @@ public final class CopyService {
     return new CopyResult(moved, target, bytes);
   }
 
-  /** Stores copies another backend sends (administrators): replicas, or master copies moving here. */
-  public void storeCopies(Session session, List<ObjectCopy> copies) {
+  /**
+   * Stores copies another backend sends (backends only): replicas, or master copies moving here.
+   * Refused when {@code senderTerm} is older than the sender's term known here (it is fenced).
+   */
+  public void storeCopies(Session session, List<ObjectCopy> copies, long senderTerm) {
     requireAdmin(session, "StoreCopies");
+    mastership.requireCurrent(session.backendId(), senderTerm);
     List<StoredObject> objects = new ArrayList<>(copies.size());
     List<UUID> ids = new ArrayList<>(copies.size());
     for (int i = 0; i < copies.size(); i++) {
@@ -177,21 +186,96 @@ public final class CopyService {
   }
 
   /**
-   * Applies changes made elsewhere (administrators): a master's change to the replicas here, or a
-   * consolidated version's state to masters here, which pass it on to their own replicas first.
+   * Applies a master's changes to the replicas here (backends only). Refused, with nothing
+   * applied, when {@code senderTerm} is older than the sender's term known here (a master whose
+   * replicas were promoted while it was cut off), or when one of them is a master copy here.
    */
-  public void applyDeltas(Session session, List<ObjectDelta> deltas) {
+  public void applyDeltas(Session session, List<ObjectDelta> deltas, long senderTerm) {
     requireAdmin(session, "ApplyDeltas");
+    mastership.requireCurrent(session.backendId(), senderTerm);
+    for (ObjectDelta d : deltas) {
+      ObjectHeader h = store.header(d.id()).orElseThrow(
+          () -> new ObjectNotHereException("object " + d.id() + " is not stored on this backend"));
+      if (h.masterBackendId() == null) {
+        throw new PermissionDeniedException("object " + d.id() + " has its master copy on this backend: backend "
+            + session.backendId() + " passed on a change as if it were its master (a stale master, fenced)");
+      }
+    }
     applyHere(deltas);
   }
 
   /**
-   * Gives objects stored here new whole states (administrators): each state's fields replace the
+   * Gives objects stored here new whole states (backends only: a consolidated version's state to
+   * the original's master, which passes it on to its replicas): each state's fields replace the
    * object's, and the fields it lacks are removed.
    */
-  public void replaceStates(Session session, List<ObjectDelta> states) {
+  public void replaceStates(Session session, List<ObjectDelta> states, long senderTerm) {
     requireAdmin(session, "ApplyDeltas");
+    mastership.requireCurrent(session.backendId(), senderTerm);
     replaceHere(states);
+  }
+
+  /**
+   * Makes the replicas here of {@code promoted}'s objects their master copies (the Logic Module
+   * only, after recording it): each keeps its state, stops being a replica, and its other copies
+   * ({@code promoted}'s values) are brought to that state before this returns; a copy that cannot
+   * be reached is dropped from its replicas. An object already mastered here only gets its
+   * replicas. {@code terms}, learnt first, fence the old master.
+   */
+  public void promote(Session session, Map<UUID, Set<String>> promoted, Map<String, Long> terms) {
+    if (!session.isLogicModule()) {
+      throw new PermissionDeniedException("PromoteReplicas is for the Logic Module only");
+    }
+    mastership.learn(terms);
+    if (promoted.isEmpty()) {
+      return;
+    }
+    replicas.exclusively(() -> {
+      List<StoredObject> masters = new ArrayList<>();
+      for (UUID id : promoted.keySet()) {
+        StoredObject o = store.get(id).orElseThrow(() -> new ObjectNotHereException("object " + id
+            + " has no copy on this backend to promote"));
+        ObjectHeader h = o.header();
+        if (h.masterBackendId() != null) {
+          masters.add(new StoredObject(id, new ObjectHeader(h.className(), h.language(), h.dataset(), h.versionOf(),
+              null), o.fields()));
+        }
+      }
+      // Crash note: each rewrite is atomic; a crash part-way leaves some objects promoted here and
+      // the rest replicas, and the Logic Module, which keeps the promotion until it is confirmed,
+      // sends it again (promoting a master copy again only sets its replicas).
+      store.putAll(masters);
+      Map<String, List<ObjectCopy>> byFollower = new HashMap<>();
+      for (Map.Entry<UUID, Set<String>> e : promoted.entrySet()) {
+        Set<String> followers = new HashSet<>(e.getValue());
+        followers.remove(self);
+        replicas.set(e.getKey(), followers);
+        StoredObject copy = asReplica(store.get(e.getKey()).orElseThrow());
+        followers.forEach(f -> byFollower.computeIfAbsent(f, k -> new ArrayList<>()).add(new ObjectCopy(copy, Set.of())));
+      }
+      environments.evict(List.copyOf(promoted.keySet()));
+      for (Map.Entry<String, List<ObjectCopy>> e : byFollower.entrySet()) {
+        try {
+          peers.storeCopies(e.getKey(), e.getValue());
+        } catch (DataClayException failed) {
+          List<UUID> ids = e.getValue().stream().map(c -> c.object().id()).toList();
+          directory.removeReplicas(ids, e.getKey());
+          ids.forEach(id -> replicas.drop(id, e.getKey()));
+        }
+      }
+      return null;
+    });
+  }
+
+  /**
+   * Drops the stale copies here that the Logic Module lists ({@code demotions}: object to its master
+   * now): master copies whose replicas were promoted while this backend was cut off, and replicas
+   * their master dropped when this backend missed a change. Each goes from the store and every
+   * environment's memory; the masters then give this backend fresh replicas. Returns the objects done.
+   */
+  public List<String> demote(Map<UUID, String> demotions) {
+    removeHere(List.copyOf(demotions.keySet()));
+    return demotions.keySet().stream().map(UUID::toString).toList();
   }
 
   /** As {@link #replaceStates}, for this backend's own use. */
@@ -222,7 +306,11 @@ public final class CopyService {
       ids.add(d.id());
     }
     if (!mastered.isEmpty()) {
-      replicas.writeThrough(mastered, () -> mastered.forEach(store::applyDelta));
+      try {
+        replicas.writeThrough(mastered, () -> mastered.forEach(store::applyDelta)).join();
+      } catch (java.util.concurrent.CompletionException e) {
+        throw e.getCause() instanceof RuntimeException r ? r : e;
+      }
     }
     environments.evict(ids);
   }

@@ -16,11 +16,16 @@ public final class ExecutionService {
   private final Environments environments;
   private final ReferenceRecorder recorder;
   private final ClassAvailability models;
+  private final ReplicaSets replicas;
 
-  /** The service over a store and this backend's environments; calls wait for {@code models}' start-up install. */
+  /**
+   * The service over a store and this backend's environments; calls wait for {@code models}' start-up
+   * install, and replicated objects mastered here are served while {@code replicas} hold the lease.
+   */
   public ExecutionService(ObjectStore store, Environments environments, ReferenceRecorder recorder,
-      ClassAvailability models) {
+      ClassAvailability models, ReplicaSets replicas) {
     this.models = models;
+    this.replicas = replicas;
     this.store = store;
     this.environments = environments;
     this.recorder = recorder;
@@ -41,6 +46,9 @@ public final class ExecutionService {
       Permissions.checkWrite(session, id, header);
     } else {
       Permissions.check(session, id, header); // a method that changes the object is checked on its result
+    }
+    if (header.masterBackendId() == null) {
+      replicas.requireLease(id);
     }
     recorder.used(session, id);
     ExecutionEnvironment env = environments.of(header.language());

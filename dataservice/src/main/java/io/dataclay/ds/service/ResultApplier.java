@@ -63,11 +63,12 @@ public final class ResultApplier {
           + " session of " + request.session().username() + " may only read: nothing of the call was applied"));
     }
     List<UUID> newIds = created.stream().map(StoredObject::id).toList();
+    CompletableFuture<Void> replicated;
     try {
       recorder.held(request.session(), newIds);
       claims.claim(newIds);
       try {
-        storeChanges(request.session(), created, result.deltas(), sequences);
+        replicated = storeChanges(request.session(), created, result.deltas(), sequences);
       } catch (RuntimeException e) {
         claims.release(newIds);
         throw e;
@@ -75,12 +76,22 @@ public final class ResultApplier {
     } catch (RuntimeException e) {
       return refused(source, result, asDataClay(e));
     }
-    if (created.isEmpty()) {
-      return finish(result);
-    }
-    return CompletableFuture.runAsync(() -> register(source, created, result), blocking)
-        .whenComplete((ignored, error) -> claims.release(newIds))
-        .thenCompose(ignored -> finish(result));
+    // Stored here; the replicas take the changes on queues of their own, and the caller hears of
+    // the call once they did (this thread goes on to the environment's next result meanwhile).
+    return replicated.handle((ok, failed) -> failed).thenCompose(failed -> {
+      if (failed != null) {
+        // Crash note: as below, new objects never registered are unreachable garbage if this dies first.
+        created.forEach(o -> store.remove(o.id()));
+        claims.release(newIds);
+        return refused(source, result, asDataClay(unwrap(failed)));
+      }
+      if (created.isEmpty()) {
+        return finish(result);
+      }
+      return CompletableFuture.runAsync(() -> register(source, created, result), blocking)
+          .whenComplete((ignored, error) -> claims.release(newIds))
+          .thenCompose(ignored -> finish(result));
+    });
   }
 
   // The caller hears of a refusal only once the environment is sure to drop the state the refused
@@ -93,8 +104,9 @@ public final class ResultApplier {
 
   // Each object's change is atomic; the set of them is not. When delta k fails, the new objects
   // and deltas before k stay stored, and the caller evicts every touched object from the
-  // environment so that its memory matches the store again.
-  private void storeChanges(
+  // environment so that its memory matches the store again. Returns when the changes are stored
+  // here, with the future of their replication.
+  private CompletableFuture<Void> storeChanges(
       Session session, List<StoredObject> created, List<SequencedDelta> deltas, DeltaSequences sequences) {
     List<ObjectDelta> changes = new ArrayList<>(deltas.size());
     for (SequencedDelta d : deltas) {
@@ -111,7 +123,7 @@ public final class ResultApplier {
       store.putAll(created);
     }
     try {
-      replicas.writeThrough(changes, () -> {
+      return replicas.writeThrough(changes, () -> {
         for (SequencedDelta d : deltas) {
           // A delta of an object not stored here fails inside applyDelta (OBJECT_DOES_NOT_EXIST).
           sequences.applyIfNewer(d.delta().id(), d.sequence(), () -> store.applyDelta(d.delta()));
@@ -177,6 +189,11 @@ public final class ResultApplier {
     result.newObjects().forEach(o -> ids.add(o.id()));
     result.deltas().forEach(d -> ids.add(d.delta().id()));
     return ids;
+  }
+
+  private static RuntimeException unwrap(Throwable t) {
+    Throwable cause = t instanceof java.util.concurrent.CompletionException && t.getCause() != null ? t.getCause() : t;
+    return cause instanceof RuntimeException r ? r : new InternalException("replicating the call's changes failed: " + cause);
   }
 
   private static DataClayException asDataClay(RuntimeException e) {

@@ -13,9 +13,15 @@ import java.util.Set;
  * @param expiresAtMs epoch milliseconds after which the session is no longer valid
  * @param backend a backend's (or the Logic Module's) session: the cluster itself, not a user
  * @param accessChangesAtMs when a contract of the session begins or ends by itself (0: never)
+ * @param backendId a backend session's backend ID, as the Logic Module vouches for it ({@link
+ *     #LOGIC_MODULE} for the Logic Module's own); empty for users
  */
 public record Session(String token, String username, String dataset, Set<String> datasets,
-    Set<String> readOnlyDatasets, long expiresAtMs, boolean admin, boolean backend, long accessChangesAtMs) {
+    Set<String> readOnlyDatasets, long expiresAtMs, boolean admin, boolean backend, long accessChangesAtMs,
+    String backendId) {
+  /** The backend ID of the Logic Module's own session. */
+  public static final String LOGIC_MODULE = "logic-module";
+
   /** Validates and freezes the session. */
   public Session {
     Objects.requireNonNull(token, "token");
@@ -23,12 +29,24 @@ public record Session(String token, String username, String dataset, Set<String>
     Objects.requireNonNull(dataset, "dataset");
     datasets = Set.copyOf(Objects.requireNonNull(datasets, "datasets"));
     readOnlyDatasets = Set.copyOf(Objects.requireNonNull(readOnlyDatasets, "readOnlyDatasets"));
+    backendId = backendId == null ? "" : backendId;
+  }
+
+  /** A session without a backend ID. */
+  public Session(String token, String username, String dataset, Set<String> datasets, Set<String> readOnlyDatasets,
+      long expiresAtMs, boolean admin, boolean backend, long accessChangesAtMs) {
+    this(token, username, dataset, datasets, readOnlyDatasets, expiresAtMs, admin, backend, accessChangesAtMs, "");
   }
 
   /** A user's session with read-write access to every dataset listed. */
   public Session(String token, String username, String dataset, Set<String> datasets, long expiresAtMs,
       boolean admin) {
-    this(token, username, dataset, datasets, Set.of(), expiresAtMs, admin, false, 0);
+    this(token, username, dataset, datasets, Set.of(), expiresAtMs, admin, false, 0, "");
+  }
+
+  /** Whether this is the Logic Module's own session. */
+  public boolean isLogicModule() {
+    return backend && LOGIC_MODULE.equals(backendId);
   }
 
   /** Whether this session may read objects of {@code objectDataset} (backends: every dataset). */

@@ -5,6 +5,7 @@ import io.dataclay.ds.service.InlineCall;
 import io.dataclay.ds.service.Session;
 import io.dataclay.ds.service.SessionCache;
 import io.dataclay.proto.DataServiceGrpc;
+import io.dataclay.proto.LivenessGrpc;
 import io.dataclay.rpc.SessionMetadata;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -47,6 +48,9 @@ public final class CallExecutors implements ServerCallExecutorSupplier {
 
   @Override
   public <Q, R> Executor getExecutor(ServerCall<Q, R> call, Metadata headers) {
+    if (call.getMethodDescriptor().getServiceName().equals(LivenessGrpc.SERVICE_NAME)) {
+      return Runnable::run; // a ping answers at once: never behind calls queued on a busy pool
+    }
     if (!inline || !models.ready() || !INLINE_METHODS.contains(call.getMethodDescriptor().getFullMethodName())) {
       return pool;
     }

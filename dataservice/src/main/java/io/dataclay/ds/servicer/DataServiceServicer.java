@@ -39,6 +39,8 @@ import io.dataclay.proto.CopiedObject;
 import io.dataclay.proto.CopiesResponse;
 import io.dataclay.proto.DataServiceGrpc;
 import io.dataclay.proto.DeleteObjectsRequest;
+import io.dataclay.proto.PromoteReplicasRequest;
+import io.dataclay.proto.PromotedObject;
 import io.dataclay.proto.Empty;
 import io.dataclay.proto.ExecutionEnvironmentStatus;
 import io.dataclay.proto.FinishImportRequest;
@@ -70,6 +72,9 @@ import io.dataclay.proto.StoreStatus;
 import io.dataclay.rpc.SessionMetadata;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
@@ -321,7 +326,7 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
         }
         in.add(new ObjectCopy(o, Set.copyOf(replicas)));
       }
-      copies.storeCopies(caller(), in);
+      copies.storeCopies(caller(), in, request.getSenderTerm());
       return Empty.getDefaultInstance();
     });
   }
@@ -342,11 +347,38 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
       }
       Session session = caller();
       if (!deltas.isEmpty()) {
-        copies.applyDeltas(session, deltas);
+        copies.applyDeltas(session, deltas, request.getSenderTerm());
       }
       if (!states.isEmpty()) {
-        copies.replaceStates(session, states);
+        copies.replaceStates(session, states, request.getSenderTerm());
       }
+      return Empty.getDefaultInstance();
+    });
+  }
+
+  @Override
+  public void promoteReplicas(PromoteReplicasRequest request, StreamObserver<Empty> observer) {
+    counters.count("PromoteReplicas");
+    Replies.now(observer, () -> {
+      Map<UUID, Set<String>> promoted = new LinkedHashMap<>();
+      for (int i = 0; i < request.getObjectsCount(); i++) {
+        PromotedObject o = request.getObjects(i);
+        Set<String> followers = new HashSet<>();
+        for (int r = 0; r < o.getReplicaBackendIdsCount(); r++) {
+          followers.add(Messages.uuid(o.getReplicaBackendIds(r), "objects[" + i + "].replica_backend_ids[" + r + "]")
+              .toString());
+        }
+        if (promoted.put(Messages.uuid(o.getObjectId(), "objects[" + i + "].object_id"), followers) != null) {
+          throw new InvalidArgumentException("objects[" + i + "].object_id: " + o.getObjectId() + " appears twice");
+        }
+      }
+      for (Map.Entry<String, Long> t : request.getTermsMap().entrySet()) {
+        Messages.uuid(t.getKey(), "terms key");
+        if (t.getValue() < 0) {
+          throw new InvalidArgumentException("terms[" + t.getKey() + "]: a term is never negative, not " + t.getValue());
+        }
+      }
+      copies.promote(caller(), promoted, request.getTermsMap());
       return Empty.getDefaultInstance();
     });
   }

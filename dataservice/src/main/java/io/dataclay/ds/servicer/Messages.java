@@ -211,7 +211,7 @@ public final class Messages {
   public static Session session(SessionInfo info, String token) {
     return new Session(token, info.getUsername(), info.getDataset(), Set.copyOf(info.getDatasetsList()),
         Set.copyOf(info.getReadOnlyDatasetsList()), info.getExpiresAtMs(), info.getAdmin(), info.getBackend(),
-        info.getAccessChangesAtMs());
+        info.getAccessChangesAtMs(), info.getBackend() ? info.getBackendId() : "");
   }
 
   /** The protocol form of a session, token included (execution environments act as the caller). */

@@ -24,7 +24,8 @@ class ExecutionServiceTest {
   private final ExecutionService service = new ExecutionService(store, new Environments(),
       new ReferenceRecorder(store, token -> {
         throw new AssertionError("no session is validated here");
-      }, Runnable::run, ReferenceRecorder.DEFAULT_BUDGET), ClassAvailabilityTest.installed());
+      }, Runnable::run, ReferenceRecorder.DEFAULT_BUDGET), ClassAvailabilityTest.installed(),
+      new ReplicaSets(null, null, new Mastership(UUID.randomUUID(), System::nanoTime), Runnable::run));
   private final Session ann = new Session("t", "ann", "ann", Set.of("ann"), Long.MAX_VALUE, false);
 
   @AfterEach

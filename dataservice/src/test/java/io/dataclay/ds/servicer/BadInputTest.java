@@ -98,6 +98,6 @@ class BadInputTest {
     io.dataclay.proto.ObjectDelta state = io.dataclay.proto.ObjectDelta.newBuilder()
         .setId(UUID.randomUUID().toString()).setWholeState(true).addRemovedFields("x").build();
     // run + verify
-    assertInvalid("deltas[0] is a whole state", () -> ds.applyDeltas(List.of(state)));
+    assertInvalid("deltas[0] is a whole state", () -> ds.applyDeltas(List.of(state), 0));
   }
 }

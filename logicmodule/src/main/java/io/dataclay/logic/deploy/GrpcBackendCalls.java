@@ -13,6 +13,7 @@ import io.dataclay.logic.servicer.ProtoMapping;
 import io.dataclay.proto.CollectionBarrier;
 import io.dataclay.proto.HeldObjects;
 import io.dataclay.proto.Model;
+import io.dataclay.proto.PromotedObject;
 import io.dataclay.rpc.TlsSettings;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -214,6 +215,24 @@ public final class GrpcBackendCalls implements BackendCalls {
   @Override
   public SnapshotCalls snapshots() {
     return snapshotCalls;
+  }
+
+  @Override
+  public void promoteReplicas(BackendRecord b, Map<String, List<String>> replicas, Map<String, Long> terms,
+      String token) {
+    List<PromotedObject> objects = new ArrayList<>(replicas.size());
+    replicas.forEach((id, others) -> objects.add(PromotedObject.newBuilder().setObjectId(id)
+        .addAllReplicaBackendIds(others).build()));
+    onBackend(b, () -> {
+      new DataServiceClient(withDeadline(channelFor(b)), () -> token).promoteReplicas(objects, terms);
+      return null;
+    });
+  }
+
+  @Override
+  public void newReplicas(BackendRecord master, List<String> ids, String target, String token) {
+    onBackend(master, () -> new DataServiceClient(withDeadline(channelFor(master)), () -> token)
+        .newReplica(ids, target, false));
   }
 
   private <T> T onBackend(BackendRecord b, Supplier<T> call) {

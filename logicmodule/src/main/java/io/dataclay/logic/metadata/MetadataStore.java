@@ -19,6 +19,7 @@ public final class MetadataStore implements AutoCloseable {
   private final BackendStore backends;
   private final ObjectMetadataStore objects;
   private final ImportTables imports;
+  private final FailoverStore failover;
 
   private MetadataStore(String url, SqlDialect dialect, MetadataSync sync, ConnectionPool pool, Jdbc jdbc) {
     this.url = url;
@@ -31,6 +32,7 @@ public final class MetadataStore implements AutoCloseable {
     this.backends = new BackendStore(jdbc);
     this.objects = new ObjectMetadataStore(jdbc);
     this.imports = new ImportTables(jdbc);
+    this.failover = new FailoverStore(jdbc);
   }
 
   /**
@@ -103,6 +105,11 @@ public final class MetadataStore implements AutoCloseable {
    */
   public MetadataCut openCut() {
     return MetadataCut.open(dialect, url, sync);
+  }
+
+  /** Backend terms, promotions and demotions. */
+  public FailoverStore failover() {
+    return failover;
   }
 
   /** Closes every connection; later calls fail with an internal error. */

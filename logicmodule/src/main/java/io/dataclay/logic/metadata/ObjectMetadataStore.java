@@ -4,6 +4,7 @@ import io.dataclay.common.Language;
 import io.dataclay.exceptions.AliasAlreadyExistsException;
 import io.dataclay.exceptions.ObjectAlreadyExistsException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
+import io.dataclay.exceptions.PermissionDeniedException;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -91,9 +92,15 @@ public final class ObjectMetadataStore {
         dataset, alias)) > 0;
   }
 
-  /** Records that {@code backendId} holds replicas of registered objects; IDs not registered are skipped. */
-  public void addReplicas(List<String> ids, String backendId) {
+  /**
+   * Records that {@code backendId} holds replicas of registered objects; IDs not registered are
+   * skipped. Only {@code master}, the backend holding their master copies, may say so.
+   *
+   * @throws PermissionDeniedException when {@code master} is not the master of one of them; nothing changes
+   */
+  public void addReplicas(List<String> ids, String backendId, String master) {
     jdbc.transaction(c -> {
+      requireMaster(c, ids, master);
       List<Object[]> rows = new ArrayList<>(ids.size());
       for (String id : ids) {
         rows.add(new Object[] {id, backendId, id, backendId});
@@ -105,21 +112,46 @@ public final class ObjectMetadataStore {
     });
   }
 
-  /** Records that {@code backendId} no longer holds replicas of the objects. */
-  public void removeReplicas(List<String> ids, String backendId) {
+  /**
+   * Records that {@code backendId} no longer holds up-to-date replicas of the objects (it missed a
+   * change); said by {@code master} only. Each dropped replica becomes a demotion of {@code
+   * backendId} (see FailoverStore): when that backend is heard again it drops its stale copy and
+   * gets a fresh replica, so the object keeps its copies.
+   *
+   * @throws PermissionDeniedException when {@code master} is not the master of one of them; nothing changes
+   */
+  public void removeReplicas(List<String> ids, String backendId, String master) {
     jdbc.transaction(c -> {
+      requireMaster(c, ids, master);
       List<Object[]> rows = new ArrayList<>(ids.size());
+      List<Object[]> stale = new ArrayList<>(ids.size());
       for (String id : ids) {
         rows.add(new Object[] {id, backendId});
+        stale.add(new Object[] {id, backendId, master});
       }
-      c.batch("DELETE FROM object_replicas WHERE object_id = ? AND backend_id = ?", rows);
+      int[] removed = c.batch("DELETE FROM object_replicas WHERE object_id = ? AND backend_id = ?", rows);
+      List<Object[]> demoted = new ArrayList<>();
+      for (int i = 0; i < removed.length; i++) {
+        if (removed[i] != 0) {
+          demoted.add(stale.get(i));
+        }
+      }
+      c.batch("INSERT INTO object_demotions (object_id, backend_id, master_backend_id) VALUES (?, ?, ?)"
+          + " ON CONFLICT (object_id, backend_id) DO UPDATE SET master_backend_id = excluded.master_backend_id",
+          demoted);
       return null;
     });
   }
 
-  /** Makes {@code backendId} the master of the objects (a replica it held stops being one); all or nothing. */
-  public void setMaster(List<String> ids, String backendId) {
+  /**
+   * Makes {@code backendId} the master of the objects (a replica it held stops being one), all or
+   * nothing; said by {@code master}, their master until now, only.
+   *
+   * @throws PermissionDeniedException when {@code master} is not the master of one of them; nothing changes
+   */
+  public void setMaster(List<String> ids, String backendId, String master) {
     jdbc.transaction(c -> {
+      requireMaster(c, ids, master);
       List<Object[]> masters = new ArrayList<>(ids.size());
       List<Object[]> replicas = new ArrayList<>(ids.size());
       for (String id : ids) {
@@ -130,6 +162,31 @@ public final class ObjectMetadataStore {
       c.batch("DELETE FROM object_replicas WHERE object_id = ? AND backend_id = ?", replicas);
       return null;
     });
+  }
+
+  // Where an object's copies are is changed by the backend holding its master copy only. A master
+  // whose replica was promoted while it was cut off (FailoverStore.promote) is refused here, inside
+  // the transaction of its change: the no-op update holds the row (PostgreSQL) or the database
+  // (SQLite) against a concurrent promotion until the change commits.
+  private static void requireMaster(PooledConnection c, List<String> ids, String master) throws SQLException {
+    List<Object[]> rows = new ArrayList<>(ids.size());
+    for (String id : ids) {
+      rows.add(new Object[] {id, master});
+    }
+    int[] held = c.batch("UPDATE objects SET master_backend_id = master_backend_id WHERE id = ?"
+        + " AND master_backend_id = ?", rows);
+    for (int i = 0; i < ids.size(); i++) {
+      if (held[i] == 1) {
+        continue;
+      }
+      Optional<String> now = c.queryOne("SELECT master_backend_id FROM objects WHERE id = ?", rs -> rs.getString(1),
+          ids.get(i));
+      if (now.isPresent() && !now.get().equals(master)) {
+        throw new PermissionDeniedException("backend " + master + " does not hold the master copy of object "
+            + ids.get(i) + " (backend " + now.get() + " does): a backend whose masters were promoted away while it"
+            + " was unreachable is fenced");
+      }
+    }
   }
 
   /** Forgets objects with their replicas and aliases, in one transaction; unknown IDs are skipped. */

@@ -104,7 +104,22 @@ final class Schema {
             + " alias TEXT NOT NULL,"
             + " object_id TEXT NOT NULL,"
             + " PRIMARY KEY (dataset, alias))",
-        "CREATE INDEX IF NOT EXISTS aliases_by_object ON aliases(object_id)");
+        "CREATE INDEX IF NOT EXISTS aliases_by_object ON aliases(object_id)",
+        // Failover (FailoverStore). A backend's term rises each time its masters are promoted away;
+        // a promotion waits in object_promotions until its new master confirms it, a demotion in
+        // object_demotions until the old master has dropped its stale copy.
+        "CREATE TABLE IF NOT EXISTS backend_terms ("
+            + " backend_id TEXT PRIMARY KEY,"
+            + " term BIGINT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS object_promotions ("
+            + " object_id TEXT PRIMARY KEY,"
+            + " backend_id TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS object_demotions ("
+            + " object_id TEXT NOT NULL,"
+            + " backend_id TEXT NOT NULL,"
+            + " master_backend_id TEXT NOT NULL,"
+            + " PRIMARY KEY (object_id, backend_id))",
+        "CREATE INDEX IF NOT EXISTS object_demotions_by_backend ON object_demotions(backend_id)");
     jdbc.transaction(c -> {
       c.execute(ddl.get(0)); // schema_version
       long recorded = c.queryLong("SELECT COALESCE(MAX(version), 0) FROM schema_version");

@@ -4,6 +4,7 @@ import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.ModelRecord;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 /**
  * What the Logic Module asks of backends: installing models, flushing queued registrations, and
@@ -74,6 +75,23 @@ public interface BackendCalls extends AutoCloseable {
   default SnapshotCalls snapshots() {
     throw new UnsupportedOperationException("these backend calls cannot take snapshots");
   }
+
+  /**
+   * Tells backend {@code b} every backend's term, then makes its replicas of objects their master
+   * copies ({@code replicas}: object ID to its other replicas' backends, which follow the new
+   * master; empty: only the terms).
+   *
+   * @throws io.dataclay.exceptions.DataClayException when the backend does not answer or refuses
+   */
+  void promoteReplicas(BackendRecord b, Map<String, List<String>> replicas, Map<String, Long> terms, String token);
+
+  /**
+   * Asks {@code master}, the backend holding the master copies of {@code ids}, for replicas of them
+   * on {@code target}.
+   *
+   * @throws io.dataclay.exceptions.DataClayException when the backend does not answer or refuses
+   */
+  void newReplicas(BackendRecord master, List<String> ids, String target, String token);
 
   /** Stops sending; deployments still queued are dropped. */
   @Override

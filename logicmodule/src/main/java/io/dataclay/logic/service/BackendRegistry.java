@@ -22,6 +22,8 @@ public final class BackendRegistry {
   private final Clock clock;
   private final Map<String, BackendRecord> backends = new ConcurrentHashMap<>();
   private final Map<String, Long> lastSeenMs = new ConcurrentHashMap<>();
+  private volatile long lastAnyMs;
+  private volatile long hearingSinceMs;
 
   BackendRegistry(MetadataStore store, long timeoutMs, Clock clock) {
     this.store = store;
@@ -30,6 +32,7 @@ public final class BackendRegistry {
     for (BackendRecord b : store.backends().all()) {
       backends.put(b.id(), b);
     }
+    this.hearingSinceMs = clock.millis();
   }
 
   /** Registers a backend, or updates the address of one with the same ID; it counts as alive from now. */
@@ -56,7 +59,42 @@ public final class BackendRegistry {
     caller.requireBackend("Heartbeat");
     requireRegistered("backend_id", backendId);
     requireSelf(caller, "backend_id", backendId, "Heartbeat");
-    lastSeenMs.put(backendId, clock.millis());
+    long now = clock.millis();
+    if (now - lastAnyMs > timeoutMs) {
+      hearingSinceMs = now; // nobody was heard for a while: this Logic Module was the one cut off
+    }
+    lastAnyMs = now;
+    lastSeenMs.put(backendId, now);
+  }
+
+  /**
+   * How long the Logic Module has not heard from a backend while it heard the others: since its
+   * last heartbeat, or since the Logic Module started or came back from a time it heard nobody (so
+   * that being cut off, or restarting, never makes every backend look lost at once).
+   */
+  public long silentMs(String backendId) {
+    return clock.millis() - Math.max(lastSeenMs.getOrDefault(backendId, 0L), hearingSinceMs);
+  }
+
+  /** Every registered backend. */
+  public List<BackendRecord> records() {
+    return List.copyOf(backends.values());
+  }
+
+  /** The registered backend with this ID, or null. */
+  public BackendRecord record(String backendId) {
+    return backends.get(backendId);
+  }
+
+  /** The IDs of the backends that heartbeated within the liveness window. */
+  public java.util.Set<String> aliveIds() {
+    java.util.Set<String> out = new HashSet<>();
+    for (String id : backends.keySet()) {
+      if (isAlive(id)) {
+        out.add(id);
+      }
+    }
+    return out;
   }
 
   /** Every registered backend with its liveness, by name then ID. */

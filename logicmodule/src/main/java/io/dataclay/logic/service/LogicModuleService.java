@@ -36,12 +36,15 @@ public final class LogicModuleService {
    * accepted only from one.
    */
   public record Settings(Duration sessionTtl, long backendTimeoutMs, ClusterSecret clusterSecret,
-      long maxModelBytes, BooleanSupplier fromClusterServer) {
-    /** Settings of a cluster without TLS. */
+      long maxModelBytes, BooleanSupplier fromClusterServer, long promoteAfterMs) {
+    /** Settings of a cluster without TLS that never promotes replicas. */
     public Settings(Duration sessionTtl, long backendTimeoutMs, ClusterSecret clusterSecret, long maxModelBytes) {
-      this(sessionTtl, backendTimeoutMs, clusterSecret, maxModelBytes, () -> true);
+      this(sessionTtl, backendTimeoutMs, clusterSecret, maxModelBytes, () -> true, 0);
     }
   }
+
+  /** A heartbeat's answer: the sessions closed since the backend's last view, and its failover part. */
+  public record HeartbeatAnswer(SessionRevocations.Since sessions, Failover.HeartbeatPart failover) {}
 
   private final AccountService accounts;
   private final BackendRegistry backends;
@@ -50,6 +53,7 @@ public final class LogicModuleService {
   private final GarbageCollector collector;
   private final SnapshotCoordinator snapshots;
   private final ImportCoordinator imports;
+  private final Failover failover;
   private final BackendCalls backendCalls;
   private final SessionRevocations revocations = new SessionRevocations();
   private final CallCounters calls = new CallCounters();
@@ -92,6 +96,22 @@ public final class LogicModuleService {
         }), clock);
     this.imports = new ImportCoordinator(store, backends, models, backendCalls::snapshots, () -> systemToken,
         this::accessChanged, clock);
+    this.failover = new Failover(store, backends, backendCalls, () -> systemToken, settings.promoteAfterMs());
+  }
+
+  /** Starts promoting the replicas of backends that stay silent (see {@link Failover}). */
+  public void startFailover() {
+    failover.start();
+  }
+
+  /** The failover logic (tests run its rounds). */
+  Failover failover() {
+    return failover;
+  }
+
+  /** Stops the failover rounds. */
+  public void stopFailover() {
+    failover.close();
   }
 
   /** Creates the configured administrator unless an account of that name exists (never changes it). */
@@ -206,12 +226,16 @@ public final class LogicModuleService {
   }
 
   /**
-   * Records a backend's heartbeat (that backend only); answers the sessions closed (and whether
-   * access changed) since the backend's last view {@code seenEpoch}/{@code seen}.
+   * Records a backend's heartbeat (that backend only) and the demotions it {@code applied}; answers
+   * the sessions closed (and whether access changed) since the backend's last view {@code
+   * seenEpoch}/{@code seen}, and the terms, its master lease and its demotions.
    */
-  public SessionRevocations.Since heartbeat(String token, String backendId, long seenEpoch, long seen) {
+  public HeartbeatAnswer heartbeat(String token, String backendId, long seenEpoch, long seen, List<String> applied) {
     backends.heartbeat(caller(token), backendId);
-    return revocations.since(seenEpoch, seen);
+    for (int i = 0; i < applied.size(); i++) {
+      Checks.uuid("demoted_object_ids[" + i + "]", applied.get(i));
+    }
+    return new HeartbeatAnswer(revocations.since(seenEpoch, seen), failover.heartbeat(backendId, applied));
   }
 
   /** Every registered backend with its liveness. */
@@ -250,9 +274,13 @@ public final class LogicModuleService {
     objects.addReplicas(caller(token), ids, backendId);
   }
 
-  /** Records that a backend dropped replicas (backends only). */
+  /**
+   * Records that a backend's replicas are dropped (their master only); the backend gets fresh ones
+   * when it is heard again.
+   */
   public void removeReplicas(String token, List<String> ids, String backendId) {
     objects.removeReplicas(caller(token), ids, backendId);
+    failover.demoted(backendId);
   }
 
   /** Records moved master copies (backends only). */

@@ -132,22 +132,22 @@ public final class ObjectService {
     }
   }
 
-  /** Records replicas of objects on {@code backendId} (backends only). */
+  /** Records replicas of objects on {@code backendId} (their master's backend only). */
   public void addReplicas(Session caller, List<String> ids, String backendId) {
     checkLocations(caller, "AddReplicas", ids, backendId);
-    store.objects().addReplicas(ids, backendId);
+    store.objects().addReplicas(ids, backendId, caller.backendId());
   }
 
-  /** Records that {@code backendId} dropped its replicas of the objects (backends only). */
+  /** Records that {@code backendId} dropped its replicas of the objects (their master's backend only). */
   public void removeReplicas(Session caller, List<String> ids, String backendId) {
     checkLocations(caller, "RemoveReplicas", ids, backendId);
-    store.objects().removeReplicas(ids, backendId);
+    store.objects().removeReplicas(ids, backendId, caller.backendId());
   }
 
-  /** Records that the objects' master copies moved to {@code backendId} (backends only). */
+  /** Records that the objects' master copies moved to {@code backendId} (their master's backend only). */
   public void setMaster(Session caller, List<String> ids, String backendId) {
     checkLocations(caller, "SetMaster", ids, backendId);
-    store.objects().setMaster(ids, backendId);
+    store.objects().setMaster(ids, backendId, caller.backendId());
   }
 
   /** Forgets objects with their replicas and aliases (backends only: a retired version, a move's source). */

@@ -25,6 +25,7 @@ import io.dataclay.proto.GarbageReport;
 import io.dataclay.proto.GetModelRequest;
 import io.dataclay.proto.HealthResponse;
 import io.dataclay.proto.HeartbeatRequest;
+import io.dataclay.proto.Demotion;
 import io.dataclay.proto.HeartbeatResponse;
 import io.dataclay.proto.ListModelsRequest;
 import io.dataclay.proto.LogicModuleGrpc;
@@ -189,9 +190,17 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   public void heartbeat(HeartbeatRequest r, StreamObserver<HeartbeatResponse> out) {
     service.countCall("Heartbeat");
     ServerCalls.respond(out, () -> {
-      var since = service.heartbeat(token(), r.getBackendId(), r.getSessionsEpoch(), r.getSessionsSeen());
-      return HeartbeatResponse.newBuilder().setSessionsEpoch(since.epoch()).setSessionsSeen(since.seen())
-          .addAllClosedTokenSha256(since.closedTokenSha256()).setForgetAll(since.forgetAll()).build();
+      var beat = service.heartbeat(token(), r.getBackendId(), r.getSessionsEpoch(), r.getSessionsSeen(),
+          r.getDemotedObjectIdsList());
+      var since = beat.sessions();
+      var failover = beat.failover();
+      HeartbeatResponse.Builder answer = HeartbeatResponse.newBuilder().setSessionsEpoch(since.epoch())
+          .setSessionsSeen(since.seen()).addAllClosedTokenSha256(since.closedTokenSha256())
+          .setForgetAll(since.forgetAll()).putAllTerms(failover.terms()).setMasterLeaseMs(failover.leaseMs())
+          .setMoreDemotions(failover.more());
+      failover.demotions().forEach(d -> answer.addDemotions(Demotion.newBuilder().setObjectId(d.objectId())
+          .setMasterBackendId(d.backendId())));
+      return answer.build();
     });
   }
 

@@ -51,7 +51,7 @@ public final class ProtoMapping {
     return SessionInfo.newBuilder().setToken(s.token()).setUsername(s.username()).setDataset(s.dataset())
         .addAllDatasets(s.datasets()).setExpiresAtMs(s.expiresAtMs()).setAdmin(s.admin()).setBackend(s.backend())
         .addAllReadOnlyDatasets(new java.util.TreeSet<>(s.readOnlyDatasets()))
-        .setAccessChangesAtMs(s.accessChangesAtMs()).build();
+        .setAccessChangesAtMs(s.accessChangesAtMs()).setBackendId(s.backendId() == null ? "" : s.backendId()).build();
   }
 
   /** The wire form of a data contract. */

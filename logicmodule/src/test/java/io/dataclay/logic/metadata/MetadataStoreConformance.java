@@ -302,13 +302,13 @@ abstract class MetadataStoreConformance {
     store.objects().register(List.of(o, plain), null, null);
     String unknown = UUID.randomUUID().toString();
     // run
-    store.objects().addReplicas(List.of(o.id(), unknown), second);
-    store.objects().addReplicas(List.of(o.id()), third);
-    store.objects().addReplicas(List.of(o.id()), backend);
+    store.objects().addReplicas(List.of(o.id(), unknown), second, backend);
+    store.objects().addReplicas(List.of(o.id()), third, backend);
+    store.objects().addReplicas(List.of(o.id()), backend, backend);
     List<ObjectRecord> replicated = store.objects().replicatedFrom(backend);
-    store.objects().setMaster(List.of(o.id()), second);
+    store.objects().setMaster(List.of(o.id()), second, backend);
     ObjectRecord moved = store.objects().find(o.id()).orElseThrow();
-    store.objects().removeReplicas(List.of(o.id()), third);
+    store.objects().removeReplicas(List.of(o.id()), third, second);
     // verify: unknown objects and the master's own backend are never listed as replicas
     assertEquals(List.of(o.id()), replicated.stream().map(ObjectRecord::id).toList());
     assertEquals(List.of(second, third).stream().sorted().toList(), replicated.get(0).replicaBackendIds());
@@ -474,6 +474,63 @@ abstract class MetadataStoreConformance {
   }
 
   @Test
+  void only_the_master_changes_where_an_objects_copies_are_and_a_refusal_changes_nothing() {
+    // setup
+    String second = UUID.randomUUID().toString();
+    store.backends().upsert(new BackendRecord(second, "b2", "127.0.0.1", 7002, List.of(Language.PYTHON), "kv"));
+    ObjectRecord mine = object("alice");
+    ObjectRecord other = object("alice");
+    store.objects().register(List.of(mine, other), null, null);
+    store.objects().addReplicas(List.of(mine.id(), other.id()), second, backend);
+    // run / verify: the replica's backend is not the master of either object
+    assertThrows(PermissionDeniedException.class,
+        () -> store.objects().removeReplicas(List.of(mine.id(), other.id()), second, second));
+    assertThrows(PermissionDeniedException.class,
+        () -> store.objects().setMaster(List.of(mine.id()), second, second));
+    assertThrows(PermissionDeniedException.class,
+        () -> store.objects().addReplicas(List.of(other.id()), second, second));
+    assertEquals(List.of(second), store.objects().find(mine.id()).orElseThrow().replicaBackendIds());
+    assertEquals(backend, store.objects().find(mine.id()).orElseThrow().masterBackendId());
+    assertEquals(List.of(second), store.objects().find(other.id()).orElseThrow().replicaBackendIds());
+  }
+
+  @Test
+  void a_promotion_moves_the_master_to_a_replica_raises_the_old_masters_term_and_records_both_to_dos() {
+    // setup
+    String second = UUID.randomUUID().toString();
+    String third = UUID.randomUUID().toString();
+    ObjectRecord replicated = object("alice");
+    ObjectRecord unreplicated = object("alice");
+    store.objects().register(List.of(replicated, unreplicated), null, null);
+    store.objects().addReplicas(List.of(replicated.id()), second, backend);
+    store.objects().addReplicas(List.of(replicated.id()), third, backend);
+    // run: the unreplicated object's chosen backend holds no replica of it, so it stays
+    List<FailoverStore.Move> done = store.failover().promote(backend,
+        Map.of(replicated.id(), second, unreplicated.id(), second));
+    List<FailoverStore.Move> again = store.failover().promote(backend, Map.of(replicated.id(), third));
+    // verify
+    assertEquals(List.of(new FailoverStore.Move(replicated.id(), second)), done);
+    assertEquals(List.of(), again, "an object no longer mastered there is left as it is");
+    ObjectRecord now = store.objects().find(replicated.id()).orElseThrow();
+    assertEquals(second, now.masterBackendId());
+    assertEquals(List.of(third), now.replicaBackendIds());
+    assertEquals(backend, store.objects().find(unreplicated.id()).orElseThrow().masterBackendId());
+    assertEquals(Map.of(backend, 1L), store.failover().terms());
+    assertEquals(List.of(new FailoverStore.Move(replicated.id(), second)), store.failover().pendingPromotions());
+    assertEquals(List.of(third), store.failover().replicasOf(replicated.id()));
+    assertEquals(List.of(new FailoverStore.Move(replicated.id(), second)), store.failover().demotions(backend, 10));
+    // the old master is fenced: it may no longer drop a replica
+    assertThrows(PermissionDeniedException.class,
+        () -> store.objects().removeReplicas(List.of(replicated.id()), third, backend));
+    // confirmations and applied demotions are forgotten
+    store.failover().confirmPromotions(second, List.of(replicated.id()));
+    assertEquals(List.of(new FailoverStore.Move(replicated.id(), second)),
+        store.failover().applied(backend, List.of(replicated.id())));
+    assertEquals(List.of(), store.failover().pendingPromotions());
+    assertEquals(List.of(), store.failover().demotions(backend, 10));
+  }
+
+  @Test
   void removing_objects_drops_their_replicas_and_aliases_and_leaves_every_other_row() {
     // setup
     String second = UUID.randomUUID().toString();
@@ -482,7 +539,7 @@ abstract class MetadataStoreConformance {
     ObjectRecord kept = object("alice");
     store.objects().register(List.of(gone, kept), "gone-alias", gone.id());
     store.objects().addAlias("alice", "kept-alias", kept.id());
-    store.objects().addReplicas(List.of(gone.id(), kept.id()), second);
+    store.objects().addReplicas(List.of(gone.id(), kept.id()), second, backend);
     // run
     store.objects().removeObjects(List.of(gone.id(), UUID.randomUUID().toString()));
     // verify
@@ -506,7 +563,7 @@ abstract class MetadataStoreConformance {
         second, List.of(), List.of(), named.id());
     store.objects().register(List.of(named, plain, version), "n1", named.id());
     store.objects().addAlias("alice", "n2", named.id());
-    store.objects().addReplicas(List.of(plain.id()), second);
+    store.objects().addReplicas(List.of(plain.id()), second, backend);
     // run
     Map<String, String> masters = new HashMap<>();
     store.objects().forEachObject(masters::put);

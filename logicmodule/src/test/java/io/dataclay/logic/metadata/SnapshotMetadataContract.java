@@ -157,7 +157,7 @@ abstract class SnapshotMetadataContract {
     try (MetadataCut cut = store.openCut()) {
       ObjectRecord after = object("admin");
       store.objects().register(List.of(after), "after", after.id());
-      store.objects().addReplicas(List.of(before.id()), b2);
+      store.objects().addReplicas(List.of(before.id()), b2, b1);
       Iterator<MetadataCut.ObjectCopies> objects = cut.objects(null);
       objects.forEachRemaining(o -> seen.add(o.id() + " " + o.replicas()));
       cut.aliases(null).forEachRemaining(a -> aliases.add(a.alias()));

@@ -185,13 +185,13 @@ class AccountAndSessionRulesTest {
     // run / verify
     for (String user : List.of(alice, lm.adminToken)) {
       assertThrows(PermissionDeniedException.class, () -> lm.service.validateSession(user, alice));
-      assertThrows(PermissionDeniedException.class, () -> lm.service.heartbeat(user, backend, 0, 0));
+      assertThrows(PermissionDeniedException.class, () -> lm.service.heartbeat(user, backend, 0, 0, List.of()));
       assertThrows(PermissionDeniedException.class, () -> lm.service.registerObjects(user, List.of(), "", ""));
       assertThrows(PermissionDeniedException.class, () -> lm.service.unregisterObjects(user, List.of("x")));
       assertThrows(PermissionDeniedException.class, () -> lm.service.replicatedObjects(user, backend));
     }
     // a backend speaks for itself only
-    assertThrows(PermissionDeniedException.class, () -> lm.service.heartbeat(lm.backendToken, backend, 0, 0));
+    assertThrows(PermissionDeniedException.class, () -> lm.service.heartbeat(lm.backendToken, backend, 0, 0, List.of()));
   }
 
   @Test
@@ -299,16 +299,16 @@ class AccountAndSessionRulesTest {
     // setup
     String alice = lm.user("alice");
     lm.user("bob");
-    SessionRevocations.Since first = lm.service.heartbeat(lm.backendToken, registered(), 0, 0);
+    SessionRevocations.Since first = lm.service.heartbeat(lm.backendToken, registered(), 0, 0, List.of()).sessions();
     // run
     lm.service.closeSession(alice);
     SessionRevocations.Since closed = lm.service.heartbeat(lm.backendToken, lm.backendId, first.epoch(),
-        first.seen());
+        first.seen(), List.of()).sessions();
     lm.service.newDataContract(lm.adminToken, LogicModuleFixture.contract("shared", "bob"));
     SessionRevocations.Since changed = lm.service.heartbeat(lm.backendToken, lm.backendId, closed.epoch(),
-        closed.seen());
+        closed.seen(), List.of()).sessions();
     SessionRevocations.Since quiet = lm.service.heartbeat(lm.backendToken, lm.backendId, changed.epoch(),
-        changed.seen());
+        changed.seen(), List.of()).sessions();
     // verify
     assertTrue(first.forgetAll(), "a new backend starts from nothing");
     assertEquals(List.of(SessionTokens.sha256(alice)), closed.closedTokenSha256());

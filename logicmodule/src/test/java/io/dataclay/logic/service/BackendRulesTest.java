@@ -53,7 +53,7 @@ class BackendRulesTest {
     // run
     lm.clock.advance(PAST_TIMEOUT);
     boolean afterSilence = alive(id);
-    lm.service.heartbeat(lm.backendSession(id), id, 0, 0);
+    lm.service.heartbeat(lm.backendSession(id), id, 0, 0, List.of());
     // verify
     assertFalse(afterSilence);
     assertTrue(alive(id));
@@ -81,7 +81,7 @@ class BackendRulesTest {
     // run
     lm = new LogicModuleFixture(url, lm.clock);
     boolean aliveBeforeHeartbeat = alive(id);
-    lm.service.heartbeat(lm.backendSession(id), id, 0, 0);
+    lm.service.heartbeat(lm.backendSession(id), id, 0, 0, List.of());
     // verify
     assertFalse(aliveBeforeHeartbeat);
     assertTrue(alive(id));
@@ -91,7 +91,7 @@ class BackendRulesTest {
   void a_heartbeat_of_an_unknown_backend_is_refused() {
     String id = UUID.randomUUID().toString();
     String token = lm.backendSession(id);
-    assertThrows(BackendDoesNotExistException.class, () -> lm.service.heartbeat(token, id, 0, 0));
+    assertThrows(BackendDoesNotExistException.class, () -> lm.service.heartbeat(token, id, 0, 0, List.of()));
   }
 
   @Test

@@ -111,7 +111,7 @@ class LogicModuleServicerTest {
     // backends
     String backendId = lm.backendId;
     cluster.registerBackend(backend(backendId, 7001));
-    cluster.heartbeat(backendId, 0, 0);
+    cluster.heartbeat(backendId, 0, 0, List.of());
     BackendInfo listed = asAlice.getBackends().get(0);
     assertEquals(backend(backendId, 7001).toBuilder().setAlive(true).build(), listed);
     // objects and aliases
@@ -170,7 +170,7 @@ class LogicModuleServicerTest {
     bad.put("port", () -> cluster.registerBackend(backend(backendId, 70000)));
     bad.put("languages[0]", () -> cluster.registerBackend(backend(backendId, 7001).toBuilder()
         .setLanguages(0, Language.LANGUAGE_UNSPECIFIED).build()));
-    bad.put("backend_id", () -> cluster.heartbeat("x", 0, 0));
+    bad.put("backend_id", () -> cluster.heartbeat("x", 0, 0, List.of()));
     bad.put("objects[0].language", () -> cluster.registerObjects(List.of(object("admin", backendId).toBuilder()
         .setLanguageValue(7).build()), "", ""));
     bad.put("objects[0].id", () -> cluster.registerObjects(List.of(object("admin", backendId).toBuilder()

@@ -14,6 +14,7 @@ import io.dataclay.ds.service.ExecutionRequest;
 import io.dataclay.ds.service.IdClaims;
 import io.dataclay.ds.service.ModelBundle;
 import io.dataclay.ds.service.ReferenceRecorder;
+import io.dataclay.ds.service.Mastership;
 import io.dataclay.ds.service.ReplicaSets;
 import io.dataclay.ds.service.ResultApplier;
 import io.dataclay.ds.service.Session;
@@ -71,7 +72,7 @@ class JavaDeployTest {
     admin = BackendSession.over(cluster.lmChannel(), TestLogicModule.SECRET, backend);
     admin.login();
     RemoteLogicModule lm = new RemoteLogicModule(admin, backend);
-    ResultApplier applier = new ResultApplier(store, lm, new IdClaims(), executor, new ReplicaSets(null, lm),
+    ResultApplier applier = new ResultApplier(store, lm, new IdClaims(), executor, new ReplicaSets(null, lm, new Mastership(backend, System::nanoTime), executor),
         new ReferenceRecorder(store, new SessionCache(lm)::resolve, executor, ReferenceRecorder.DEFAULT_BUDGET));
     env = new JavaEnvironment(store, applier, executor, backend, JavaEnvironmentConfig.from(Map.of()),
         cluster::adminLm, TlsSettings.plaintext(), List::of);
