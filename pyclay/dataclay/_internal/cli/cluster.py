@@ -1,4 +1,5 @@
-"""`dataclay start | stop | status`: a whole local cluster on this machine, on embedded defaults."""
+"""`dataclay start | stop | status`: a whole local cluster on this machine, on embedded defaults;
+`dataclay export | import`: snapshots of the cluster the client configuration names."""
 from __future__ import annotations
 
 import argparse
@@ -8,6 +9,9 @@ from dataclay.exceptions import DataClayException
 from dataclay._internal.cli.cluster_state import ClusterState
 from dataclay._internal.cli.launcher import LocalCluster
 from dataclay._internal.cli.settings import ENGINES, ClusterSettings
+from dataclay._internal.cli.snapshot_export import export_snapshot
+from dataclay._internal.cli.snapshot_import import import_snapshot
+from dataclay._internal.config import Config
 from dataclay._internal.cli.status_report import collect_status, format_status
 
 
@@ -30,6 +34,27 @@ def _parser() -> argparse.ArgumentParser:
                       help="then overwrite and remove its pools (a postgres backend's rows: deleted) and its state in "
                            "$DATACLAY_HOME (metadata, logs, client.properties), so the next user of the node finds nothing")
     commands.add_parser("status", help="backends, addresses, liveness, engines and object counts")
+    export = commands.add_parser(
+        "export", help="write a consistent snapshot of the cluster that client.properties / DATACLAY_* name (its "
+                       "objects, aliases, replicas, versions, models, accounts, datasets and contracts) to DIR; "
+                       "backup and stage-out")
+    export.add_argument("directory", metavar="DIR", help="a new or empty directory (on a shared file system)")
+    export.add_argument("--dataset", default="", metavar="D",
+                        help="only dataset D: its objects, aliases, owner and contracts (and every model); references "
+                             "to other datasets' objects are not followed")
+    export.add_argument("--password-hashes", action="store_true",
+                        help="also the accounts' salted password hashes (default: names and roles only)")
+    export.add_argument("--progress", action="store_true",
+                        help="show progress on standard error even when it is not a terminal")
+    load = commands.add_parser(
+        "import", help="load a snapshot from DIR into the cluster client.properties / DATACLAY_* name (new or "
+                       "empty, any size and engines), all or nothing; restore and stage-in")
+    load.add_argument("directory", metavar="DIR", help="a directory `dataclay export` wrote")
+    load.add_argument("--passwords-file", metavar="FILE", default=None,
+                      help="create the snapshot's accounts this cluster lacks (and whose hashes it does not hold) "
+                           "with new random passwords, written to FILE (a new file, mode 0600)")
+    load.add_argument("--progress", action="store_true",
+                      help="show progress on standard error even when it is not a terminal")
     commands.add_parser("slurm", add_help=False,
                         help="a cluster on the nodes of a Slurm job: `dataclay slurm run|start|stop` (see --help)")
     return parser
@@ -43,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         return slurm.main(argv[1:])
     args = _parser().parse_args(argv)
     try:
+        if args.command in ("export", "import"):
+            return _snapshot(args)
         settings = ClusterSettings.from_env()
         cluster = LocalCluster(settings)
         if args.command == "start":
@@ -68,6 +95,17 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _snapshot(args) -> int:
+    progress = True if args.progress else None
+    if args.command == "export":
+        lines = export_snapshot(Config.load(), args.directory, args.dataset, args.password_hashes, progress)
+    else:
+        lines = import_snapshot(Config.load(), args.directory, args.passwords_file, progress)
+    for line in lines:
+        print(line)
+    return 0
 
 
 if __name__ == "__main__":

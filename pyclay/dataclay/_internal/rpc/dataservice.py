@@ -7,7 +7,7 @@ import operator
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.proto import common_pb2, dataservice_pb2 as ds_pb2, dataservice_pb2_grpc
 from dataclay._internal.proto import logicmodule_pb2
-from dataclay._internal.rpc.calls import build, check_timeout
+from dataclay._internal.rpc.calls import build, check_timeout, client_stream, server_stream
 from dataclay._internal.rpc.convert import add_object_data
 from dataclay._internal.rpc.stub_client import StubClient
 
@@ -96,6 +96,15 @@ class DataServiceClient(StubClient):
     def get_status(self, timeout: float = 5.0) -> ds_pb2.BackendStatus:
         """Engine, pool use, object count and execution environments, within `timeout` seconds."""
         return self._call(self._stub.GetStatus, _EMPTY, timeout=check_timeout(timeout))
+
+    def export_objects(self, snapshot_id: str):
+        """Yields the SnapshotChunks of the master copies stored here as of a snapshot's cut (administrators)."""
+        request = build(logicmodule_pb2.SnapshotRequest, "export_objects", snapshot_id=snapshot_id)
+        return server_stream(self._stub.ExportObjects, request, self._metadata, None, self._target)
+
+    def import_objects(self, chunks) -> ds_pb2.ImportReceipt:
+        """Stages an import's objects here (ImportChunks: the import ID first, then delimited ObjectData)."""
+        return client_stream(self._stub.ImportObjects, chunks, self._metadata, None, self._target)
 
 
 def _text(operation: str, value, name: str = "object_id") -> str:

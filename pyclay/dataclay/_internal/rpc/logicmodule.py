@@ -7,7 +7,7 @@ import operator
 
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.proto import common_pb2, logicmodule_pb2 as lm_pb2, logicmodule_pb2_grpc
-from dataclay._internal.rpc.calls import build, check_timeout
+from dataclay._internal.rpc.calls import build, check_timeout, client_stream, server_stream
 from dataclay._internal.rpc.stub_client import StubClient
 
 _EMPTY = common_pb2.Empty()
@@ -119,6 +119,44 @@ class LogicModuleClient(StubClient):
     def collect_garbage(self, timeout: float | None = None) -> lm_pb2.GarbageReport:
         """Runs a garbage collection now (administrators); BackendUnavailableError when it was abandoned."""
         return self._call(self._stub.CollectGarbage, _EMPTY, timeout=check_timeout(timeout))
+
+    # ---- snapshots and imports (docs/internals.md "Snapshots") ----
+
+    def begin_snapshot(self, dataset: str = "", password_hashes: bool = False,
+                       timeout: float | None = None) -> lm_pb2.SnapshotInfo:
+        """Fixes a consistent cut of the cluster for an export (administrators)."""
+        request = build(lm_pb2.BeginSnapshotRequest, "begin_snapshot", dataset=dataset or "",
+                        password_hashes=password_hashes)
+        return self._call(self._stub.BeginSnapshot, request, timeout=check_timeout(timeout))
+
+    def export_metadata(self, snapshot_id: str):
+        """Yields the SnapshotChunks of the metadata as of the cut (delimited MetadataRecords)."""
+        request = build(lm_pb2.SnapshotRequest, "export_metadata", snapshot_id=snapshot_id)
+        return server_stream(self._stub.ExportMetadata, request, self._metadata, None, self._target)
+
+    def end_snapshot(self, snapshot_id: str) -> None:
+        """Ends a snapshot: the backends stop keeping copies for it."""
+        request = build(lm_pb2.SnapshotRequest, "end_snapshot", snapshot_id=snapshot_id)
+        return self._call(self._stub.EndSnapshot, request)
+
+    def begin_import(self, parts) -> lm_pb2.ImportOpened:
+        """Sends an import's plan, models, object IDs and aliases (ImportPlanParts); opens the import."""
+        return client_stream(self._stub.BeginImport, parts, self._metadata, None, self._target)
+
+    def commit_import(self, import_id: str) -> lm_pb2.ImportReport:
+        """Registers everything staged for the import in one transaction, or nothing."""
+        request = build(lm_pb2.ImportRequest, "commit_import", import_id=import_id)
+        return self._call(self._stub.CommitImport, request)
+
+    def abort_import(self, import_id: str) -> None:
+        """Gives an import up; the backends remove what they staged."""
+        request = build(lm_pb2.ImportRequest, "abort_import", import_id=import_id)
+        return self._call(self._stub.AbortImport, request)
+
+    def get_import_state(self, import_id: str, timeout: float | None = 10.0) -> int:
+        """IMPORT_OPEN, IMPORT_COMMITTED or IMPORT_UNKNOWN; an administrator asking keeps the import open."""
+        request = build(lm_pb2.ImportRequest, "get_import_state", import_id=import_id)
+        return self._call(self._stub.GetImportState, request, operator.attrgetter("state"), check_timeout(timeout))
 
 
 def _message(value, message_type, what: str):

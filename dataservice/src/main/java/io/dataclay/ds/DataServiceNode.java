@@ -8,6 +8,7 @@ import io.dataclay.ds.ee.java.JavaEnvironment;
 import io.dataclay.ds.ee.java.JavaEnvironmentConfig;
 import io.dataclay.ds.lm.BackendSession;
 import io.dataclay.ds.lm.BackendRegistration;
+import io.dataclay.ds.lm.ImportStateQuery;
 import io.dataclay.ds.lm.RemoteLogicModule;
 import io.dataclay.ds.service.BackendIdentity;
 import io.dataclay.ds.service.BackendReport;
@@ -33,6 +34,10 @@ import io.dataclay.ds.service.SessionCache;
 import io.dataclay.ds.service.StatusService;
 import io.dataclay.ds.servicer.DataServiceServicer;
 import io.dataclay.ds.servicer.CallExecutors;
+import io.dataclay.ds.snapshot.ImportStaging;
+import io.dataclay.ds.snapshot.SnapshotExports;
+import io.dataclay.ds.snapshot.SnapshotStore;
+import io.dataclay.ds.servicer.SnapshotRpcs;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.rpc.ServerTransport;
 import io.dataclay.rpc.PeerCertificates;
@@ -41,14 +46,17 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -68,7 +76,10 @@ public final class DataServiceNode implements AutoCloseable {
   private final ScheduledExecutorService heartbeats =
       Executors.newSingleThreadScheduledExecutor(daemons("dataclay-ds-heartbeat"));
   private final BackendSession admin;
+  private final ScheduledExecutorService snapshotTimer =
+      Executors.newSingleThreadScheduledExecutor(daemons("dataclay-ds-snapshot"));
   private final Environments environments = new Environments();
+  private SnapshotExports exports;
   private StatusService status;
   private DataServiceServer server;
   private BackendRegistration registration;
@@ -98,8 +109,10 @@ public final class DataServiceNode implements AutoCloseable {
     SessionCache sessions = new SessionCache(lm);
     ReferenceRecorder recorder = new ReferenceRecorder(engineStore, sessions::resolve, calls,
         ReferenceRecorder.DEFAULT_BUDGET);
-    // every component writes through this store: garbage collection sees every reference written
-    ObjectStore store = recorder.recordingStore();
+    // every component writes through this store: garbage collection sees every reference written,
+    // and a snapshot's write gate and copy-on-write see every write
+    SnapshotStore snapshotStore = new SnapshotStore(recorder.recordingStore());
+    ObjectStore store = snapshotStore;
     IdClaims claims = new IdClaims();
     ModelRegistry registry = new ModelRegistry();
     ClassAvailability classes = new ClassAvailability(registry, config.eeWaitMs());
@@ -122,12 +135,26 @@ public final class DataServiceNode implements AutoCloseable {
     ModelService models = new ModelService(new ModelFiles(config.pythonModelsDir()), registry, environments);
     classes.refreshWith(() -> models.install(registration.models()));
     CopyService copies = new CopyService(store, environments, replicas, peers, directory, lm, classes, mastership, id);
+    ImportStaging staging = new ImportStaging(store, config.backendDir().resolve("imports"), id,
+        new ImportStateQuery(admin), environments::evict, new ImportStaging.Replicas() {
+          @Override
+          public void set(UUID oid, Set<String> backends) {
+            replicas.set(oid, backends);
+          }
+
+          @Override
+          public void forget(Collection<UUID> ids) {
+            replicas.forget(ids);
+          }
+        });
+    exports = new SnapshotExports(snapshotStore, staging::stagedIds, snapshotTimer, SnapshotExports.defaultBudget());
     DataServiceServicer dataService = new DataServiceServicer(sessions,
         new ObjectService(store, lm, classes, claims, recorder), new ExecutionService(store, environments, recorder, classes, replicas),
         models,
         status, counters, calls, copies,
         new VersionService(store, copies, replicas, peers, directory, lm, recorder, id), recorder,
-        config.tls().enabled() ? PeerCertificates::callerIsClusterServer : () -> true);
+        config.tls().enabled() ? PeerCertificates::callerIsClusterServer : () -> true,
+        new SnapshotRpcs(exports, staging, config.maxMessageBytes()));
     server = new DataServiceServer(serverBuilder, dataService, new CallExecutors(sessions, calls, store.writesWithoutWaiting(), classes),
         config.maxMessageBytes()).start();
     status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));
@@ -142,6 +169,9 @@ public final class DataServiceNode implements AutoCloseable {
           pythonEnvironment(config, id, server.port(), socket), timer, new RestartBackoff(), python));
     }
     registration.register(REGISTER_TIMEOUT_MS);
+    // before anything registers stored objects: what unfinished imports staged must not be registered
+    staging.recover();
+    snapshotTimer.scheduleWithFixedDelay(staging::sweep, 30, 30, TimeUnit.SECONDS);
     replicas.load(directory.replicatedFrom(id.toString()));
     registration.firstBeat(REGISTER_TIMEOUT_MS); // stale master copies go before anything is served
     if (!stoppedCleanly) {
@@ -182,6 +212,10 @@ public final class DataServiceNode implements AutoCloseable {
    */
   @Override
   public void close() {
+    if (exports != null) {
+      exports.close(); // a freeze in progress opens its gate
+    }
+    snapshotTimer.shutdownNow();
     environments.closeAll();
     if (server != null) {
       server.stop();

@@ -192,6 +192,44 @@ public final class DataServiceClient implements AutoCloseable {
     return RpcCalls.call(() -> stub.endCollection(CollectionRequest.newBuilder().setCollectionId(collectionId).build()));
   }
 
+  /**
+   * Closes this backend's write gate for snapshot {@code snapshotId} (the Logic Module) until
+   * {@link #thawWrites} or {@code holdMs}; answers what it stored at the cut.
+   */
+  public io.dataclay.proto.FreezeResponse freezeWrites(String snapshotId, long holdMs, String dataset) {
+    return RpcCalls.call(() -> stub.freezeWrites(io.dataclay.proto.FreezeRequest.newBuilder()
+        .setSnapshotId(snapshotId).setHoldMs(holdMs).setDataset(dataset).build()));
+  }
+
+  /** Opens the write gate of snapshot {@code snapshotId} (the Logic Module). */
+  public void thawWrites(String snapshotId) {
+    RpcCalls.call(() -> stub.thawWrites(snapshot(snapshotId)));
+  }
+
+  /** Ends snapshot {@code snapshotId} on this backend (the Logic Module): it keeps no more copies for it. */
+  public void endSnapshot(String snapshotId) {
+    RpcCalls.call(() -> stub.endSnapshot(snapshot(snapshotId)));
+  }
+
+  /** The headers of the objects staged here for import {@code importId}, batch by batch (the Logic Module). */
+  public void prepareImport(String importId, Consumer<io.dataclay.proto.StagedObjects> sink) {
+    RpcCalls.call(() -> {
+      stub.prepareImport(io.dataclay.proto.ImportRequest.newBuilder().setImportId(importId).build())
+          .forEachRemaining(sink);
+      return null;
+    });
+  }
+
+  /** Tells this backend how import {@code importId} ended: kept when committed, else removed (the Logic Module). */
+  public void finishImport(String importId, boolean committed) {
+    RpcCalls.call(() -> stub.finishImport(io.dataclay.proto.FinishImportRequest.newBuilder()
+        .setImportId(importId).setCommitted(committed).build()));
+  }
+
+  private static io.dataclay.proto.SnapshotRequest snapshot(String snapshotId) {
+    return io.dataclay.proto.SnapshotRequest.newBuilder().setSnapshotId(snapshotId).build();
+  }
+
   @Override
   public void close() {
     if (owned != null) {

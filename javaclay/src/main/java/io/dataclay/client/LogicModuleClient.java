@@ -229,6 +229,12 @@ public final class LogicModuleClient implements AutoCloseable {
     return RpcCalls.call(() -> stub.collectGarbage(Empty.getDefaultInstance()));
   }
 
+  /** What the Logic Module knows of an import (backends only: they settle what they staged for it). */
+  public io.dataclay.proto.ImportState getImportState(String importId) {
+    return RpcCalls.call(() -> stub.getImportState(
+        io.dataclay.proto.ImportRequest.newBuilder().setImportId(importId).build())).getState();
+  }
+
   private static ObjectLocationsRequest locations(List<String> objectIds, String backendId) {
     return ObjectLocationsRequest.newBuilder().addAllObjectIds(objectIds).setBackendId(backendId).build();
   }

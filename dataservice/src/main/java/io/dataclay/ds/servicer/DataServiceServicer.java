@@ -43,6 +43,15 @@ import io.dataclay.proto.PromoteReplicasRequest;
 import io.dataclay.proto.PromotedObject;
 import io.dataclay.proto.Empty;
 import io.dataclay.proto.ExecutionEnvironmentStatus;
+import io.dataclay.proto.FinishImportRequest;
+import io.dataclay.proto.FreezeRequest;
+import io.dataclay.proto.FreezeResponse;
+import io.dataclay.proto.ImportChunk;
+import io.dataclay.proto.ImportReceipt;
+import io.dataclay.proto.ImportRequest;
+import io.dataclay.proto.SnapshotChunk;
+import io.dataclay.proto.SnapshotRequest;
+import io.dataclay.proto.StagedObjects;
 import io.dataclay.proto.GetFieldRequest;
 import io.dataclay.proto.GetFieldResponse;
 import io.dataclay.proto.GetObjectsRequest;
@@ -92,17 +101,19 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
   private final VersionService versions;
   private final ReferenceRecorder recorder;
   private final BooleanSupplier fromClusterServer;
+  private final SnapshotRpcs snapshots;
 
   /**
    * The adapter over the Data Service's logic; work that may block on an inline call goes to
    * {@code blocking}. {@code fromClusterServer} says whether the caller of the call being served
    * proved to be one of the cluster's servers (a CA-verified certificate; always true without TLS):
-   * a backend session is accepted only from one.
+   * a backend session is accepted only from one. Snapshots and imports go to {@code snapshots}.
    */
   public DataServiceServicer(SessionCache sessions, ObjectService objects, ExecutionService execution,
       ModelService models, StatusService status, CallCounters counters, Executor blocking, CopyService copies,
-      VersionService versions, ReferenceRecorder recorder, BooleanSupplier fromClusterServer) {
+      VersionService versions, ReferenceRecorder recorder, BooleanSupplier fromClusterServer, SnapshotRpcs snapshots) {
     this.fromClusterServer = fromClusterServer;
+    this.snapshots = snapshots;
     this.blocking = blocking;
     this.copies = copies;
     this.versions = versions;
@@ -428,6 +439,48 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
   public void endCollection(CollectionRequest request, StreamObserver<CollectionBarrier> observer) {
     counters.count("EndCollection");
     Replies.now(observer, () -> CollectionReplies.barrier(recorder.end(caller(), request.getCollectionId())));
+  }
+
+  @Override
+  public void freezeWrites(FreezeRequest request, StreamObserver<FreezeResponse> observer) {
+    counters.count("FreezeWrites");
+    snapshots.freezeWrites(request, observer, this::caller);
+  }
+
+  @Override
+  public void thawWrites(SnapshotRequest request, StreamObserver<Empty> observer) {
+    counters.count("ThawWrites");
+    snapshots.thawWrites(request, observer, this::caller);
+  }
+
+  @Override
+  public void endSnapshot(SnapshotRequest request, StreamObserver<Empty> observer) {
+    counters.count("EndSnapshot");
+    snapshots.endSnapshot(request, observer, this::caller);
+  }
+
+  @Override
+  public void exportObjects(SnapshotRequest request, StreamObserver<SnapshotChunk> observer) {
+    counters.count("ExportObjects");
+    snapshots.exportObjects(request, observer, this::caller);
+  }
+
+  @Override
+  public StreamObserver<ImportChunk> importObjects(StreamObserver<ImportReceipt> observer) {
+    counters.count("ImportObjects");
+    return snapshots.importObjects(observer, this::caller);
+  }
+
+  @Override
+  public void prepareImport(ImportRequest request, StreamObserver<StagedObjects> observer) {
+    counters.count("PrepareImport");
+    snapshots.prepareImport(request, observer, this::caller);
+  }
+
+  @Override
+  public void finishImport(FinishImportRequest request, StreamObserver<Empty> observer) {
+    counters.count("FinishImport");
+    snapshots.finishImport(request, observer, this::caller);
   }
 
   private Session caller() {

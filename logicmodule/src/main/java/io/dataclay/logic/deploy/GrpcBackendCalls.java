@@ -8,6 +8,7 @@ import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.ModelRecord;
 import io.dataclay.logic.service.BackendCalls;
 import io.dataclay.logic.service.RecordedRoots;
+import io.dataclay.logic.service.SnapshotCalls;
 import io.dataclay.logic.servicer.ProtoMapping;
 import io.dataclay.proto.CollectionBarrier;
 import io.dataclay.proto.HeldObjects;
@@ -58,6 +59,7 @@ public final class GrpcBackendCalls implements BackendCalls {
   private final TlsSettings tls;
   private final Map<String, CompletableFuture<Void>> queues = new ConcurrentHashMap<>();
   private final Map<String, Target> targets = new ConcurrentHashMap<>();
+  private final GrpcSnapshotCalls snapshotCalls = new GrpcSnapshotCalls(this::channelFor, this::drop);
   private volatile boolean closed;
 
   /** A caller with its own daemon threads, reaching backends over channels secured as {@code tls} says. */
@@ -208,6 +210,11 @@ public final class GrpcBackendCalls implements BackendCalls {
       new DataServiceClient(withDeadline(channelFor(b)), () -> token).deleteObjects(ids);
       return null;
     });
+  }
+
+  @Override
+  public SnapshotCalls snapshots() {
+    return snapshotCalls;
   }
 
   @Override

@@ -21,23 +21,26 @@ public final class AccountStore {
    * @throws InvalidArgumentException when another account already owns a dataset of that name
    */
   public boolean create(AccountRecord a) {
-    return jdbc.transaction(c -> {
-      int inserted = c.update("INSERT INTO accounts (username, password_hash, password_salt,"
-              + " password_iterations, admin, may_register_models) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-          a.username(), a.passwordHash(), a.passwordSalt(), a.passwordIterations(), a.admin(), a.mayRegisterModels());
-      if (inserted == 0) {
-        return false;
-      }
-      c.update("INSERT INTO datasets (name, owner) VALUES (?, ?) ON CONFLICT DO NOTHING",
-          a.username(), a.username());
-      String owner = ownerOf(c, a.username()).orElseThrow();
-      if (!owner.equals(a.username())) {
-        // thrown inside the transaction: the account insert above is rolled back with it
-        throw new InvalidArgumentException("username: '" + a.username()
-            + "' is already the name of a dataset owned by '" + owner + "'");
-      }
-      return true;
-    });
+    return jdbc.transaction(c -> create(c, a));
+  }
+
+  /** {@link #create(AccountRecord)} inside the caller's transaction. */
+  static boolean create(PooledConnection c, AccountRecord a) throws SQLException {
+    int inserted = c.update("INSERT INTO accounts (username, password_hash, password_salt,"
+            + " password_iterations, admin, may_register_models) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        a.username(), a.passwordHash(), a.passwordSalt(), a.passwordIterations(), a.admin(), a.mayRegisterModels());
+    if (inserted == 0) {
+      return false;
+    }
+    c.update("INSERT INTO datasets (name, owner) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        a.username(), a.username());
+    String owner = ownerOf(c, a.username()).orElseThrow();
+    if (!owner.equals(a.username())) {
+      // thrown inside the transaction: the account insert above is rolled back with it
+      throw new InvalidArgumentException("username: '" + a.username()
+          + "' is already the name of a dataset owned by '" + owner + "'");
+    }
+    return true;
   }
 
   /** The account of that name, if any. */
@@ -99,17 +102,22 @@ public final class AccountStore {
    */
   public void grant(ContractRecord contract) {
     jdbc.transaction(c -> {
-      c.update("INSERT INTO datasets (name, owner) VALUES (?, ?) ON CONFLICT DO NOTHING", contract.dataset(),
-          contract.owner());
-      requireOwner(c, contract.dataset(), contract.owner(), "grant access to it");
-      c.update("INSERT INTO contracts (dataset, beneficiary, read_only, begins_at_ms, expires_at_ms)"
-              + " VALUES (?, ?, ?, ?, ?) ON CONFLICT (dataset, beneficiary) DO UPDATE SET"
-              + " read_only = excluded.read_only, begins_at_ms = excluded.begins_at_ms,"
-              + " expires_at_ms = excluded.expires_at_ms",
-          contract.dataset(), contract.beneficiary(), contract.readOnly(), contract.beginsAtMs(),
-          contract.expiresAtMs());
+      grant(c, contract);
       return null;
     });
+  }
+
+  /** {@link #grant(ContractRecord)} inside the caller's transaction. */
+  static void grant(PooledConnection c, ContractRecord contract) throws SQLException {
+    c.update("INSERT INTO datasets (name, owner) VALUES (?, ?) ON CONFLICT DO NOTHING", contract.dataset(),
+        contract.owner());
+    requireOwner(c, contract.dataset(), contract.owner(), "grant access to it");
+    c.update("INSERT INTO contracts (dataset, beneficiary, read_only, begins_at_ms, expires_at_ms)"
+            + " VALUES (?, ?, ?, ?, ?) ON CONFLICT (dataset, beneficiary) DO UPDATE SET"
+            + " read_only = excluded.read_only, begins_at_ms = excluded.begins_at_ms,"
+            + " expires_at_ms = excluded.expires_at_ms",
+        contract.dataset(), contract.beneficiary(), contract.readOnly(), contract.beginsAtMs(),
+        contract.expiresAtMs());
   }
 
   /**

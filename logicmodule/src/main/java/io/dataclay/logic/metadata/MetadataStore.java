@@ -10,22 +10,28 @@ import java.sql.SQLException;
  */
 public final class MetadataStore implements AutoCloseable {
   private final String url;
+  private final SqlDialect dialect;
+  private final MetadataSync sync;
   private final ConnectionPool pool;
   private final AccountStore accounts;
   private final SessionStore sessions;
   private final ModelStore models;
   private final BackendStore backends;
   private final ObjectMetadataStore objects;
+  private final ImportTables imports;
   private final FailoverStore failover;
 
-  private MetadataStore(String url, ConnectionPool pool, Jdbc jdbc) {
+  private MetadataStore(String url, SqlDialect dialect, MetadataSync sync, ConnectionPool pool, Jdbc jdbc) {
     this.url = url;
+    this.dialect = dialect;
+    this.sync = sync;
     this.pool = pool;
     this.accounts = new AccountStore(jdbc);
     this.sessions = new SessionStore(jdbc);
     this.models = new ModelStore(jdbc);
     this.backends = new BackendStore(jdbc);
     this.objects = new ObjectMetadataStore(jdbc);
+    this.imports = new ImportTables(jdbc);
     this.failover = new FailoverStore(jdbc);
   }
 
@@ -49,7 +55,8 @@ public final class MetadataStore implements AutoCloseable {
       pool.release(first, false);
       Jdbc jdbc = new Jdbc(pool, dialect);
       Schema.create(jdbc);
-      return new MetadataStore(url, pool, jdbc);
+      SnapshotSchema.create(jdbc);
+      return new MetadataStore(url, dialect, sync, pool, jdbc);
     } catch (SQLException | DataClayException e) {
       pool.close();
       throw new MetadataUnavailableException("cannot open the metadata database " + SqlDialect.redact(url) + ": "
@@ -85,6 +92,19 @@ public final class MetadataStore implements AutoCloseable {
   /** Object metadata and aliases. */
   public ObjectMetadataStore objects() {
     return objects;
+  }
+
+  /** What open imports staged, and which imports committed. */
+  public ImportTables imports() {
+    return imports;
+  }
+
+  /**
+   * A consistent read-only view of the metadata as of now, on a connection of its own (a
+   * snapshot's cut); the caller closes it.
+   */
+  public MetadataCut openCut() {
+    return MetadataCut.open(dialect, url, sync);
   }
 
   /** Backend terms, promotions and demotions. */

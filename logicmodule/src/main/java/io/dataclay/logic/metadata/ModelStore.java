@@ -30,29 +30,32 @@ public final class ModelStore {
    *     class name of the model already belongs to another namespace; nothing is changed
    */
   public ModelRecord register(ModelRecord model) {
+    return jdbc.transaction(c -> register(c, model));
+  }
+
+  /** {@link #register(ModelRecord)} inside the caller's transaction. */
+  static ModelRecord register(PooledConnection c, ModelRecord model) throws SQLException {
     String ns = model.namespace();
     String lang = model.language().name();
-    return jdbc.transaction(c -> {
-      c.update("INSERT INTO models (namespace, language, owner, version) VALUES (?, ?, ?, 0)"
-          + " ON CONFLICT DO NOTHING", ns, lang, model.owner());
-      // the UPDATE takes the row lock first, so concurrent registrations of one namespace serialise
-      c.update("UPDATE models SET version = version + 1 WHERE namespace = ?", ns);
-      Head head = head(c, ns).orElseThrow();
-      if (!head.owner().equals(model.owner())) {
-        throw new PermissionDeniedException("namespace '" + ns + "' belongs to '" + head.owner() + "'");
-      }
-      if (!head.language().equals(lang)) {
-        throw new NamespaceConflictException("namespace '" + ns + "' holds " + head.language()
-            + " models, not " + lang);
-      }
-      c.update("DELETE FROM model_members WHERE language = ? AND class_name IN"
-          + " (SELECT name FROM model_classes WHERE namespace = ?)", lang, ns);
-      c.update("DELETE FROM model_classes WHERE namespace = ?", ns);
-      c.update("DELETE FROM model_files WHERE namespace = ?", ns);
-      insertFiles(c, model);
-      insertClasses(c, model);
-      return model.withOwnerAndVersion(model.owner(), head.version());
-    });
+    c.update("INSERT INTO models (namespace, language, owner, version) VALUES (?, ?, ?, 0)"
+        + " ON CONFLICT DO NOTHING", ns, lang, model.owner());
+    // the UPDATE takes the row lock first, so concurrent registrations of one namespace serialise
+    c.update("UPDATE models SET version = version + 1 WHERE namespace = ?", ns);
+    Head head = head(c, ns).orElseThrow();
+    if (!head.owner().equals(model.owner())) {
+      throw new PermissionDeniedException("namespace '" + ns + "' belongs to '" + head.owner() + "'");
+    }
+    if (!head.language().equals(lang)) {
+      throw new NamespaceConflictException("namespace '" + ns + "' holds " + head.language()
+          + " models, not " + lang);
+    }
+    c.update("DELETE FROM model_members WHERE language = ? AND class_name IN"
+        + " (SELECT name FROM model_classes WHERE namespace = ?)", lang, ns);
+    c.update("DELETE FROM model_classes WHERE namespace = ?", ns);
+    c.update("DELETE FROM model_files WHERE namespace = ?", ns);
+    insertFiles(c, model);
+    insertClasses(c, model);
+    return model.withOwnerAndVersion(model.owner(), head.version());
   }
 
   /** The model of a namespace, if registered. */
@@ -65,16 +68,19 @@ public final class ModelStore {
 
   /** Every registered model of a language (null: all), by namespace. */
   public List<ModelRecord> list(Language language) {
-    return jdbc.transaction(c -> {
-      List<Head> heads = c.query("SELECT namespace, language, owner, version FROM models"
-              + " WHERE (? IS NULL OR language = ?) ORDER BY namespace", ModelStore::head,
-          language == null ? null : language.name(), language == null ? null : language.name());
-      List<ModelRecord> models = new ArrayList<>(heads.size());
-      for (Head h : heads) {
-        models.add(load(c, h));
-      }
-      return models;
-    });
+    return jdbc.transaction(c -> list(c, language));
+  }
+
+  /** {@link #list(Language)} inside the caller's transaction. */
+  static List<ModelRecord> list(PooledConnection c, Language language) throws SQLException {
+    List<Head> heads = c.query("SELECT namespace, language, owner, version FROM models"
+            + " WHERE (? IS NULL OR language = ?) ORDER BY namespace", ModelStore::head,
+        language == null ? null : language.name(), language == null ? null : language.name());
+    List<ModelRecord> models = new ArrayList<>(heads.size());
+    for (Head h : heads) {
+      models.add(load(c, h));
+    }
+    return models;
   }
 
   private static void insertFiles(PooledConnection c, ModelRecord model) throws SQLException {

@@ -71,6 +71,11 @@ public interface BackendCalls extends AutoCloseable {
    */
   void deleteObjects(BackendRecord backend, List<String> ids, String token);
 
+  /** The calls of snapshots and imports; implementations that cannot make them say so. */
+  default SnapshotCalls snapshots() {
+    throw new UnsupportedOperationException("these backend calls cannot take snapshots");
+  }
+
   /**
    * Tells backend {@code b} every backend's term, then makes its replicas of objects their master
    * copies ({@code replicas}: object ID to its other replicas' backends, which follow the new

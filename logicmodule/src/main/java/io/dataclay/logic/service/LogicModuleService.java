@@ -5,6 +5,7 @@ import io.dataclay.common.FailureThrottle;
 import io.dataclay.common.Language;
 import io.dataclay.exceptions.NotAuthenticatedException;
 import io.dataclay.logic.metadata.BackendRecord;
+import io.dataclay.logic.metadata.ImportTables;
 import io.dataclay.logic.metadata.ContractRecord;
 import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.ModelRecord;
@@ -12,6 +13,7 @@ import io.dataclay.logic.metadata.ObjectRecord;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.Executors;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
@@ -49,6 +51,8 @@ public final class LogicModuleService {
   private final ModelService models;
   private final ObjectService objects;
   private final GarbageCollector collector;
+  private final SnapshotCoordinator snapshots;
+  private final ImportCoordinator imports;
   private final Failover failover;
   private final BackendCalls backendCalls;
   private final SessionRevocations revocations = new SessionRevocations();
@@ -84,6 +88,14 @@ public final class LogicModuleService {
         settings.maxModelBytes());
     this.objects = new ObjectService(store, accounts, backends, backendCalls, () -> systemToken);
     this.collector = new GarbageCollector(store, accounts, backends, backendCalls, () -> systemToken);
+    this.snapshots = new SnapshotCoordinator(store, backends, backendCalls::snapshots, () -> systemToken,
+        Executors.newCachedThreadPool(r -> {
+          Thread t = new Thread(r, "lm-snapshot");
+          t.setDaemon(true);
+          return t;
+        }), clock);
+    this.imports = new ImportCoordinator(store, backends, models, backendCalls::snapshots, () -> systemToken,
+        this::accessChanged, clock);
     this.failover = new Failover(store, backends, backendCalls, () -> systemToken, settings.promoteAfterMs());
   }
 
@@ -302,6 +314,46 @@ public final class LogicModuleService {
     caller(token);
     return new Stats(calls.snapshot(), objects.objectCount(), objects.aliasCount(), accounts.openSessions(),
         collector.collectedTotal());
+  }
+
+  /** Fixes the cut of a new snapshot (administrators); see {@link SnapshotCoordinator#begin}. */
+  public SnapshotCoordinator.Cut beginSnapshot(String token, String dataset, boolean passwordHashes) {
+    return snapshots.begin(caller(token), dataset, passwordHashes);
+  }
+
+  /** The metadata of a snapshot as of its cut (administrators), once. */
+  public SnapshotCoordinator.MetadataView snapshotMetadata(String token, String snapshotId) {
+    return snapshots.metadata(caller(token), snapshotId);
+  }
+
+  /** The snapshots' coordinator, for the metadata export's progress and end (already authorised). */
+  public SnapshotCoordinator snapshots() {
+    return snapshots;
+  }
+
+  /** Ends a snapshot (administrators). */
+  public void endSnapshot(String token, String snapshotId) {
+    snapshots.end(caller(token), snapshotId);
+  }
+
+  /** Starts checking an import's plan (administrators). */
+  public ImportOpening beginImport(String token) {
+    return imports.begin(caller(token));
+  }
+
+  /** Commits an import (administrators): all of it or nothing. */
+  public ImportTables.Committed commitImport(String token, String importId) {
+    return imports.commit(caller(token), importId);
+  }
+
+  /** Gives an import up (administrators). */
+  public void abortImport(String token, String importId) {
+    imports.abort(caller(token), importId);
+  }
+
+  /** Whether an import is open, committed or neither (backends and administrators). */
+  public ImportCoordinator.State importState(String token, String importId) {
+    return imports.state(caller(token), importId);
   }
 
   /** The session of {@code token}; a peer that keeps sending unknown tokens is refused for a while. */

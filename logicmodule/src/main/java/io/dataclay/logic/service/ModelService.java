@@ -46,19 +46,9 @@ public final class ModelService {
    */
   public ModelRecord register(Session caller, ModelRecord model) {
     accounts.requireModelRegistration(caller);
-    validate(model);
-    long bytes = model.files().stream().mapToLong(f -> f.content().length).sum();
-    if (bytes > maxModelBytes) {
-      throw Checks.invalid("files", "the model's files hold " + bytes + " bytes, more than the "
-          + maxModelBytes + " a model may hold (DATACLAY_MODEL_MAX_BYTES on the Logic Module)");
-    }
+    check(model);
     ModelRecord stored = store.models().register(model.withOwnerAndVersion(caller.username(), 0));
-    List<BackendRecord> missed = deployer.deploy(backends.alive(), stored, systemToken.get(), DEPLOY_WAIT);
-    if (!missed.isEmpty()) {
-      LOG.warning("model '" + stored.namespace() + "' v" + stored.version() + " is not confirmed installed on "
-          + missed.stream().map(b -> b.name() + " (" + b.id() + ")").toList()
-          + "; they fetch it from ListModels when they meet one of its classes");
-    }
+    deploy(stored);
     return stored;
   }
 
@@ -72,6 +62,26 @@ public final class ModelService {
   /** Every model of a language (null: all), by namespace (any session). */
   public List<ModelRecord> list(Language language) {
     return store.models().list(language);
+  }
+
+  /** Checks a model as registration does (names, paths, members, size); an import checks its models so. */
+  void check(ModelRecord model) {
+    validate(model);
+    long bytes = model.files().stream().mapToLong(f -> f.content().length).sum();
+    if (bytes > maxModelBytes) {
+      throw Checks.invalid("files", "the model's files hold " + bytes + " bytes, more than the "
+          + maxModelBytes + " a model may hold (DATACLAY_MODEL_MAX_BYTES on the Logic Module)");
+    }
+  }
+
+  /** Deploys a model stored by an import to every live backend, as registration does. */
+  void deploy(ModelRecord stored) {
+    List<BackendRecord> missed = deployer.deploy(backends.alive(), stored, systemToken.get(), DEPLOY_WAIT);
+    if (!missed.isEmpty()) {
+      LOG.warning("model '" + stored.namespace() + "' v" + stored.version() + " is not confirmed installed on "
+          + missed.stream().map(b -> b.name() + " (" + b.id() + ")").toList()
+          + "; they fetch it from ListModels when they meet one of its classes");
+    }
   }
 
   private static void validate(ModelRecord model) {

@@ -10,6 +10,15 @@ import io.dataclay.proto.AliasRequest;
 import io.dataclay.proto.BackendIdRequest;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.BackendList;
+import io.dataclay.proto.BeginSnapshotRequest;
+import io.dataclay.proto.ImportOpened;
+import io.dataclay.proto.ImportPlanPart;
+import io.dataclay.proto.ImportReport;
+import io.dataclay.proto.ImportRequest;
+import io.dataclay.proto.ImportStateResponse;
+import io.dataclay.proto.SnapshotChunk;
+import io.dataclay.proto.SnapshotInfo;
+import io.dataclay.proto.SnapshotRequest;
 import io.dataclay.proto.DataContractList;
 import io.dataclay.proto.Empty;
 import io.dataclay.proto.GarbageReport;
@@ -52,10 +61,12 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   private static final Empty EMPTY = Empty.getDefaultInstance();
 
   private final LogicModuleService service;
+  private final SnapshotRpcs snapshots;
 
   /** An adapter in front of {@code service}. */
   public LogicModuleServicer(LogicModuleService service) {
     this.service = service;
+    this.snapshots = new SnapshotRpcs(service);
   }
 
   @Override
@@ -313,6 +324,48 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
       return LogicModuleStats.newBuilder().putAllCalls(s.calls()).setObjects(s.objects()).setAliases(s.aliases())
           .setOpenSessions(s.openSessions()).setObjectsCollected(s.objectsCollected()).build();
     });
+  }
+
+  @Override
+  public void beginSnapshot(BeginSnapshotRequest r, StreamObserver<SnapshotInfo> out) {
+    service.countCall("BeginSnapshot");
+    snapshots.beginSnapshot(r, out);
+  }
+
+  @Override
+  public void exportMetadata(SnapshotRequest r, StreamObserver<SnapshotChunk> out) {
+    service.countCall("ExportMetadata");
+    snapshots.exportMetadata(r, out);
+  }
+
+  @Override
+  public void endSnapshot(SnapshotRequest r, StreamObserver<Empty> out) {
+    service.countCall("EndSnapshot");
+    snapshots.endSnapshot(r, out);
+  }
+
+  @Override
+  public StreamObserver<ImportPlanPart> beginImport(StreamObserver<ImportOpened> out) {
+    service.countCall("BeginImport");
+    return snapshots.beginImport(out);
+  }
+
+  @Override
+  public void commitImport(ImportRequest r, StreamObserver<ImportReport> out) {
+    service.countCall("CommitImport");
+    snapshots.commitImport(r, out);
+  }
+
+  @Override
+  public void abortImport(ImportRequest r, StreamObserver<Empty> out) {
+    service.countCall("AbortImport");
+    snapshots.abortImport(r, out);
+  }
+
+  @Override
+  public void getImportState(ImportRequest r, StreamObserver<ImportStateResponse> out) {
+    service.countCall("GetImportState");
+    snapshots.getImportState(r, out);
   }
 
   private static String token() {

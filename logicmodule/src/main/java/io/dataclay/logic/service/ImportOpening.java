@@ -1,0 +1,200 @@
+package io.dataclay.logic.service;
+
+import io.dataclay.exceptions.AccountDoesNotExistException;
+import io.dataclay.exceptions.AliasAlreadyExistsException;
+import io.dataclay.exceptions.BackendDoesNotExistException;
+import io.dataclay.exceptions.BackendUnavailableException;
+import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.exceptions.NamespaceConflictException;
+import io.dataclay.exceptions.ObjectAlreadyExistsException;
+import io.dataclay.exceptions.PermissionDeniedException;
+import io.dataclay.logic.metadata.ContractRecord;
+import io.dataclay.logic.metadata.MetadataCut;
+import io.dataclay.logic.metadata.MetadataStore;
+import io.dataclay.logic.metadata.ModelRecord;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.logging.Logger;
+
+/**
+ * An import being checked before anything is stored (docs/internals.md "Snapshots"): the plan
+ * first, then models, object IDs and aliases, then {@link #open}. Nothing visible changes: aliases
+ * go to a staging table, models are tried in a transaction that is rolled back.
+ */
+public final class ImportOpening {
+
+  private static final Logger LOG = Logger.getLogger(ImportOpening.class.getName());
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  private final ImportCoordinator coordinator;
+  private final MetadataStore store;
+  private final BackendRegistry backends;
+  private final ModelService models;
+  private final String id;
+  private final String admin;
+  private ImportPlan plan;
+  private final List<ModelRecord> toRegister = new ArrayList<>();
+  private final Set<String> namespaces = new HashSet<>();
+  private long aliasCount;
+
+  ImportOpening(ImportCoordinator coordinator, MetadataStore store, BackendRegistry backends, ModelService models,
+      String admin) {
+    byte[] bits = new byte[16];
+    RANDOM.nextBytes(bits);
+    this.id = HexFormat.of().formatHex(bits);
+    this.coordinator = coordinator;
+    this.store = store;
+    this.backends = backends;
+    this.models = models;
+    this.admin = admin;
+  }
+
+  /** The plan (first, once). */
+  public void plan(ImportPlan p) {
+    if (plan != null) {
+      throw new InvalidArgumentException("parts: the plan comes once, first");
+    }
+    p.validate();
+    plan = p;
+  }
+
+  /**
+   * A model of the snapshot: registered at the commit unless this cluster has the namespace with
+   * the same code already.
+   *
+   * @throws NamespaceConflictException when the cluster has the namespace with other code, or a
+   *     file or class of it belongs to another namespace
+   */
+  public void model(ModelRecord m) {
+    requirePlan();
+    models.check(m);
+    if (!namespaces.add(m.namespace())) {
+      throw new InvalidArgumentException("model: namespace '" + m.namespace() + "' comes twice");
+    }
+    Optional<ModelRecord> present = store.models().find(m.namespace());
+    if (present.isPresent()) {
+      if (!sameCode(present.get(), m)) {
+        throw new NamespaceConflictException("namespace '" + m.namespace() + "' is registered in this cluster with"
+            + " other code than the snapshot's");
+      }
+      return;
+    }
+    ModelRecord owned = m.withOwnerAndVersion(ownerOf(m), 0);
+    store.imports().checkModel(owned);
+    toRegister.add(owned);
+  }
+
+  /** A batch of the import's object IDs: none may be registered in this cluster. */
+  public void ids(List<String> batch) {
+    requirePlan();
+    for (int i = 0; i < batch.size(); i++) {
+      Checks.uuid("ids[" + i + "]", batch.get(i));
+    }
+    List<String> taken = store.imports().registeredAmong(batch);
+    if (!taken.isEmpty()) {
+      throw new ObjectAlreadyExistsException("object " + taken.get(0) + " (and " + (taken.size() - 1) + " more of"
+          + " this batch) is already registered in this cluster: was this snapshot imported before?");
+    }
+  }
+
+  /** A batch of the import's aliases: none may exist in this cluster. */
+  public void aliases(List<MetadataCut.Alias> batch) {
+    requirePlan();
+    for (int i = 0; i < batch.size(); i++) {
+      MetadataCut.Alias a = batch.get(i);
+      Checks.name("aliases[" + i + "].dataset", a.dataset());
+      Checks.alias("aliases[" + i + "].alias", a.alias());
+      Checks.uuid("aliases[" + i + "].object_id", a.objectId());
+    }
+    List<MetadataCut.Alias> taken = store.imports().stageAliases(id, batch);
+    if (!taken.isEmpty()) {
+      throw new AliasAlreadyExistsException("alias '" + taken.get(0).alias() + "' already exists in dataset '"
+          + taken.get(0).dataset() + "' of this cluster");
+    }
+    aliasCount += batch.size();
+  }
+
+  /**
+   * Opens the import when its accounts, datasets, contracts and targets fit this cluster.
+   *
+   * @throws BackendUnavailableException when another import is open or a target backend is not alive
+   */
+  public ImportCoordinator.Opened open() {
+    requirePlan();
+    List<String> create = new ArrayList<>();
+    List<String> missing = new ArrayList<>();
+    for (ImportPlan.Account a : plan.accounts()) {
+      if (store.accounts().find(a.username()).isEmpty()) {
+        (a.hasHash() || !a.newPassword().isEmpty() ? create : missing).add(a.username());
+      }
+    }
+    if (!missing.isEmpty()) {
+      throw new AccountDoesNotExistException("accounts " + missing + " do not exist in this cluster and the"
+          + " snapshot holds no password hash for them: give them new passwords (dataclay import"
+          + " --passwords-file FILE) or create them first (dataclaycmd NewAccount)");
+    }
+    Set<String> accounts = new HashSet<>(create);
+    for (MetadataCut.Dataset d : plan.datasets()) {
+      Optional<String> owner = store.accounts().datasetOwner(d.name());
+      if (owner.isPresent() && !owner.get().equals(d.owner())) {
+        throw new PermissionDeniedException("dataset '" + d.name() + "' belongs to '" + owner.get() + "' in this"
+            + " cluster, to '" + d.owner() + "' in the snapshot");
+      }
+      requireAccount(d.owner(), accounts);
+    }
+    for (ContractRecord k : plan.contracts()) {
+      requireAccount(k.beneficiary(), accounts);
+    }
+    Set<String> alive = new HashSet<>();
+    backends.alive().forEach(b -> alive.add(b.id()));
+    for (String target : plan.targets().keySet()) {
+      if (!alive.contains(target)) {
+        throw new BackendDoesNotExistException("plan.targets: backend " + target + " is not a live backend of"
+            + " this cluster");
+      }
+    }
+    ImportCoordinator.Opened opened = coordinator.open(id, admin, plan, toRegister, create);
+    LOG.info("import " + id + " opened by " + admin + " from " + plan.source() + ": " + aliasCount + " aliases");
+    return opened;
+  }
+
+  /** The parts could not be read or checked: forget what was staged for them. */
+  public void abandon() {
+    store.imports().drop(id);
+  }
+
+  private void requirePlan() {
+    if (plan == null) {
+      throw new InvalidArgumentException("parts: the plan must come first");
+    }
+  }
+
+  private String ownerOf(ModelRecord m) {
+    boolean planned = plan.accounts().stream().anyMatch(a -> a.username().equals(m.owner()));
+    return planned || store.accounts().find(m.owner()).isPresent() ? m.owner() : admin;
+  }
+
+  private void requireAccount(String username, Set<String> created) {
+    if (!created.contains(username) && store.accounts().find(username).isEmpty()) {
+      throw new AccountDoesNotExistException("account '" + username + "' does not exist in this cluster and the"
+          + " snapshot does not bring it");
+    }
+  }
+
+  private static boolean sameCode(ModelRecord a, ModelRecord b) {
+    if (a.language() != b.language() || a.files().size() != b.files().size()) {
+      return false;
+    }
+    Map<String, byte[]> files = new HashMap<>();
+    a.files().forEach(f -> files.put(f.path(), f.content()));
+    return b.files().stream().allMatch(f -> files.containsKey(f.path()) && Arrays.equals(files.get(f.path()), f.content()));
+  }
+}

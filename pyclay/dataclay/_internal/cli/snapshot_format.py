@@ -1,0 +1,229 @@
+"""The snapshot directory of `dataclay export` / `dataclay import` (docs/internals.md "Snapshots").
+
+A snapshot is a directory (mode 0700, files 0600) holding `manifest.json` and data files of
+delimited protobuf records (a varint length, then the message; proto/dataclay/v1/snapshot.proto).
+The manifest names the format and its version, the source, the counts, and every data file's size
+and SHA-256; it is written last, so a directory without one is an export that did not finish."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import pathlib
+import re
+
+from dataclay.exceptions import InvalidArgumentError
+
+FORMAT = "dataclay-snapshot"
+VERSION = 1
+MANIFEST = "manifest.json"
+METADATA_FILE = "metadata.dcs"
+_FILE_NAME = re.compile(r"^(metadata|objects-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.dcs$")
+_HASH_BLOCK = 16 << 20
+
+
+class SnapshotError(InvalidArgumentError):
+    """The directory is not a usable snapshot: not one at all, of a newer format, truncated or corrupted."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DataFile:
+    """A data file of a snapshot: its name, size, SHA-256 (hex), record count and, for objects, its backend."""
+
+    name: str
+    bytes: int
+    sha256: str
+    records: int
+    backend_id: str | None = None
+
+
+@dataclasses.dataclass
+class Manifest:
+    """What manifest.json says about a snapshot."""
+
+    snapshot_id: str
+    created_at: str
+    cut_at_ms: int
+    dataset: str
+    password_hashes: bool
+    source: dict
+    counts: dict
+    files: list
+    format: str = FORMAT
+    version: int = VERSION
+
+    def to_json(self) -> str:
+        data = dataclasses.asdict(self)
+        data = {"format": data.pop("format"), "version": data.pop("version"), **data}
+        return json.dumps(data, indent=2, sort_keys=False) + "\n"
+
+    def objects_files(self) -> list:
+        return [f for f in self.files if f.backend_id is not None]
+
+
+def make_private_dir(path: pathlib.Path) -> bool:
+    """Creates `path` (mode 0700) unless it is an existing empty directory; whether it was created.
+    A non-empty directory or a file is refused: an export never mixes with other files."""
+    if path.exists():
+        if not path.is_dir():
+            raise InvalidArgumentError(f"{path} exists and is not a directory")
+        if any(path.iterdir()):
+            raise InvalidArgumentError(f"{path} is not empty: export into a new or empty directory")
+        os.chmod(path, 0o700)
+        return False
+    path.mkdir(mode=0o700, parents=True)
+    return True
+
+
+def create_private_file(path: pathlib.Path):
+    """A new file opened for binary writing, mode 0600 (never an existing one)."""
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb")
+
+
+def sync_dir(path: pathlib.Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_manifest(directory: pathlib.Path, manifest: Manifest) -> None:
+    """Writes manifest.json durably (a temporary file, synced, renamed), after every data file."""
+    temporary = directory / (MANIFEST + ".partial")
+    with create_private_file(temporary) as out:
+        out.write(manifest.to_json().encode())
+        out.flush()
+        os.fsync(out.fileno())
+    os.rename(temporary, directory / MANIFEST)
+    sync_dir(directory)
+
+
+def read_manifest(directory: pathlib.Path) -> Manifest:
+    """The manifest of a snapshot directory, checked; SnapshotError naming what is wrong."""
+    if not directory.is_dir():
+        raise SnapshotError(f"{directory} is not a directory")
+    path = directory / MANIFEST
+    if not path.is_file():
+        raise SnapshotError(f"{directory} is not a dataClay snapshot: it has no {MANIFEST} (an export that did "
+                            f"not finish, or another directory)")
+    try:
+        data = json.loads(path.read_bytes())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise SnapshotError(f"{path} is corrupted: not valid JSON ({e})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        found = data.get("format") if isinstance(data, dict) else None
+        raise SnapshotError(f"{directory} is not a dataClay snapshot: its {MANIFEST} names format {found!r}, "
+                            f"not {FORMAT!r}")
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise SnapshotError(f"{path} is corrupted: version {version!r} is not a format version")
+    if version > VERSION:
+        raise SnapshotError(f"{directory} was written in snapshot format version {version}, newer than the "
+                            f"version {VERSION} this dataClay reads: import it with a newer dataClay")
+    try:
+        files = [DataFile(**_typed(f, {"name": str, "bytes": int, "sha256": str, "records": int},
+                                   {"backend_id": (str, type(None))}))
+                 for f in _field(data, "files", list)]
+        manifest = Manifest(
+            snapshot_id=_field(data, "snapshot_id", str), created_at=_field(data, "created_at", str),
+            cut_at_ms=_field(data, "cut_at_ms", int), dataset=_field(data, "dataset", str),
+            password_hashes=_field(data, "password_hashes", bool), source=_field(data, "source", dict),
+            counts=_field(data, "counts", dict), files=files)
+    except (TypeError, KeyError, ValueError) as e:
+        raise SnapshotError(f"{path} is corrupted: {e}") from None
+    names = [f.name for f in files]
+    if len(set(names)) != len(names) or METADATA_FILE not in names:
+        raise SnapshotError(f"{path} is corrupted: its file list repeats a file or lacks {METADATA_FILE}")
+    for f in files:
+        if not _FILE_NAME.match(f.name) or f.bytes < 0 or f.records < 0 or not re.fullmatch(r"[0-9a-f]{64}", f.sha256):
+            raise SnapshotError(f"{path} is corrupted: its entry for {f.name!r} is malformed")
+        if (f.backend_id is None) != (f.name == METADATA_FILE) or (
+                f.backend_id is not None and f.name != f"objects-{f.backend_id}.dcs"):
+            raise SnapshotError(f"{path} is corrupted: file {f.name!r} and backend {f.backend_id!r} do not match")
+    return manifest
+
+
+def verify_file(directory: pathlib.Path, entry: DataFile, progress=None) -> None:
+    """Checks a data file's size and SHA-256 against the manifest; SnapshotError naming the file."""
+    path = directory / entry.name
+    if not path.is_file():
+        raise SnapshotError(f"{directory} is incomplete: {entry.name} is missing")
+    size = path.stat().st_size
+    if size < entry.bytes:
+        raise SnapshotError(f"{directory} is truncated: {entry.name} has {size} bytes, the manifest says "
+                            f"{entry.bytes}")
+    if size > entry.bytes:
+        raise SnapshotError(f"{directory} is corrupted: {entry.name} has {size} bytes, more than the "
+                            f"{entry.bytes} the manifest says")
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while True:
+            block = f.read(_HASH_BLOCK)
+            if not block:
+                break
+            digest.update(block)
+            if progress is not None:
+                progress.add(len(block))
+    if digest.hexdigest() != entry.sha256:
+        raise SnapshotError(f"{directory} is corrupted: {entry.name} does not match its SHA-256 checksum")
+
+
+def delimited(buffer, name: str):
+    """Yields (start, end) of each record in `buffer` (bytes, memoryview or mmap) of delimited records:
+    the record is buffer[start:end]; SnapshotError when a length is malformed or runs past the end."""
+    at, size, index = 0, len(buffer), 0
+    while at < size:
+        length, shift, begin = 0, 0, at
+        while True:
+            if at >= size or at - begin >= 10:
+                raise SnapshotError(f"{name} is corrupted: record {index} at byte {begin} has a malformed length")
+            byte = buffer[at]
+            at += 1
+            length |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                break
+        if at + length > size:
+            raise SnapshotError(f"{name} is truncated: record {index} at byte {begin} runs past its end")
+        yield at, at + length
+        at += length
+        index += 1
+
+
+def varint(n: int) -> bytes:
+    """`n` (not negative) as a protobuf varint."""
+    out = bytearray()
+    while True:
+        low = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(low | 0x80)
+        else:
+            out.append(low)
+            return bytes(out)
+
+
+def delimit(message_bytes: bytes) -> bytes:
+    """`message_bytes` preceded by its length as a varint."""
+    return varint(len(message_bytes)) + message_bytes
+
+
+def _field(data: dict, key: str, kind):
+    value = data[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise TypeError(f"field {key!r} is not a {kind.__name__}")
+    return value
+
+
+def _typed(entry, required: dict, optional: dict) -> dict:
+    if not isinstance(entry, dict) or set(entry) - set(required) - set(optional):
+        raise TypeError("a file entry has unknown fields")
+    out = {key: _field(entry, key, kind) for key, kind in required.items()}
+    for key, kinds in optional.items():
+        if key in entry:
+            if not isinstance(entry[key], kinds):
+                raise TypeError(f"field {key!r} has the wrong type")
+            out[key] = entry[key]
+    return out
