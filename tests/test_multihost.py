@@ -261,7 +261,12 @@ def test_a_java_read_fails_over_to_a_replica_on_another_host_within_2_s(spread, 
     reader = node3.popen(["java", "-cp", f"{tmp_path}:{classpath}", "FailoverReader", "MHWords"],
                          env=spread.client_env(node3), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    master, warm = reader.stdout.readline().split()
+    first = reader.stdout.readline().split()
+    if len(first) != 2:
+        reader.kill()
+        out, err = reader.communicate()
+        pytest.fail(f"the reader did not get ready (exit {reader.returncode}):\n{out[-2000:]}\n{err[-4000:]}")
+    master, warm = first
     # run: the collection's master host is cut off
     spread.network[master].link_down()
     try:

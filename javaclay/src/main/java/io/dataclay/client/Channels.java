@@ -45,15 +45,18 @@ public final class Channels {
   /** A channel to {@code host:port} secured by {@code tls}. Objects can be large, so messages are not size-limited. */
   public static ManagedChannel forAddress(String host, int port, TlsSettings tls) {
     long silentMs = unreachableMs;
+    LivenessWatch liveness = new LivenessWatch(host + ":" + port, silentMs);
     NettyChannelBuilder builder = NettyChannelBuilder.forAddress(host, port, tls.channelCredentials())
         .maxInboundMessageSize(Integer.MAX_VALUE)
         .keepAliveTime(30, TimeUnit.SECONDS)
-        .intercept(new TlsDiagnosis(host, port, tls), new LivenessWatch(host + ":" + port, silentMs));
+        .intercept(new TlsDiagnosis(host, port, tls), liveness);
     if (silentMs > 0) {
       // a connection attempt to a host that does not answer gives up when a call would (netty: 30 s)
       builder.withOption(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, silentMs));
     }
-    return builder.build();
+    ManagedChannel channel = builder.build();
+    liveness.watching(channel);
+    return channel;
   }
 
   /** Shuts a channel down, waiting briefly for calls in flight. */

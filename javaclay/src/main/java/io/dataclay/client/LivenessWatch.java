@@ -6,8 +6,10 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.ConnectivityState;
 import io.grpc.ForwardingClientCall;
 import io.grpc.ForwardingClientCallListener;
+import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -26,8 +28,16 @@ import java.util.concurrent.TimeUnit;
  * the rest of that time as deadline, and again every third while the call lasts. A server that
  * answers the ping is alive and merely busy, so its call goes on however long it takes; one that
  * does not (its host is cut off, frozen, or gone without a reset) fails the call with UNAVAILABLE
- * within about {@code unreachableMs}, instead of after TCP's minutes. A new connection that cannot
- * be made is caught the same way. Costs nothing to calls answered within the first third.
+ * within about {@code unreachableMs}, instead of after TCP's minutes. Costs nothing to calls
+ * answered within the first third.
+ *
+ * <p>Only a connected server is judged by pings. While the channel is still connecting, a host
+ * that does not answer TCP is given up by the connect timeout ({@link Channels}: the same time),
+ * and a connection made but not set up (a server frozen before it answered, or a client process
+ * too slow to finish it, such as a JVM just started on a loaded machine) is waited for three times
+ * as long. A ping missed while this process itself was stalled (its answer was due, but the
+ * process did not run for a while) proves nothing about the server and is sent again, up to that
+ * same bound since the server was last heard from.
  */
 final class LivenessWatch implements ClientInterceptor {
   private static final ScheduledExecutorService TIMER = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -43,15 +53,22 @@ final class LivenessWatch implements ClientInterceptor {
   static {
     ClientCalls.class.getName();
     Futures.class.getName();
+    ConnectivityState.class.getName();
   }
 
   private final String target;
   private final long unreachableMs;
+  private volatile ManagedChannel watched;
 
   /** Watches calls to {@code target} ("host:port", for messages); {@code unreachableMs} 0 watches nothing. */
   LivenessWatch(String target, long unreachableMs) {
     this.target = target;
     this.unreachableMs = unreachableMs;
+  }
+
+  /** The channel this watch was installed on, whose connectivity state tells connecting from connected. */
+  void watching(ManagedChannel channel) {
+    this.watched = channel;
   }
 
   @Override
@@ -63,11 +80,20 @@ final class LivenessWatch implements ClientInterceptor {
     return new Watched<>(call, next);
   }
 
+  private boolean connected() {
+    ManagedChannel channel = watched;
+    return channel == null || channel.getState(false) == ConnectivityState.READY;
+  }
+
   private final class Watched<Q, R> extends ForwardingClientCall.SimpleForwardingClientCall<Q, R> {
     private final Channel channel;
     private final long probeEveryMs = Math.max(1, unreachableMs / 3);
+    private final long pingDeadlineMs = Math.max(1, unreachableMs - probeEveryMs);
+    private final long longestWaitNanos = TimeUnit.MILLISECONDS.toNanos(3 * unreachableMs);
+    private final long stallNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(1, probeEveryMs / 2));
     private volatile boolean closed;
     private volatile String silence; // set when this watch failed the call
+    private volatile long heardNanos; // the call's start, or the last ping the server answered
     private ScheduledFuture<?> probe;
 
     Watched(ClientCall<Q, R> call, Channel channel) {
@@ -77,6 +103,7 @@ final class LivenessWatch implements ClientInterceptor {
 
     @Override
     public void start(Listener<R> listener, Metadata headers) {
+      heardNanos = System.nanoTime();
       super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<R>(listener) {
         @Override
         public void onClose(Status status, Metadata trailers) {
@@ -91,7 +118,7 @@ final class LivenessWatch implements ClientInterceptor {
 
     private synchronized void schedule() {
       if (!closed) {
-        probe = TIMER.schedule(this::ping, probeEveryMs, TimeUnit.MILLISECONDS);
+        probe = TIMER.schedule(this::probe, probeEveryMs, TimeUnit.MILLISECONDS);
       }
     }
 
@@ -101,16 +128,26 @@ final class LivenessWatch implements ClientInterceptor {
       }
     }
 
-    private void ping() {
+    private void probe() {
       if (closed) {
         return;
       }
-      long deadline = Math.max(1, unreachableMs - probeEveryMs);
+      if (!connected()) {
+        if (System.nanoTime() - heardNanos >= longestWaitNanos) {
+          fail("no connection to " + target + " set up within " + 3 * unreachableMs + " ms (3 x DATACLAY_UNREACHABLE_MS):"
+              + " the server is frozen, or this process too busy to connect");
+        } else {
+          schedule();
+        }
+        return;
+      }
+      long sent = System.nanoTime();
       ClientCall<Empty, Empty> ping = channel.newCall(PING,
-          CallOptions.DEFAULT.withDeadlineAfter(deadline, TimeUnit.MILLISECONDS));
+          CallOptions.DEFAULT.withDeadlineAfter(pingDeadlineMs, TimeUnit.MILLISECONDS));
       Futures.addCallback(ClientCalls.futureUnaryCall(ping, Empty.getDefaultInstance()), new FutureCallback<>() {
         @Override
         public void onSuccess(Empty answer) {
+          heardNanos = System.nanoTime();
           schedule();
         }
 
@@ -120,11 +157,22 @@ final class LivenessWatch implements ClientInterceptor {
           if (status.getCode() == Status.Code.UNIMPLEMENTED) {
             return; // an older server without Liveness: nothing to tell, let the call run
           }
-          silence = "no answer from " + target + " within " + unreachableMs + " ms (DATACLAY_UNREACHABLE_MS),"
-              + " not even to a ping: the server is unreachable, frozen or gone (" + status.getCode() + ")";
-          cancel(silence, null);
+          long now = System.nanoTime();
+          boolean stalledHere = now - sent - TimeUnit.MILLISECONDS.toNanos(pingDeadlineMs) > stallNanos;
+          if (status.getCode() == Status.Code.DEADLINE_EXCEEDED && stalledHere
+              && now - heardNanos < longestWaitNanos) {
+            schedule(); // this process ran late itself: the server may have answered in time
+            return;
+          }
+          fail("no answer from " + target + " within " + unreachableMs + " ms (DATACLAY_UNREACHABLE_MS),"
+              + " not even to a ping: the server is unreachable, frozen or gone (" + status.getCode() + ")");
         }
       }, MoreExecutors.directExecutor());
+    }
+
+    private void fail(String why) {
+      silence = why;
+      cancel(why, null);
     }
   }
 }
