@@ -101,22 +101,9 @@ public final class MetadataCut implements AutoCloseable {
 
   /** The registered objects (or the dataset's) with their copies, by ID, read as the iterator advances. */
   public Iterator<ObjectCopies> objects(String dataset) {
-    ResultSet rs = cursor("SELECT o.id, o.master_backend_id, r.backend_id FROM objects o LEFT JOIN object_replicas r"
-        + " ON r.object_id = o.id WHERE (? IS NULL OR o.dataset = ?) ORDER BY o.id, r.backend_id", dataset);
-    return new Iterator<>() {
-      private boolean onRow = advance(rs);
-
-      @Override
-      public boolean hasNext() {
-        return onRow;
-      }
-
-      @Override
-      public ObjectCopies next() {
-        if (!onRow) {
-          throw new NoSuchElementException();
-        }
-        return read(() -> {
+    return rows(cursor("SELECT o.id, o.master_backend_id, r.backend_id FROM objects o LEFT JOIN object_replicas r"
+        + " ON r.object_id = o.id WHERE (? IS NULL OR o.dataset = ?) ORDER BY o.id, r.backend_id", dataset), cursor -> {
+          ResultSet rs = cursor.rs;
           String id = rs.getString(1);
           String master = rs.getString(2);
           List<String> replicas = new ArrayList<>(1);
@@ -125,38 +112,19 @@ public final class MetadataCut implements AutoCloseable {
             if (replica != null) {
               replicas.add(replica);
             }
-            onRow = rs.next();
-          } while (onRow && rs.getString(1).equals(id));
+          } while (cursor.next() && rs.getString(1).equals(id));
           return new ObjectCopies(id, master, replicas);
         });
-      }
-    };
   }
 
   /** The aliases (or the dataset's), read as the iterator advances. */
   public Iterator<Alias> aliases(String dataset) {
-    ResultSet rs = cursor("SELECT dataset, alias, object_id FROM aliases WHERE (? IS NULL OR dataset = ?)"
-        + " ORDER BY dataset, alias", dataset);
-    return new Iterator<>() {
-      private boolean onRow = advance(rs);
-
-      @Override
-      public boolean hasNext() {
-        return onRow;
-      }
-
-      @Override
-      public Alias next() {
-        if (!onRow) {
-          throw new NoSuchElementException();
-        }
-        return read(() -> {
-          Alias a = new Alias(rs.getString(1), rs.getString(2), rs.getString(3));
-          onRow = rs.next();
+    return rows(cursor("SELECT dataset, alias, object_id FROM aliases WHERE (? IS NULL OR dataset = ?)"
+        + " ORDER BY dataset, alias", dataset), cursor -> {
+          Alias a = new Alias(cursor.rs.getString(1), cursor.rs.getString(2), cursor.rs.getString(3));
+          cursor.next();
           return a;
         });
-      }
-    };
   }
 
   /** Ends the view and closes its connection. */
@@ -179,8 +147,44 @@ public final class MetadataCut implements AutoCloseable {
     });
   }
 
-  private boolean advance(ResultSet rs) {
-    return read(rs::next);
+  /** A result set and whether it stands on a row. */
+  private static final class Cursor {
+    final ResultSet rs;
+    boolean onRow;
+
+    Cursor(ResultSet rs) {
+      this.rs = rs;
+    }
+
+    boolean next() throws SQLException {
+      onRow = rs.next();
+      return onRow;
+    }
+  }
+
+  /** Reads one item from the cursor's row on, leaving the cursor on the next item's row or past the end. */
+  private interface Item<T> {
+    T read(Cursor cursor) throws SQLException;
+  }
+
+  /** The items of {@code rs}, each read by {@code item} as the iterator advances. */
+  private static <T> Iterator<T> rows(ResultSet rs, Item<T> item) {
+    Cursor cursor = new Cursor(rs);
+    read(cursor::next);
+    return new Iterator<>() {
+      @Override
+      public boolean hasNext() {
+        return cursor.onRow;
+      }
+
+      @Override
+      public T next() {
+        if (!cursor.onRow) {
+          throw new NoSuchElementException();
+        }
+        return read(() -> item.read(cursor));
+      }
+    };
   }
 
   private interface Read<T> {
