@@ -205,6 +205,9 @@ def test_versions_are_collected_like_any_object_and_a_kept_version_keeps_its_ori
     flush_registrations(lm)
     everything = [made["named"], *made["dropped"], made["consolidated"], made["kept"], made["orphan"],
                   made["of_orphan"]]
+    # a consolidated version is retired at once, also when its registration was still queued
+    with pytest.raises(ObjectDoesNotExistError):
+        lm.get_object_info(made["consolidated"])
     # run
     first = lm.collect_garbage()
     after_first = existing(lm, everything)
