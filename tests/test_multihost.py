@@ -4,6 +4,7 @@ scenario crosses hosts: aliases, method calls, replicas, versions, moves, garbag
 both wordcounts."""
 import ast
 import collections
+import fcntl
 import json
 import pathlib
 import shutil
@@ -42,6 +43,21 @@ def spread():
             yield cluster
         finally:
             cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def java_wordcount(spread) -> str:
+    """The Java wordcount example built (enhanced) and its model registered from node0; its classpath.
+    Each test that needs it asks for it, so no test relies on another having run first."""
+    if shutil.which("mvn") is None:
+        pytest.fail("the Java wordcount needs mvn on PATH")
+    (JAVA_WORDCOUNT / "target").mkdir(exist_ok=True)
+    with open(JAVA_WORDCOUNT / "target" / ".build.lock", "w") as lock:  # another worker may build it meanwhile
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        subprocess.run(["mvn", "-q", "-B", "-f", str(JAVA_WORDCOUNT / "pom.xml"), "package"], check=True, timeout=600)
+    classes = JAVA_WORDCOUNT / "target" / "classes"
+    spread.client("NewModel", "admin", "-", "jwordcount", str(classes), "java")
+    return f"{classes}:{JAVA_WORDCOUNT / 'target' / 'lib'}/*"
 
 
 def run(cluster, host: str, code: str, *args: str, timeout: float = 120) -> dict:
@@ -167,15 +183,10 @@ print(json.dumps(sorted({host_of[t.get_location()] for t in texts.texts})))
     assert where == ["node1", "node2"]
 
 
-def test_the_java_wordcount_runs_against_backends_on_two_hosts(spread):
+def test_the_java_wordcount_runs_against_backends_on_two_hosts(spread, java_wordcount):
     # setup: the example built (enhanced), its model registered from node0
-    if shutil.which("mvn") is None:
-        pytest.fail("the Java wordcount needs mvn on PATH")
-    subprocess.run(["mvn", "-q", "-B", "-f", str(JAVA_WORDCOUNT / "pom.xml"), "package"], check=True, timeout=600)
-    classes = JAVA_WORDCOUNT / "target" / "classes"
-    spread.client("NewModel", "admin", "-", "jwordcount", str(classes), "java")
     node3 = spread.network["node3"]
-    classpath = f"{classes}:{JAVA_WORDCOUNT / 'target' / 'lib'}/*"
+    classpath = java_wordcount
     env = spread.client_env(node3)
     # run
     node3.run(["java", "-cp", classpath, "wordcount.WordCount", "prepare", "MHWords", "4", "65536"], env=env)
@@ -248,24 +259,23 @@ public final class FailoverReader {
 """
 
 
-def test_a_java_read_fails_over_to_a_replica_on_another_host_within_2_s(spread, tmp_path):
-    # setup: the Java wordcount's collection (test above) replicated to the other backend
-    classes = JAVA_WORDCOUNT / "target" / "classes"
-    if not (classes / "wordcount" / "model" / "TextCollection.class").exists():
-        pytest.skip("needs the Java wordcount built by the test above")
+def test_a_java_read_fails_over_to_a_replica_on_another_host_within_2_s(spread, java_wordcount, tmp_path):
+    # setup: a Java wordcount collection of its own, replicated to the other backend
     (tmp_path / "FailoverReader.java").write_text(JAVA_READER)
-    classpath = f"{classes}:{JAVA_WORDCOUNT / 'target' / 'lib'}/*"
+    classpath = java_wordcount
     subprocess.run(["javac", "-d", str(tmp_path), "-cp", classpath, str(tmp_path / "FailoverReader.java")],
                    check=True, timeout=120)
     node3 = spread.network["node3"]
-    reader = node3.popen(["java", "-cp", f"{tmp_path}:{classpath}", "FailoverReader", "MHWords"],
-                         env=spread.client_env(node3), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    env = spread.client_env(node3)
+    node3.run(["java", "-cp", classpath, "wordcount.WordCount", "prepare", "MHFailover", "4", "65536"], env=env)
+    reader = node3.popen(["java", "-cp", f"{tmp_path}:{classpath}", "FailoverReader", "MHFailover"],
+                         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first = reader.stdout.readline().split()
     if len(first) != 2:
         reader.kill()
         out, err = reader.communicate()
-        pytest.fail(f"the reader did not get ready (exit {reader.returncode}):\n{out[-2000:]}\n{err[-4000:]}")
+        pytest.fail(f"the reader did not get ready (exit {reader.returncode}):\n{out[-2000:]}\n{err[-4000:]}\n"
+                    f"{spread.log_tail()}")
     master, warm = first
     # run: the collection's master host is cut off
     spread.network[master].link_down()

@@ -163,12 +163,16 @@ def test_scancel_of_a_running_job_stops_its_cluster_and_erases_its_pools(slurm):
 
 
 def test_a_job_warned_of_its_time_limit_stops_its_cluster_cleanly_before_it(slurm):
-    # setup: the template's `exec` and --signal=B:USR1 (sooner here: the shortest limit is a minute)
+    # setup: the template's `exec`, and its warning (#SBATCH --signal=B:USR1@120) sent by the test
+    # once the cluster is up: Slurm may send it up to a minute early, so a limit short enough for a
+    # test could have it arrive before the launcher has started (5 minutes: Slurm sends none here)
+    assert "#SBATCH --signal=B:USR1@120" in TEMPLATE.read_text()
     marker = slurm.shared / "time-limit.up"
-    # run
-    job_id, output = slurm.submit(TEMPLATE, "--nodes=1", "--time=1", "--signal=B:USR1@50", env=job_env(slurm),
+    job_id, output = slurm.submit(TEMPLATE, "--nodes=1", "--time=5", env=job_env(slurm),
                                   args=("sh", "-c", f"touch {marker}; sleep 600"))
     wait_for(marker, slurm, job_id)
+    # run
+    slurm.scancel(job_id, "--batch", "--signal=USR1")
     info = slurm.wait(job_id, timeout=150)
     # verify
     text = output.read_text()
