@@ -58,12 +58,20 @@ final class LivenessWatch implements ClientInterceptor {
 
   private final String target;
   private final long unreachableMs;
+  private final long probeEveryMs;
+  private final long pingDeadlineMs;
+  private final long longestWaitNanos;
+  private final long stallNanos;
   private volatile ManagedChannel watched;
 
   /** Watches calls to {@code target} ("host:port", for messages); {@code unreachableMs} 0 watches nothing. */
   LivenessWatch(String target, long unreachableMs) {
     this.target = target;
     this.unreachableMs = unreachableMs;
+    this.probeEveryMs = Math.max(1, unreachableMs / 3);
+    this.pingDeadlineMs = Math.max(1, unreachableMs - probeEveryMs);
+    this.longestWaitNanos = TimeUnit.MILLISECONDS.toNanos(3 * unreachableMs);
+    this.stallNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(1, probeEveryMs / 2));
   }
 
   /** The channel this watch was installed on, whose connectivity state tells connecting from connected. */
@@ -87,10 +95,6 @@ final class LivenessWatch implements ClientInterceptor {
 
   private final class Watched<Q, R> extends ForwardingClientCall.SimpleForwardingClientCall<Q, R> {
     private final Channel channel;
-    private final long probeEveryMs = Math.max(1, unreachableMs / 3);
-    private final long pingDeadlineMs = Math.max(1, unreachableMs - probeEveryMs);
-    private final long longestWaitNanos = TimeUnit.MILLISECONDS.toNanos(3 * unreachableMs);
-    private final long stallNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(1, probeEveryMs / 2));
     private volatile boolean closed;
     private volatile String silence; // set when this watch failed the call
     private volatile long heardNanos; // the call's start, or the last ping the server answered
