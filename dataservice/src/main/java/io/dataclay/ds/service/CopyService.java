@@ -11,7 +11,6 @@ import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectNotHereException;
 import io.dataclay.exceptions.PermissionDeniedException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -29,8 +28,6 @@ import java.util.UUID;
  * recorded in the Logic Module before a request returns.
  */
 public final class CopyService {
-  private static final Duration FLUSH_TIMEOUT = Duration.ofSeconds(5);
-
   private final ObjectStore store;
   private final Environments environments;
   private final ReplicaSets replicas;
@@ -67,7 +64,7 @@ public final class CopyService {
       requireLive(target);
     }
     // objects stored here but still queued for registration must be known before their copies are
-    registrations.flush(FLUSH_TIMEOUT);
+    registrations.flush(LogicModuleGateway.FLUSH_TIMEOUT);
     ObjectGraph graph = ObjectGraph.walk(store, directory, session, ids, recursive, false);
     String to = target != null ? target : pickReplicaBackend(graph.local());
     // the objects mastered here are already on this backend: only the others' masters copy theirs
@@ -110,7 +107,7 @@ public final class CopyService {
       throw new InvalidArgumentException("backend_id is required: the backend to move the objects to");
     }
     requireLive(target);
-    registrations.flush(FLUSH_TIMEOUT);
+    registrations.flush(LogicModuleGateway.FLUSH_TIMEOUT);
     ObjectGraph graph = ObjectGraph.walk(store, directory, session, ids, recursive, true);
     CopyResult done = new CopyResult(List.of(), target, 0);
     if (!self.equals(target)) {

@@ -10,6 +10,9 @@ import java.util.UUID;
  * {@link io.dataclay.client.LogicModuleClient} with the Data Service's administrator session.
  */
 public interface LogicModuleGateway {
+  /** How long a service waits in {@link #flush} before it gives up on the Logic Module. */
+  Duration FLUSH_TIMEOUT = Duration.ofSeconds(5);
+
   /**
    * The session behind a client's token.
    *

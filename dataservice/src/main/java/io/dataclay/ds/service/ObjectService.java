@@ -9,7 +9,6 @@ import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectAlreadyExistsException;
 import io.dataclay.exceptions.ObjectNotHereException;
 import io.dataclay.exceptions.PermissionDeniedException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -18,8 +17,6 @@ import java.util.UUID;
 
 /** Stores new objects (make persistent) and serves their stored form. */
 public final class ObjectService {
-  private static final Duration FLUSH_TIMEOUT = Duration.ofSeconds(5);
-
   private final ObjectStore store;
   private final LogicModuleGateway lm;
   private final ClassAvailability models;
@@ -100,7 +97,7 @@ public final class ObjectService {
    */
   public void flushRegistrations(Session session) {
     Permissions.requireBackend(session, "FlushRegistrations");
-    lm.flush(FLUSH_TIMEOUT);
+    lm.flush(LogicModuleGateway.FLUSH_TIMEOUT);
   }
 
   /**

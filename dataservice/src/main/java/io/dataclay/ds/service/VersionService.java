@@ -9,7 +9,6 @@ import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.NotAVersionException;
 import io.dataclay.exceptions.ObjectNotHereException;
-import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -22,8 +21,6 @@ import java.util.logging.Logger;
  * of a version names the same original, so any of them consolidates into it.
  */
 public final class VersionService {
-  private static final Duration FLUSH_TIMEOUT = Duration.ofSeconds(5);
-
   private static final Logger LOG = Logger.getLogger(VersionService.class.getName());
 
   /** A new version, where it lives and the bytes sent to put it there. */
@@ -115,7 +112,7 @@ public final class VersionService {
     Set<String> versionReplicas = replicas.of(versionId);
     // a version made here moments ago may still be queued for registration: unregistered before that
     // reached the Logic Module, its registration would come after and name an object no backend holds
-    registrations.flush(FLUSH_TIMEOUT);
+    registrations.flush(LogicModuleGateway.FLUSH_TIMEOUT);
     directory.unregister(List.of(versionId));
     copies.removeHere(List.of(versionId));
     for (String backend : versionReplicas) {
