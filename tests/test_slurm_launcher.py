@@ -65,9 +65,11 @@ def slurm(tmp_path_factory):
 
 
 def job_env(slurm) -> dict:
-    """What jobs inherit: the virtualenv's commands, the test models, the jobs' directory, small pools."""
+    """What jobs inherit: the virtualenv's commands, the test models, the jobs' directory, small pools,
+    and a DATACLAY_HOME of the user's (where the snapshot signing key is kept from job to job)."""
     return slurm.env({"PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(MODELS),
-                      "DATACLAY_SLURM_DIR": str(slurm.shared / "jobs"), "DATACLAY_STORE_SIZE": "64M"})
+                      "DATACLAY_SLURM_DIR": str(slurm.shared / "jobs"), "DATACLAY_STORE_SIZE": "64M",
+                      "DATACLAY_HOME": str(slurm.shared / "home")})
 
 
 def result(output: pathlib.Path) -> dict:
@@ -242,7 +244,9 @@ def test_a_job_exports_its_objects_at_the_end_and_a_later_job_imports_them_at_st
     """))
     first = (f"dataclay slurm run --pool-size 64M --export {snapshot} -- sh -c "
              f"'dataclaycmd NewModel admin - tests {MODELS} python >/dev/null && python {program} make'\n")
-    second = f"dataclay slurm run --pool-size 64M --import {snapshot} -- python {program} read\n"
+    # the second job's cluster already has its administrator (and their dataset); the model is new there
+    second = (f"dataclay slurm run --pool-size 64M --import {snapshot} "
+              f"--import-allow existing-accounts,objects-in-existing-datasets,models -- python {program} read\n")
     # run: two backends, then one
     job_1, output_1 = slurm.submit(first, "--nodes=2", env=job_env(slurm))
     info_1 = slurm.wait(job_1)
@@ -251,6 +255,7 @@ def test_a_job_exports_its_objects_at_the_end_and_a_later_job_imports_them_at_st
     # verify
     assert (info_1.state, result(output_1)) == ("COMPLETED", {"age": 51}), output_1.read_text()
     assert (info_2.state, result(output_2)) == ("COMPLETED", {"age": 52}), output_2.read_text()
-    assert snapshot.is_dir() and any(snapshot.iterdir())
+    assert snapshot.is_dir() and (snapshot / "signature.json").exists()
+    assert (slurm.shared / "home" / "snapshot-signing.key").stat().st_mode & 0o777 == 0o600
     assert_no_leftovers(slurm, job_1)
     assert_no_leftovers(slurm, job_2)
