@@ -57,6 +57,10 @@ def test_a_signing_key_is_made_once_private_with_its_public_half_beside_it(tmp_p
     assert (tmp_path / "home").stat().st_mode & 0o777 == 0o700
     assert signing.fingerprint(signing.read_public_key(str(public_file))) == signing.fingerprint(first.public_key())
     assert sorted(p.name for p in (tmp_path / "home").iterdir()) == [signing.KEY_FILE, signing.PUBLIC_FILE]
+    # a public half gone missing is written again from the key
+    public_file.unlink()
+    signing.signing_key(key_file)
+    assert signing.fingerprint(signing.read_public_key(str(public_file))) == signing.fingerprint(first.public_key())
 
 
 def test_a_key_others_can_read_or_a_link_to_one_is_refused(tmp_path):

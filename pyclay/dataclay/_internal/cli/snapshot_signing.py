@@ -56,6 +56,8 @@ def signing_key(path: pathlib.Path) -> Ed25519PrivateKey:
     path = pathlib.Path(path).expanduser().absolute()
     key = _load_private(path)
     if key is not None:
+        if not public_key_file(path).exists():
+            _write_public(path, key)
         return key
     _check_key_dir(path.parent)
     key = Ed25519PrivateKey.generate()
@@ -71,10 +73,7 @@ def signing_key(path: pathlib.Path) -> Ed25519PrivateKey:
         return _load_private(path)
     finally:
         temporary.unlink(missing_ok=True)
-    public = public_key_file(path)
-    temporary = public.parent / f".{public.name}.{secrets.token_hex(8)}"
-    _write_private(temporary, public_pem(key.public_key()))
-    os.replace(temporary, public)
+    _write_public(path, key)
     return key
 
 
@@ -242,3 +241,11 @@ def _write_private(path: pathlib.Path, data: bytes) -> None:
         out.write(data)
         out.flush()
         os.fsync(out.fileno())
+
+
+def _write_public(path: pathlib.Path, key: Ed25519PrivateKey) -> None:
+    """(Re)writes the public half beside the key, whole or not at all."""
+    public = public_key_file(path)
+    temporary = public.parent / f".{public.name}.{secrets.token_hex(8)}"
+    _write_private(temporary, public_pem(key.public_key()))
+    os.replace(temporary, public)
