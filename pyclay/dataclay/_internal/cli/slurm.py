@@ -153,10 +153,12 @@ def _plan(args, job_id: str, nodes: list[str], settings: SlurmSettings, cluster:
         signing.read_public_key(key)
     for model in args.model:
         _model(model)
+    key = pathlib.Path(args.signing_key).absolute() if args.signing_key else signing.default_key(cluster.home)
     return JobPlan(job_id=job_id, lm_node=lm_node, backend_nodes=backends, store=store, store_size=size,
                    pool_dir=str(pool_dir), host_suffix=args.host_suffix, port=args.port,
                    client_files=[str(pathlib.Path(f).absolute()) for f in args.client_file],
-                   export_dir=str(pathlib.Path(args.export_dir).absolute()) if args.export_dir else "")
+                   export_dir=str(pathlib.Path(args.export_dir).absolute()) if args.export_dir else "",
+                   signing_key=str(key))
 
 
 def _model(text: str) -> tuple[str, str, str]:
@@ -189,10 +191,11 @@ def program_env(job: JobDir) -> dict[str, str]:
     return env
 
 
-def _snapshot_options(args, kind: str) -> list[str]:
-    """What `dataclay import|export` gets besides the directory: the user's signing key (the job's
-    DATACLAY_HOME is new for each job) and, for an import, what it may do and which keys it trusts."""
-    key = args.signing_key or str(signing.default_key(ClusterSettings.from_env().home))
+def _snapshot_options(args, plan: JobPlan, kind: str) -> list[str]:
+    """What `dataclay import|export` gets besides the directory: the user's signing key, as the job's
+    start found it (the job's DATACLAY_HOME is new for each job, and `stop` may run in the job's
+    environment) and, for an import, what it may do and which keys it trusts."""
+    key = args.signing_key or plan.signing_key or str(signing.default_key(ClusterSettings.from_env().home))
     options = ["--signing-key", str(pathlib.Path(key).absolute())]
     if kind == "import":
         options += [f"--allow={','.join(sorted(import_review.parse_allow(args.import_allow)))}"] \
@@ -221,7 +224,7 @@ def _start(args, job: JobDir, plan: JobPlan, signals: StopSignals) -> JobCluster
         f"{', '.join(map(plan.host, plan.backend_nodes))}; client configuration: {', '.join(map(str, files))}")
     try:
         if args.import_dir:
-            _snapshot("import", args.import_dir, job, _snapshot_options(args, "import"))
+            _snapshot("import", args.import_dir, job, _snapshot_options(args, plan, "import"))
         for model in args.model:
             namespace, language, path = _model(model)
             say(f"registering model {namespace} ({language}) from {path}")
@@ -269,7 +272,7 @@ def _stop(cluster: JobCluster, job: JobDir, plan: JobPlan, signals: StopSignals,
         say(f"not exporting to {plan.export_dir}: the job was cancelled (its servers are being stopped by Slurm)")
     elif plan.export_dir and plan.state == "running":
         try:
-            _snapshot("export", plan.export_dir, job, _snapshot_options(args, "export"))
+            _snapshot("export", plan.export_dir, job, _snapshot_options(args, plan, "export"))
         except DataClayException as e:
             say(str(e))
             ok = False

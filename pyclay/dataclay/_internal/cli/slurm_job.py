@@ -41,6 +41,7 @@ class JobPlan:
     user: str = "admin"
     client_files: list[str] = field(default_factory=list)
     export_dir: str = ""               # where `dataclay slurm stop` exports the objects to ("": nowhere)
+    signing_key: str = ""              # the key exports sign with and imports trust (the starter's DATACLAY_HOME's)
     state: str = "starting"            # starting | running | stopped
 
     def host(self, node: str) -> str:
