@@ -13,7 +13,7 @@ from dataclay._internal.proto import common_pb2, logicmodule_pb2 as lm_pb2
 # the --allow names, in the order they are explained; each is an ImportAllowed field with '_' for '-'
 ALLOWANCES = {
     "accounts": "create the snapshot's accounts this cluster lacks",
-    "admins": "create them as administrators where the snapshot says so",
+    "admins": "create them as administrators, or with the right to register models, where the snapshot says so",
     "password-hashes": "create them with the snapshot's password hashes (whoever made it may know the "
                        "passwords; without this they get new ones, see --passwords-file)",
     "existing-accounts": "let the snapshot name accounts this cluster has: its datasets, contracts and models "

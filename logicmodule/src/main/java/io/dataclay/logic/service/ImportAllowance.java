@@ -7,6 +7,7 @@ package io.dataclay.logic.service;
  */
 public enum ImportAllowance {
   ACCOUNTS("accounts"),
+  /** Creating administrators, or accounts that may register models. */
   ADMINS("admins"),
   PASSWORD_HASHES("password-hashes"),
   EXISTING_ACCOUNTS("existing-accounts"),

@@ -196,6 +196,8 @@ public final class ImportOpening {
       needs.add(ImportAllowance.ACCOUNTS, "creates account '" + a.username() + "'");
       if (a.admin()) {
         needs.add(ImportAllowance.ADMINS, "creates administrator account '" + a.username() + "'");
+      } else if (a.mayRegisterModels()) {
+        needs.add(ImportAllowance.ADMINS, "creates account '" + a.username() + "', which may register models");
       }
       if (a.hasHash()) {
         needs.add(ImportAllowance.PASSWORD_HASHES, "gives account '" + a.username() + "' the snapshot's password hash");

@@ -4,6 +4,7 @@ import io.dataclay.logic.metadata.ContractRecord;
 import io.dataclay.logic.metadata.ImportTables;
 import io.dataclay.logic.metadata.MetadataCut;
 import java.util.Base64;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -54,10 +55,14 @@ public record ImportPlan(String source, List<MetadataCut.Dataset> datasets, Map<
         throw Checks.invalid("plan.datasets[" + i + "].objects", "must not be negative");
       }
     }
+    Set<String> usernames = new HashSet<>();
     for (int i = 0; i < accounts.size(); i++) {
       Account a = accounts.get(i);
       String at = "plan.accounts[" + i + "]";
       Checks.name(at + ".username", a.username());
+      if (!usernames.add(a.username())) {
+        throw Checks.invalid(at + ".username", "'" + a.username() + "' appears twice");
+      }
       if (a.username().equals(AccountService.SYSTEM_ACCOUNT) || a.username().equals(AccountService.BACKEND_ACCOUNT)) {
         throw Checks.invalid(at + ".username", "'" + a.username() + "' is a system account, never imported");
       }

@@ -106,12 +106,15 @@ class ImportRulesTest {
   }
 
   @Test
-  void aHashedAccountNeedsPasswordHashesAndANewDatasetOfANewAccountNeedsOnlyAccounts() {
+  void aHashedAccountNeedsPasswordHashesAModelerAdminsAndANewDatasetOfANewAccountOnlyAccounts() {
     // setup
     ImportPlan.Account hashed = new ImportPlan.Account("carol", false, false, "aGFzaA==", "c2FsdA==", 10_000, "");
     ImportOpening withHash = lm.service.beginImport(lm.adminToken);
     withHash.plan(plan(List.of(hashed), List.of(new MetadataCut.Dataset("carol", "carol")), Map.of("carol", 5L),
         List.of(), EnumSet.of(ImportAllowance.ACCOUNTS), false));
+    ImportOpening modeler = lm.service.beginImport(lm.adminToken);
+    modeler.plan(plan(List.of(new ImportPlan.Account("erin", false, true, "", "", 0, "erin-new-password-1")),
+        List.of(), Map.of(), List.of(), EnumSet.of(ImportAllowance.ACCOUNTS), true));
     ImportOpening fresh = lm.service.beginImport(lm.adminToken);
     fresh.plan(plan(List.of(account("dave", false)), List.of(new MetadataCut.Dataset("dave", "dave")),
         Map.of("dave", 5L), List.of(new ContractRecord("dave", "dave", "dave", true, 0, 0)),
@@ -121,6 +124,7 @@ class ImportRulesTest {
     assertTrue(refused.getMessage().contains("password-hashes (it gives account 'carol' the snapshot's password"
         + " hash)"), refused.getMessage());
     withHash.abandon();
+    assertEquals(List.of("accounts", "admins"), modeler.open().needs());
     assertEquals(List.of("accounts"), fresh.open().needs());
   }
 }
