@@ -57,13 +57,16 @@ def _import(config, index, allowed, passwords, progress, dry_run, say) -> list[s
                          if not (hashes and a.password_hash)} if passwords else {}
         source = f"snapshot {index.manifest.snapshot_id} of {index.manifest.source.get('logic_module', '?')}"
         opened = lm.begin_import(_plan_parts(index, placement, new_passwords, source, hashes, allowed, dry_run))
-        for line in import_review.describe(index, opened, placement, len(live), hashes, new_passwords,
-                                           passwords, allowed):
-            say(line)
         if dry_run:
+            for line in import_review.describe(index, opened, placement, len(live), hashes, new_passwords,
+                                               passwords, allowed):
+                say(line)
             return ["dry run: nothing was imported"]
         written = None
         try:
+            for line in import_review.describe(index, opened, placement, len(live), hashes, new_passwords,
+                                               passwords, allowed):
+                say(line)  # before anything is staged
             created = [u for u in opened.accounts_to_create if u in new_passwords]
             if created:
                 written = _write_passwords(passwords, {u: new_passwords[u] for u in created})
