@@ -177,6 +177,12 @@ class CallTimedOutError(DataClayException):
     code = "CALL_TIMED_OUT"
 
 
+class ConcurrentChangeError(DataClayException):
+    """Another account's call changed an object this call changed while it ran: nothing of it was stored; retry."""
+
+    code = "CONCURRENT_CHANGE"
+
+
 class ObjectNotPersistentError(DataClayException):
     """A persistent-only operation was called on a volatile object (client side)."""
 
@@ -198,6 +204,6 @@ ERRORS_BY_CODE: dict[str, type[DataClayException]] = {
         ClassNotRegisteredError, AccountAlreadyExistsError, AccountDoesNotExistError, DatasetDoesNotExistError,
         NamespaceConflictError, BackendDoesNotExistError, BackendUnavailableError, RemoteError, StoreFullError,
         NotAVersionError, MethodDoesNotExistError, SerializationError, InternalError, QuotaExceededError,
-        CallTimedOutError)
+        CallTimedOutError, ConcurrentChangeError)
 }
 """The class a protocol error code becomes (ObjectNotPersistentError is client-only, so absent)."""

@@ -17,7 +17,6 @@ from dataclay._internal.rpc.tls import ClusterCa
 DEFAULT_PORT = 11034
 DEFAULT_EE_THREADS = 16
 CLIENT_FILE = "client.properties"
-MAX_SOCKET_PATH = 107  # sun_path holds 108 bytes including the terminating NUL
 
 KEYS = {
     "DATACLAY_HOME": "directory of a local cluster and its client.properties (~/.dataclay)",
@@ -31,13 +30,12 @@ KEYS = {
     "DATACLAY_TLS_CA": "PEM file of the cluster CA: set, every connection uses TLS and trusts only it (plaintext)",
     "DATACLAY_UNREACHABLE_MS": "how long a call waits for a server that answers neither it nor a ping before it "
                                "fails with BackendUnavailableError, so that it fails over (1200; 0: forever)",
-    "DATACLAY_EE_DS_ADDRESS": "execution environment: host:port of its Data Service (gRPC: loading state)",
-    "DATACLAY_EE_DS_TLS_NAME": "execution environment: the name its Data Service's certificate carries "
-                               "(the host of DATACLAY_EE_DS_ADDRESS)",
-    "DATACLAY_EE_SOCKET": "execution environment: path of the Unix socket its Data Service sends calls on",
-    "DATACLAY_BACKEND_ID": "execution environment: ID of its backend",
-    "DATACLAY_EE_MODELS_DIR": "execution environment: directory of deployed model code (put on sys.path)",
+}
+
+ENVIRONMENT_KEYS = {
+    "DATACLAY_EE_BACKEND_ID": "execution environment: ID of its backend",
     "DATACLAY_EE_THREADS": "execution environment: calls run at once (16)",
+    "DATACLAY_EE_PICKLE_ALLOW": "execution environment: the Data Service's DATACLAY_PICKLE_ALLOW",
 }
 
 _GLOBAL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
@@ -56,12 +54,6 @@ class Config:
     dataset: str = ""
     pickle_allow: tuple[str, ...] = ()
     tls: ClusterCa | None = None
-    ee_ds_address: str | None = None
-    ee_ds_tls_name: str | None = None
-    ee_socket: str | None = None
-    backend_id: str | None = None
-    ee_models_dir: pathlib.Path | None = None
-    ee_threads: int = DEFAULT_EE_THREADS
     unreachable_ms: int = DEFAULT_UNREACHABLE_MS
     source: str | None = None
 
@@ -101,13 +93,6 @@ class Config:
     def _checked(cls, values: dict[str, str], source: str | None) -> "Config":
         where = f"(from {source} or the environment)" if source else "(from the environment)"
         home = pathlib.Path(values.get("DATACLAY_HOME") or pathlib.Path.home() / ".dataclay").expanduser()
-        models = values.get("DATACLAY_EE_MODELS_DIR")
-        ds_address = values.get("DATACLAY_EE_DS_ADDRESS")
-        if ds_address is not None:
-            _check_address(ds_address, "DATACLAY_EE_DS_ADDRESS", where)
-        ee_socket = values.get("DATACLAY_EE_SOCKET")
-        if ee_socket is not None:
-            _check_socket_path(ee_socket, "DATACLAY_EE_SOCKET", where)
         host = values.get("DATACLAY_HOST", "127.0.0.1")
         if not host or any(c.isspace() for c in host):
             raise InvalidArgumentError(f"DATACLAY_HOST must be a host name or address, not {host!r} {where}")
@@ -122,17 +107,34 @@ class Config:
             pickle_allow=_allow_list(values.get("DATACLAY_PICKLE_ALLOW", ""), where),
             tls=ClusterCa.read(values["DATACLAY_TLS_CA"], "DATACLAY_TLS_CA", where)
             if values.get("DATACLAY_TLS_CA") else None,
-            ee_ds_address=ds_address,
-            ee_ds_tls_name=values.get("DATACLAY_EE_DS_TLS_NAME") or None,
-            ee_socket=ee_socket,
-            backend_id=values.get("DATACLAY_BACKEND_ID"),
-            ee_models_dir=pathlib.Path(models).expanduser().resolve() if models else None,
-            ee_threads=_positive(values.get("DATACLAY_EE_THREADS", str(DEFAULT_EE_THREADS)), "DATACLAY_EE_THREADS",
-                                 where),
             unreachable_ms=_non_negative(values.get("DATACLAY_UNREACHABLE_MS", str(DEFAULT_UNREACHABLE_MS)),
                                          "DATACLAY_UNREACHABLE_MS", where),
             source=source,
         )
+
+
+@dataclass(frozen=True)
+class EnvironmentConfig:
+    """An execution environment's settings, as its Data Service passed them (nothing secret: no
+    account, no token, no address; everything it reaches goes over its link)."""
+
+    backend_id: str
+    threads: int = DEFAULT_EE_THREADS
+    pickle_allow: tuple[str, ...] = ()
+
+    @classmethod
+    def load(cls, env: dict | None = None) -> "EnvironmentConfig":
+        """The settings in `env` (default: this process's environment); InvalidArgumentError naming a bad key."""
+        env = os.environ if env is None else env
+        where = "(from the Data Service)"
+        backend_id = env.get("DATACLAY_EE_BACKEND_ID", "")
+        if not backend_id:
+            raise InvalidArgumentError("DATACLAY_EE_BACKEND_ID is not set: an execution environment is started by "
+                                       "its Data Service, which sets it")
+        return cls(backend_id=backend_id,
+                   threads=_positive(env.get("DATACLAY_EE_THREADS", str(DEFAULT_EE_THREADS)), "DATACLAY_EE_THREADS",
+                                     where),
+                   pickle_allow=_allow_list(env.get("DATACLAY_EE_PICKLE_ALLOW", ""), where))
 
 
 def session_settings(host=None, port=None, user=None, password=None, dataset=None) -> dict:
@@ -186,21 +188,6 @@ def _non_negative(text: str, key: str, where: str) -> int:
     if not text.strip().isdigit():
         raise InvalidArgumentError(f"{key} must be a whole number of milliseconds (0: no limit), not {text!r} {where}")
     return int(text)
-
-
-def _check_address(text: str, key: str, where: str) -> None:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host:
-        raise InvalidArgumentError(f"{key} must be host:port, not {text!r} {where}")
-    _port(port, key, where)
-
-
-def _check_socket_path(text: str, key: str, where: str) -> None:
-    if not text.startswith("/"):
-        raise InvalidArgumentError(f"{key} must be an absolute path, not {text!r} {where}")
-    if len(os.fsencode(text)) > MAX_SOCKET_PATH:
-        raise InvalidArgumentError(f"{key} must be at most {MAX_SOCKET_PATH} bytes (a Unix socket path), "
-                                   f"not {len(os.fsencode(text))} {where}")
 
 
 def _allow_list(text: str, where: str) -> tuple[str, ...]:

@@ -1,5 +1,5 @@
-"""The call each execution-environment thread is serving: the caller's session and the resident
-objects the call touched (fields read or written, active methods run)."""
+"""The call each execution-environment thread is serving: who called, and the resident objects the
+call touched (fields read or written, active methods run) with the generation each had then."""
 from __future__ import annotations
 
 import threading
@@ -8,16 +8,19 @@ _local = threading.local()
 
 
 class CallContext:
-    """One ExecuteRequest in progress: who called, and which resident objects it touched (id -> object)."""
+    """One ExecuteRequest in progress: its ID (the capability the Data Service answers `load` and
+    `relay` for, while the call is in flight), the caller, and which resident objects it touched
+    (id -> object) at which eviction generation (id -> int)."""
 
-    __slots__ = ("token", "username", "dataset", "datasets", "touched")
+    __slots__ = ("call_id", "username", "dataset", "datasets", "touched", "generations")
 
-    def __init__(self, token: str, username: str, dataset: str, datasets: frozenset):
-        self.token = token
+    def __init__(self, call_id: int, username: str, dataset: str, datasets: frozenset):
+        self.call_id = call_id
         self.username = username
         self.dataset = dataset
         self.datasets = datasets
         self.touched: dict = {}
+        self.generations: dict = {}
 
 
 def current_call() -> CallContext | None:

@@ -22,11 +22,12 @@ from dataclay._internal.serialization.graph import GraphWriter
 class ChangeCollector:
     """Turns the touched objects of calls into deltas and new objects; one per execution environment."""
 
-    def __init__(self, residents: ResidentObjects):
+    def __init__(self, residents: ResidentObjects, commit_lock: threading.RLock):
         self._residents = residents
         # Held from collect() until the call's result frame is written (see the module's doc), and
-        # while objects are unloaded. Re-entrant: a call failing inside the section unloads what it touched.
-        self.commit_lock = threading.RLock()
+        # while objects are loaded in or unloaded. Re-entrant: a call failing inside the section
+        # unloads what it touched.
+        self.commit_lock = commit_lock
         # Starting from the clock keeps sequences increasing across restarts of this process too.
         self._sequence = itertools.count(time.time_ns())
 

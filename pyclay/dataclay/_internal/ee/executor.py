@@ -9,7 +9,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from dataclay.exceptions import DataClayException, InternalError, InvalidArgumentError, MethodDoesNotExistError
+from dataclay.exceptions import (
+    ConcurrentChangeError, DataClayException, InternalError, InvalidArgumentError, MethodDoesNotExistError)
 from dataclay._internal.ee.calls import CallContext, enter_call, leave_call
 from dataclay._internal.ee.runtime import EnvironmentRuntime
 from dataclay._internal.model.fields import MISSING, PersistentField
@@ -25,7 +26,7 @@ _loops = threading.local()
 
 @dataclass(slots=True)
 class Execution:
-    """One request from the Data Service, with the caller's validated session."""
+    """One request from the Data Service, with who called (the Data Service checked the session)."""
 
     call_id: int
     object_id: str
@@ -33,7 +34,6 @@ class Execution:
     kind: str
     name: str
     payload: bytes
-    token: str
     username: str = ""
     dataset: str = ""
     datasets: frozenset = frozenset()
@@ -74,7 +74,7 @@ class Executor:
 
         A successful outcome is computed and delivered under the commit lock, so outcomes carrying
         deltas are delivered in the order of their sequence numbers."""
-        call = CallContext(execution.token, execution.username, execution.dataset, execution.datasets)
+        call = CallContext(execution.call_id, execution.username, execution.dataset, execution.datasets)
         enter_call(call)
         try:
             value, failed = self._guarded(self._perform, execution, call)
@@ -132,6 +132,11 @@ class Executor:
     def _outcome(self, execution: Execution, call: CallContext, value) -> Outcome:
         """Deltas, new objects and the pickled result of a finished call; the caller holds the commit lock."""
         runtime = self._runtime
+        stale = runtime.residents.changed_since(call.generations)
+        if stale:
+            raise ConcurrentChangeError(f"object {stale} was changed by another call (of another account, or a "
+                                        f"replica or version update) while this call used it: nothing of this call "
+                                        f"was stored; call it again")
         writer = GraphWriter(runtime.backend_id, dataset=call.dataset)
         deltas = runtime.changes.collect(call.touched, writer)
         new_objects = writer.drain()

@@ -1,9 +1,13 @@
-"""LinkSession: serves the framed link to the Data Service with leader/follower worker threads and
-no hand-off on a call's path. Each worker takes the read lock, reads one frame and handles it
-itself: deploy and evict while still holding the lock (so they are ordered with respect to the
-frames after them), an execute after releasing it, writing its own result frame."""
+"""LinkSession: serves the link to the Data Service with leader/follower threads and no hand-off on
+a call's path. One thread at a time leads: it reads frames and handles each itself (deploy and evict
+at once, in order with the frames after them); an idle thread that reads an execute stops leading
+and runs it, writing its own result frame. A thread that runs a call and needs the Data Service
+(`load`, `relay`) sends its request and waits for the answer, leading in its turn when nobody else
+does: answers for other threads are handed to them, executes it reads are queued for an idle thread."""
 from __future__ import annotations
 
+import collections
+import itertools
 import logging
 import os
 import threading
@@ -22,32 +26,41 @@ RUNTIME_VERSION = "pyclay 0.1.0"
 EXIT_DONE, EXIT_LINK_FAILED, EXIT_RESTART = 0, 1, 3
 RESTART_GRACE_SECONDS = 10.0
 _KINDS = {ee_pb2.CALL_METHOD: CALL_METHOD, ee_pb2.GET_FIELD: GET_FIELD, ee_pb2.SET_FIELD: SET_FIELD}
+_ANSWERS = ("loaded", "relayed")
 
 
 class LinkSession:
     """One attachment to the Data Service over `link`; run() returns the process exit code."""
 
-    def __init__(self, link: DataServiceLink, executor: Executor, watcher: ModelWatcher, evict, threads: int,
-                 secret: str):
+    def __init__(self, link: DataServiceLink, executor: Executor | None, watcher: ModelWatcher, evict,
+                 threads: int):
         self._link = link
         self._executor = executor
         self._watcher = watcher
         self._evict = evict
         self._threads = threads
-        self._secret = secret
-        self._read_lock = threading.Lock()
-        self._state = threading.Condition()  # guards the three fields below
+        self._state = threading.Condition()  # guards every field below
+        self._leader: threading.Thread | None = None
+        self._queued: collections.deque = collections.deque()
+        self._answers: dict[int, object] = {}
+        self._request_ids = itertools.count(1)
         self._in_flight = 0
         self._restarting = False
         self._exit_code: int | None = None
 
-    def run(self) -> int:
+    def attach(self, executor: Executor, evict) -> None:
+        """Gives the session the executor of its calls and what evicts objects (built after the session,
+        which they use to reach the Data Service)."""
+        self._executor = executor
+        self._evict = evict
+
+    def run(self, confinement: str) -> int:
         """Says hello, serves until the link ends (or a changed model asks for a restart) and returns the exit code.
 
         Restart: once the calls in flight have finished (at most RESTART_GRACE_SECONDS), the write side
-        is half-closed after the last result frame, and the code is EXIT_RESTART."""
+        is closed after the last result frame, and the code is EXIT_RESTART."""
         try:
-            self._link.send_hello(os.getpid(), RUNTIME_VERSION, self._secret)
+            self._link.send_hello(os.getpid(), RUNTIME_VERSION, confinement)
         except LinkClosedError as e:
             _log.error("cannot say hello to the Data Service: %s", e)
             return EXIT_LINK_FAILED
@@ -66,52 +79,133 @@ class LinkSession:
             self._link.finish_sending()
         return code
 
-    def _work(self) -> None:
+    # ---- asking the Data Service, from a thread running a call -------------------------------------
+
+    def load(self, call_id: int, ids: list) -> ee_pb2.LoadReply:
+        """The stored state of objects of this backend, read by the Data Service for call `call_id`."""
+        request_id = next(self._request_ids)
+        return self._ask(request_id, ee_pb2.EnvironmentMessage(load=ee_pb2.LoadRequest(
+            request_id=request_id, call_id=call_id, ids=ids))).loaded
+
+    def relay(self, call_id: int, target: str, method: str, request: bytes) -> ee_pb2.RelayReply:
+        """A unary call made by the Data Service for call `call_id` in its caller's session."""
+        request_id = next(self._request_ids)
+        return self._ask(request_id, ee_pb2.EnvironmentMessage(relay=ee_pb2.RelayRequest(
+            request_id=request_id, call_id=call_id, target=target, method=method, request=request))).relayed
+
+    def _ask(self, request_id: int, message):
+        self._link.send(message)
+        me = threading.current_thread()
         while True:
-            with self._read_lock:
-                if self._exit_code is not None:
-                    return
-                request = self._next_request()
+            with self._state:
+                while True:
+                    answer = self._answers.pop(request_id, None)
+                    if answer is not None:
+                        return answer
+                    if self._exit_code is not None:
+                        raise BackendUnavailableError("the link to the Data Service ended while waiting for it")
+                    if self._leader is None:
+                        self._leader = me
+                        break
+                    self._state.wait()
+            answer = self._lead(request_id)
+            if answer is not None:
+                return answer
+
+    # ---- the threads -------------------------------------------------------------------------------
+
+    def _work(self) -> None:
+        me = threading.current_thread()
+        while True:
+            with self._state:
+                while True:
+                    if self._exit_code is not None:
+                        return
+                    if self._queued:
+                        request = self._queued.popleft()
+                        break
+                    if self._leader is None:
+                        self._leader = me
+                        request = None
+                        break
+                    self._state.wait()
             if request is None:
-                return
+                request = self._lead(None)
+                if request is None:
+                    continue
             self._serve(request)
 
-    def _next_request(self):
-        """Reads frames (handling deploy and evict) up to the next execute; None once the link has ended.
-
-        The caller holds the read lock."""
-        while True:
-            try:
-                message = self._link.receive()
-            except LinkProtocolError as e:
-                _log.error("protocol violation on the link from the Data Service: %s; closing it", e)
-                self._link.close()
-                return self._end(EXIT_LINK_FAILED)
-            except LinkClosedError as e:
-                _log.error("the link to the Data Service failed: %s", e)
-                return self._end(EXIT_LINK_FAILED)
-            if message is None:
-                _log.info("the Data Service closed the link")
-                return self._end(EXIT_DONE)
-            kind = message.WhichOneof("kind")
-            if kind == "execute":
-                with self._state:
-                    self._in_flight += 1
-                return message.execute
-            try:
-                if kind == "deploy":
-                    self._on_deploy(message.deploy)
-                elif kind == "evict":
-                    self._evict(list(message.evict.ids))
+    def _lead(self, wanted: int | None):
+        """Reads frames as the leader until: an execute (returned, for an idle thread), the answer to
+        `wanted` (returned, for a waiting thread), or the end of the link (None). Leadership is given
+        up before returning."""
+        try:
+            while True:
+                message = self._next()
+                if message is None:
+                    return None
+                kind = message.WhichOneof("kind")
+                if kind == "execute":
+                    with self._state:
+                        self._in_flight += 1
+                        if wanted is None:
+                            self._give_up_lead()
+                            return message.execute
+                        self._queued.append(message.execute)
+                        self._state.notify_all()
+                elif kind in _ANSWERS:
+                    answer = getattr(message, kind)
+                    with self._state:
+                        if answer.request_id == wanted:
+                            self._give_up_lead()
+                            return answer
+                        self._answers[answer.request_id] = answer
+                        self._state.notify_all()
                 else:
-                    _log.warning("ignoring a DataServiceMessage of unknown kind (%d bytes)", message.ByteSize())
-            except Exception:  # a failed deploy or evict must not take a worker (or the link) down
-                _log.exception("handling a %s message failed", kind)
+                    self._handle(kind, message)
+        except BaseException:
+            with self._state:
+                if self._leader is threading.current_thread():
+                    self._give_up_lead()
+            raise
+
+    def _give_up_lead(self) -> None:
+        """Called holding the state lock."""
+        self._leader = None
+        self._state.notify_all()
+
+    def _next(self):
+        """The next frame, or None once the link ended (leadership given up then)."""
+        try:
+            message = self._link.receive()
+        except LinkProtocolError as e:
+            _log.error("protocol violation on the link from the Data Service: %s; closing it", e)
+            self._link.close()
+            return self._end(EXIT_LINK_FAILED)
+        except LinkClosedError as e:
+            _log.error("the link to the Data Service failed: %s", e)
+            return self._end(EXIT_LINK_FAILED)
+        if message is None:
+            _log.info("the Data Service closed the link")
+            return self._end(EXIT_DONE)
+        return message
+
+    def _handle(self, kind: str, message) -> None:
+        try:
+            if kind == "deploy":
+                self._on_deploy(message.deploy)
+            elif kind == "evict":
+                self._evict(list(message.evict.ids))
+            else:
+                _log.warning("ignoring a DataServiceMessage of unknown kind (%d bytes)", message.ByteSize())
+        except Exception:  # a failed deploy or evict must not take a thread (or the link) down
+            _log.exception("handling a %s message failed", kind)
 
     def _end(self, code: int) -> None:
         with self._state:
             if self._exit_code is None:
                 self._exit_code = EXIT_RESTART if self._restarting else code
+            self._leader = None
             self._state.notify_all()
         return None
 
@@ -146,11 +240,10 @@ class LinkSession:
 
     def _deliver(self, outcome: Outcome) -> None:
         """Writes the result frame of `outcome` (called by the Executor inside its commit section)."""
-        self._watcher.note_imports()
         self._link.send(ee_pb2.EnvironmentMessage(result=result_message(outcome)))
 
     def _on_deploy(self, models) -> None:
-        changed = self._watcher.changed_by([(f.path, f.content) for m in models.models for f in m.files])
+        changed = self._watcher.install([(f.path, f.content) for m in models.models for f in m.files])
         if changed and not self._restarting:
             _log.info("model modules %s changed: finishing calls in flight, then restarting", ", ".join(changed))
             with self._state:
@@ -163,9 +256,9 @@ def execution_of(request) -> Execution:
     kind = _KINDS.get(request.kind)
     if kind is None:
         raise InvalidArgumentError(f"ExecuteRequest.kind {request.kind} is not a known execution kind")
-    session = request.session
+    caller = request.caller
     return Execution(request.call_id, request.object_id, request.class_name, kind, request.name, request.payload,
-                     session.token, session.username, session.dataset, frozenset(session.datasets))
+                     caller.username, caller.dataset, frozenset(caller.datasets))
 
 
 def result_message(outcome: Outcome) -> ee_pb2.ExecuteResult:

@@ -1,59 +1,48 @@
-"""ModelWatcher: remembers the source of every model module this process imported, so that a
-deployment that changes one of them makes the execution environment restart (code already
-loaded cannot be replaced safely in a running process)."""
+"""ModelWatcher: the execution environment's own copy of the model code its account may use, and
+the source of every model module it imported. The Data Service sends the whole set (`deploy`): the
+files are written to a private directory (on sys.path), files no longer in the set are removed,
+and a set that changes or removes a module already imported makes the environment restart (code
+already loaded cannot be replaced or unloaded safely in a running process)."""
 from __future__ import annotations
 
-import hashlib
 import importlib
-import logging
+import os
 import pathlib
 import sys
 
-_log = logging.getLogger(__name__)
-
+from dataclay.exceptions import InvalidArgumentError
 
 class ModelWatcher:
-    """Model modules imported from `models_dir` and the SHA-256 of the source they were loaded from."""
+    """Model modules under `models_dir` (this process's own directory) and what they were imported from."""
 
-    def __init__(self, models_dir):
-        self.models_dir = pathlib.Path(models_dir).resolve() if models_dir else None
-        self._hashes: dict[str, str] = {}
-        self._modules_seen = 0
+    def __init__(self, models_dir: pathlib.Path):
+        self.models_dir = pathlib.Path(models_dir).resolve()
+        self.models_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
 
-    def note_imports(self) -> None:
-        """Records the source of model modules imported since the last call (cheap when none were).
-
-        A file replaced between its import and this call is recorded with its new content; the
-        window is one call long."""
-        if self.models_dir is None or len(sys.modules) == self._modules_seen:
-            return
-        self._modules_seen = len(sys.modules)
-        for name, module in list(sys.modules.items()):
-            if name in self._hashes:
-                continue
-            path = self._model_file(module)
-            if path is not None:
-                try:
-                    self._hashes[name] = hashlib.sha256(path.read_bytes()).hexdigest()
-                except OSError as e:
-                    _log.warning("cannot read the source of model module %s: %s", name, e)
-
-    def changed_by(self, files) -> list[str]:
-        """Model modules already imported whose source differs in `files` ((path, content) pairs).
-
-        Also refreshes the import system's caches so new modules are found."""
-        importlib.invalidate_caches()
-        changed = []
+    def install(self, files) -> list[str]:
+        """Makes `files` ((path, content) pairs) the whole model code here; returns the model modules
+        already imported that this changes or removes (the environment must then restart)."""
+        wanted = {}
         for path, content in files:
-            if not path.endswith(".py"):
+            wanted[_relative(path)] = content
+        changed = []
+        for relative, content in wanted.items():
+            target = self.models_dir / relative
+            if target.is_file() and target.read_bytes() == content:
                 continue
-            name = module_name(path)
-            module = sys.modules.get(name)
-            if module is None or self._model_file(module) is None:
-                continue
-            if self._hashes.get(name) != hashlib.sha256(content).hexdigest():
-                changed.append(name)
-        return changed
+            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            partial = target.with_name(target.name + ".partial")
+            partial.write_bytes(content)
+            os.replace(partial, target)
+            changed.append(relative)
+        for existing in list(self.models_dir.rglob("*")):
+            relative = existing.relative_to(self.models_dir).as_posix()
+            if existing.is_file() and relative not in wanted:
+                existing.unlink()
+                changed.append(relative)
+        importlib.invalidate_caches()
+        return [name for name in map(module_name, (p for p in changed if p.endswith(".py")))
+                if name in sys.modules and self._model_file(sys.modules[name]) is not None]
 
     def _model_file(self, module) -> pathlib.Path | None:
         file = getattr(module, "__file__", None)
@@ -61,6 +50,14 @@ class ModelWatcher:
             return None
         path = pathlib.Path(file).resolve()
         return path if self.models_dir in path.parents else None
+
+
+def _relative(path: str) -> str:
+    """A model file's path, checked to stay inside the models directory."""
+    pure = pathlib.PurePosixPath(path)
+    if pure.is_absolute() or not pure.parts or any(part in ("", ".", "..") for part in pure.parts):
+        raise InvalidArgumentError(f"model file path {path!r} must be relative and stay inside the model")
+    return pure.as_posix()
 
 
 def module_name(path: str) -> str:

@@ -1,18 +1,23 @@
 """ResidentObjects: the objects of this backend held in memory with their fields, the bytes last
-sent to the store for each field, and their datasets. Misses are loaded from the Data Service
-with the caller's session; evicted objects fall back to PROXY and are reloaded on next access."""
+sent to the store for each field, and their datasets. Misses are loaded over the link: the Data
+Service reads them in the session of the call that asks (`load`). Evicted objects fall back to
+PROXY and are reloaded on next access.
+
+Eviction generations: every eviction of an object bumps its generation. A load whose object was
+evicted while the answer was on its way is made again (the answer may predate the change that
+caused the eviction), and a call that touched an object evicted before the call ended is refused
+(its change would overwrite another writer's; the Data Service refuses it as well)."""
 from __future__ import annotations
 
 import threading
 
-from dataclay.exceptions import (
-    NotAuthenticatedError, ObjectDoesNotExistError, ObjectNotHereError, PermissionDeniedError)
+from dataclay.exceptions import NotAuthenticatedError, ObjectNotHereError, PermissionDeniedError
 from dataclay._internal.ee.calls import current_call
 from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.model.object import DataClayObject
 from dataclay._internal.model.states import HINT_KEY, ID_KEY, PROXY, RESIDENT, STATE_KEY
-from dataclay._internal.rpc import DataServiceClient
 from dataclay._internal.rpc.convert import object_record
+from dataclay._internal.rpc.errors import error_from_info
 from dataclay._internal.serialization.decoder import loads
 
 _LOCK_STRIPES = 64
@@ -31,16 +36,20 @@ def snapshot_value(value):
 
 
 class ResidentObjects:
-    """This backend's objects in memory; `store` is the Data Service they are loaded from."""
+    """This backend's objects in memory; `source.load(call_id, ids)` answers with their stored state,
+    and `state_lock` (re-entrant) orders installs against evictions."""
 
-    def __init__(self, backend_id: str, store: DataServiceClient, policy):
+    def __init__(self, backend_id: str, source, policy, state_lock: threading.RLock):
         self.backend_id = backend_id
-        self._store = store
+        self._source = source
         self._policy = policy
+        self._state_lock = state_lock
         self._objects: dict[str, object] = {}
         self.snapshots: dict[str, dict] = {}
         self._datasets: dict[str, str] = {}
+        self._generations: dict[str, int] = {}
         # Striped locks: one object is loaded once, while loads of different objects run in parallel.
+        # Held while waiting for the Data Service, so nothing that serves the link may take them.
         self._locks = tuple(threading.Lock() for _ in range(_LOCK_STRIPES))
 
     def __len__(self) -> int:
@@ -59,6 +68,14 @@ class ResidentObjects:
             raise PermissionDeniedError(f"session of {call.username!r} may not use object {oid} "
                                         f"(dataset {dataset!r})")
         call.touched[oid] = obj
+        call.generations.setdefault(oid, self._generations.get(oid, 0))
+
+    def changed_since(self, generations: dict) -> str | None:
+        """The ID of an object evicted since the generation `generations` recorded for it, or None."""
+        for oid, generation in generations.items():
+            if self._generations.get(oid, 0) != generation:
+                return oid
+        return None
 
     def target(self, object_id: str, class_name: str):
         """The resident object a request names (loaded if needed); ObjectNotHereError if not stored here."""
@@ -81,28 +98,34 @@ class ResidentObjects:
             return False
         oid = d[ID_KEY]
         with self._lock_for(oid):
-            if d.get(STATE_KEY) is RESIDENT:
-                return True
             call = current_call()
-            if call is None:
-                raise NotAuthenticatedError(f"cannot load object {oid} outside a call (no caller session)")
-            try:
-                found = self._store.with_token(call.token).get_objects([oid])
-            except (ObjectNotHereError, ObjectDoesNotExistError):
-                found = []
-            data = next((o for o in found if o.id == oid), None)
-            if data is None:
-                if d.get(HINT_KEY) == self.backend_id:
-                    d[HINT_KEY] = ""
-                return False
-            self.install(obj, object_record(data))
+            while d.get(STATE_KEY) is not RESIDENT:
+                if call is None:
+                    raise NotAuthenticatedError(f"cannot load object {oid} outside a call (no caller session)")
+                generation = self._generations.get(oid, 0)
+                reply = self._source.load(call.call_id, [oid])
+                if reply.HasField("error") and reply.error.code:
+                    raise error_from_info(reply.error)
+                data = next((o for o in reply.objects if o.id == oid), None)
+                if data is None:
+                    if d.get(HINT_KEY) == self.backend_id:
+                        d[HINT_KEY] = ""
+                    return False
+                record = object_record(data)
+                values = self._decode(obj, record)
+                with self._state_lock:
+                    if self._generations.get(oid, 0) == generation:
+                        self.adopt(obj, record.id, record.dataset, values, {f.name: f.value for f in record.fields})
             return True
 
     def install(self, obj, record) -> None:
         """Makes `obj` RESIDENT with the stored fields of `record` (decoded first: a refused field changes nothing)."""
-        name = type(obj).__name__
-        values = {f.name: loads(f.value, self._policy, f"field {name}.{f.name}") for f in record.fields}
+        values = self._decode(obj, record)
         self.adopt(obj, record.id, record.dataset, values, {f.name: f.value for f in record.fields})
+
+    def _decode(self, obj, record) -> dict:
+        name = type(obj).__name__
+        return {f.name: loads(f.value, self._policy, f"field {name}.{f.name}") for f in record.fields}
 
     def adopt(self, obj, oid: str, dataset: str, values: dict, stored: dict) -> None:
         """Makes `obj` the RESIDENT instance of `oid` with field `values`, whose stored bytes are `stored`."""
@@ -120,26 +143,29 @@ class ResidentObjects:
         self._objects[oid] = obj
 
     def unload(self, obj) -> None:
-        """Drops `obj`'s state from memory: it becomes a PROXY that reloads the stored state when used."""
+        """Drops `obj`'s state from memory: it becomes a PROXY that reloads the stored state when used.
+        The caller holds the state lock."""
         d = obj.__dict__
         oid = d[ID_KEY]
-        with self._lock_for(oid):
-            for field in type(obj)._dc_fields:
-                d.pop(field, None)
-            d[STATE_KEY] = PROXY
-            d[HINT_KEY] = self.backend_id
-            self._objects.pop(oid, None)
-            self.snapshots.pop(oid, None)
+        for field in type(obj)._dc_fields:
+            d.pop(field, None)
+        d[STATE_KEY] = PROXY
+        d[HINT_KEY] = self.backend_id
+        self._objects.pop(oid, None)
+        self.snapshots.pop(oid, None)
 
     def _lock_for(self, oid: str) -> threading.Lock:
         return self._locks[hash(oid) % _LOCK_STRIPES]
 
     def evict(self, ids) -> int:
-        """Unloads the resident objects among `ids`; returns how many were resident."""
+        """Unloads the resident objects among `ids` and bumps every one's generation; returns how many
+        were resident. Never waits on a load (the thread serving the link calls it)."""
         count = 0
-        for oid in ids:
-            obj = self._objects.get(oid)
-            if obj is not None:
-                self.unload(obj)
-                count += 1
+        with self._state_lock:
+            for oid in ids:
+                self._generations[oid] = self._generations.get(oid, 0) + 1
+                obj = self._objects.get(oid)
+                if obj is not None:
+                    self.unload(obj)
+                    count += 1
         return count

@@ -1,28 +1,34 @@
 """The execution environment's runtime: objects of this backend run in memory (loaded on first
-use), others are reached through their backend's Data Service in the caller's session."""
+use, over the link), others are reached through their backend's Data Service in the caller's
+session, by calls the Data Service relays (the environment has no network and no token)."""
 from __future__ import annotations
 
-from dataclay.exceptions import InvalidArgumentError, NotAuthenticatedError
-from dataclay._internal.config import Config
-from dataclay._internal.ee.calls import current_call
+import pathlib
+import threading
+
+from dataclay.exceptions import InvalidArgumentError
+from dataclay._internal.config import EnvironmentConfig
 from dataclay._internal.ee.changes import ChangeCollector
+from dataclay._internal.ee.relay import LOGIC_MODULE
 from dataclay._internal.ee.residency import ResidentObjects
 from dataclay._internal.model.states import install_tracker
-from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
+from dataclay._internal.rpc import LogicModuleClient
 from dataclay._internal.runtime.base import Runtime
 from dataclay._internal.runtime.router import BackendRouter
 from dataclay._internal.serialization.policy import BackendClassPolicy
 
 
 class EnvironmentRuntime(Runtime):
-    """Runtime of an execution environment of backend `config.backend_id`, loading through `store`."""
+    """Runtime of an execution environment of backend `config.backend_id`: state is loaded through
+    `session` (its link), model code comes from `models_dir`."""
 
-    def __init__(self, config: Config, store: DataServiceClient, lm: LogicModuleClient):
-        policy = BackendClassPolicy(config.ee_models_dir, config.pickle_allow)
-        super().__init__(BackendRouter(lm, _caller_token, config.tls), policy)
+    def __init__(self, config: EnvironmentConfig, session, models_dir: pathlib.Path):
+        policy = BackendClassPolicy(models_dir, config.pickle_allow)
+        super().__init__(BackendRouter(LogicModuleClient(LOGIC_MODULE), _relayed), policy)
         self.backend_id = config.backend_id
-        self.residents = ResidentObjects(config.backend_id, store, policy)
-        self.changes = ChangeCollector(self.residents)
+        state_lock = threading.RLock()
+        self.residents = ResidentObjects(config.backend_id, session, policy, state_lock)
+        self.changes = ChangeCollector(self.residents, state_lock)
         install_tracker(self.residents.track)
 
     def get_field(self, obj, name: str):
@@ -111,8 +117,6 @@ def _client_side(operation: str) -> InvalidArgumentError:
                                 f"(after dataclay.api.init()), not inside an active method running in a backend")
 
 
-def _caller_token() -> str:
-    call = current_call()
-    if call is None:
-        raise NotAuthenticatedError("no caller session: the execution environment only acts inside a call")
-    return call.token
+def _relayed() -> str:
+    """The token the environment's clients put on their calls: none (the Data Service adds the caller's)."""
+    return "relayed"

@@ -1,10 +1,11 @@
 """The execution environment's end of its link to the Data Service: length-prefixed protobuf frames
-over the Unix domain socket the Data Service listens on (DATACLAY_EE_SOCKET). Each frame is a
-4-byte unsigned big-endian length N (at most 2^31-1) and N bytes of one serialised message:
-EnvironmentMessage from the environment, DataServiceMessage from the Data Service."""
+over the process's standard input (from the Data Service) and standard output (to it). Each frame
+is a 4-byte unsigned big-endian length N (at most 2^31-1) and N bytes of one serialised message:
+DataServiceMessage from the Data Service, EnvironmentMessage from the environment."""
 from __future__ import annotations
 
-import socket
+import os
+import sys
 import threading
 
 from google.protobuf.message import DecodeError
@@ -14,9 +15,6 @@ from dataclay._internal.proto import executionenv_pb2 as ee_pb2
 
 MAX_FRAME = 2**31 - 1
 READ_BUFFER = 256 * 1024
-# Below this a frame goes out as one send of header + body (one syscall, a cheap copy); above it,
-# two sends under the same lock, so a large body is never copied just to prepend four bytes.
-_JOIN_LIMIT = 64 * 1024
 _HEADER = 4
 
 
@@ -25,36 +23,41 @@ class LinkProtocolError(Exception):
 
 
 class LinkClosedError(Exception):
-    """The link can no longer carry frames (closed by either side, or the socket failed)."""
+    """The link can no longer carry frames (closed by either side, or the pipe failed)."""
 
 
 class DataServiceLink:
-    """A connected link. receive() is for one reader at a time (callers serialise it); send() may be
-    called from any thread: a whole frame is written under one lock, so frames never interleave."""
+    """A link over a pair of file descriptors. receive() is for one reader at a time (callers
+    serialise it); send() may be called from any thread: a whole frame is written under one lock,
+    so frames never interleave."""
 
-    def __init__(self, sock: socket.socket):
-        self._socket = sock
+    def __init__(self, read_fd: int, write_fd: int):
         # Buffered reads: a small frame costs no syscall when it arrived with others, and a large
-        # body is read by the C buffered reader straight into its result (recv_into, no per-byte work).
-        self._reader = sock.makefile("rb", buffering=READ_BUFFER)
+        # body is read by the C buffered reader straight into its result.
+        self._reader = os.fdopen(read_fd, "rb", buffering=READ_BUFFER)
+        self._write_fd = write_fd
         self._write_lock = threading.Lock()
         self._writable = True
 
     @classmethod
-    def connect(cls, path: str) -> "DataServiceLink":
-        """Connects to the Data Service's socket at `path`; raises LinkClosedError naming the path if it cannot."""
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            sock.connect(path)
-        except OSError as e:
-            sock.close()
-            raise LinkClosedError(f"cannot connect to the Data Service socket {path!r}: {e}") from None
-        return cls(sock)
+    def from_standard_streams(cls) -> "DataServiceLink":
+        """Takes standard input and output as the link, and points this process's own standard input
+        at /dev/null and its standard output at its standard error: whatever model code prints goes
+        to the Data Service's log, never into the link."""
+        read_fd, write_fd = os.dup(0), os.dup(1)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+        sys.stdout.flush()
+        os.dup2(2, 1)
+        for fd in (read_fd, write_fd):
+            os.set_inheritable(fd, False)
+        return cls(read_fd, write_fd)
 
-    def send_hello(self, pid: int, runtime_version: str, secret: str) -> None:
-        """Sends the handshake frame that must come first: who this environment is and the spawn secret."""
+    def send_hello(self, pid: int, runtime_version: str, confinement: str) -> None:
+        """Sends the frame that must come first: who this environment is and how it is confined."""
         self.send(ee_pb2.EnvironmentMessage(hello=ee_pb2.EnvironmentHello(
-            pid=pid, runtime_version=runtime_version, secret=secret)))
+            pid=pid, runtime_version=runtime_version, confinement=confinement)))
 
     def send(self, message: ee_pb2.EnvironmentMessage) -> None:
         """Writes `message` as one frame; LinkClosedError if the link is closed for writing, and
@@ -65,16 +68,13 @@ class DataServiceLink:
             raise SerializationError(f"cannot encode the message for the Data Service: {e}") from None
         if len(body) > MAX_FRAME:
             raise SerializationError(f"a message of {len(body)} bytes exceeds the {MAX_FRAME}-byte frame limit")
-        header = len(body).to_bytes(_HEADER, "big")
+        frame = memoryview(len(body).to_bytes(_HEADER, "big") + body)
         with self._write_lock:
             if not self._writable:
                 raise LinkClosedError("the link to the Data Service is closed for writing")
             try:
-                if len(body) <= _JOIN_LIMIT:
-                    self._socket.sendall(header + body)
-                else:
-                    self._socket.sendall(header)
-                    self._socket.sendall(body)
+                while frame:
+                    frame = frame[os.write(self._write_fd, frame):]
             except OSError as e:
                 # A partly written frame leaves the stream unusable: nothing more may follow it.
                 self._writable = False
@@ -83,16 +83,11 @@ class DataServiceLink:
     def receive(self) -> ee_pb2.DataServiceMessage | None:
         """The next DataServiceMessage, or None at end of stream (the Data Service closed the link).
 
-        LinkProtocolError for a malformed frame or message, LinkClosedError if the socket failed."""
+        LinkProtocolError for a malformed frame or message, LinkClosedError if the pipe failed."""
         try:
             header = self._reader.read(_HEADER)
             if not header:
                 return None
-        except ConnectionResetError:  # the Data Service closed with bytes we had not read: also an end
-            return None
-        except (OSError, ValueError) as e:  # ValueError: the reader was closed under us
-            raise LinkClosedError(f"reading from the Data Service failed: {e}") from None
-        try:
             if len(header) < _HEADER:
                 raise LinkProtocolError(f"the link ended inside a frame header ({len(header)} of 4 bytes)")
             size = int.from_bytes(header, "big")
@@ -111,25 +106,21 @@ class DataServiceLink:
         return message
 
     def finish_sending(self) -> None:
-        """Half-closes the link (shutdown(SHUT_WR)) once the frame being written is out: the Data Service
-        sees end of stream after our last frame. Later sends raise LinkClosedError."""
+        """Closes the writing end once the frame being written is out: the Data Service sees end of
+        stream after our last frame. Later sends raise LinkClosedError."""
         with self._write_lock:
             if not self._writable:
                 return
             self._writable = False
             try:
-                self._socket.shutdown(socket.SHUT_WR)
+                os.close(self._write_fd)
             except OSError:
-                pass  # already disconnected: the Data Service sees end of stream anyway
+                pass  # already closed: the Data Service sees end of stream anyway
 
     def close(self) -> None:
         """Closes both directions; a thread blocked in receive() sees end of stream or LinkClosedError."""
-        with self._write_lock:
-            self._writable = False
+        self.finish_sending()
         try:
-            self._socket.shutdown(socket.SHUT_RDWR)
+            self._reader.close()
         except OSError:
-            pass  # not connected any more: closing below is all that is left
-        # The reader holds a reference to the socket: the descriptor is released when both are closed.
-        self._reader.close()
-        self._socket.close()
+            pass  # nothing more to release

@@ -68,7 +68,10 @@ public final class DataServiceConfig {
   public static final String TWO_LM_CACHE_SIZE = "DATACLAY_2LM_CACHE_SIZE";
   /** 2lm engine: milliseconds between checkpoints; a crash loses the writes of the last this many ms. Default 1000. */
   public static final String TWO_LM_CHECKPOINT_MS = "DATACLAY_2LM_CHECKPOINT_MS";
-  /** Interpreter of the Python execution environment; "none" runs no Python environment. Default python3. */
+  /**
+   * Interpreter of the Python execution environment, with pyclay installed (it also runs the
+   * sandbox launcher of the Java environment); "none" runs no Python environment. Default python3.
+   */
   public static final String PYTHON = "DATACLAY_PYTHON";
   /** Milliseconds between heartbeats to the Logic Module. Default 1000. */
   public static final String HEARTBEAT_MS = "DATACLAY_HEARTBEAT_MS";
@@ -112,6 +115,7 @@ public final class DataServiceConfig {
   private final long unreachableMs;
   private final long eeWaitMs;
   private final int maxMessageBytes;
+  private final io.dataclay.ds.ee.EnvironmentSettings environments;
 
   private DataServiceConfig(Map<String, String> env) {
     this.env = Map.copyOf(env);
@@ -149,6 +153,7 @@ public final class DataServiceConfig {
           + text(MAX_MESSAGE_SIZE, ""));
     }
     maxMessageBytes = (int) message;
+    environments = io.dataclay.ds.ee.EnvironmentSettings.from(env);
   }
 
   /** The configuration in this process's environment. */
@@ -167,24 +172,41 @@ public final class DataServiceConfig {
   }
 
   /**
-   * What of this environment the Python execution environment inherits: an explicit list of
-   * harmless keys (paths, locale, its own settings), never credentials, tokens or key files.
+   * What of this environment an execution-environment process inherits (through the sandbox
+   * launcher, which passes on only what the confined process needs): an explicit list of harmless
+   * keys (paths, locale) and the environment's own settings, never credentials, tokens or key
+   * files. The Data Service adds DATACLAY_EE_BACKEND_ID and DATACLAY_EE_THREADS.
    */
-  public Map<String, String> pythonEnvironment() {
+  public Map<String, String> environmentProcessSettings() {
     Map<String, String> out = new java.util.TreeMap<>();
-    for (String key : PYTHON_PASSES) {
+    for (String key : EE_PASSES) {
       String v = env.get(key);
       if (v != null) {
         out.put(key, v);
       }
     }
+    copy(out, "DATACLAY_PICKLE_ALLOW", "DATACLAY_EE_PICKLE_ALLOW");
+    copy(out, io.dataclay.ds.ee.java.JavaEnvironmentConfig.ALLOW, "DATACLAY_EE_JAVA_ALLOW");
+    copy(out, "DATACLAY_EE_UID_BASE", "DATACLAY_EE_UID_BASE");
+    out.put("DATACLAY_EE_THREADS", Integer.toString(environments.threads()));
     return out;
   }
 
-  private static final java.util.List<String> PYTHON_PASSES = java.util.List.of(
-      "PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV",
-      "LD_LIBRARY_PATH", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE",
-      "DATACLAY_PICKLE_ALLOW", "DATACLAY_EE_THREADS", UNREACHABLE_MS, TLS_CA);
+  private void copy(Map<String, String> out, String from, String to) {
+    String v = env.get(from);
+    if (v != null && !v.isBlank()) {
+      out.put(to, v.trim());
+    }
+  }
+
+  private static final java.util.List<String> EE_PASSES = java.util.List.of(
+      "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONPATH", "VIRTUAL_ENV", "PYTHONHASHSEED",
+      "PYTHONDONTWRITEBYTECODE");
+
+  /** How model code runs: confinement and each account's share. */
+  public io.dataclay.ds.ee.EnvironmentSettings environments() {
+    return environments;
+  }
 
   /** How long a call to a silent server waits before BACKEND_UNAVAILABLE (0: forever). */
   public long unreachableMs() {
@@ -236,9 +258,14 @@ public final class DataServiceConfig {
     return backendDir;
   }
 
-  /** Where deployed Python models are written (the Python environment's import path). */
+  /** Where deployed Python models are written. */
   public Path pythonModelsDir() {
     return backendDir.resolve("models").resolve("python");
+  }
+
+  /** Where execution-environment processes get their private directories (emptied at start). */
+  public Path environmentsDir() {
+    return backendDir.resolve("ee");
   }
 
   /** Store engine name. */
@@ -278,6 +305,11 @@ public final class DataServiceConfig {
     return new StoreConfig(engine.isBlank() ? "kv" : engine.trim(), pool, 1, backend,
         url == null || url.isBlank() ? null : url.trim(), StoreConfig.DEFAULT_CACHE_BYTES,
         StoreConfig.DEFAULT_CHECKPOINT_MILLIS, null);
+  }
+
+  /** The interpreter that runs the sandbox launcher (pyclay's), even when no Python environment runs. */
+  public String launcherPython() {
+    return "none".equals(python) ? "python3" : python;
   }
 
   /** Python interpreter, or null when no Python environment runs ({@code DATACLAY_PYTHON=none}). */

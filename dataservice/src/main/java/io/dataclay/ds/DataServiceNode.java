@@ -1,9 +1,12 @@
 package io.dataclay.ds;
 
 import io.dataclay.common.Language;
-import io.dataclay.ds.ee.EnvironmentSupervisor;
-import io.dataclay.ds.ee.PythonEnvironment;
-import io.dataclay.ds.ee.RestartBackoff;
+import io.dataclay.ds.ee.CallRelay;
+import io.dataclay.ds.ee.EnvironmentLaunch;
+import io.dataclay.ds.ee.EnvironmentPool;
+import io.dataclay.ds.ee.EnvironmentSettings;
+import io.dataclay.ds.ee.LinkServices;
+import io.dataclay.ds.ee.StateLoads;
 import io.dataclay.ds.ee.java.JavaEnvironment;
 import io.dataclay.ds.ee.java.JavaEnvironmentConfig;
 import io.dataclay.ds.lm.BackendSession;
@@ -39,7 +42,6 @@ import io.dataclay.ds.snapshot.SnapshotExports;
 import io.dataclay.ds.snapshot.SnapshotStore;
 import io.dataclay.ds.servicer.SnapshotRpcs;
 import io.dataclay.ds.store.ObjectStore;
-import io.dataclay.rpc.ServerTransport;
 import io.dataclay.rpc.PeerCertificates;
 import io.grpc.ServerBuilder;
 import java.io.IOException;
@@ -52,6 +54,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.BiPredicate;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -86,6 +89,7 @@ public final class DataServiceNode implements AutoCloseable {
   private QueuedRegistrations registrations;
   private Path backendDir;
   private RemotePeers peers;
+  private CallRelay relay;
 
   private DataServiceNode(DataServiceConfig config, ObjectStore store, ServerBuilder<?> serverBuilder,
       BackendSession admin) throws IOException, InterruptedException {
@@ -121,13 +125,9 @@ public final class DataServiceNode implements AutoCloseable {
     Mastership mastership = new Mastership(id, System::nanoTime);
     peers = new RemotePeers(admin, config.tls(), mastership::ownTerm);
     ReplicaSets replicas = new ReplicaSets(peers, directory, mastership, calls);
-    ResultApplier applier = new ResultApplier(store, lm, claims, calls, replicas, recorder);
-    PythonEnvironment python = config.python() == null ? null : new PythonEnvironment(applier, timer, calls, config.eeWaitMs());
-    if (python != null) {
-      environments.add(python);
-    }
-    environments.add(new JavaEnvironment(store, applier, calls, id, JavaEnvironmentConfig.from(config.environment()),
-        admin::client, config.tls(), () -> registration.models()));
+    ResultApplier applier = new ResultApplier(store, lm, claims, calls, replicas, recorder, environments);
+    relay = new CallRelay(() -> admin.client().getBackends(), config.lmHost(), config.lmPort(), config.tls());
+    addEnvironments(config, id, new LinkServices(applier, new StateLoads(store), relay, calls, timer), applier, store);
     List<Language> languages = environments.languages();
     String engine = store.stats().engine();
     status = new StatusService(store, environments, counters,
@@ -160,14 +160,7 @@ public final class DataServiceNode implements AutoCloseable {
     status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));
     registration = new BackendRegistration(admin, status::identity, heartbeats, config.heartbeatMs(), sessions,
         mastership, copies::demote);
-    registration.logIn(REGISTER_TIMEOUT_MS); // a refused administrator spawns no environment
-    if (python != null) {
-      // Started before registering: its interpreter starts while the Logic Module answers. It
-      // runs nothing before it is attached, and models installed later reach it as deployments.
-      Path socket = python.listen();
-      python.start(new EnvironmentSupervisor(List.of(config.python(), "-m", "dataclay._internal.ee"),
-          pythonEnvironment(config, id, server.port(), socket), timer, new RestartBackoff(), python));
-    }
+    registration.logIn(REGISTER_TIMEOUT_MS);
     registration.register(REGISTER_TIMEOUT_MS);
     // before anything registers stored objects: what unfinished imports staged must not be registered
     staging.recover();
@@ -236,6 +229,9 @@ public final class DataServiceNode implements AutoCloseable {
     if (peers != null) {
       peers.close();
     }
+    if (relay != null) {
+      relay.close();
+    }
     admin.close();
     heartbeats.shutdownNow();
     timer.shutdownNow();
@@ -253,25 +249,29 @@ public final class DataServiceNode implements AutoCloseable {
   }
 
   /**
-   * The Python environment's settings: explicit and minimal, since model code runs in that process
-   * (no credential, token, certificate key or key file; the CA only), and how to reach its Data
-   * Service. It dials the address the server is bound to (the advertised host when that is every
-   * interface) and, with TLS, checks the certificate against the advertised host, which the
-   * certificate names.
+   * The execution environments: confined processes, one per account and language, started at an
+   * account's first call through the sandbox launcher; Java in the Data Service's own process
+   * only when the configuration says so (a cluster whose only user is its owner).
    */
-  private static Map<String, String> pythonEnvironment(DataServiceConfig config, UUID id, int port, Path socket) {
-    Map<String, String> env = new HashMap<>(config.pythonEnvironment());
-    String dial = ServerTransport.isWildcard(config.bindHost()) ? config.backendHost() : config.bindHost();
-    env.put("DATACLAY_EE_SOCKET", socket.toString());
-    env.put("DATACLAY_EE_DS_ADDRESS", (dial.contains(":") ? "[" + dial + "]" : dial) + ":" + port);
-    if (config.tls().enabled() && !dial.equals(config.backendHost())) {
-      env.put("DATACLAY_EE_DS_TLS_NAME", config.backendHost());
+  private void addEnvironments(DataServiceConfig config, UUID id, LinkServices services, ResultApplier applier,
+      ObjectStore store) throws IOException {
+    EnvironmentSettings settings = config.environments();
+    Map<String, String> passed = new HashMap<>(config.environmentProcessSettings());
+    passed.put("DATACLAY_EE_BACKEND_ID", id.toString());
+    // until models have owners the Data Service can check, every account may use every model
+    BiPredicate<String, ModelBundle> usable = (account, model) -> true;
+    if (config.python() != null) {
+      environments.add(new EnvironmentPool(EnvironmentLaunch.python(config.python(), settings, passed), services,
+          settings, config.eeWaitMs(), config.environmentsDir(), usable));
     }
-    env.put("DATACLAY_BACKEND_ID", id.toString());
-    env.put("DATACLAY_EE_MODELS_DIR", config.pythonModelsDir().toString());
-    env.put(DataServiceConfig.HOST, config.lmHost());
-    env.put(DataServiceConfig.PORT, Integer.toString(config.lmPort()));
-    return env;
+    if (settings.javaInProcess()) {
+      environments.add(new JavaEnvironment(store, applier, calls, id, JavaEnvironmentConfig.from(config.environment()),
+          admin::client, config.tls(), () -> registration.models()));
+    } else {
+      environments.add(new EnvironmentPool(EnvironmentLaunch.java(config.launcherPython(), settings, passed,
+          System.getProperty("java.home"), System.getProperty("java.class.path")), services, settings,
+          config.eeWaitMs(), config.environmentsDir(), usable));
+    }
   }
 
   private static ThreadFactory daemons(String prefix) {

@@ -52,6 +52,8 @@ public final class GrpcErrors {
         return Status.Code.RESOURCE_EXHAUSTED;
       case CALL_TIMED_OUT:
         return Status.Code.DEADLINE_EXCEEDED;
+      case CONCURRENT_CHANGE:
+        return Status.Code.ABORTED;
       case OBJECT_NOT_HERE:
       case NOT_A_VERSION:
       case NAMESPACE_CONFLICT:
@@ -69,6 +71,11 @@ public final class GrpcErrors {
     if (t instanceof StatusRuntimeException) {
       return (StatusRuntimeException) t;
     }
+    return toStatus(info(t));
+  }
+
+  /** The {@link ErrorInfo} that carries {@code t}; unexpected throwables become INTERNAL and are logged. */
+  public static ErrorInfo info(Throwable t) {
     ErrorInfo.Builder info = ErrorInfo.newBuilder();
     if (t instanceof RemoteException) {
       RemoteException r = (RemoteException) t;
@@ -89,7 +96,7 @@ public final class GrpcErrors {
       LOG.log(Level.SEVERE, "unexpected failure while serving a call", t);
       info.setCode(ErrorCode.INTERNAL).setMessage(t.getClass().getName() + ": " + t.getMessage());
     }
-    return toStatus(info.build());
+    return info.build();
   }
 
   /** The status for an already-built {@link ErrorInfo}. */
@@ -170,6 +177,7 @@ public final class GrpcErrors {
       case STORE_FULL: return new StoreFullException(message);
       case QUOTA_EXCEEDED: return new QuotaExceededException(message);
       case CALL_TIMED_OUT: return new CallTimedOutException(message);
+      case CONCURRENT_CHANGE: return new ConcurrentChangeException(message);
       case NOT_A_VERSION: return new NotAVersionException(message);
       case METHOD_DOES_NOT_EXIST: return new MethodDoesNotExistException(message);
       case SERIALIZATION_ERROR: return new SerializationException(message);

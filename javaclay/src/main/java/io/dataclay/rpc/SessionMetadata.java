@@ -26,7 +26,15 @@ public final class SessionMetadata {
   public static final Metadata.Key<String> SESSION_KEY =
       Metadata.Key.of("dataclay-session", Metadata.ASCII_STRING_MARSHALLER);
 
+  /**
+   * Set ("1") on a call that model code made from inside a backend (relayed by its Data Service):
+   * such a call does not wait for its object's turn, so calls that call each other never wait in a
+   * cycle (see the Data Service's ObjectTurns).
+   */
+  public static final Metadata.Key<String> NESTED_KEY = Metadata.Key.of("dataclay-nested", Metadata.ASCII_STRING_MARSHALLER);
+
   private static final Context.Key<String> TOKEN = Context.key("dataclay-session");
+  private static final Context.Key<Boolean> NESTED = Context.key("dataclay-nested");
   private static final Context.Key<String> PEER = Context.key("dataclay-peer");
 
   private SessionMetadata() {}
@@ -34,6 +42,11 @@ public final class SessionMetadata {
   /** The session token of the call being served, or null when it carried none. */
   public static String currentToken() {
     return TOKEN.get();
+  }
+
+  /** Whether the call being served was made by model code inside a backend (see {@link #NESTED_KEY}). */
+  public static boolean currentCallIsNested() {
+    return Boolean.TRUE.equals(NESTED.get());
   }
 
   /**
@@ -52,6 +65,7 @@ public final class SessionMetadata {
       public <Q, R> ServerCall.Listener<Q> interceptCall(
           ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
         Context ctx = Context.current().withValue(TOKEN, headers.get(SESSION_KEY))
+            .withValue(NESTED, "1".equals(headers.get(NESTED_KEY)))
             .withValue(PEER, peerOf(call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR)));
         return Contexts.interceptCall(ctx, call, headers, next);
       }

@@ -6,155 +6,192 @@ import io.dataclay.ds.service.ExecutionKind;
 import io.dataclay.ds.service.ExecutionRequest;
 import io.dataclay.ds.service.ExecutionResult;
 import io.dataclay.ds.service.InlineCall;
-import io.dataclay.ds.service.ResultApplier;
 import io.dataclay.ds.service.SequencedDelta;
+import io.dataclay.ds.service.Session;
 import io.dataclay.ds.servicer.Messages;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.exceptions.BackendUnavailableException;
+import io.dataclay.exceptions.CallTimedOutException;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.proto.CallScope;
 import io.dataclay.proto.DataServiceMessage;
+import io.dataclay.proto.EnvironmentHello;
 import io.dataclay.proto.EnvironmentMessage;
 import io.dataclay.proto.ExecuteRequest;
 import io.dataclay.proto.ExecuteResult;
+import io.dataclay.proto.LoadRequest;
+import io.dataclay.proto.RelayRequest;
 import io.dataclay.rpc.GrpcErrors;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * One connection from an execution environment. Its reader thread takes the hello (handed to the
- * owner to check), then every result in arrival order: it completes each call after the
- * {@link ResultApplier} stored its changes, so one object's deltas are applied in the order the
- * environment sent them. Requests are written by the calling thread (no hop), except where that
- * thread must not block. When the connection ends, every call in flight fails with
- * BACKEND_UNAVAILABLE.
+ * The link to one execution-environment process, over its standard input and output. Its reader
+ * thread takes the hello (handed to the owner), then every frame in arrival order: results are
+ * stored by the {@link io.dataclay.ds.service.ResultApplier} before their call completes (so one
+ * object's deltas apply in the order the environment sent them); loads and relays are answered
+ * off the reader, in the session of the call in flight they name. Requests are written by the
+ * calling thread (no hop), except where that thread must not block. When the link ends, every
+ * call in flight fails with BACKEND_UNAVAILABLE.
+ *
+ * <p>Everything the process sends is hostile input: a frame that does not parse, a load or relay
+ * naming no call in flight on this link, or a result for an unknown call ends or is refused, and
+ * what it asks is answered only with what the call's caller may see.
  */
 final class EnvironmentLink {
   /** The largest first frame accepted: a hello is a few dozen bytes. */
   static final long MAX_HELLO_BYTES = 64 * 1024;
   /** The largest request frame written on a thread that must not block. */
-  static final int MAX_INLINE_FRAME_BYTES = 16 * 1024;
-  /** Requests are written on a thread that must not block only while at most this many calls are unanswered. */
+  static final int MAX_INLINE_FRAME_BYTES = 8 * 1024;
+  /**
+   * Requests are written on a thread that must not block only while at most this many calls are
+   * unanswered: with frames of at most 8 KiB, what the environment may leave unread then stays
+   * well below a pipe's 64 KiB, so such a write never waits.
+   */
   static final int MAX_INLINE_IN_FLIGHT = 4;
   private static final Logger LOG = Logger.getLogger(EnvironmentLink.class.getName());
 
-  private record Pending(ExecutionRequest request, CompletableFuture<byte[]> future) {}
+  /** A call sent down this link and not yet answered. */
+  record Pending(ExecutionRequest request, CompletableFuture<byte[]> future, ScheduledFuture<?> deadline) {}
 
-  private final PythonEnvironment owner;
-  private final FramedChannel channel;
-  private final ResultApplier applier;
-  private final Executor blocking;
+  private final AccountEnvironment owner;
+  private final FramedStream stream;
+  private final LinkServices services;
   private final Thread reader;
   private final DeltaSequences sequences = new DeltaSequences();
   private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
+  private final Set<UUID> loaded = ConcurrentHashMap.newKeySet();
   private final AtomicLong callIds = new AtomicLong();
   private final AtomicBoolean closed = new AtomicBoolean();
-  private volatile EnvironmentSupervisor.Spawn spawn;
+  private volatile EnvironmentHello hello;
 
-  /** A link over {@code channel}; writes that could block an inline call are done on {@code blocking}. */
-  EnvironmentLink(PythonEnvironment owner, FramedChannel channel, ResultApplier applier, Executor blocking,
-      long number) {
+  /** A link over {@code stream} to {@code owner}'s current process. */
+  EnvironmentLink(AccountEnvironment owner, FramedStream stream, LinkServices services, String name) {
     this.owner = owner;
-    this.channel = channel;
-    this.applier = applier;
-    this.blocking = blocking;
-    this.reader = new Thread(this::readFrames, "dataclay-ds-ee-result-reader-" + number);
+    this.stream = stream;
+    this.services = services;
+    this.reader = new Thread(this::readFrames, "dataclay-ds-ee-" + name);
     reader.setDaemon(true);
   }
 
-  /** Starts reading the connection. */
+  /** Starts reading the process's frames. */
   void start() {
     reader.start();
   }
 
-  /** The process that proved itself with its hello, or null before the handshake. */
-  EnvironmentSupervisor.Spawn spawn() {
-    return spawn;
+  /** The language of the objects the process runs. */
+  io.dataclay.common.Language language() {
+    return owner.language();
   }
 
-  /** Records the process the hello proved this connection belongs to. */
-  void authenticated(EnvironmentSupervisor.Spawn spawn) {
-    this.spawn = spawn;
+  /** The process's hello, or null before it arrived. */
+  EnvironmentHello hello() {
+    return hello;
+  }
+
+  /** Calls sent and not yet answered. */
+  int inFlight() {
+    return pending.size();
+  }
+
+  /** Whether the link has ended. */
+  boolean closed() {
+    return closed.get();
   }
 
   /**
    * Writes a request from the calling thread; false (the future untouched, nothing sent) when the
-   * link had already ended, so the caller may try the next link. On a thread serving an
+   * link had already ended, so the caller may start another process. On a thread serving an
    * {@link InlineCall}, which must not block, the frame is written there only when that cannot
-   * wait; otherwise the pool writes it.
+   * wait; otherwise the pool writes it. The call fails with CALL_TIMED_OUT after {@code
+   * deadlineMs} (0: never), and the process, which may be stuck in it, is restarted.
    */
-  boolean submit(ExecutionRequest request, CompletableFuture<byte[]> future) {
+  boolean submit(ExecutionRequest request, CompletableFuture<byte[]> future, long deadlineMs) {
     long callId = callIds.incrementAndGet();
-    pending.put(callId, new Pending(request, future));
+    ScheduledFuture<?> deadline = deadlineMs <= 0 ? null
+        : services.timer().schedule(() -> expire(callId, deadlineMs), deadlineMs, TimeUnit.MILLISECONDS);
+    pending.put(callId, new Pending(request, future, deadline));
     // close() sets `closed` before it fails the pending calls: a call registered after that sees
     // `closed` here; one registered before is failed by close() (then remove() finds nothing).
     if (closed.get()) {
-      return pending.remove(callId) == null;
+      Pending mine = pending.remove(callId);
+      cancel(mine);
+      return mine == null;
     }
     byte[] body = executeMessage(callId, request).toByteArray();
     try {
       if (!InlineCall.active()) {
-        channel.write(body);
-      } else if (!writesAtOnce(body) || !channel.tryWrite(body)) {
-        writeOnPool(callId, body);
+        stream.write(body);
+      } else if (!writesAtOnce(body) || !stream.tryWrite(body)) {
+        writeOnPool(body);
       }
     } catch (IOException e) {
-      close("writing to the execution environment failed: " + e.getMessage(), false);
+      close("writing to the execution environment failed: " + e.getMessage());
     }
     return true;
   }
 
-  /** Writes a deploy or evict message; dropped when the link has ended (a new process reads state afresh). */
+  /** Writes a deploy message; dropped when the link has ended (a new process gets the models afresh). */
   void send(DataServiceMessage message) {
     if (closed.get()) {
       return;
     }
     try {
-      channel.write(message.toByteArray());
+      stream.write(message.toByteArray());
     } catch (IOException e) {
-      close("writing to the execution environment failed: " + e.getMessage(), false);
+      close("writing to the execution environment failed: " + e.getMessage());
     }
   }
 
-  // A blocking write waits only when the socket's send buffer is full, i.e. when the environment
-  // left that much unread (Linux's default for Unix sockets is ~208 KiB). With at most
-  // MAX_INLINE_IN_FLIGHT calls unanswered (plus one racing writer per event loop), each frame
-  // <= 16 KiB, the unread requests stay far below that, so the write returns at once. (A large
-  // deploy the environment has not read yet could still fill it; deploys are rare and read as
-  // soon as one of the environment's threads is free.)
-  private boolean writesAtOnce(byte[] body) {
-    return body.length <= MAX_INLINE_FRAME_BYTES && pending.size() <= MAX_INLINE_IN_FLIGHT;
-  }
-
-  private void writeOnPool(long callId, byte[] body) {
-    try {
-      blocking.execute(() -> {
-        if (closed.get()) {
-          return;
-        }
-        try {
-          channel.write(body);
-        } catch (IOException e) {
-          close("writing to the execution environment failed: " + e.getMessage(), false);
-        }
-      });
-    } catch (RejectedExecutionException shuttingDown) {
-      Pending p = pending.remove(callId);
-      if (p != null) {
-        p.future().completeExceptionally(new BackendUnavailableException("the Data Service is shutting down"));
+  /**
+   * Sends an eviction of those of {@code ids} this process loaded (none: nothing is sent) and
+   * forgets them; the future completes once the frame is written, so a call sent afterwards sees
+   * the eviction. Written on the pool, never on the reader (which would deadlock with a process
+   * blocked writing results the reader does not read).
+   */
+  CompletableFuture<Void> evict(Collection<UUID> ids) {
+    List<String> held = new ArrayList<>();
+    for (UUID id : ids) {
+      if (loaded.remove(id)) {
+        held.add(id.toString());
       }
     }
+    if (held.isEmpty() || closed.get()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    DataServiceMessage message = DataServiceMessage.newBuilder()
+        .setEvict(io.dataclay.proto.EvictRequest.newBuilder().addAllIds(held)).build();
+    try {
+      return CompletableFuture.runAsync(() -> send(message), services.blocking());
+    } catch (RejectedExecutionException shuttingDown) {
+      return CompletableFuture.completedFuture(null);
+    }
+  }
+
+  /** Records that the process holds {@code id} in memory (before its state is read for it). */
+  void holds(UUID id) {
+    loaded.add(id);
+  }
+
+  /** Whether the process holds {@code id} as it is stored (it loaded or created it, and nobody changed it since). */
+  boolean holdsNow(UUID id) {
+    return loaded.contains(id);
   }
 
   /** Ends the link and fails every call in flight with BACKEND_UNAVAILABLE; idempotent. */
@@ -166,9 +203,8 @@ final class EnvironmentLink {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    // The slot is freed before the socket closes, so a peer that saw the end may connect again.
     owner.linkClosed(this, byEnvironment);
-    channel.close();
+    stream.close();
     List<Pending> failed = new ArrayList<>();
     for (Long callId : pending.keySet()) {
       Pending p = pending.remove(callId);
@@ -177,62 +213,110 @@ final class EnvironmentLink {
       }
     }
     for (Pending p : failed) {
+      cancel(p);
       p.future().completeExceptionally(new BackendUnavailableException(reason + "; the call may not have run"));
+    }
+  }
+
+  // A frame to write inline must be small and the environment must be keeping up.
+  private boolean writesAtOnce(byte[] body) {
+    return body.length <= MAX_INLINE_FRAME_BYTES && pending.size() <= MAX_INLINE_IN_FLIGHT;
+  }
+
+  private void writeOnPool(byte[] body) {
+    try {
+      services.blocking().execute(() -> {
+        if (closed.get()) {
+          return;
+        }
+        try {
+          stream.write(body);
+        } catch (IOException e) {
+          close("writing to the execution environment failed: " + e.getMessage());
+        }
+      });
+    } catch (RejectedExecutionException shuttingDown) {
+      close("the Data Service is shutting down");
+    }
+  }
+
+  private void expire(long callId, long deadlineMs) {
+    Pending p = pending.remove(callId);
+    if (p == null) {
+      return;
+    }
+    p.future().completeExceptionally(new CallTimedOutException(p.request().name() + " on object "
+        + p.request().objectId() + " ran longer than this backend's per-call deadline of " + deadlineMs / 1000.0
+        + " s (DATACLAY_CALL_TIMEOUT_S); nothing it changed was stored, and the execution environment of "
+        + owner.account() + " was restarted"));
+    LOG.warning("a call of " + owner.account() + " passed its deadline of " + deadlineMs + " ms: restarting its "
+        + "execution environment");
+    close("a call of this environment passed its deadline");
+  }
+
+  private static void cancel(Pending p) {
+    if (p != null && p.deadline() != null) {
+      p.deadline().cancel(false);
     }
   }
 
   private void readFrames() {
     try {
-      EnvironmentMessage first = channel.read(EnvironmentMessage.parser(), MAX_HELLO_BYTES);
+      EnvironmentMessage first = stream.read(EnvironmentMessage.parser(), MAX_HELLO_BYTES);
       if (first == null) {
-        close("the connection closed before its hello", false);
+        close("the execution environment ended before its hello", true);
         return;
       }
       if (!first.hasHello()) {
-        refuse("the first frame must be hello, not " + first.getKindCase());
+        violation("the first frame must be hello, not " + first.getKindCase());
         return;
       }
-      String refusal = owner.handshake(this, first.getHello());
-      if (refusal != null) {
-        refuse(refusal);
-        return;
-      }
-      readResults();
+      hello = first.getHello();
+      owner.attached(this, hello);
+      readRest();
     } catch (MalformedFrameException e) {
       violation(e.getMessage());
     } catch (IOException e) {
-      close("the connection to the execution environment broke: " + e.getMessage(), false);
+      close("the link to the execution environment broke: " + e.getMessage());
     } catch (RuntimeException | Error e) {
       // Never leave calls hanging on a dead reader: whatever went wrong ends the link.
       LOG.log(Level.SEVERE, "reading from the execution environment failed", e);
-      close("the Data Service failed reading from the execution environment: " + e, false);
+      close("the Data Service failed reading from the execution environment: " + e);
       if (e instanceof Error error) {
         throw error;
       }
     }
   }
 
-  private void readResults() throws IOException {
+  private void readRest() throws IOException {
     while (true) {
-      EnvironmentMessage message = channel.read(EnvironmentMessage.parser(), FramedChannel.MAX_FRAME_BYTES);
+      EnvironmentMessage message = stream.read(EnvironmentMessage.parser(), FramedStream.MAX_FRAME_BYTES);
       if (message == null) {
-        close("the execution environment closed its connection", true);
+        close("the execution environment closed its link", true);
         return;
       }
-      if (!message.hasResult()) {
-        violation("expected a result, got " + message.getKindCase());
-        return;
+      switch (message.getKindCase()) {
+        case RESULT -> onResult(message.getResult());
+        case LOAD -> onLoad(message.getLoad());
+        case RELAY -> onRelay(message.getRelay());
+        default -> {
+          violation("expected a result, load or relay, got " + message.getKindCase());
+          return;
+        }
       }
-      onResult(message.getResult());
     }
   }
 
   private void onResult(ExecuteResult result) {
     Pending p = pending.remove(result.getCallId());
     if (p == null) {
-      LOG.warning("the execution environment answered call " + result.getCallId() + ", which is not in flight");
+      // a call that timed out, or a made-up ID: nothing of it may be stored
+      LOG.warning("execution environment of " + owner.account() + " answered call " + result.getCallId()
+          + ", which is not in flight; its changes are dropped");
+      evictTouched(result);
       return;
     }
+    cancel(p);
     ExecutionResult converted;
     try {
       converted = convert(result);
@@ -243,13 +327,44 @@ final class EnvironmentLink {
           p.future().completeExceptionally(failure));
       return;
     }
-    applier.apply(owner, p.request(), converted, sequences).whenComplete((value, error) -> {
+    services.applier().apply(owner, p.request(), converted, sequences).whenComplete((value, error) -> {
       if (error != null) {
         p.future().completeExceptionally(error);
       } else {
         p.future().complete(value);
       }
     });
+  }
+
+  // The process holds changes that will never be stored: it must reload those objects.
+  private void evictTouched(ExecuteResult result) {
+    List<UUID> ids = new ArrayList<>();
+    for (var d : result.getDeltasList()) {
+      try {
+        ids.add(UUID.fromString(d.getId()));
+      } catch (IllegalArgumentException ignored) {
+        // not an object ID: nothing to evict
+      }
+    }
+    evict(ids);
+  }
+
+  private void onLoad(LoadRequest request) {
+    Session session = sessionOf(request.getCallId());
+    services.run(() -> services.loads().serve(this, session, request), reply -> send(
+        DataServiceMessage.newBuilder().setLoaded(reply).build()));
+  }
+
+  private void onRelay(RelayRequest request) {
+    Session session = sessionOf(request.getCallId());
+    services.relay().serve(session, request).thenAccept(reply -> send(
+        DataServiceMessage.newBuilder().setRelayed(reply).build()));
+  }
+
+  /** The session of a call in flight on this link, or null (the request is then refused). */
+  private Session sessionOf(long callId) {
+    Pending p = pending.get(callId);
+    return p == null ? null : p.request().session();
   }
 
   private static ExecutionResult convert(ExecuteResult r) {
@@ -263,10 +378,12 @@ final class EnvironmentLink {
   }
 
   private static DataServiceMessage executeMessage(long callId, ExecutionRequest request) {
+    Session s = request.session();
     // The payload array is never written after the request was built, so it is shared, not copied.
     return DataServiceMessage.newBuilder().setExecute(ExecuteRequest.newBuilder()
         .setCallId(callId)
-        .setSession(Messages.sessionInfo(request.session()))
+        .setCaller(CallScope.newBuilder().setUsername(s.username()).setDataset(s.dataset())
+            .addAllDatasets(s.datasets()).addAllReadOnlyDatasets(s.readOnlyDatasets()))
         .setObjectId(request.objectId().toString())
         .setClassName(request.className())
         .setKind(kind(request.kind()))
@@ -274,16 +391,9 @@ final class EnvironmentLink {
         .setPayload(UnsafeByteOperations.unsafeWrap(request.payload()))).build();
   }
 
-  /** Before the handshake: only this connection is dropped (it proved nothing about any process). */
-  private void refuse(String what) {
-    LOG.warning("refused an execution environment connection: " + what);
-    close("the connection was refused: " + what, false);
-  }
-
   private void violation(String what) {
-    EnvironmentSupervisor.Spawn s = spawn;
-    LOG.warning("execution environment" + (s == null ? "" : " (pid " + s.pid() + ")") + " broke the protocol: " + what);
-    close("the execution environment broke the protocol: " + what, false);
+    LOG.warning("execution environment of " + owner.account() + " broke the protocol: " + what);
+    close("the execution environment broke the protocol: " + what);
   }
 
   private static io.dataclay.proto.ExecutionKind kind(ExecutionKind kind) {

@@ -1,8 +1,6 @@
 package io.dataclay.ds.ee;
 
 import java.io.IOException;
-import java.security.SecureRandom;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ScheduledExecutorService;
@@ -13,29 +11,31 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Keeps one execution-environment process running: spawns it with a fresh secret each time (the
- * first line of its standard input, never its environment or command line), restarts it with
- * {@link RestartBackoff} when it exits, counts restarts, and stops it on close (SIGTERM, then
- * SIGKILL after 2 s). Its stdout and stderr are the Data Service's; it gets only the environment
- * it is given.
+ * Keeps one execution-environment process running: spawns it (its standard input and output are
+ * its link, its standard error the Data Service's log), restarts it with {@link RestartBackoff}
+ * when it exits, counts restarts, and stops it on close (SIGTERM, then SIGKILL after 2 s, with
+ * whatever it started that is still its descendant). It gets only the environment it is given.
+ *
+ * <p>Processes are spawned on the timer's thread, which lives as long as the Data Service: a
+ * confined process asks to be killed when the thread that started it ends (PR_SET_PDEATHSIG is
+ * per thread), so it must not be started by a pool thread that may retire.
  */
 public final class EnvironmentSupervisor {
   private static final long KILL_AFTER_MS = 2000;
   private static final Logger LOG = Logger.getLogger(EnvironmentSupervisor.class.getName());
-  private static final SecureRandom RANDOM = new SecureRandom();
 
-  /** What the supervisor tells its owner. Calls are serialised. */
+  /** What the supervisor tells its owner. Calls are serialised, on the timer's thread. */
   public interface Listener {
-    /** A process was started with {@code spawn.secret()}. */
+    /** A process was started. */
     void spawned(Spawn spawn);
 
     /** A process ended (or could not be started: exit code -1). */
     void exited(Spawn spawn, int exitCode);
   }
 
-  /** One started process: its generation (1, 2, ...), secret, and the process (null when spawning failed). */
-  public record Spawn(long generation, String secret, Process process, long startedAtMs) {
-    /** The process ID, or 0. */
+  /** One started process: its generation (1, 2, ...) and the process (null when spawning failed). */
+  public record Spawn(long generation, Process process, long startedAtMs) {
+    /** The process ID (as this host sees it), or 0. */
     public long pid() {
       return process == null ? 0 : process.pid();
     }
@@ -51,28 +51,34 @@ public final class EnvironmentSupervisor {
   private final ScheduledExecutorService timer;
   private final RestartBackoff backoff;
   private final Listener listener;
+  private final String name;
   private volatile Spawn current;
   private long generation;
   private final AtomicInteger restarts = new AtomicInteger();
+  private boolean started;
   private boolean closed;
   private ScheduledFuture<?> pendingRestart;
 
-  /** A supervisor of {@code command} run with {@code environment} (plus the secret). */
+  /** A supervisor of {@code command} run with {@code environment}, named {@code name} in the log. */
   public EnvironmentSupervisor(List<String> command, Map<String, String> environment,
-      ScheduledExecutorService timer, RestartBackoff backoff, Listener listener) {
+      ScheduledExecutorService timer, RestartBackoff backoff, Listener listener, String name) {
     this.command = List.copyOf(command);
     this.environment = Map.copyOf(environment);
     this.timer = timer;
     this.backoff = backoff;
     this.listener = listener;
+    this.name = name;
   }
 
-  /** Starts the first process. */
-  public synchronized void start() {
-    if (current != null || closed) {
-      throw new IllegalStateException("the supervisor was already started");
+  /** Starts the first process (on the timer's thread). */
+  public void start() {
+    synchronized (this) {
+      if (started || closed) {
+        throw new IllegalStateException("the supervisor was already started");
+      }
+      started = true;
     }
-    spawn();
+    timer.execute(this::spawnIfOpen);
   }
 
   /** The current process (possibly exited), or null before the first start. */
@@ -85,18 +91,14 @@ public final class EnvironmentSupervisor {
     return restarts.get();
   }
 
-  /** Asks {@code spawn}'s process to stop (SIGTERM, SIGKILL after 2 s); its exit triggers the restart. */
+  /** Stops {@code spawn}'s process (SIGTERM, SIGKILL after 2 s); its exit triggers the restart. */
   public void terminate(Spawn spawn) {
     Process p = spawn.process();
     if (p == null || !p.isAlive()) {
       return;
     }
     p.destroy();
-    timer.schedule(() -> {
-      if (p.isAlive()) {
-        p.destroyForcibly();
-      }
-    }, KILL_AFTER_MS, TimeUnit.MILLISECONDS);
+    timer.schedule(() -> kill(p), KILL_AFTER_MS, TimeUnit.MILLISECONDS);
   }
 
   /** Stops supervising and stops the process (SIGTERM, then SIGKILL after 2 s); returns once it is gone. */
@@ -113,53 +115,63 @@ public final class EnvironmentSupervisor {
       return;
     }
     Process p = last.process();
+    p.descendants().forEach(ProcessHandle::destroy);
     p.destroy();
     try {
       if (!p.waitFor(KILL_AFTER_MS, TimeUnit.MILLISECONDS)) {
-        p.destroyForcibly();
+        kill(p);
         p.waitFor(KILL_AFTER_MS, TimeUnit.MILLISECONDS);
       }
     } catch (InterruptedException e) {
-      p.destroyForcibly();
+      kill(p);
       Thread.currentThread().interrupt();
     }
   }
 
-  private void spawn() {
+  // Descendants first: once the process is gone its children are no longer found through it.
+  private static void kill(Process p) {
+    p.descendants().forEach(ProcessHandle::destroyForcibly);
+    p.destroyForcibly();
+  }
+
+  private synchronized void spawnIfOpen() {
+    if (closed) {
+      return;
+    }
     generation++;
-    String secret = newSecret();
-    ProcessBuilder builder = new ProcessBuilder(command).inheritIO().redirectInput(ProcessBuilder.Redirect.PIPE);
+    ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
     Map<String, String> env = builder.environment();
     env.clear();
     env.putAll(environment);
     Process process;
     try {
       process = builder.start();
-      try (var stdin = process.getOutputStream()) {
-        stdin.write((secret + "\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-      }
     } catch (IOException e) {
-      LOG.log(Level.WARNING, "could not start the execution environment " + command + ": " + e.getMessage());
-      Spawn failed = new Spawn(generation, secret, null, System.currentTimeMillis());
+      LOG.log(Level.WARNING, "could not start the execution environment " + name + " (" + command.get(0) + "): "
+          + e.getMessage());
+      Spawn failed = new Spawn(generation, null, System.currentTimeMillis());
       current = failed;
       timer.execute(() -> onExit(failed, -1));
       return;
     }
-    Spawn spawn = new Spawn(generation, secret, process, System.currentTimeMillis());
+    Spawn spawn = new Spawn(generation, process, System.currentTimeMillis());
     current = spawn;
     listener.spawned(spawn);
     process.onExit().thenRun(() -> timer.execute(() -> onExit(spawn, process.exitValue())));
   }
 
   private synchronized void onExit(Spawn spawn, int exitCode) {
+    if (spawn.process() != null) {
+      spawn.process().descendants().forEach(ProcessHandle::destroyForcibly);
+    }
     listener.exited(spawn, exitCode);
     if (closed || spawn != current) {
       return;
     }
     long lived = System.currentTimeMillis() - spawn.startedAtMs();
     long delay = backoff.delayAfter(exitCode, lived);
-    LOG.log(Level.WARNING, "the execution environment (pid " + spawn.pid() + ") exited with code " + exitCode
-        + " after " + lived + " ms; restarting in " + delay + " ms");
+    LOG.log(Level.WARNING, "the execution environment " + name + " (pid " + spawn.pid() + ") exited with code "
+        + exitCode + " after " + lived + " ms; restarting in " + delay + " ms");
     pendingRestart = timer.schedule(this::restart, delay, TimeUnit.MILLISECONDS);
   }
 
@@ -168,12 +180,6 @@ public final class EnvironmentSupervisor {
       return;
     }
     restarts.incrementAndGet();
-    spawn();
-  }
-
-  private static String newSecret() {
-    byte[] raw = new byte[32];
-    RANDOM.nextBytes(raw);
-    return Base64.getUrlEncoder().withoutPadding().encodeToString(raw);
+    spawnIfOpen();
   }
 }

@@ -3,7 +3,7 @@ package io.dataclay.ds.ee;
 import java.io.IOException;
 
 /** A frame on the execution-environment link that breaks the protocol; the link is closed. */
-final class MalformedFrameException extends IOException {
+public final class MalformedFrameException extends IOException {
   private static final long serialVersionUID = 1L;
 
   /** A violation described by {@code what}. */

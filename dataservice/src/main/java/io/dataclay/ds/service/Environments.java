@@ -51,6 +51,25 @@ public final class Environments {
     }
   }
 
+  /**
+   * Objects {@code writer}'s call changed in the store: every other process holding them drops
+   * them (see {@link ExecutionEnvironment#changed}).
+   */
+  public CompletableFuture<Void> changed(ExecutionEnvironment writer, Collection<UUID> ids) {
+    if (ids.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return CompletableFuture.allOf(byLanguage.values().stream().map(env -> env.changed(writer, ids))
+        .toArray(CompletableFuture[]::new));
+  }
+
+  /** Stops running these models' code in every environment (see {@link ExecutionEnvironment#withdraw}). */
+  public void withdraw(Collection<String> namespaces) {
+    if (!namespaces.isEmpty()) {
+      byLanguage.values().forEach(env -> env.withdraw(namespaces));
+    }
+  }
+
   /** The environment of {@code language}, or null. */
   public ExecutionEnvironment find(Language language) {
     return byLanguage.get(language);

@@ -7,8 +7,9 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Runs methods and field accesses of one language's objects next to the data (the Python
- * environment is a supervised child process; a Java one runs in-process). Implementations hand
+ * Runs methods and field accesses of one language's objects next to the data: in confined,
+ * supervised processes, one per account (Java may also run in the Data Service's own process, by
+ * choice, on a cluster whose only user is its owner). Implementations hand
  * each answer to the {@link ResultApplier} they were built with, in the order the environment
  * produced them, and complete the call's future only after the applier stored its changes: an
  * acknowledged call is a stored call.
@@ -29,12 +30,39 @@ public interface ExecutionEnvironment {
   void deploy(List<ModelBundle> models);
 
   /**
+   * Stops running these models' code: processes that may have loaded it are restarted, and their
+   * classes are refused from now on.
+   */
+  void withdraw(java.util.Collection<String> namespaces);
+
+  /**
    * Drops objects from the environment's memory, so it reloads their stored state. The future
    * completes once every call sent to the environment afterwards is sure to see the eviction:
    * whoever answers a caller because of the eviction (a refused change, a replica updated) waits
    * for it first, or that caller's next call could still read the dropped state.
    */
   CompletableFuture<Void> evict(Collection<UUID> ids);
+
+  /**
+   * Objects {@code writer}'s call just changed in the store: every process but the writer's that
+   * holds them in memory drops them; the future completes once calls sent afterwards see it.
+   */
+  default CompletableFuture<Void> changed(ExecutionEnvironment writer, Collection<UUID> ids) {
+    return writer == this ? CompletableFuture.completedFuture(null) : evict(ids);
+  }
+
+  /**
+   * Whether the state of {@code id} that {@code this} environment's process computed a change from
+   * is still the stored one: false once another writer changed the object after the process loaded
+   * it (the change would then overwrite that writer's). In-process environments load afresh for
+   * every call under a lock of the object, so theirs always is.
+   */
+  default boolean holdsCurrent(UUID id) {
+    return true;
+  }
+
+  /** Records that this environment's process holds {@code ids} in memory as stored (objects it just created). */
+  default void holds(Collection<UUID> ids) {}
 
   /** Liveness, process, restarts and calls. */
   EnvironmentStatus status();

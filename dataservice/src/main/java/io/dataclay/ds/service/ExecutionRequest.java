@@ -9,9 +9,17 @@ import java.util.UUID;
  * @param session the caller's validated session (its dataset receives objects the call creates)
  * @param name the method or field name
  * @param payload encoded arguments (methods) or value (SET_FIELD); empty for GET_FIELD
+ * @param nested made by model code inside a backend (it does not wait for its object's turn)
  */
 public record ExecutionRequest(
-    Session session, UUID objectId, String className, ExecutionKind kind, String name, byte[] payload) {
+    Session session, UUID objectId, String className, ExecutionKind kind, String name, byte[] payload,
+    boolean nested) {
+  /** A request made by a client (not nested). */
+  public ExecutionRequest(Session session, UUID objectId, String className, ExecutionKind kind, String name,
+      byte[] payload) {
+    this(session, objectId, className, kind, name, payload, false);
+  }
+
   /** Validates the parts are present. */
   public ExecutionRequest {
     Objects.requireNonNull(session, "session");

@@ -39,6 +39,12 @@ public final class ExecutionService {
    */
   public CompletableFuture<byte[]> execute(
       Session session, UUID id, ExecutionKind kind, String name, byte[] payload) {
+    return execute(session, id, kind, name, payload, false);
+  }
+
+  /** As {@link #execute(Session, UUID, ExecutionKind, String, byte[])}; {@code nested}: made by model code in a backend. */
+  public CompletableFuture<byte[]> execute(
+      Session session, UUID id, ExecutionKind kind, String name, byte[] payload, boolean nested) {
     models.awaitReady(); // a (re)starting backend runs no method before its models are installed
     ObjectHeader header = store.header(id).orElseThrow(
         () -> new ObjectNotHereException("object " + id + " is not stored on this backend"));
@@ -52,6 +58,6 @@ public final class ExecutionService {
     }
     recorder.used(session, id);
     ExecutionEnvironment env = environments.of(header.language());
-    return env.execute(new ExecutionRequest(session, id, header.className(), kind, name, payload));
+    return env.execute(new ExecutionRequest(session, id, header.className(), kind, name, payload, nested));
   }
 }

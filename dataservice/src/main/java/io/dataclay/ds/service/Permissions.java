@@ -12,7 +12,7 @@ public final class Permissions {
   private Permissions() {}
 
   /** Throws PERMISSION_DENIED unless the session may read an object of {@code header}'s dataset. */
-  static void check(Session session, UUID id, ObjectHeader header) {
+  public static void check(Session session, UUID id, ObjectHeader header) {
     if (!session.mayAccess(header.dataset())) {
       throw new PermissionDeniedException("object " + id + " belongs to dataset " + header.dataset()
           + ", which the session of " + session.username() + " may not access");

@@ -5,6 +5,7 @@ import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.exceptions.BackendUnavailableException;
+import io.dataclay.exceptions.ConcurrentChangeException;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.ObjectAlreadyExistsException;
@@ -30,13 +31,17 @@ public final class ResultApplier {
   private final Executor blocking;
   private final ReplicaSets replicas;
   private final ReferenceRecorder recorder;
+  private final Environments environments;
+  private final ObjectLocks locks = new ObjectLocks();
 
   /**
    * An applier writing to {@code store} and passing changes on to {@code replicas}; Logic Module
-   * calls run on {@code blocking}.
+   * calls run on {@code blocking}; the other processes of {@code environments} that hold a changed
+   * object drop it before the call is answered.
    */
   public ResultApplier(ObjectStore store, LogicModuleGateway lm, IdClaims claims, Executor blocking,
-      ReplicaSets replicas, ReferenceRecorder recorder) {
+      ReplicaSets replicas, ReferenceRecorder recorder, Environments environments) {
+    this.environments = environments;
     this.store = store;
     this.lm = lm;
     this.claims = claims;
@@ -68,7 +73,7 @@ public final class ResultApplier {
       recorder.held(request.session(), newIds);
       claims.claim(newIds);
       try {
-        replicated = storeChanges(request.session(), created, result.deltas(), sequences);
+        replicated = storeChanges(source, request.session(), created, result.deltas(), sequences);
       } catch (RuntimeException e) {
         claims.release(newIds);
         throw e;
@@ -106,13 +111,37 @@ public final class ResultApplier {
   // and deltas before k stay stored, and the caller evicts every touched object from the
   // environment so that its memory matches the store again. Returns when the changes are stored
   // here, with the future of their replication.
-  private CompletableFuture<Void> storeChanges(
-      Session session, List<StoredObject> created, List<SequencedDelta> deltas, DeltaSequences sequences) {
+  private CompletableFuture<Void> storeChanges(ExecutionEnvironment source, Session session,
+      List<StoredObject> created, List<SequencedDelta> deltas, DeltaSequences sequences) {
     List<ObjectDelta> changes = new ArrayList<>(deltas.size());
+    List<UUID> changed = new ArrayList<>(deltas.size());
     for (SequencedDelta d : deltas) {
       checkChangeable(session, d.delta().id());
       changes.add(d.delta());
+      changed.add(d.delta().id());
     }
+    // The check that the writer computed each change from the stored state, the change, and the
+    // invalidation of every other process's copy happen under the objects' locks: of two processes
+    // that changed one object from the same state, the second is refused, never lost (optimistic
+    // concurrency: processes of different accounts hold their own copies of shared objects).
+    return locks.withAll(changed, () -> {
+      for (UUID id : changed) {
+        if (!source.holdsCurrent(id)) {
+          throw new ConcurrentChangeException("object " + id + " was changed by another call (of another account, or"
+              + " a replica or version update) while this call ran on an older copy of it: nothing of this call was"
+              + " stored; call it again");
+        }
+      }
+      CompletableFuture<Void> replicated = storeLocked(created, deltas, changes, sequences);
+      source.holds(created.stream().map(StoredObject::id).toList());
+      // Other processes holding a changed object drop it before anyone hears of this call.
+      CompletableFuture<Void> evicted = environments.changed(source, changed);
+      return CompletableFuture.allOf(replicated, evicted);
+    });
+  }
+
+  private CompletableFuture<Void> storeLocked(List<StoredObject> created, List<SequencedDelta> deltas,
+      List<ObjectDelta> changes, DeltaSequences sequences) {
     for (StoredObject o : created) {
       if (store.header(o.id()).isPresent()) {
         throw new ObjectAlreadyExistsException("the execution environment made object " + o.id()

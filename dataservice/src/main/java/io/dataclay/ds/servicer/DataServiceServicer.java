@@ -179,7 +179,8 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
     Replies.later(observer, () -> {
       UUID id = Messages.uuid(request.getObjectId(), "object_id");
       String method = Messages.name(request.getMethod(), "method");
-      return execution.execute(caller(), id, ExecutionKind.CALL_METHOD, method, request.getArgs().toByteArray());
+      return execution.execute(caller(), id, ExecutionKind.CALL_METHOD, method, request.getArgs().toByteArray(),
+          SessionMetadata.currentCallIsNested());
     }, value -> CallMethodResponse.newBuilder().setResult(ByteString.copyFrom(value)).build());
   }
 
@@ -189,7 +190,8 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
     Replies.later(observer, () -> {
       UUID id = Messages.uuid(request.getObjectId(), "object_id");
       String field = Messages.name(request.getField(), "field");
-      return execution.execute(caller(), id, ExecutionKind.GET_FIELD, field, NO_BYTES);
+      return execution.execute(caller(), id, ExecutionKind.GET_FIELD, field, NO_BYTES,
+          SessionMetadata.currentCallIsNested());
     }, value -> GetFieldResponse.newBuilder().setValue(ByteString.copyFrom(value)).build());
   }
 
@@ -199,7 +201,8 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
     Replies.later(observer, () -> {
       UUID id = Messages.uuid(request.getObjectId(), "object_id");
       String field = Messages.name(request.getField(), "field");
-      return execution.execute(caller(), id, ExecutionKind.SET_FIELD, field, request.getValue().toByteArray());
+      return execution.execute(caller(), id, ExecutionKind.SET_FIELD, field, request.getValue().toByteArray(),
+          SessionMetadata.currentCallIsNested());
     }, value -> Empty.getDefaultInstance());
   }
 
@@ -508,9 +511,15 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
     BackendStatus.Builder out = BackendStatus.newBuilder().setBackend(backend).setStore(store)
         .putAllCalls(report.calls());
     for (EnvironmentStatus e : report.environments()) {
-      out.addEnvironments(ExecutionEnvironmentStatus.newBuilder()
+      ExecutionEnvironmentStatus.Builder env = ExecutionEnvironmentStatus.newBuilder()
           .setLanguage(Messages.language(e.language())).setAlive(e.alive()).setPid((int) e.pid())
-          .setRestarts(e.restarts()).setCalls(e.calls()));
+          .setRestarts(e.restarts()).setCalls(e.calls()).setConfinement(e.confinement()).setProblem(e.problem());
+      for (EnvironmentStatus.Process p : e.processes()) {
+        env.addProcesses(io.dataclay.proto.EnvironmentProcess.newBuilder().setAccount(p.account())
+            .setPid((int) p.pid()).setAlive(p.alive()).setRestarts(p.restarts()).setCalls(p.calls())
+            .setCallsInFlight(p.inFlight()).setConfinement(p.confinement()));
+      }
+      out.addEnvironments(env);
     }
     return out.build();
   }

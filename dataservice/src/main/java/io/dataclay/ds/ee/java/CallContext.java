@@ -42,7 +42,7 @@ import java.util.function.LongSupplier;
 final class CallContext implements References, ObjectRuntime {
   private record Loaded(DataClayObject instance, Map<String, FieldValue> stored) {}
 
-  private final JavaEnvironment env;
+  private final CallHost env;
   private final DeployedModels models;
   private final ObjectCodec codec;
   private final Session session;
@@ -51,7 +51,7 @@ final class CallContext implements References, ObjectRuntime {
   private final Map<UUID, DataClayObject> created = new LinkedHashMap<>();
   private final ArrayDeque<DataClayObject> toEncode = new ArrayDeque<>();
 
-  CallContext(JavaEnvironment env, DeployedModels models, Session session) {
+  CallContext(CallHost env, DeployedModels models, Session session) {
     this.env = env;
     this.models = models;
     this.codec = models.codec();
@@ -68,7 +68,7 @@ final class CallContext implements References, ObjectRuntime {
     if (l != null) {
       return l.instance();
     }
-    StoredObject stored = env.store().get(id).orElseThrow(
+    StoredObject stored = env.stored(id).orElseThrow(
         () -> new ObjectNotHereException("object " + id + " is not stored on this backend"));
     ObjectHeader h = stored.header();
     if (!session.mayAccess(h.dataset())) {
@@ -189,7 +189,7 @@ final class CallContext implements References, ObjectRuntime {
       } catch (RuntimeException | Error e) {
         throw e;
       } catch (Throwable checked) {
-        throw JavaEnvironment.sneaky(checked);
+        throw JavaCalls.sneaky(checked);
       }
     }
     return env.remote().callMethod(session, codec, this, target, method, args);
@@ -226,7 +226,7 @@ final class CallContext implements References, ObjectRuntime {
 
   // Whether the object is stored on this backend (loaded by this call, or in the store).
   private boolean storedHere(UUID id) {
-    return loaded.containsKey(id) || env.store().header(id).isPresent();
+    return loaded.containsKey(id) || env.storedHere(id);
   }
 
   @Override

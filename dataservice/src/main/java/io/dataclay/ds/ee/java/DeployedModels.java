@@ -55,6 +55,21 @@ final class DeployedModels implements ModelClasses {
     return new DeployedModels(next, extra);
   }
 
+  /** This set without {@code namespace}'s model. */
+  DeployedModels without(String namespace, AllowList extra) {
+    if (!byNamespace.containsKey(namespace)) {
+      return this;
+    }
+    Map<String, ModelClassLoader> next = new HashMap<>(byNamespace);
+    next.remove(namespace);
+    return new DeployedModels(next, extra);
+  }
+
+  /** The namespaces of this set. */
+  java.util.Set<String> namespaces() {
+    return byNamespace.keySet();
+  }
+
   /** The codec of this set of models. */
   ObjectCodec codec() {
     return codec;

@@ -4,33 +4,30 @@ import io.dataclay.api.DataClayObject;
 import io.dataclay.api.ObjectState;
 import io.dataclay.api.ObjectStates;
 import io.dataclay.client.DataServiceClient;
-import io.dataclay.client.LogicModuleClient;
-import io.dataclay.ds.peers.BackendClients;
 import io.dataclay.ds.service.Session;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.ObjectNotHereException;
-import io.dataclay.rpc.TlsSettings;
 import io.dataclay.serialization.ObjectCodec;
 import io.dataclay.serialization.References;
 import java.util.UUID;
 import java.util.function.Function;
-import java.util.function.Supplier;
 
 /**
- * Other backends, reached from model code running here: locations come from the Logic Module
- * (through this backend's administrator session), calls carry the caller's own session token, so
- * the other backend applies the caller's permissions. A stale location is looked up once more.
+ * Other backends, reached from model code running here: an object's backend is its hint, else
+ * its master as the Logic Module knows it; calls are made in the caller's session, so the other
+ * backend applies the caller's permissions. A stale location is looked up once more.
  */
 final class RemoteBackends implements RemoteObjects {
-  private static final ThreadLocal<String> CALLER_TOKEN = new ThreadLocal<>();
+  /** The caller's token while a call on another backend is made for it (in-process environments). */
+  static final ThreadLocal<String> CALLER_TOKEN = new ThreadLocal<>();
 
-  private final Supplier<LogicModuleClient> lm;
-  private final BackendClients clients;
+  private final Function<String, String> masterOf;
+  private final BackendCalls clients;
 
-  /** Backends located through {@code lm}, an administrator's Logic Module client, reached as {@code tls} says. */
-  RemoteBackends(Supplier<LogicModuleClient> lm, TlsSettings tls) {
-    this.lm = lm;
-    this.clients = new BackendClients(() -> lm.get().getBackends(), tls, CALLER_TOKEN::get);
+  /** Backends reached through {@code clients}; {@code masterOf} gives an object's master backend ID. */
+  RemoteBackends(Function<String, String> masterOf, BackendCalls clients) {
+    this.masterOf = masterOf;
+    this.clients = clients;
   }
 
   @Override
@@ -62,14 +59,14 @@ final class RemoteBackends implements RemoteObjects {
   private <T> T onObject(Session session, DataClayObject target, Function<DataServiceClient, T> op) {
     String id = target.getID();
     ObjectState state = ObjectStates.of(target);
-    String backend = state.backend() != null ? state.backend().toString() : lm.get().getObjectInfo(id).getMasterBackendId();
+    String backend = state.backend() != null ? state.backend().toString() : masterOf.apply(id);
     String outer = CALLER_TOKEN.get();
     CALLER_TOKEN.set(session.token());
     try {
       try {
         return clients.call(backend, op);
       } catch (ObjectNotHereException | BackendDoesNotExistException e) {
-        String master = lm.get().getObjectInfo(id).getMasterBackendId();
+        String master = masterOf.apply(id);
         if (master.equals(backend)) {
           throw e;
         }

@@ -1,0 +1,311 @@
+package io.dataclay.ds.ee;
+
+import io.dataclay.common.Language;
+import io.dataclay.ds.service.EnvironmentStatus;
+import io.dataclay.ds.service.ExecutionEnvironment;
+import io.dataclay.ds.service.ExecutionRequest;
+import io.dataclay.ds.service.ModelBundle;
+import io.dataclay.exceptions.BackendUnavailableException;
+import io.dataclay.exceptions.QuotaExceededException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiPredicate;
+import java.util.logging.Logger;
+import java.util.stream.Stream;
+
+/**
+ * The execution environments of one language on this backend: a confined process per account
+ * (started at its first call, stopped after {@link EnvironmentSettings#idleMs()} without calls),
+ * so no model code ever runs beside another account's calls, tokens or objects. At most
+ * {@link EnvironmentSettings#maxProcesses()} run; a new account then takes the place of the one
+ * idle longest, or is refused with QUOTA_EXCEEDED while every one is busy.
+ */
+public final class EnvironmentPool implements ExecutionEnvironment {
+  private static final Logger LOG = Logger.getLogger(EnvironmentPool.class.getName());
+  private static final long SWEEP_MS = 10_000;
+
+  private final Language language;
+  private final EnvironmentLaunch launch;
+  private final LinkServices services;
+  private final EnvironmentSettings settings;
+  private final long waitMs;
+  private final Path tmpRoot;
+  private final BiPredicate<String, ModelBundle> usable;
+  private final Map<String, AccountEnvironment> byAccount = new ConcurrentHashMap<>();
+  private final Map<String, ModelBundle> models = new LinkedHashMap<>();
+  private final BitSet slots = new BitSet();
+  private final ObjectTurns<Turned> turns = new ObjectTurns<>();
+  private final ScheduledFuture<?> sweeper;
+  private int restartsOfStopped;
+  private long callsOfStopped;
+  private volatile String lastProblem = "";
+  private boolean closed;
+
+  /**
+   * A pool started as {@code launch} says, whose processes' private directories live under {@code
+   * tmpRoot}; an account gets the models {@code usable} accepts for it.
+   */
+  public EnvironmentPool(EnvironmentLaunch launch, LinkServices services, EnvironmentSettings settings, long waitMs,
+      Path tmpRoot, BiPredicate<String, ModelBundle> usable) throws IOException {
+    this.language = launch.language();
+    this.launch = launch;
+    this.services = services;
+    this.settings = settings;
+    this.waitMs = waitMs;
+    this.tmpRoot = tmpRoot;
+    this.usable = usable;
+    recreate(tmpRoot);
+    this.sweeper = services.timer().scheduleWithFixedDelay(this::stopIdle, SWEEP_MS, SWEEP_MS, TimeUnit.MILLISECONDS);
+  }
+
+  @Override
+  public Language language() {
+    return language;
+  }
+
+  /** A call waiting for its object's turn. */
+  private record Turned(AccountEnvironment env, ExecutionRequest request, CompletableFuture<byte[]> future) {}
+
+  /**
+   * Runs the call in its account's process. A client's call waits while calls of another account
+   * run on the same object (see {@link ObjectTurns}); a call model code made (nested) does not.
+   */
+  @Override
+  public CompletableFuture<byte[]> execute(ExecutionRequest request) {
+    AccountEnvironment env = byAccount.get(request.session().username());
+    if (env == null) {
+      try {
+        env = environmentOf(request.session().username());
+      } catch (BackendUnavailableException | QuotaExceededException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+    }
+    if (request.nested()) {
+      return env.execute(request);
+    }
+    Turned call = new Turned(env, request, new CompletableFuture<>());
+    if (turns.tryRun(request.objectId(), env, call)) {
+      run(call);
+    }
+    return call.future();
+  }
+
+  private void run(Turned call) {
+    call.env().execute(call.request()).whenComplete((value, error) -> {
+      for (Turned next : turns.done(call.request().objectId())) {
+        run(next);
+      }
+      if (error != null) {
+        call.future().completeExceptionally(error);
+      } else {
+        call.future().complete(value);
+      }
+    });
+  }
+
+  private AccountEnvironment environmentOf(String account) {
+    AccountEnvironment stopped = null;
+    AccountEnvironment env;
+    synchronized (this) {
+      if (closed) {
+        throw new BackendUnavailableException("the Data Service is shutting down");
+      }
+      env = byAccount.get(account);
+      if (env != null) {
+        return env;
+      }
+      if (byAccount.size() >= settings.maxProcesses()) {
+        stopped = idlest().orElseThrow(() -> new QuotaExceededException("this backend runs "
+            + settings.maxProcesses() + " " + language + " execution environments, one per account, all busy ("
+            + EnvironmentSettings.MAX_PROCESSES + "); retry shortly"));
+        forget(stopped);
+      }
+      int slot = slots.nextClearBit(0);
+      slots.set(slot);
+      env = new AccountEnvironment(account, language, slot, services, settings, waitMs);
+      env.deploy(usableBy(account));
+      byAccount.put(account, env);
+    }
+    if (stopped != null) {
+      LOG.info("stopping the idle " + language + " execution environment of " + stopped.account() + " to start "
+          + account + "'s");
+      stopped.close();
+    }
+    Path tmp = tmpRoot.resolve(language.name().toLowerCase() + "-" + env.slot());
+    try {
+      recreate(tmp);
+    } catch (IOException e) {
+      lastProblem = "its private directory " + tmp + " could not be made: " + e.getMessage();
+    }
+    env.start(launch, tmp.toString());
+    return env;
+  }
+
+  // The one idle (nothing running or waiting) for longest, if any.
+  private Optional<AccountEnvironment> idlest() {
+    return byAccount.values().stream().filter(e -> e.busy() == 0)
+        .min(Comparator.comparingLong(AccountEnvironment::lastUsedMs));
+  }
+
+  // Called with the pool's lock held.
+  private void forget(AccountEnvironment env) {
+    byAccount.remove(env.account(), env);
+    slots.clear(env.slot());
+    restartsOfStopped += env.restarts();
+    callsOfStopped += env.process().calls();
+    if (!env.problem().isEmpty()) {
+      lastProblem = env.problem();
+    }
+  }
+
+  private void stopIdle() {
+    long cutoff = System.currentTimeMillis() - settings.idleMs();
+    List<AccountEnvironment> idle = new ArrayList<>();
+    synchronized (this) {
+      for (AccountEnvironment e : byAccount.values()) {
+        if (e.busy() == 0 && e.lastUsedMs() < cutoff) {
+          idle.add(e);
+        }
+      }
+      idle.forEach(this::forget);
+    }
+    for (AccountEnvironment e : idle) {
+      LOG.info("stopping the " + language + " execution environment of " + e.account() + ": no call for "
+          + settings.idleMs() / 1000 + " s");
+      e.close();
+    }
+  }
+
+  @Override
+  public void deploy(List<ModelBundle> bundles) {
+    Map<String, AccountEnvironment> envs;
+    synchronized (this) {
+      for (ModelBundle b : bundles) {
+        if (b.language() == language) {
+          ModelBundle known = models.get(b.namespace());
+          if (known == null || known.version() <= b.version()) {
+            models.put(b.namespace(), b);
+          }
+        }
+      }
+      envs = new HashMap<>(byAccount);
+    }
+    envs.forEach((account, env) -> env.deploy(usableBy(account)));
+  }
+
+  @Override
+  public void withdraw(Collection<String> namespaces) {
+    List<AccountEnvironment> envs;
+    synchronized (this) {
+      namespaces.forEach(models::remove);
+      envs = new ArrayList<>(byAccount.values());
+    }
+    for (AccountEnvironment env : envs) {
+      env.deploy(usableBy(env.account()));
+      env.withdraw(namespaces);
+    }
+  }
+
+  private synchronized List<ModelBundle> usableBy(String account) {
+    return models.values().stream().filter(m -> usable.test(account, m)).toList();
+  }
+
+  @Override
+  public CompletableFuture<Void> evict(Collection<UUID> ids) {
+    return evictExcept(null, ids);
+  }
+
+  /**
+   * Drops {@code ids} from every process that loaded them but {@code writer} (whose memory holds
+   * the change just stored); completes once a call sent to any of them afterwards sees it.
+   */
+  @Override
+  public CompletableFuture<Void> changed(ExecutionEnvironment writer, Collection<UUID> ids) {
+    return evictExcept(writer, ids);
+  }
+
+  private CompletableFuture<Void> evictExcept(ExecutionEnvironment writer, Collection<UUID> ids) {
+    if (ids.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return CompletableFuture.allOf(byAccount.values().stream().filter(e -> e != writer).map(e -> e.evict(ids))
+        .toArray(CompletableFuture[]::new));
+  }
+
+  @Override
+  public EnvironmentStatus status() {
+    List<EnvironmentStatus.Process> processes = new ArrayList<>();
+    int restarts;
+    long calls;
+    String problem = lastProblem;
+    synchronized (this) {
+      restarts = restartsOfStopped;
+      calls = callsOfStopped;
+      for (AccountEnvironment e : byAccount.values()) {
+        EnvironmentStatus.Process p = e.process();
+        processes.add(p);
+        restarts += p.restarts();
+        calls += p.calls();
+        if (!e.problem().isEmpty()) {
+          problem = e.problem();
+        }
+      }
+    }
+    processes.sort(Comparator.comparing(EnvironmentStatus.Process::account));
+    boolean working = processes.stream().anyMatch(EnvironmentStatus.Process::alive) || problem.isEmpty();
+    return new EnvironmentStatus(language, !closed && working, 0, restarts, calls, settings.confinement(), processes,
+        problem);
+  }
+
+  @Override
+  public void close() {
+    List<AccountEnvironment> envs;
+    synchronized (this) {
+      closed = true;
+      envs = new ArrayList<>(byAccount.values());
+      byAccount.clear();
+    }
+    sweeper.cancel(false);
+    envs.parallelStream().forEach(AccountEnvironment::close);
+    try {
+      removeTree(tmpRoot);
+    } catch (IOException e) {
+      LOG.warning("could not remove " + tmpRoot + ": " + e.getMessage());
+    }
+  }
+
+  // A fresh, empty directory of this user only (whatever an earlier run left there is removed).
+  private static void recreate(Path dir) throws IOException {
+    removeTree(dir);
+    Files.createDirectories(dir.getParent());
+    Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+  }
+
+  // Removes without following links: a link a process left is removed, not what it points to.
+  private static void removeTree(Path dir) throws IOException {
+    if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+      return;
+    }
+    try (Stream<Path> walk = Files.walk(dir)) {
+      for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
+  }
+}

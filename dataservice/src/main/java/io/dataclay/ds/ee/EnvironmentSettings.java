@@ -1,0 +1,94 @@
+package io.dataclay.ds.ee;
+
+import io.dataclay.exceptions.InvalidArgumentException;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * How a Data Service runs model code: the confinement of its execution-environment processes and
+ * the share each account gets. Read from the Data Service's environment (its configuration is the
+ * only reader); invalid values fail at start, naming the key.
+ *
+ * @param confinement {@value #CONFINEMENT}
+ * @param javaInProcess {@value #JAVA}
+ * @param memoryMb {@value #MEMORY_MB}
+ * @param maxTasks {@value #MAX_TASKS}
+ * @param threads {@value #THREADS}
+ * @param maxQueued {@value #MAX_QUEUED}
+ * @param maxProcesses {@value #MAX_PROCESSES}
+ * @param idleMs {@value #IDLE_S}
+ * @param callTimeoutMs {@value #CALL_TIMEOUT_S}
+ */
+public record EnvironmentSettings(String confinement, boolean javaInProcess, int memoryMb, int maxTasks, int threads,
+    int maxQueued, int maxProcesses, long idleMs, long callTimeoutMs) {
+  /**
+   * How model code is confined: {@code auto} (default: bubblewrap's namespaces with the kernel's
+   * Landlock, seccomp and limits inside, or those kernel layers alone where bubblewrap cannot run;
+   * refused where neither can), {@code bwrap}, {@code kernel}, or {@code none} (unconfined: only
+   * for a cluster whose only user is its owner).
+   */
+  public static final String CONFINEMENT = "DATACLAY_EE_CONFINEMENT";
+  /**
+   * {@code confined} (default): Java methods run in confined Java environment processes, one per
+   * account, like Python's; {@code in-process}: in the Data Service's own JVM, faster but trusted
+   * with the whole node (only for a cluster whose only user is its owner, e.g. a Slurm job's own).
+   */
+  public static final String JAVA = "DATACLAY_JAVA_EE";
+  /** Memory (MiB) an environment process may map (Java: its heap gets half). Default 4096. */
+  public static final String MEMORY_MB = "DATACLAY_EE_MEMORY_MB";
+  /** Processes and threads an environment process may run at once. Default 512. */
+  public static final String MAX_TASKS = "DATACLAY_EE_MAX_TASKS";
+  /** Calls one account may have running at once on this backend (its environment's threads). Default 16. */
+  public static final String THREADS = "DATACLAY_EE_THREADS";
+  /** Calls one account may have waiting for a thread; more are refused with QUOTA_EXCEEDED. Default 1024. */
+  public static final String MAX_QUEUED = "DATACLAY_EE_MAX_QUEUED";
+  /** Environment processes per language on this backend (one per active account). Default 64. */
+  public static final String MAX_PROCESSES = "DATACLAY_EE_MAX_PROCESSES";
+  /** Seconds an account's environment stays up without calls before it is stopped. Default 600. */
+  public static final String IDLE_S = "DATACLAY_EE_IDLE_S";
+  /**
+   * Seconds one method call may run before it fails with CALL_TIMED_OUT and its environment is
+   * restarted (nothing the call changed is stored); 0: no deadline. Default 1800.
+   */
+  public static final String CALL_TIMEOUT_S = "DATACLAY_CALL_TIMEOUT_S";
+
+  private static final Set<String> MODES = Set.of("auto", "bwrap", "kernel", "none");
+
+  /** The settings in {@code env} (unset keys take their defaults). */
+  public static EnvironmentSettings from(Map<String, String> env) {
+    String mode = text(env, CONFINEMENT, "auto");
+    if (!MODES.contains(mode)) {
+      throw new InvalidArgumentException(CONFINEMENT + " must be auto, bwrap, kernel or none, not " + mode);
+    }
+    String java = text(env, JAVA, "confined");
+    if (!java.equals("confined") && !java.equals("in-process")) {
+      throw new InvalidArgumentException(JAVA + " must be confined or in-process, not " + java);
+    }
+    return new EnvironmentSettings(mode, java.equals("in-process"), number(env, MEMORY_MB, 4096, 64, 1 << 24),
+        number(env, MAX_TASKS, 512, 16, 1 << 20), number(env, THREADS, 16, 1, 4096),
+        number(env, MAX_QUEUED, 1024, 0, 1 << 24), number(env, MAX_PROCESSES, 64, 1, 100_000),
+        number(env, IDLE_S, 600, 1, Integer.MAX_VALUE) * 1000L,
+        number(env, CALL_TIMEOUT_S, 1800, 0, Integer.MAX_VALUE) * 1000L);
+  }
+
+  private static String text(Map<String, String> env, String key, String fallback) {
+    String v = env.get(key);
+    return v == null || v.isBlank() ? fallback : v.trim();
+  }
+
+  private static int number(Map<String, String> env, String key, int fallback, int min, int max) {
+    String v = text(env, key, null);
+    if (v == null) {
+      return fallback;
+    }
+    try {
+      int n = Integer.parseInt(v);
+      if (n >= min && n <= max) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw new InvalidArgumentException(key + " must be a whole number from " + min + " to " + max + ", not " + v);
+  }
+}
