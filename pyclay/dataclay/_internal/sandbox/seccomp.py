@@ -1,0 +1,166 @@
+"""A seccomp filter built with libseccomp (Debian: libseccomp2) through ctypes: everything is
+allowed except the calls below, which fail with EPERM (ENOSYS for clone3) so that code sees an
+OSError instead of dying. A deny-list, so a system call newer than this list is allowed: Landlock,
+the namespaces and the uid are what confine; this filter takes away the kernel interfaces confined
+code has no use for and that have been the way out of sandboxes before."""
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+
+from .profiles import SandboxError
+
+ARCHITECTURES = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}  # libseccomp's tokens (AUDIT_ARCH_*)
+ACT_ALLOW, ACT_KILL_PROCESS = 0x7FFF0000, 0x80000000
+ATTR_ACT_BADARCH, ATTR_CTL_TSYNC = 2, 4
+CMP_NE, CMP_EQ, CMP_MASKED_EQ = 1, 4, 7
+LOW32 = 0xFFFFFFFF  # int arguments: the kernel reads the low 32 bits, so compare only those
+
+# Syscalls added after libseccomp 2.5.4 (Debian 12) was released, whose names it cannot resolve; new
+# syscalls share one number on x86_64 and aarch64.
+NEWER_SYSCALLS = {"fchmodat2": 452, "setxattrat": 463, "removexattrat": 466, "open_tree_attr": 467}
+
+# Refused in every mode: tracing and reading other processes, namespaces and mounts, kernel keyrings,
+# eBPF, perf, userfaultfd, io_uring (its own path around the filter), modules, kexec, reboot, swap,
+# accounting, quotas, file handles (bypass path checks), fanotify, the kernel log, personality
+# changes (ASLR off), port I/O, the clock and host names, and every network endpoint.
+DENIED_ALWAYS = (
+    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+    "mount", "umount2", "pivot_root", "chroot", "setns", "unshare", "fsopen", "fsconfig", "fsmount",
+    "fspick", "move_mount", "open_tree", "open_tree_attr", "mount_setattr",
+    "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
+    "swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "open_by_handle_at", "name_to_handle_at",
+    "fanotify_init", "syslog", "iopl", "ioperm", "settimeofday", "clock_settime", "clock_adjtime",
+    "adjtimex", "sethostname", "setdomainname", "vhangup", "uselib",
+    # no network at all; socketpair() stays (asyncio uses it), and so do send() and recv() on it.
+    # sendmsg/sendmmsg carry a destination seccomp cannot see, so they go with connect().
+    "connect", "bind", "listen", "accept", "accept4", "sendmsg", "sendmmsg",
+)
+# Kernel mode runs as the Data Service's own user where it is not root, with no read-only mounts: a
+# file it may read it could still chmod, chown, label or touch, so those are refused outright.
+DENIED_WITHOUT_MOUNTS = (
+    "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
+    "setxattr", "lsetxattr", "fsetxattr", "setxattrat", "removexattr", "lremovexattr", "fremovexattr",
+    "removexattrat", "utime", "utimes", "utimensat", "futimesat",
+)
+# no pid namespace: children must stay in the process group the Data Service kills
+DENIED_OUT_OF_GROUP = ("setsid", "setpgid")
+# the same namespaces `unshare` would make; CLONE_NEWTIME (0x80) is not usable with clone()
+CLONE_NAMESPACES = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
+TIOCSTI, TIOCLINUX = 0x5412, 0x541C  # push input into (or hijack) the terminal
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
+PERSONALITY_QUERY = 0xFFFFFFFF
+AF_UNIX = 1  # the socket module costs 3 ms to import
+
+
+class _ArgCmp(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64),
+                ("datum_b", ctypes.c_uint64)]
+
+
+def errno_action(code: int) -> int:
+    """SCMP_ACT_ERRNO(code)."""
+    return 0x00050000 | (code & 0xFFFF)
+
+
+def library() -> ctypes.CDLL | None:
+    """libseccomp, or None when it is not installed."""
+    try:
+        lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)
+    except OSError:
+        return None
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint,
+                                           ctypes.POINTER(_ArgCmp)]
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_attr_set.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32]
+    lib.seccomp_load.argtypes = [ctypes.c_void_p]
+    lib.seccomp_release.argtypes = [ctypes.c_void_p]
+    lib.seccomp_arch_native.restype = ctypes.c_uint32
+    return lib
+
+
+def check_architecture(lib: ctypes.CDLL) -> None:
+    """Raises SandboxError unless the filter's rules were written for this process's architecture."""
+    machine = os.uname().machine
+    if ARCHITECTURES.get(machine) != lib.seccomp_arch_native():
+        raise SandboxError(f"the seccomp rules are written for {' and '.join(ARCHITECTURES)}; this process runs "
+                           f"on {machine} (libseccomp architecture {lib.seccomp_arch_native():#x}): use bwrap "
+                           f"mode on a supported machine, or DATACLAY_EE_CONFINEMENT=none")
+
+
+class Filter:
+    """A filter under construction: default allow, plus the refusals added."""
+
+    def __init__(self, lib: ctypes.CDLL):
+        self._lib = lib
+        self._ctx = lib.seccomp_init(ACT_ALLOW)
+        if not self._ctx:
+            raise OSError(errno.ENOMEM, "seccomp_init failed")
+        self._set(ATTR_ACT_BADARCH, ACT_KILL_PROCESS)  # a 32-bit syscall entry (int 0x80) ends the process
+        self._set(ATTR_CTL_TSYNC, 1)  # all threads; confine() also insists there is only one
+
+    def refuse(self, name: str, code: int = errno.EPERM, *conditions: tuple[int, int, int, int]) -> bool:
+        """Makes `name` fail with `code` when all (arg, op, a, b) conditions hold; False when this
+        architecture has no such syscall."""
+        number = self._lib.seccomp_syscall_resolve_name(name.encode())
+        if number < 0:
+            number = NEWER_SYSCALLS.get(name, -1)
+        if number < 0:
+            return False
+        array = (_ArgCmp * max(1, len(conditions)))(*[_ArgCmp(*c) for c in conditions])
+        rc = self._lib.seccomp_rule_add_array(self._ctx, errno_action(code), number, len(conditions), array)
+        if rc < 0:
+            raise OSError(-rc, f"seccomp rule for {name}: {os.strerror(-rc)}")
+        return True
+
+    def load(self) -> None:
+        """Installs the filter on every thread of the process, for good, and frees it."""
+        try:
+            rc = self._lib.seccomp_load(self._ctx)
+            if rc < 0:
+                raise OSError(-rc, f"seccomp_load: {os.strerror(-rc)}")
+        finally:
+            self._lib.seccomp_release(self._ctx)
+
+    def _set(self, attr: int, value: int) -> None:
+        rc = self._lib.seccomp_attr_set(self._ctx, attr, value)
+        if rc < 0:
+            raise OSError(-rc, f"seccomp_attr_set({attr}): {os.strerror(-rc)}")
+
+
+def build(lib: ctypes.CDLL, mode: str, own_pid: int, signals_scoped: bool, truncate_handled: bool) -> Filter:
+    """The filter for `mode`: "none" only keeps children in the process group; "bwrap" and "kernel"
+    refuse everything above. Without Landlock's signal scope, signals may only go to `own_pid`."""
+    f = Filter(lib)
+    if mode != "bwrap":
+        for name in DENIED_OUT_OF_GROUP:
+            f.refuse(name)
+    if mode == "none":
+        return f
+    for name in DENIED_ALWAYS:
+        f.refuse(name)
+    f.refuse("clone3", errno.ENOSYS)  # its flags are behind a pointer; glibc falls back to clone()
+    for flag in CLONE_NAMESPACES:
+        f.refuse("clone", errno.EPERM, (0, CMP_MASKED_EQ, flag, flag))
+    f.refuse("socket", errno.EPERM, (0, CMP_NE, AF_UNIX, 0))
+    f.refuse("sendto", errno.EPERM, (4, CMP_NE, 0, 0))  # send() has no address; a datagram to a path has
+    for request in (TIOCSTI, TIOCLINUX):
+        f.refuse("ioctl", errno.EPERM, (1, CMP_MASKED_EQ, LOW32, request))
+    for option in (PR_SET_PDEATHSIG, PR_SET_DUMPABLE):  # dying with the parent, and staying undumpable
+        f.refuse("prctl", errno.EPERM, (0, CMP_MASKED_EQ, LOW32, option))
+    f.refuse("personality", errno.EPERM, (0, CMP_NE, PERSONALITY_QUERY, 0))
+    if mode == "kernel":
+        for name in DENIED_WITHOUT_MOUNTS:
+            f.refuse(name)
+        if not truncate_handled:  # Landlock before ABI 3 cannot refuse truncate() on a readable path
+            f.refuse("truncate")
+    if not signals_scoped:
+        for name in ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
+            f.refuse(name, errno.EPERM, (0, CMP_NE, own_pid, 0))
+        f.refuse("pidfd_send_signal")
+    return f
