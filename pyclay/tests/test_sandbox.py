@@ -299,14 +299,16 @@ def test_kernel_mode_needs_a_private_tmp_of_the_callers(tmp_path):
     assert planned.profile.parent_pid == os.getppid()  # the parent of whoever plans: the Data Service
 
 
-def test_the_sandbox_gets_a_short_list_of_variables_and_its_profile():
+def test_the_sandbox_gets_a_short_list_of_variables_and_its_profile(capsys):
     environ = {"HOME": "/root", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C", "TZ": "UTC",
                "DATACLAY_EE_THREADS": "4", "DATACLAY_PASSWORD": "hunter2", "DATACLAY_HOME": "/root/.dataclay",
+               "DATACLAY_EE_SECRET": "link secret", "DATACLAY_EE_SESSION_TOKEN": "t",
                "AWS_SECRET_ACCESS_KEY": "x", "LD_PRELOAD": "/tmp/evil.so", "PYTHONPATH": "/tmp"}
     planned = launcher.plan(request("--mode", "bwrap"), OK_HOST, environ)
     assert set(planned.env) == {"PATH", "LANG", "LC_ALL", "TZ", "DATACLAY_EE_THREADS", "HOME", "TMPDIR",
                                 "DATACLAY_SANDBOX"}
     assert planned.env["HOME"] == "/tmp"
+    assert "not passing DATACLAY_EE_SECRET" in capsys.readouterr().err
     profile = Profile.from_json(planned.env["DATACLAY_SANDBOX"])
     assert profile.mode == "bwrap" and "/proc" in profile.read and profile.write[0] == "/tmp"
     assert planned.argv[0] == "/usr/bin/bwrap"

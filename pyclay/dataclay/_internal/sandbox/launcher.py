@@ -12,32 +12,24 @@ applies the in-process layers and then executes it. Every refusal exits with sta
 on standard error saying what to do."""
 from __future__ import annotations
 
-import argparse
 import os
+import resource
 import signal
 import stat
 import sys
 from collections import namedtuple
 
 from . import bwrap, credentials, landlock, limits, paths, seccomp
-from .profiles import ENV_PROFILE, LIMIT_RANGES, Limits, Profile, SandboxError
+from .options import UID_WINDOW, Request, parse
+from .profiles import ENV_PROFILE, Limits, Profile, SandboxError
 
 EXIT_REFUSED = 2
 DEFAULT_UID_BASE = 1_900_000_000
-# Slot uids stay in systemd's unassigned 1879048192-2147352575 (above container ranges, below the
-# "foreign" range and 2^31, where signed-int bugs live); also above useradd's subordinate-id ranges.
-UID_WINDOW = (1_879_048_192, 2_147_352_575)
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 EXEC_WRAPPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exec.py")
-KEPT_VARIABLES = ("PATH", "LANG", "TZ")
+KEPT_VARIABLES = ("PATH", "LANG", "TZ", "MALLOC_ARENA_MAX")
 KEPT_PREFIXES = ("LC_", "DATACLAY_EE_")
-
-
-class Request(namedtuple("Request", "mode read memory_mb max_processes max_open_files cpu_seconds tmp_mb "
-                                    "uid_slot tmp self_confining command")):
-    """The launcher's options, each checked for its own range."""
-
-    __slots__ = ()
+SECRET_WORDS = ("SECRET", "PASSWORD", "TOKEN", "KEY")
 
 
 class Host(namedtuple("Host", "root bwrap bwrap_problem landlock_abi seccomp")):
@@ -60,48 +52,6 @@ class Plan(namedtuple("Plan", "mode argv env profile tmp_owner")):
     (path, uid, gid) to the slot's user."""
 
     __slots__ = ()
-
-
-def parser() -> argparse.ArgumentParser:
-    """The launcher's options."""
-    p = argparse.ArgumentParser(prog="python -m dataclay._internal.sandbox",
-                                usage="%(prog)s [options] -- COMMAND [ARGS...]",
-                                description="Starts COMMAND confined (see docs/internals.md, Confinement of "
-                                            "execution environments).")
-    p.add_argument("--mode", choices=("auto", "bwrap", "kernel", "none"), default="auto",
-                   help="bwrap: namespaces + kernel layers; kernel: Landlock, seccomp, rlimits only; none: "
-                        "rlimits and a process group only (unconfined); auto: bwrap, else kernel, else refuse")
-    p.add_argument("--read", action="append", default=[], metavar="PATH",
-                   help="another path to expose read-only (repeatable)")
-    p.add_argument("--memory-mb", type=_bounded("memory_mb"), default=0, help="RLIMIT_AS (0: none)")
-    p.add_argument("--max-processes", type=_bounded("max_processes", zero=False), default=256,
-                   help="processes and threads of the whole sandbox (256)")
-    p.add_argument("--max-open-files", type=_bounded("open_files", zero=False), default=1024,
-                   help="RLIMIT_NOFILE (1024)")
-    p.add_argument("--cpu-seconds", type=_bounded("cpu_seconds"), default=0, help="RLIMIT_CPU (0: none)")
-    p.add_argument("--tmp-mb", type=_bounded("file_mb", zero=False), default=256,
-                   help="size of the private /tmp (bwrap); largest file in --tmp (kernel, none) (256)")
-    p.add_argument("--uid-slot", type=_bounded_int(0, UID_WINDOW[1] - UID_WINDOW[0]), default=None, metavar="N",
-                   help="as root: run as uid/gid DATACLAY_EE_UID_BASE + N (required as root, except in none mode)")
-    p.add_argument("--tmp", metavar="DIR", help="kernel and none modes: the private 0700 directory that is the "
-                                                "only writable place (ignored in bwrap mode: /tmp is private)")
-    p.add_argument("--self-confining", action="store_true",
-                   help="COMMAND calls confine_from_environment() itself, first thing")
-    return p
-
-
-def parse(argv: list[str]) -> Request:
-    """Parses the command line; argparse exits with status 2 on a bad option."""
-    p = parser()
-    if "--" not in argv:
-        p.error("give the command to confine after --")
-    split = argv.index("--")
-    options, command = p.parse_args(argv[:split]), argv[split + 1:]
-    if not command:
-        p.error("give the command to confine after --")
-    return Request(options.mode, tuple(options.read), options.memory_mb, options.max_processes,
-                   options.max_open_files, options.cpu_seconds, options.tmp_mb, options.uid_slot, options.tmp,
-                   options.self_confining, tuple(command))
 
 
 def choose_mode(requested: str, host: Host) -> str:
@@ -145,7 +95,8 @@ def plan(request: Request, host: Host, environ: dict[str, str]) -> Plan:
         else:
             interpreter.append(path)
     reads = paths.read_set([*paths.system_paths(), *interpreter, *request.read])
-    uid = _slot_uid(request, host, mode, environ)
+    slot_uid = _slot_uid(request, host, mode, environ)
+    uid = slot_uid if mode != "none" else None
     command = [_resolve(request.command[0], environ.get("PATH") or DEFAULT_PATH), *request.command[1:]]
     inner = command if request.self_confining else [sys.executable, "-I", "-S", EXEC_WRAPPER, "--", *command]
     if mode != "none":
@@ -155,7 +106,7 @@ def plan(request: Request, host: Host, environ: dict[str, str]) -> Plan:
                                    f"its installation directory")
     if uid is not None:
         _check_reachable(request, mode, interpreter, command[0])
-    tmp = _private_tmp(request, mode, rules, uid)
+    tmp = _private_tmp(request, mode, rules, slot_uid)
     nproc_scope = "sandbox" if (mode == "bwrap" and not host.root) or uid is not None else "user"
     bounds = Limits(request.memory_mb, request.max_processes, nproc_scope, request.max_open_files,
                     request.cpu_seconds, request.tmp_mb if tmp else 0)
@@ -196,7 +147,7 @@ def start(p: Plan) -> None:
     if p.tmp_owner:
         path, uid, gid = p.tmp_owner
         os.chown(path, uid, gid, follow_symlinks=False)
-    os.closerange(3, os.sysconf("SC_OPEN_MAX") if os.sysconf("SC_OPEN_MAX") > 0 else 65536)
+    os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[1])  # no descriptor can be numbered higher
     os.execve(p.argv[0], list(p.argv), p.env)
 
 
@@ -214,8 +165,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _slot_uid(request: Request, host: Host, mode: str, environ: dict[str, str]) -> int | None:
-    if not host.root or mode == "none":
-        return None  # another user keeps its uid (bwrap maps it); none mode changes nobody
+    """The slot's uid as root (None for another user, who keeps its uid: bwrap maps it); none mode
+    does not switch to it, but accepts a --tmp the slot's user owns from an earlier confined start."""
+    if not host.root or (mode == "none" and request.uid_slot is None):
+        return None
     if request.uid_slot is None:
         raise SandboxError("running as root: give --uid-slot N so that the code runs as its own unprivileged user")
     text = environ.get("DATACLAY_EE_UID_BASE") or str(DEFAULT_UID_BASE)
@@ -239,8 +192,11 @@ def _slot_uid(request: Request, host: Host, mode: str, environ: dict[str, str]) 
 
 def _check_reachable(request: Request, mode: str, interpreter: list[str], program: str) -> None:
     """The slot's user owns nothing and is in no group: what it runs and reads must be open to others.
-    In bwrap mode the directories above each bind are the sandbox's own, so only the path itself counts."""
-    needed = [*request.read, program] + (interpreter if request.self_confining else [])
+    A self-confining command that is this interpreter keeps importing from its installation after the
+    switch. In bwrap mode the directories above each bind are the sandbox's own: only the path counts."""
+    needed = [*request.read, program]
+    if request.self_confining and os.path.realpath(program) == os.path.realpath(sys.executable):
+        needed += interpreter
     for path in needed:
         where = paths.unreachable_by_others(path) if mode == "kernel" else _unreadable_itself(path)
         if where:
@@ -254,7 +210,7 @@ def _unreadable_itself(path: str) -> str | None:
     return None if mode & 0o004 else f"{real} (mode {mode & 0o7777:o})"
 
 
-def _private_tmp(request: Request, mode: str, rules: paths.Rules, uid: int | None) -> str | None:
+def _private_tmp(request: Request, mode: str, rules: paths.Rules, slot_uid: int | None) -> str | None:
     if mode == "bwrap":
         return None
     if request.tmp is None:
@@ -271,7 +227,7 @@ def _private_tmp(request: Request, mode: str, rules: paths.Rules, uid: int | Non
         raise SandboxError(f"--tmp {tmp}: {e.strerror}") from None
     if not stat.S_ISDIR(st.st_mode):
         raise SandboxError(f"--tmp {tmp}: not a directory (symlinks are refused)")
-    owners = {os.geteuid(), uid}  # the slot's user owns it after its first start
+    owners = {os.geteuid(), slot_uid}  # the slot's user owns it after its first confined start
     if st.st_uid not in owners or st.st_mode & 0o077:
         raise SandboxError(f"--tmp {tmp}: must belong to uid {os.geteuid()} with mode 0700 (it is uid "
                            f"{st.st_uid}, mode {st.st_mode & 0o7777:o})")
@@ -294,24 +250,10 @@ def _resolve(program: str, search: str) -> str:
 
 def _environment(environ: dict[str, str], home: str, profile: Profile) -> dict[str, str]:
     env = {k: v for k, v in environ.items() if k in KEPT_VARIABLES or k.startswith(KEPT_PREFIXES)}
+    for key in [k for k in env if any(word in k for word in SECRET_WORDS)]:
+        # the execution environment's settings hold no secret; one named like a secret is a mistake
+        print(f"sandbox: not passing {key}: confined code must get no secret", file=sys.stderr)
+        del env[key]
     env.setdefault("PATH", DEFAULT_PATH)
     env.update({"HOME": home, "TMPDIR": home, ENV_PROFILE: profile.to_json()})
     return env
-
-
-def _bounded(limit: str, zero: bool = True):
-    low, high = LIMIT_RANGES[limit]
-    return _bounded_int(low, high, zero)
-
-
-def _bounded_int(low: int, high: int, zero: bool = False):
-    def parse_int(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
-        if value is None or not (low <= value <= high or (zero and value == 0)):
-            raise argparse.ArgumentTypeError(f"give {'0 (none) or ' if zero else ''}an integer from {low} to {high}, "
-                                             f"not {text!r}")
-        return value
-    return parse_int

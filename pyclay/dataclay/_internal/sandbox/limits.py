@@ -19,17 +19,19 @@ MB = 1 << 20
 def tasks_of_user(uid: int) -> int:
     """How many tasks (threads) processes whose real uid is `uid` have now, read from /proc."""
     count = 0
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/status", "rb") as f:
-                status = f.read()
-        except OSError:  # exited meanwhile
-            continue
-        fields = dict(line.split(b":", 1) for line in status.splitlines() if b":" in line)
-        if int(fields[b"Uid"].split()[0]) == uid:
-            count += int(fields[b"Threads"])
+    with os.scandir("/proc") as entries:
+        for entry in entries:
+            try:
+                # the owner of /proc/<pid> is its effective uid: a cheap first cut before reading status
+                if not entry.name.isdigit() or entry.stat().st_uid != uid:
+                    continue
+                with open(f"/proc/{entry.name}/status", "rb") as f:
+                    status = f.read()
+            except OSError:  # exited meanwhile
+                continue
+            fields = dict(line.split(b":", 1) for line in status.splitlines() if b":" in line)
+            if int(fields[b"Uid"].split()[0]) == uid:
+                count += int(fields[b"Threads"])
     return count
 
 

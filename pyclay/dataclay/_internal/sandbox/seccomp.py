@@ -14,7 +14,7 @@ from .profiles import SandboxError
 ARCHITECTURES = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}  # libseccomp's tokens (AUDIT_ARCH_*)
 ACT_ALLOW, ACT_KILL_PROCESS = 0x7FFF0000, 0x80000000
 ATTR_ACT_BADARCH, ATTR_CTL_TSYNC = 2, 4
-CMP_NE, CMP_EQ, CMP_MASKED_EQ = 1, 4, 7
+CMP_NE, CMP_MASKED_EQ = 1, 7
 LOW32 = 0xFFFFFFFF  # int arguments: the kernel reads the low 32 bits, so compare only those
 
 # Syscalls added after libseccomp 2.5.4 (Debian 12) was released, whose names it cannot resolve; new
@@ -24,7 +24,8 @@ NEWER_SYSCALLS = {"fchmodat2": 452, "setxattrat": 463, "removexattrat": 466, "op
 # Refused in every mode: tracing and reading other processes, namespaces and mounts, kernel keyrings,
 # eBPF, perf, userfaultfd, io_uring (its own path around the filter), modules, kexec, reboot, swap,
 # accounting, quotas, file handles (bypass path checks), fanotify, the kernel log, personality
-# changes (ASLR off), port I/O, the clock and host names, and every network endpoint.
+# (ASLR off for what it executes; even a query is refused: its argument is an int, which a caller may
+# sign-extend, and seccomp compares 64 bits), port I/O, the clock and host names, every network endpoint.
 DENIED_ALWAYS = (
     "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
     "mount", "umount2", "pivot_root", "chroot", "setns", "unshare", "fsopen", "fsconfig", "fsmount",
@@ -34,17 +35,22 @@ DENIED_ALWAYS = (
     "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
     "swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "open_by_handle_at", "name_to_handle_at",
     "fanotify_init", "syslog", "iopl", "ioperm", "settimeofday", "clock_settime", "clock_adjtime",
-    "adjtimex", "sethostname", "setdomainname", "vhangup", "uselib",
-    # no network at all; socketpair() stays (asyncio uses it), and so do send() and recv() on it.
-    # sendmsg/sendmmsg carry a destination seccomp cannot see, so they go with connect().
-    "connect", "bind", "listen", "accept", "accept4", "sendmsg", "sendmmsg",
+    "adjtimex", "sethostname", "setdomainname", "vhangup", "uselib", "personality",
+    # no network endpoint at all; socketpair() stays (asyncio uses it), and so do send() and recv()
+    "connect", "bind", "listen", "accept", "accept4",
 )
-# Kernel mode runs as the Data Service's own user where it is not root, with no read-only mounts: a
-# file it may read it could still chmod, chown, label or touch, so those are refused outright.
-DENIED_WITHOUT_MOUNTS = (
+# Kernel mode has no namespaces and runs as the Data Service's own user where that is not root:
+# - a file it may read it could still chmod, chown, label or touch (no read-only mounts);
+# - a datagram can go to any socket path of the host without connect(): sendto() with an address,
+#   and sendmsg()/sendmmsg(), whose address seccomp cannot see (bwrap shows no host socket);
+# - System V IPC and POSIX message queues of the same user are reachable (no IPC namespace).
+DENIED_WITHOUT_NAMESPACES = (
     "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
     "setxattr", "lsetxattr", "fsetxattr", "setxattrat", "removexattr", "lremovexattr", "fremovexattr",
     "removexattrat", "utime", "utimes", "utimensat", "futimesat",
+    "sendmsg", "sendmmsg",
+    "shmget", "shmat", "shmctl", "semget", "semop", "semtimedop", "semctl", "msgget", "msgsnd", "msgrcv",
+    "msgctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
 )
 # no pid namespace: children must stay in the process group the Data Service kills
 DENIED_OUT_OF_GROUP = ("setsid", "setpgid")
@@ -52,7 +58,6 @@ DENIED_OUT_OF_GROUP = ("setsid", "setpgid")
 CLONE_NAMESPACES = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 TIOCSTI, TIOCLINUX = 0x5412, 0x541C  # push input into (or hijack) the terminal
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
-PERSONALITY_QUERY = 0xFFFFFFFF
 AF_UNIX = 1  # the socket module costs 3 ms to import
 
 
@@ -148,15 +153,14 @@ def build(lib: ctypes.CDLL, mode: str, own_pid: int, signals_scoped: bool, trunc
     for flag in CLONE_NAMESPACES:
         f.refuse("clone", errno.EPERM, (0, CMP_MASKED_EQ, flag, flag))
     f.refuse("socket", errno.EPERM, (0, CMP_NE, AF_UNIX, 0))
-    f.refuse("sendto", errno.EPERM, (4, CMP_NE, 0, 0))  # send() has no address; a datagram to a path has
     for request in (TIOCSTI, TIOCLINUX):
         f.refuse("ioctl", errno.EPERM, (1, CMP_MASKED_EQ, LOW32, request))
     for option in (PR_SET_PDEATHSIG, PR_SET_DUMPABLE):  # dying with the parent, and staying undumpable
         f.refuse("prctl", errno.EPERM, (0, CMP_MASKED_EQ, LOW32, option))
-    f.refuse("personality", errno.EPERM, (0, CMP_NE, PERSONALITY_QUERY, 0))
     if mode == "kernel":
-        for name in DENIED_WITHOUT_MOUNTS:
+        for name in DENIED_WITHOUT_NAMESPACES:
             f.refuse(name)
+        f.refuse("sendto", errno.EPERM, (4, CMP_NE, 0, 0))  # send() passes no address; a datagram to a path does
         if not truncate_handled:  # Landlock before ABI 3 cannot refuse truncate() on a readable path
             f.refuse("truncate")
     if not signals_scoped:
