@@ -16,7 +16,7 @@ from dataclay._internal.sandbox import Limits, Profile, SandboxError, bwrap, lan
 from dataclay._internal.sandbox.paths import ReadSet, Rules
 
 SANDBOX_DIR = os.path.dirname(launcher.__file__)
-OK_HOST = launcher.Host(root=False, bwrap="/usr/bin/bwrap", bwrap_problem=None, landlock_abi=7, seccomp=True)
+OK_HOST = launcher.Host(root=False, bwrap="/usr/bin/bwrap", bwrap_problem=None, landlock_abi=7, seccomp_problem=None)
 
 
 def request(*options, command=("/usr/bin/true",)):
@@ -143,8 +143,8 @@ def test_an_explicit_mode_that_is_unavailable_is_refused_with_its_reason():
     with pytest.raises(SandboxError, match="kernel mode is not available: this kernel has no Landlock"):
         launcher.choose_mode("kernel", OK_HOST._replace(landlock_abi=0))
     with pytest.raises(SandboxError, match="libseccomp2"):
-        launcher.choose_mode("kernel", OK_HOST._replace(seccomp=False))
-    assert launcher.choose_mode("none", OK_HOST._replace(seccomp=False, landlock_abi=0)) == "none"
+        launcher.choose_mode("kernel", OK_HOST._replace(seccomp_problem="libseccomp.so.2 is missing (libseccomp2)"))
+    assert launcher.choose_mode("none", OK_HOST._replace(seccomp_problem="missing", landlock_abi=0)) == "none"
 
 
 # the paths exposed

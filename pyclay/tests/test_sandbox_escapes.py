@@ -5,7 +5,6 @@ attempt must fail the way the mode says. Run by the caller of the tests, and (wh
 also as an unprivileged user (uid 65534, through setpriv) with the system's Python, as a Data Service
 of a non-root deployment would. sandbox/host.py plays the Data Service, sandbox/hostile.py the model
 code. Startup times are printed (pytest -rP shows them)."""
-import errno
 import json
 import os
 import pathlib
@@ -15,7 +14,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 import pytest
 
@@ -287,14 +285,35 @@ def test_a_jvm_runs_confined_behind_the_exec_wrapper(identity, mode, work):
     print(f"startup {identity.name} {mode} java -version: {report['startup_ms']} ms to exit")
 
 
+def test_none_mode_keeps_only_the_group_and_the_limits_and_confines_nothing(work):
+    # setup
+    identity = IDENTITIES[0]
+    places = prepare(work, identity)
+    code = "\n".join([
+        "import os, errno", "applied = os.environ['DATACLAY_SANDBOX_APPLIED']",
+        "own_group = os.getpgrp() == os.getpid()",
+        "setsid = 'ok'",
+        "try: os.setsid()\nexcept OSError as e: setsid = errno.errorcode[e.errno]",
+        f"secret = open({places['secrets']['cluster.secret']!r}).read()",
+        "print(applied, own_group, setsid, secret == 'the cluster secret')"])
+    # run
+    report = host(identity, {"mode": "none", "action": "run",
+                             "options": ["--mode", "none", "--uid-slot", "5", "--max-processes", "64"],
+                             "command": [sys.executable, "-c", code], "env": {"DATACLAY_HOME": places["cluster"]}})
+    # verify: its own process group, which it cannot leave; and unconfined, as documented
+    assert report["status"] == 0, report["stderr"]
+    assert report["stdout"].split() == ["none,seccomp,rlimits", "True", "EPERM", "True"]
+
+
 def test_the_module_form_of_the_launcher_works_and_costs_the_dataclay_import(work):
     # setup
     identity = IDENTITIES[0]
     require(identity, "bwrap", work)
     places = prepare(work, identity)
     # run
+    applied = "import os; print(os.environ['DATACLAY_SANDBOX_APPLIED'])"
     report = host(identity, {"mode": "bwrap", "action": "run", "options": ["--uid-slot", "7", "--mode", "bwrap"],
-                             "command": [sys.executable, "-c", "import os; print(os.environ['DATACLAY_SANDBOX_APPLIED'])"],
+                             "command": [sys.executable, "-c", applied],
                              "launcher": [sys.executable, "-m", "dataclay._internal.sandbox"],
                              "env": {"DATACLAY_HOME": places["cluster"]}})
     # verify
@@ -317,70 +336,55 @@ def test_kernel_mode_refuses_an_interpreter_the_slot_user_cannot_reach(work):
     assert "the slot's user cannot reach" in run.stderr and "use bwrap mode" in run.stderr
 
 
-def confined_child(profile, attempts, landlock_abi=None):
-    """Forks a child that confines itself as `profile` (pretending the kernel has `landlock_abi`) and
-    runs each attempt; returns the description and what each attempt ended in."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            from dataclay._internal.sandbox import confinement
-            if landlock_abi is not None:
-                confinement.landlock.abi = lambda: landlock_abi
-            result = {"applied": confinement.confine(profile)}
-            for name, attempt in attempts.items():
-                try:
-                    attempt()
-                    result[name] = "ok"
-                except OSError as e:
-                    result[name] = errno.errorcode[e.errno]
-            os.write(write_end, json.dumps(result).encode())
-        except BaseException as e:  # anything, reported: the child must never return into pytest
-            os.write(write_end, json.dumps({"error": f"{type(e).__name__}: {e}"}).encode())
-        os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end) as f:
-        result = json.loads(f.read() or "{}")
-    os.waitpid(pid, 0)
-    return result
+def confined_child(profile, attempts, before=""):
+    """Runs a fresh interpreter (not a fork of this one: grpc's fork handlers start threads in a
+    child) that runs `before`, confines itself as `profile` and then each attempt (Python source);
+    returns the description of what was applied and what each attempt ended in."""
+    code = "\n".join([
+        "import errno, json, os, sys",
+        f"sys.path.insert(0, {SANDBOX_DIR!r})",
+        "import _standalone",
+        "confinement = _standalone.load('confinement')",
+        "result = {}",
+        before,
+        "try:",
+        f"    result['applied'] = confinement.confine(confinement.Profile.from_json({profile.to_json()!r}))",
+        "except Exception as e:",
+        "    result['error'] = f'{type(e).__name__}: {e}'",
+        f"for name, attempt in {attempts!r}.items():",
+        "    try:",
+        "        exec(attempt)",
+        "        result[name] = 'ok'",
+        "    except OSError as e:",
+        "        result[name] = errno.errorcode[e.errno]",
+        "print(json.dumps(result))"])
+    run = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=30)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
 
 
-def test_without_landlocks_signal_scope_seccomp_keeps_signals_to_the_process_itself(tmp_path):
+def test_without_landlocks_signal_scope_seccomp_keeps_signals_to_the_process_itself():
     # setup: the kernel here has ABI 6 or later; the child acts as if it had ABI 5
-    if landlock.abi() < 5:
-        pytest.skip("needs Landlock ABI 5 or later to pretend to be 5")
+    if landlock.abi() < 6:
+        pytest.skip("needs Landlock ABI 6 or later to pretend to be 5")
     uid = launcher.DEFAULT_UID_BASE + 90 if ROOT else None
     profile = Profile("bwrap", ("/usr",), (), Limits(), uid, uid)
     # run
-    result = confined_child(profile, {"signal the parent": lambda: os.kill(os.getppid(), 0),
-                                      "signal itself": lambda: os.kill(os.getpid(), 0)}, landlock_abi=5)
+    result = confined_child(profile, {"signal the parent": "os.kill(os.getppid(), 0)",
+                                      "signal itself": "os.kill(os.getpid(), 0)"},
+                            before="confinement.landlock.abi = lambda: 5")
     # verify
-    assert result.get("applied", result).endswith("landlock-abi5,seccomp+signals,rlimits"), result
+    as_uid = f"uid={uid}," if uid else ""
+    assert result.get("applied") == f"bwrap,{as_uid}caps=0,landlock-abi5,seccomp+signals,rlimits", result
     assert result["signal the parent"] == "EPERM" and result["signal itself"] == "ok"
 
 
 def test_confine_refuses_a_process_that_already_runs_threads():
     # setup
-    def start_thread():
-        import threading
-        threading.Thread(target=time.sleep, args=(5,), daemon=True).start()
     uid = launcher.DEFAULT_UID_BASE + 91 if ROOT else None
     profile = Profile("kernel", ("/usr",), (), Limits(), uid, uid)
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        start_thread()
-        try:
-            from dataclay._internal.sandbox import confine
-            confine(profile)
-            os.write(write_end, b"confined")
-        except BaseException as e:
-            os.write(write_end, f"{type(e).__name__}: {e}".encode())
-        os._exit(0)
-    os.close(write_end)
     # run
-    with os.fdopen(read_end) as f:
-        said = f.read()
-    os.waitpid(pid, 0)
+    result = confined_child(profile, {}, before="import threading, time; "
+                                                "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()")
     # verify
-    assert said == "SandboxError: confine() must run before any thread starts; this process has 2"
+    assert result == {"error": "SandboxError: confine() must run before any thread starts; this process has 2"}

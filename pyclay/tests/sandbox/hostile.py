@@ -98,7 +98,9 @@ def in_child(attempt):
 
 def leave_grandchild(marker):
     """A child forks a grandchild and exits; the grandchild calls setsid (refused or not) and becomes
-    `sleep MARKER`, holding standard output open."""
+    `sleep MARKER`, holding standard output open. Returns once it runs sleep: the pipe's write end
+    closes on exec."""
+    read_end, write_end = os.pipe()  # close-on-exec
     pid = os.fork()
     if pid == 0:
         if os.fork() == 0:
@@ -108,7 +110,10 @@ def leave_grandchild(marker):
                 pass
             os.execv("/bin/sleep", ["sleep", marker])
         os._exit(0)
+    os.close(write_end)
     os.waitpid(pid, 0)
+    os.read(read_end, 1)
+    os.close(read_end)
 
 
 def main():

@@ -17,10 +17,16 @@ ROOT_KEEPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
 
 
 def find(environ: dict[str, str]) -> str | None:
-    """The bwrap executable on PATH (or in /usr/bin), or None."""
-    for directory in [*environ.get("PATH", "").split(":"), "/usr/bin"]:
-        candidate = os.path.join(directory or ".", "bwrap")
-        if os.path.isabs(candidate) and os.access(candidate, os.X_OK):
+    """The system's bwrap (/usr/bin, /bin), else the first on PATH; only one that its owner (root or
+    this user) alone may change, since it may run as root. None when there is none."""
+    for directory in ["/usr/bin", "/bin", *environ.get("PATH", "").split(":")]:
+        candidate = os.path.join(directory, "bwrap")
+        try:
+            st = os.stat(candidate)
+        except OSError:
+            continue
+        if os.path.isabs(candidate) and os.access(candidate, os.X_OK) and st.st_uid in (0, os.geteuid()) \
+                and not st.st_mode & 0o022:
             return candidate
     return None
 

@@ -20,21 +20,28 @@ def confine_from_environment() -> str:
 
 def confine(profile: Profile) -> str:
     """Confines this process (and everything it starts) as `profile` says, for good; returns a
-    one-line description of what was applied, e.g. "bwrap,landlock-abi7,seccomp,rlimits,uid=1900000003".
+    one-line description of what was applied, e.g. "bwrap,uid=1900000003,caps=0,landlock-abi7,seccomp,rlimits".
+    Raises SandboxError when any layer cannot be applied: the caller must then exit, not go on.
 
     Call it first thing, while the process has one thread: Landlock binds only the calling thread,
     and a thread started before would stay free."""
+    try:
+        return _apply(profile)
+    except OSError as e:
+        raise SandboxError(f"cannot confine this process: {e}") from e
+
+
+def _apply(profile: Profile) -> str:
     threads = len(os.listdir("/proc/self/task"))
     if threads != 1:
         raise SandboxError(f"confine() must run before any thread starts; this process has {threads}")
     if profile.mode != "none" and profile.uid is None and os.geteuid() == 0:
         raise SandboxError("refusing to confine code that would run as root: the launcher gives a uid slot")
     applied = [profile.mode]
-    lib = seccomp.library()
-    if lib is None and profile.mode != "none":
-        raise SandboxError("libseccomp.so.2 is missing: install libseccomp2")
-    if lib is not None:
-        seccomp.check_architecture(lib)
+    problem = seccomp.problem()
+    if problem and profile.mode != "none":
+        raise SandboxError(problem)
+    lib = None if problem else seccomp.library()
     version = landlock.abi() if profile.mode != "none" else 0
     if profile.mode == "kernel" and version == 0:
         raise SandboxError("kernel mode needs Landlock, which this kernel does not offer")

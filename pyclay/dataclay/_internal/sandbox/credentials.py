@@ -46,17 +46,18 @@ def bounding_set() -> int:
         cap += 1
 
 
-def drop_bounding_and_ambient() -> bool:
-    """Clears the ambient set and, while CAP_SETPCAP is held, the bounding set; True when the
-    bounding set is empty afterwards. Without CAP_SETPCAP (an ordinary user) it stays as it was,
-    which no_new_privs makes harmless: nothing can be gained by execve any more."""
+def drop_bounding_and_ambient() -> None:
+    """Clears the ambient set and, while CAP_SETPCAP is held, the bounding set. Without CAP_SETPCAP
+    (an ordinary user) the bounding set stays as it was, which no_new_privs makes harmless: nothing
+    can be gained by execve any more."""
     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
     mask = bounding_set()
     if mask and capabilities()[0] & (1 << CAP_SETPCAP):
         for cap in range(mask.bit_length()):
             if mask & (1 << cap):
                 prctl(PR_CAPBSET_DROP, cap)
-    return bounding_set() == 0
+        if bounding_set():
+            raise SandboxError(f"the capability bounding set is still {bounding_set():#x} after dropping it")
 
 
 def drop_capabilities() -> None:

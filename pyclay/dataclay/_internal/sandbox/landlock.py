@@ -9,7 +9,6 @@ fail with EINVAL), so an older kernel enforces less, never refuses. What each AB
 from __future__ import annotations
 
 import ctypes
-import errno
 import os
 import stat
 
@@ -46,13 +45,12 @@ class _PathBeneathAttr(ctypes.Structure):
 
 
 def abi() -> int:
-    """The kernel's Landlock ABI version; 0 when Landlock is not built in or not enabled at boot."""
+    """The kernel's Landlock ABI version; 0 when Landlock is not built in, not enabled at boot
+    (EOPNOTSUPP), or refused by a container's own seccomp filter (often EPERM)."""
     try:
         return syscall(SYS_CREATE_RULESET, None, 0, CREATE_RULESET_VERSION, what="landlock_create_ruleset")
-    except OSError as e:
-        if e.errno in (errno.ENOSYS, errno.EOPNOTSUPP):
-            return 0
-        raise
+    except OSError:
+        return 0
 
 
 def handled_fs(version: int) -> int:

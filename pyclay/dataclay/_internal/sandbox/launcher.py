@@ -32,8 +32,8 @@ KEPT_PREFIXES = ("LC_", "DATACLAY_EE_")
 SECRET_WORDS = ("SECRET", "PASSWORD", "TOKEN", "KEY")
 
 
-class Host(namedtuple("Host", "root bwrap bwrap_problem landlock_abi seccomp")):
-    """What this machine offers: bwrap (and why not), Landlock's ABI, libseccomp."""
+class Host(namedtuple("Host", "root bwrap bwrap_problem landlock_abi seccomp_problem")):
+    """What this machine offers: bwrap (or why not), Landlock's ABI (0: none), seccomp (or why not)."""
 
     __slots__ = ()
 
@@ -42,9 +42,11 @@ class Host(namedtuple("Host", "root bwrap bwrap_problem landlock_abi seccomp")):
         """Looks at this machine, starting a probe sandbox only when bwrap may be chosen."""
         root = os.geteuid() == 0
         found, problem = bwrap.find(environ), None
-        if mode in ("auto", "bwrap"):
-            problem = bwrap.probe(found, root, paths.read_set(paths.system_paths())) if found else "bwrap is not installed (Debian: bubblewrap)"
-        return Host(root, found, problem, landlock.abi(), seccomp.library() is not None)
+        if mode in ("auto", "bwrap") and found:
+            problem = bwrap.probe(found, root, paths.read_set(paths.system_paths()))
+        elif mode in ("auto", "bwrap"):
+            problem = "bwrap is not installed (Debian: bubblewrap)"
+        return Host(root, found, problem, landlock.abi(), seccomp.problem())
 
 
 class Plan(namedtuple("Plan", "mode argv env profile tmp_owner")):
@@ -58,7 +60,7 @@ def choose_mode(requested: str, host: Host) -> str:
     """The mode to run in, or SandboxError saying what is missing."""
     if requested == "none":
         return "none"
-    missing = [] if host.seccomp else ["libseccomp.so.2 is missing (Debian: libseccomp2)"]
+    missing = [host.seccomp_problem] if host.seccomp_problem else []
     bwrap_problems = missing + ([host.bwrap_problem] if host.bwrap_problem else [])
     kernel_problems = missing + ([] if host.landlock_abi else ["this kernel has no Landlock (Linux 5.13+, "
                                                                 "with landlock among the LSMs it boots with)"])
@@ -70,9 +72,9 @@ def choose_mode(requested: str, host: Host) -> str:
         return "kernel"
     if requested == "kernel":
         raise SandboxError(f"kernel mode is not available: {'; '.join(kernel_problems)}")
-    raise SandboxError(f"no confinement is available here: {'; '.join(dict.fromkeys(bwrap_problems + kernel_problems))}."
-                       f" Model code would run unconfined; if this cluster has a single user, say so explicitly "
-                       f"with DATACLAY_EE_CONFINEMENT=none (--mode none)")
+    problems = "; ".join(dict.fromkeys(bwrap_problems + kernel_problems))
+    raise SandboxError(f"no confinement is available here: {problems}. Model code would run unconfined; if this "
+                       f"cluster has a single user, say so explicitly with DATACLAY_EE_CONFINEMENT=none (--mode none)")
 
 
 def plan(request: Request, host: Host, environ: dict[str, str]) -> Plan:

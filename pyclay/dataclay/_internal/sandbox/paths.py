@@ -120,5 +120,5 @@ def _within(path: str, parent: str) -> bool:
 
 
 def _both(paths: list[str]) -> list[str]:
-    """Each path as written and resolved (a symlinked home must be caught either way)."""
-    return sorted({q for p in paths for q in (os.path.normpath(p), os.path.realpath(p))})
+    """Each path as written (made absolute) and resolved: a symlinked home must be caught either way."""
+    return sorted({q for p in paths for q in (os.path.abspath(p), os.path.realpath(p))})

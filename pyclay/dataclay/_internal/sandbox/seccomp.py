@@ -9,8 +9,6 @@ import ctypes
 import errno
 import os
 
-from .profiles import SandboxError
-
 ARCHITECTURES = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}  # libseccomp's tokens (AUDIT_ARCH_*)
 ACT_ALLOW, ACT_KILL_PROCESS = 0x7FFF0000, 0x80000000
 ATTR_ACT_BADARCH, ATTR_CTL_TSYNC = 2, 4
@@ -89,13 +87,17 @@ def library() -> ctypes.CDLL | None:
     return lib
 
 
-def check_architecture(lib: ctypes.CDLL) -> None:
-    """Raises SandboxError unless the filter's rules were written for this process's architecture."""
+def problem() -> str | None:
+    """Why no filter can be installed here (libseccomp missing, an architecture the rules were not
+    written for), or None."""
+    lib = library()
+    if lib is None:
+        return "libseccomp.so.2 is missing (Debian: libseccomp2)"
     machine = os.uname().machine
     if ARCHITECTURES.get(machine) != lib.seccomp_arch_native():
-        raise SandboxError(f"the seccomp rules are written for {' and '.join(ARCHITECTURES)}; this process runs "
-                           f"on {machine} (libseccomp architecture {lib.seccomp_arch_native():#x}): use bwrap "
-                           f"mode on a supported machine, or DATACLAY_EE_CONFINEMENT=none")
+        return (f"the seccomp rules are written for {' and '.join(ARCHITECTURES)}; this process runs on {machine} "
+                f"(libseccomp architecture {lib.seccomp_arch_native():#x})")
+    return None
 
 
 class Filter:
