@@ -24,6 +24,19 @@ HERE = pathlib.Path(__file__).resolve().parent
 HOST, HOSTILE = str(HERE / "sandbox" / "host.py"), str(HERE / "sandbox" / "hostile.py")
 SANDBOX_DIR = os.path.dirname(launcher.__file__)
 SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def _version(python):
+    """(major, minor) of `python`, or None."""
+    if not os.path.exists(python):
+        return None
+    said = subprocess.run([python, "-c", "import sys; print(*sys.version_info[:2])"], capture_output=True, text=True)
+    return tuple(int(n) for n in said.stdout.split()) or None
+
+
+SYSTEM_VERSION = _version(SYSTEM_PYTHON)
+VENV_PACKAGES = next((p for p in sys.path if p.endswith("site-packages")), "")
+PYCLAY_DIR = str(pathlib.Path(launcher.__file__).resolve().parents[3])
 NOBODY = 65534
 ROOT = os.geteuid() == 0
 MAX_PROCESSES, MEMORY_MB = 32, 256
@@ -233,6 +246,12 @@ def test_confined_python_imports_talks_over_its_pipes_and_writes_its_tmp(identit
     places = prepare(work, identity)
     python = identity.python(mode)
     venv = python == sys.executable  # the tests' own interpreter: pyclay and grpc are importable
+    # the system's Python borrows the virtualenv's packages when it is the same version and they are
+    # open to every user: what a Data Service would expose with --read
+    borrowed = [VENV_PACKAGES, PYCLAY_DIR]
+    if venv or not VENV_PACKAGES or SYSTEM_VERSION != sys.version_info[:2] \
+            or any(launcher.paths.unreachable_by_others(p) for p in borrowed):
+        borrowed = []
     confining = ("from dataclay._internal.sandbox import confine_from_environment as c; applied = c()" if venv else
                  f"sys.path.insert(0, {SANDBOX_DIR!r}); import _standalone; "
                  f"applied = _standalone.load().confine_from_environment()")
@@ -241,11 +260,13 @@ def test_confined_python_imports_talks_over_its_pipes_and_writes_its_tmp(identit
         confining if self_confining else "applied = os.environ['DATACLAY_SANDBOX_APPLIED']",
         "line = sys.stdin.readline()",
         "print('ready', flush=True)",
-        "import dataclay" if venv else "import json",
+        f"sys.path[:0] = {borrowed!r}",
+        "import dataclay" if venv or borrowed else "import json",
         "path = os.path.join(os.environ['TMPDIR'], 'scratch')",
         "open(path, 'w').write(line.upper())",
         "print(open(path).read().strip(), applied, os.getuid())"])
     extra = ["--self-confining"] if self_confining else []
+    extra += [a for path in borrowed for a in ("--read", path)]
     # run
     report = host(identity, {"mode": mode, "action": "run", "stdin": "hello over the pipe\n",
                              "options": [*options(mode, places, slot(identity, mode)), *extra],
@@ -258,7 +279,7 @@ def test_confined_python_imports_talks_over_its_pipes_and_writes_its_tmp(identit
     assert words[4].startswith(f"{mode},") and "seccomp" in words[4] and "rlimits" in words[4]
     assert f"landlock-abi{landlock.abi()}" in words[4]
     print(f"startup {identity.name} {mode} {'self-confining' if self_confining else 'exec-wrapper'} "
-          f"({'venv' if venv else 'system'} python{', imports dataclay' if venv else ''}): "
+          f"({'venv' if venv else 'system'} python{', imports dataclay' if venv or borrowed else ''}): "
           f"{report['startup_ms']} ms to ready")
 
 

@@ -49,9 +49,9 @@ class Host(namedtuple("Host", "root bwrap bwrap_problem landlock_abi seccomp_pro
         return Host(root, found, problem, landlock.abi(), seccomp.problem())
 
 
-class Plan(namedtuple("Plan", "mode argv env profile tmp_owner")):
+class Plan(namedtuple("Plan", "mode argv env profile tmp_owner parent_pid")):
     """What start() does: execute `argv` with exactly `env`, after handing `tmp_owner`'s directory
-    (path, uid, gid) to the slot's user."""
+    (path, uid, gid) to the slot's user, dying with `parent_pid` (the Data Service)."""
 
     __slots__ = ()
 
@@ -129,7 +129,7 @@ def plan(request: Request, host: Host, environ: dict[str, str]) -> Plan:
         argv = bwrap.command(host.bwrap, host.root, reads, request.tmp_mb, env, inner)
     else:
         argv = inner
-    return Plan(mode, tuple(argv), env, profile, (tmp, uid, uid) if tmp and uid is not None else None)
+    return Plan(mode, tuple(argv), env, profile, (tmp, uid, uid) if tmp and uid is not None else None, os.getppid())
 
 
 def start(p: Plan) -> None:
@@ -145,7 +145,9 @@ def start(p: Plan) -> None:
         except PermissionError:
             if os.getpgrp() != os.getpid():
                 raise
-        credentials.die_with_parent(p.profile.parent_pid)  # again after a uid switch, in confine()
+    # kept across execve: bwrap (which sets its own) or the command dies with the Data Service even
+    # if that dies before they start; confine() sets it again after a uid switch, which clears it
+    credentials.die_with_parent(p.parent_pid)
     if p.tmp_owner:
         path, uid, gid = p.tmp_owner
         os.chown(path, uid, gid, follow_symlinks=False)
