@@ -1,17 +1,13 @@
 """Real in-process servers that play the peer roles pyclay talks to in unit tests: a Logic Module
 peer (sessions, backends, object metadata, aliases), Data Service peers (record requests and
 answer them as each test decides) over gRPC, and a link peer (the Data Service's side of the
-execution environment's framed Unix-socket link). They implement the protocol roles, not the Java
+execution environment's framed pipes). They implement the protocol roles, not the Java
 services' logic."""
 from __future__ import annotations
 
-import hmac
 import os
 import queue
-import shutil
-import socket
 import struct
-import tempfile
 import threading
 import uuid
 from concurrent import futures
@@ -220,127 +216,127 @@ class CopyingPeer(DataServicePeer):
 
 
 class LinkPeer:
-    """The Data Service's side of the execution environment's link: listens on a Unix socket in a
-    private directory, attaches one environment at a time (its first frame must be a hello with the
-    right secret, else the connection is closed), queues every EnvironmentMessage it receives (hello
-    included) in arrival order, and sends DataServiceMessage frames when told. Its framing is written
-    here from the wire contract, independently of pyclay's. Also serves GetObjects from `stored` over gRPC."""
+    """The Data Service's side of an execution environment's link: a pair of pipes, the environment's
+    standard input (frames to it) and output (frames from it). It answers `load` from `stored` (each
+    request recorded in `load_calls` as (ids, call_id)) and `relay` with `on_relay(request)`
+    (default: UNIMPLEMENTED), and queues every other EnvironmentMessage it receives in arrival order.
+    Its framing is written here from the wire contract, independently of pyclay's."""
 
-    def __init__(self, secret: str = "s3cret"):
-        self.secret = secret
+    def __init__(self):
         self.received: queue.Queue = queue.Queue()
         self.stored: dict[str, common_pb2.ObjectData] = {}
-        self.get_objects_calls: list = []
-        self.refused = 0
-        self.attached = threading.Event()
+        self.load_calls: list = []
+        self.relays: list = []
+        self.before_load = lambda ids: None
+        self.on_relay = lambda request: executionenv_pb2.RelayReply(
+            status_code=grpc.StatusCode.UNIMPLEMENTED.value[0], status_message="no relay in this test")
         self.ended = threading.Event()
-        self._connection: socket.socket | None = None
         self._write_lock = threading.Lock()
-        self.directory = tempfile.mkdtemp(prefix="dataclay-ee-")
-        self.socket_path = os.path.join(self.directory, "ee.sock")
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(self.socket_path)
-        self._listener.listen(4)
-        threading.Thread(target=self._accept, name="link-peer-accept", daemon=True).start()
-        store = _StorePeer(self)
-        self.server, self.port = start_server(
-            lambda s: dataservice_pb2_grpc.add_DataServiceServicer_to_server(store, s))
+        self._to_ee_read, self._to_ee = os.pipe()
+        self._from_ee, self._from_ee_write = os.pipe()
+        self._reader = threading.Thread(target=self._read, name="link-peer-read", daemon=True)
 
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
+    def environment_fds(self) -> tuple[int, int]:
+        """The environment's ends (read, write), for an in-process link; start() must follow."""
+        return self._to_ee_read, self._from_ee_write
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                connection, _ = self._listener.accept()
-            except OSError:
-                return
-            if self._connection is not None:
-                connection.close()
-                continue
-            connection.settimeout(WAIT)
-            try:
-                hello = executionenv_pb2.EnvironmentMessage.FromString(read_frame(connection))
-            except (OSError, EOFError, DecodeError):
-                hello = None
-            if hello is None or hello.WhichOneof("kind") != "hello" or not hmac.compare_digest(
-                    hello.hello.secret.encode(), self.secret.encode()) or hello.hello.pid <= 0:
-                self.refused += 1
-                connection.close()
-                continue
-            connection.settimeout(None)
-            self._connection = connection
-            self.received.put(hello)
-            self.attached.set()
-            threading.Thread(target=self._read, args=(connection,), name="link-peer-read", daemon=True).start()
+    def start(self, close_environment_ends: bool = False) -> "LinkPeer":
+        """Starts reading the environment's frames; closes its ends here when a child process holds them."""
+        if close_environment_ends:
+            os.close(self._to_ee_read)
+            os.close(self._from_ee_write)
+        self._reader.start()
+        return self
 
-    def _read(self, connection: socket.socket) -> None:
+    def _read(self) -> None:
         try:
             while True:
-                self.received.put(executionenv_pb2.EnvironmentMessage.FromString(read_frame(connection)))
+                message = executionenv_pb2.EnvironmentMessage.FromString(read_frame(self._from_ee))
+                kind = message.WhichOneof("kind")
+                if kind == "load":
+                    self.load_calls.append((list(message.load.ids), message.load.call_id))
+                    self.before_load(list(message.load.ids))
+                    self.send(executionenv_pb2.DataServiceMessage(loaded=executionenv_pb2.LoadReply(
+                        request_id=message.load.request_id,
+                        objects=[self.stored[i] for i in message.load.ids if i in self.stored])))
+                elif kind == "relay":
+                    self.relays.append(message.relay)
+                    reply = self.on_relay(message.relay)
+                    reply.request_id = message.relay.request_id
+                    self.send(executionenv_pb2.DataServiceMessage(relayed=reply))
+                else:
+                    self.received.put(message)
         except (OSError, EOFError, DecodeError):
             pass
         finally:
             self.ended.set()
 
     def send(self, message: executionenv_pb2.DataServiceMessage) -> None:
-        """Sends one DataServiceMessage frame to the attached environment."""
+        """Sends one DataServiceMessage frame to the environment."""
         body = message.SerializeToString()
         self.send_raw(struct.pack(">I", len(body)) + body)
 
     def send_raw(self, data: bytes) -> None:
         """Writes `data` as is (for malformed frames)."""
-        assert self.attached.wait(WAIT), "no execution environment attached"
         with self._write_lock:
-            self._connection.sendall(data)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._to_ee, view):]
 
     def send_execute(self, **fields) -> None:
+        fields.setdefault("caller", caller())
         self.send(executionenv_pb2.DataServiceMessage(execute=executionenv_pb2.ExecuteRequest(**fields)))
+
+    def deploy(self, files: dict) -> None:
+        """Sends the whole model set: one model holding `files` (path -> bytes)."""
+        model = logicmodule_pb2.Model(namespace="tests", language=common_pb2.PYTHON,
+                                      files=[logicmodule_pb2.ModelFile(path=p, content=c) for p, c in files.items()])
+        self.send(executionenv_pb2.DataServiceMessage(deploy=logicmodule_pb2.ModelList(models=[model])))
 
     def next_message(self, timeout: float = WAIT):
         return self.received.get(timeout=timeout)
 
     def close_link(self) -> None:
-        """Closes the attached connection: the environment sees end of stream."""
-        if self._connection is not None:
+        """Ends the link from the Data Service's side (the environment reads end of stream)."""
+        with self._write_lock:
             try:
-                self._connection.shutdown(socket.SHUT_RDWR)
+                os.close(self._to_ee)
             except OSError:
                 pass
-            self._connection.close()
 
     def stop(self) -> None:
         self.close_link()
-        self._listener.close()
-        shutil.rmtree(self.directory, ignore_errors=True)
-        self.server.stop(0)
+        for fd in (self._from_ee,):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
-def read_frame(connection: socket.socket) -> bytes:
-    """The body of the next frame on `connection`; EOFError at end of stream, also inside a frame."""
-    size = struct.unpack(">I", _read_exactly(connection, 4))[0]
-    return _read_exactly(connection, size)
+def caller(username: str = "alice", datasets=("alice",)) -> executionenv_pb2.CallScope:
+    """Who a call runs for, as the Data Service says it."""
+    return executionenv_pb2.CallScope(username=username, dataset=username, datasets=list(datasets))
 
 
-def _read_exactly(connection: socket.socket, size: int) -> bytes:
-    data = bytearray(size)
-    view = memoryview(data)
-    done = 0
-    while done < size:
-        count = connection.recv_into(view[done:])
-        if count == 0:
-            raise EOFError(f"end of stream after {done} of {size} bytes")
-        done += count
-    return bytes(data)
+def model_files(root) -> dict:
+    """path -> bytes of every .py file under `root`, as a deploy carries them."""
+    import pathlib
+    root = pathlib.Path(root)
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*.py")
+            if "__pycache__" not in p.parts}
 
 
-class _StorePeer(dataservice_pb2_grpc.DataServiceServicer):
-    def __init__(self, link: LinkPeer):
-        self.link = link
+def read_frame(fd: int) -> bytes:
+    (size,) = struct.unpack(">I", _read_exactly(fd, 4))
+    return _read_exactly(fd, size)
 
-    def GetObjects(self, request, context):
-        self.link.get_objects_calls.append((list(request.ids), dict(context.invocation_metadata()).get(
-            "dataclay-session")))
-        return dataservice_pb2.GetObjectsResponse(
-            objects=[self.link.stored[i] for i in request.ids if i in self.link.stored])
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    chunks, left = [], size
+    while left:
+        chunk = os.read(fd, left)
+        if not chunk:
+            raise EOFError("end of stream")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)

@@ -4,7 +4,7 @@ import pathlib
 import pytest
 
 from dataclay.exceptions import InvalidArgumentError
-from dataclay._internal.config import DEFAULT_PORT, Config
+from dataclay._internal.config import DEFAULT_PORT, Config, EnvironmentConfig
 
 
 def write(path: pathlib.Path, text: str) -> pathlib.Path:
@@ -39,30 +39,34 @@ def test_explicit_file_wins_over_the_default_file(tmp_path):
     assert Config.load(explicit, env={"DATACLAY_HOME": str(tmp_path)}).port == 4000
 
 
-def test_pickle_allow_and_execution_environment_keys_are_parsed(tmp_path):
-    config = Config.load(env={"DATACLAY_HOME": str(tmp_path), "DATACLAY_PICKLE_ALLOW": " numpy.dtype, a.b.c ,",
-                              "DATACLAY_EE_DS_ADDRESS": "127.0.0.1:5555",
-                              "DATACLAY_BACKEND_ID": "b", "DATACLAY_EE_MODELS_DIR": str(tmp_path),
-                              "DATACLAY_EE_THREADS": "4", "DATACLAY_EE_SOCKET": "/tmp/dataclay-ee-1/ee.sock"})
-    assert config.pickle_allow == ("numpy.dtype", "a.b.c") and config.ee_socket == "/tmp/dataclay-ee-1/ee.sock"
-    assert (config.ee_ds_address, config.backend_id, config.ee_models_dir, config.ee_threads) == \
-        ("127.0.0.1:5555", "b", tmp_path.resolve(), 4)
+def test_pickle_allow_is_parsed(tmp_path):
+    config = Config.load(env={"DATACLAY_HOME": str(tmp_path), "DATACLAY_PICKLE_ALLOW": " numpy.dtype, a.b.c ,"})
+    assert config.pickle_allow == ("numpy.dtype", "a.b.c")
 
 
-def test_an_execution_environment_reads_no_client_file(tmp_path):
+def test_an_execution_environment_reads_its_keys_from_the_data_service_only(tmp_path):
     write(tmp_path / "client.properties", "DATACLAY_USER=admin\nDATACLAY_PASSWORD=admin-password\n")
-    config = Config.load(env={"DATACLAY_HOME": str(tmp_path)}, read_client_file=False)
-    assert (config.user, config.password, config.source) == (None, None, None)
+    config = EnvironmentConfig.load({"DATACLAY_HOME": str(tmp_path), "DATACLAY_EE_BACKEND_ID": "b",
+                                     "DATACLAY_EE_THREADS": "4", "DATACLAY_EE_PICKLE_ALLOW": "numpy.dtype",
+                                     "DATACLAY_PASSWORD": "not-read"})
+    assert config == EnvironmentConfig(backend_id="b", threads=4, pickle_allow=("numpy.dtype",))
+    assert not hasattr(config, "password") and not hasattr(config, "user")
+
+
+@pytest.mark.parametrize("env, message", [
+    ({}, "DATACLAY_EE_BACKEND_ID is not set"),
+    ({"DATACLAY_EE_BACKEND_ID": "b", "DATACLAY_EE_THREADS": "0"}, "DATACLAY_EE_THREADS must be a positive integer"),
+    ({"DATACLAY_EE_BACKEND_ID": "b", "DATACLAY_EE_PICKLE_ALLOW": "os"}, "must be module.name"),
+])
+def test_bad_execution_environment_keys_are_refused_naming_the_key(env, message):
+    with pytest.raises(InvalidArgumentError, match=message):
+        EnvironmentConfig.load(env)
 
 
 @pytest.mark.parametrize("key, value, message", [
     ("DATACLAY_PORT", "eleven", "DATACLAY_PORT must be a port number"),
     ("DATACLAY_PORT", "70000", "DATACLAY_PORT must be a port number"),
     ("DATACLAY_PICKLE_ALLOW", "os", "DATACLAY_PICKLE_ALLOW entries must be module.name"),
-    ("DATACLAY_EE_DS_ADDRESS", "nohostport", "DATACLAY_EE_DS_ADDRESS must be host:port"),
-    ("DATACLAY_EE_THREADS", "0", "DATACLAY_EE_THREADS must be a positive integer"),
-    ("DATACLAY_EE_SOCKET", "ee.sock", "DATACLAY_EE_SOCKET must be an absolute path"),
-    ("DATACLAY_EE_SOCKET", "/" + "d" * 107, "DATACLAY_EE_SOCKET must be at most 107 bytes"),
 ])
 def test_bad_values_name_the_key_and_the_file(tmp_path, key, value, message):
     path = write(tmp_path / "bad.properties", f"{key}={value}\n")

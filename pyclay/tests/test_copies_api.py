@@ -11,11 +11,10 @@ from dataclay import api
 from dataclay.exceptions import (
     AliasDoesNotExistError, BackendDoesNotExistError, BackendUnavailableError, InvalidArgumentError,
     NotAVersionError, ObjectNotPersistentError)
-from dataclay._internal.config import Config
+from dataclay._internal.config import EnvironmentConfig
 from dataclay._internal.ee.runtime import EnvironmentRuntime
 from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.proto import common_pb2, dataservice_pb2
-from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
 from dataclay._internal.runtime.current import install_runtime, remove_runtime
 from peers import CopyingPeer, LogicModulePeer
 from unitmodels.shop import Item, Node
@@ -87,8 +86,7 @@ def test_bad_arguments_to_copy_operations_are_refused_before_any_call(call, word
 
 
 def test_copy_operations_inside_a_backend_are_refused_as_client_side_operations(models_dir):
-    runtime = EnvironmentRuntime(Config(home=models_dir, backend_id=str(uuid.uuid4()), ee_models_dir=models_dir),
-                                 DataServiceClient("127.0.0.1:1"), LogicModuleClient("127.0.0.1:1"))
+    runtime = EnvironmentRuntime(EnvironmentConfig(backend_id=str(uuid.uuid4())), None, models_dir)
     assert install_runtime(runtime)
     proxy = IDENTITY.proxy(Item, str(uuid.uuid4()), str(uuid.uuid4()))
     try:

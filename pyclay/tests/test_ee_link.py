@@ -1,6 +1,7 @@
-"""The execution environment process (`python -m dataclay._internal.ee`) against a real peer playing
-the Data Service's side of the framed Unix-socket link: hello, concurrent execution, large frames,
-deploy, evict, protocol violations and exit."""
+"""The execution environment process (`python -m dataclay._internal.ee`, started through the sandbox
+launcher as a Data Service starts it) against a real peer playing the Data Service's side of its
+framed link on standard input and output: hello, concurrent execution, large frames, deploy, evict,
+protocol violations and exit."""
 import os
 import pathlib
 import pickle
@@ -14,13 +15,13 @@ import uuid
 
 import pytest
 
-from dataclay._internal.proto import common_pb2, executionenv_pb2, logicmodule_pb2
+from dataclay._internal.proto import common_pb2, executionenv_pb2
 from dataclay._internal.serialization.decoder import loads
 from dataclay._internal.serialization.encoder import dumps_args
 from dataclay._internal.serialization.graph import GraphWriter
 from dataclay._internal.serialization.policy import ClientClassPolicy
 from dataclay._internal.rpc.convert import add_object_data
-from peers import LinkPeer
+from peers import LinkPeer, model_files
 
 PYCLAY = pathlib.Path(__file__).resolve().parents[1]
 BACKEND = str(uuid.uuid4())
@@ -56,28 +57,31 @@ SLEEPER = textwrap.dedent('''
 
 
 class Environment:
-    """One execution environment process attached to a LinkPeer; always stopped by the fixture."""
+    """One execution environment process linked to a LinkPeer, started through the sandbox launcher
+    (mode none: these tests are about the link, test_sandbox_escapes.py about confinement); always
+    stopped by the fixture. The models are `model_root` plus sleepers.py, sent as the first deploy."""
 
-    def __init__(self, tmp_path: pathlib.Path, secret: str = "s3cret", parent_script: bool = False,
-                 socket_path: str | None = None):
-        self.models = tmp_path / "models"
-        shutil.copytree(PYCLAY / "tests" / "model_root", self.models)
-        (self.models / "sleepers.py").write_text(SLEEPER)
+    def __init__(self, tmp_path: pathlib.Path, parent_script: bool = False, launcher: bool = True):
+        tmp_path.mkdir(parents=True)
+        self.work = tmp_path
+        self.files = model_files(PYCLAY / "tests" / "model_root")
+        self.files["sleepers.py"] = SLEEPER.encode()
         self.peer = LinkPeer()
         env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
-        env.update(PYTHONPATH=str(PYCLAY), DATACLAY_HOME=str(tmp_path), DATACLAY_EE_DS_ADDRESS=self.peer.address,
-                   DATACLAY_EE_SOCKET=socket_path or self.peer.socket_path,
-                   DATACLAY_BACKEND_ID=BACKEND, DATACLAY_EE_MODELS_DIR=str(self.models), DATACLAY_PORT="1",
-                   DATACLAY_EE_THREADS="4")
+        env.update(PYTHONPATH=str(PYCLAY), DATACLAY_EE_BACKEND_ID=BACKEND, DATACLAY_EE_THREADS="4")
         command = [sys.executable, "-m", "dataclay._internal.ee"]
+        if launcher:
+            private = tmp_path / "private"
+            private.mkdir(mode=0o700)
+            command = [sys.executable, "-m", "dataclay._internal.sandbox", "--mode", "none", "--tmp", str(private),
+                       "--self-confining", "--", *command]
         if parent_script:
             command = [sys.executable, "-c", "import subprocess, sys, time; p = subprocess.Popen(sys.argv[1:]); "
-                       "print(p.pid, flush=True); time.sleep(600)", *command]
-        # the secret comes on standard input, as the Data Service sends it
-        self.process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True)
-        self.process.stdin.write(secret + "\n")
-        self.process.stdin.close()
+                       "print(p.pid, file=sys.stderr, flush=True); time.sleep(600)", *command]
+        read_end, write_end = self.peer.environment_fds()
+        self.process = subprocess.Popen(command, env=env, stdin=read_end, stdout=write_end, stderr=subprocess.PIPE,
+                                        text=True)
+        self.peer.start(close_environment_ends=True)
 
     def store(self, root) -> str:
         writer = GraphWriter(BACKEND, dataset="alice")
@@ -100,8 +104,7 @@ class Environment:
 
     def call(self, call_id: int, object_id: str, class_name: str, method: str, *args):
         self.peer.send_execute(call_id=call_id, object_id=object_id, class_name=class_name,
-                               kind=executionenv_pb2.CALL_METHOD, name=method, payload=dumps_args(args, {}),
-                               session=_session())
+                               kind=executionenv_pb2.CALL_METHOD, name=method, payload=dumps_args(args, {}))
 
     def result(self, timeout: float = 20):
         message = self.peer.next_message(timeout)
@@ -109,8 +112,10 @@ class Environment:
         return message.result
 
     def hello(self):
+        """Waits for the hello, then deploys the models, as the Data Service does."""
         message = self.peer.next_message(30)
         assert message.WhichOneof("kind") == "hello"
+        self.peer.deploy(self.files)
         return message.hello
 
     def wait(self, timeout: float = 20) -> int:
@@ -121,10 +126,6 @@ class Environment:
             self.process.kill()
         self.process.wait(timeout=10)
         self.peer.stop()
-
-
-def _session():
-    return logicmodule_pb2.SessionInfo(token="tok", username="alice", dataset="alice", datasets=["alice"])
 
 
 @pytest.fixture
@@ -149,11 +150,11 @@ def test_environment_says_hello_and_answers_calls(environments):
     oid = env.store(Item("pen", 3))
     env.call(7, oid, "unitmodels.shop.Item", "raise_price", 4)
     result = env.result()
-    assert hello.pid == env.process.pid and hello.runtime_version.startswith("pyclay")
+    assert hello.runtime_version.startswith("pyclay") and hello.confinement.startswith("none")
     assert result.call_id == 7 and not result.HasField("error")
     assert loads(result.result, ClientClassPolicy()) == 7
     assert [d.id for d in result.deltas] == [oid]
-    assert env.peer.get_objects_calls == [([oid], "tok")]
+    assert env.peer.load_calls == [([oid], 7)]
 
 
 @pytest.mark.timeout(60)
@@ -175,8 +176,7 @@ def test_errors_travel_back_in_the_result(environments):
     oid = env.store(Item("pen", 3))
     env.call(3, oid, "unitmodels.shop.Item", "fail_after_change", "bad")
     env.call(4, oid, "unitmodels.shop.Item", "no_such_method")
-    env.peer.send_execute(call_id=5, object_id=oid, class_name="unitmodels.shop.Item", kind=0, name="x",
-                          session=_session())
+    env.peer.send_execute(call_id=5, object_id=oid, class_name="unitmodels.shop.Item", kind=0, name="x")
     errors = {r.call_id: r.error for r in (env.result(), env.result(), env.result())}
     assert errors[3].code == common_pb2.REMOTE_EXCEPTION and errors[3].remote_type == "builtins.ValueError"
     assert errors[4].code == common_pb2.METHOD_DOES_NOT_EXIST
@@ -193,7 +193,7 @@ def test_evicted_objects_are_loaded_again(environments):
     env.peer.send(executionenv_pb2.DataServiceMessage(evict=executionenv_pb2.EvictRequest(ids=[oid])))
     env.call(2, oid, "sleepers.Sleeper", "nap", 0)
     env.result()
-    assert len(env.peer.get_objects_calls) == 2
+    assert len(env.peer.load_calls) == 2
 
 
 @pytest.mark.timeout(60)
@@ -203,8 +203,7 @@ def test_deploy_of_an_unchanged_or_new_module_keeps_serving(environments):
     oid = env.store_sleeper()
     env.call(1, oid, "sleepers.Sleeper", "nap", 0)
     env.result()
-    (env.models / "extra.py").write_text("VALUE = 1\n")
-    env.peer.send(_deploy(("sleepers.py", SLEEPER.encode()), ("extra.py", b"VALUE = 1\n")))
+    env.peer.deploy({**env.files, "extra.py": b"VALUE = 1\n"})
     env.call(2, oid, "sleepers.Sleeper", "nap", 0)
     assert env.result().call_id == 2 and env.process.poll() is None
 
@@ -214,12 +213,11 @@ def test_deploy_that_changes_a_loaded_module_finishes_calls_then_exits_3(environ
     env = environments()
     env.hello()
     oid, other = env.store_sleeper(), env.store_sleeper()
-    started = env.models.parent / "nap-started"
+    started = env.work / "nap-started"
     env.call(1, oid, "sleepers.Sleeper", "nap", 1.0, str(started))
     _wait_for_file(started)
     changed = SLEEPER + "\nCHANGED = True\n"
-    (env.models / "sleepers.py").write_text(changed)
-    env.peer.send(_deploy(("sleepers.py", changed.encode())))
+    env.peer.deploy({**env.files, "sleepers.py": changed.encode()})
     env.call(2, other, "sleepers.Sleeper", "nap", 0)
     results = {r.call_id: r for r in (env.result(), env.result())}
     assert env.wait() == 3
@@ -233,7 +231,7 @@ def test_environment_exits_promptly_at_end_of_stream_even_with_a_call_running(en
     env = environments()
     env.hello()
     oid = env.store_sleeper()
-    started = env.models.parent / "nap-started"
+    started = env.work / "nap-started"
     env.call(1, oid, "sleepers.Sleeper", "nap", 30.0, str(started))
     _wait_for_file(started)
     began = time.monotonic()
@@ -243,11 +241,21 @@ def test_environment_exits_promptly_at_end_of_stream_even_with_a_call_running(en
 
 
 @pytest.mark.timeout(60)
-def test_wrong_secret_is_refused_and_the_environment_exits(environments):
-    env = environments(secret="wrong")
-    assert env.wait() == 0
-    assert env.peer.refused == 1 and not env.peer.attached.is_set()
-    assert "the Data Service closed the link" in env.process.stderr.read()
+def test_an_environment_not_started_by_the_sandbox_launcher_refuses_to_run(environments):
+    env = environments(launcher=False)
+    assert env.wait() == 2
+    assert "cannot confine" in env.process.stderr.read() and env.peer.received.empty()
+
+
+@pytest.mark.timeout(60)
+def test_a_withdrawn_model_makes_the_environment_restart_once_its_module_was_loaded(environments):
+    env = environments()
+    env.hello()
+    oid = env.store_sleeper()
+    env.call(1, oid, "sleepers.Sleeper", "nap", 0)
+    env.result()
+    env.peer.deploy({path: content for path, content in env.files.items() if path != "sleepers.py"})
+    assert env.wait() == 3
 
 
 @pytest.mark.timeout(60)
@@ -262,13 +270,6 @@ def test_malformed_frame_closes_the_link_and_the_environment_exits_1(environment
     assert "protocol violation" in env.process.stderr.read()
 
 
-@pytest.mark.timeout(60)
-def test_unreachable_socket_is_reported_and_the_environment_exits_1(environments):
-    env = environments(socket_path="/nonexistent/ee.sock")
-    assert env.wait() == 1
-    assert "/nonexistent/ee.sock" in env.process.stderr.read()
-
-
 @pytest.mark.timeout(120)
 def test_frames_larger_than_the_read_buffer_round_trip(environments):
     env = environments()
@@ -277,10 +278,10 @@ def test_frames_larger_than_the_read_buffer_round_trip(environments):
     oid = env.store(Item("pen", 3))
     big = os.urandom(32 * 1024 * 1024)
     env.peer.send_execute(call_id=1, object_id=oid, class_name="unitmodels.shop.Item", kind=executionenv_pb2.SET_FIELD,
-                          name="name", payload=pickle.dumps(big, 5), session=_session())
+                          name="name", payload=pickle.dumps(big, 5))
     written = env.result(60)
     env.peer.send_execute(call_id=2, object_id=oid, class_name="unitmodels.shop.Item", kind=executionenv_pb2.GET_FIELD,
-                          name="name", session=_session())
+                          name="name")
     read = env.result(60)
     assert written.call_id == 1 and not written.HasField("error")
     [delta] = written.deltas
@@ -303,7 +304,7 @@ def test_a_call_blocked_on_another_call_completes_when_that_call_runs(environmen
 @pytest.mark.timeout(60)
 def test_environment_exits_when_its_parent_dies(environments):
     env = environments(parent_script=True)
-    child = int(env.process.stdout.readline())
+    child = int(env.process.stderr.readline())
     env.hello()
     env.process.send_signal(signal.SIGKILL)
     env.process.wait(timeout=10)
@@ -318,12 +319,6 @@ def _wait_for_file(path: pathlib.Path) -> None:
     while not path.exists() and time.monotonic() < deadline:
         time.sleep(0.02)
     assert path.exists(), f"{path} was not created"
-
-
-def _deploy(*files):
-    model = logicmodule_pb2.Model(namespace="ns", language=common_pb2.PYTHON,
-                                  files=[logicmodule_pb2.ModelFile(path=p, content=c) for p, c in files])
-    return executionenv_pb2.DataServiceMessage(deploy=logicmodule_pb2.ModelList(models=[model]))
 
 
 def _alive(pid: int) -> bool:

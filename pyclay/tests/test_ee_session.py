@@ -1,19 +1,21 @@
-"""The execution environment's LinkSession in process, on a real Unix socket to a peer playing the
-Data Service: the order in which concurrent calls' deltas reach the Data Service."""
+"""The execution environment's LinkSession in process, on real pipes to a peer playing the Data
+Service: the order in which concurrent calls' deltas reach the Data Service."""
 import sys
 import threading
 import uuid
 
 import pytest
 
-from dataclay._internal.config import Config
+import tempfile
+
+from dataclay._internal.config import EnvironmentConfig
 from dataclay._internal.ee.executor import Executor
 from dataclay._internal.ee.link import EXIT_DONE, LinkSession
 from dataclay._internal.ee.models import ModelWatcher
 from dataclay._internal.ee.runtime import EnvironmentRuntime
 from dataclay._internal.model.identity import IDENTITY
-from dataclay._internal.proto import executionenv_pb2, logicmodule_pb2
-from dataclay._internal.rpc import DataServiceClient, DataServiceLink, LogicModuleClient
+from dataclay._internal.proto import executionenv_pb2
+from dataclay._internal.rpc import DataServiceLink
 from dataclay._internal.rpc.convert import add_object_data
 from dataclay._internal.runtime.current import install_runtime, remove_runtime
 from dataclay._internal.serialization.decoder import loads
@@ -24,21 +26,20 @@ from peers import LinkPeer
 from unitmodels.shop import Item
 
 BACKEND = str(uuid.uuid4())
-SECRET = "s3cret"
 
 
 @pytest.fixture
 def session(models_dir):
     """A LinkSession of 8 workers serving a LinkPeer, run in a thread; the link is closed afterwards."""
-    peer = LinkPeer(SECRET)
-    store = DataServiceClient(peer.address)
-    runtime = EnvironmentRuntime(Config(home=models_dir, backend_id=BACKEND, ee_models_dir=models_dir), store,
-                                 LogicModuleClient("127.0.0.1:1"))
+    peer = LinkPeer()
+    link = DataServiceLink(*peer.environment_fds())
+    peer.start()
+    served = LinkSession(link, None, ModelWatcher(tempfile.mkdtemp()), None, 8)
+    runtime = EnvironmentRuntime(EnvironmentConfig(backend_id=BACKEND), served, models_dir)
+    served.attach(Executor(runtime), runtime.evict)
     assert install_runtime(runtime)
-    link = DataServiceLink.connect(peer.socket_path)
-    served = LinkSession(link, Executor(runtime), ModelWatcher(models_dir), runtime.evict, 8, SECRET)
     codes = []
-    thread = threading.Thread(target=lambda: codes.append(served.run()), daemon=True)
+    thread = threading.Thread(target=lambda: codes.append(served.run("test")), daemon=True)
     thread.start()
     assert peer.next_message().WhichOneof("kind") == "hello"
     yield peer
@@ -46,7 +47,6 @@ def session(models_dir):
     thread.join(10)
     link.close()
     remove_runtime(runtime)
-    store.close()
     peer.stop()
     assert codes == [EXIT_DONE]
 
@@ -64,9 +64,7 @@ def _store(peer, root) -> str:
 
 def _call(peer, call_id: int, object_id: str, method: str, *args) -> None:
     peer.send_execute(call_id=call_id, object_id=object_id, class_name="unitmodels.shop.Item",
-                      kind=executionenv_pb2.CALL_METHOD, name=method, payload=dumps_args(args, {}),
-                      session=logicmodule_pb2.SessionInfo(token="tok", username="alice", dataset="alice",
-                                                          datasets=["alice"]))
+                      kind=executionenv_pb2.CALL_METHOD, name=method, payload=dumps_args(args, {}))
 
 
 @pytest.mark.timeout(120)

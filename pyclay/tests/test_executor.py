@@ -1,5 +1,6 @@
 """The execution environment's execution logic, driven directly: loading, touched objects,
-deltas, new objects, results and errors. Objects are loaded from a real gRPC store peer."""
+deltas, new objects, results and errors. Objects are loaded over a real link from a peer playing
+the Data Service."""
 import os
 import pickle
 import uuid
@@ -8,37 +9,51 @@ import pytest
 
 from dataclay.exceptions import (
     MethodDoesNotExistError, ObjectNotHereError, PermissionDeniedError, RemoteError, SerializationError)
-from dataclay._internal.config import Config
+import tempfile
+
+from dataclay._internal.config import EnvironmentConfig
 from dataclay._internal.ee import changes
 from dataclay._internal.ee.executor import CALL_METHOD, GET_FIELD, SET_FIELD, Execution, Executor
 from dataclay._internal.ee.runtime import EnvironmentRuntime
 from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.model.states import PROXY, RESIDENT, STATE_KEY
-from dataclay._internal.proto import dataservice_pb2
-from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
+from dataclay._internal.ee.link import LinkSession
+from dataclay._internal.ee.models import ModelWatcher
+from dataclay._internal.ee.relay import AioLinkChannel, LinkChannel
+from dataclay._internal.proto import common_pb2, dataservice_pb2, executionenv_pb2, logicmodule_pb2
+from dataclay._internal.rpc import DataServiceLink, channels
 from dataclay._internal.rpc.convert import add_object_data
 from dataclay._internal.runtime.current import install_runtime, remove_runtime
 from dataclay._internal.serialization.decoder import loads
 from dataclay._internal.serialization.encoder import dumps, dumps_args
 from dataclay._internal.serialization.graph import GraphWriter
 from dataclay._internal.serialization.policy import BackendClassPolicy
-from peers import DataServicePeer, LinkPeer, LogicModulePeer
+from peers import LinkPeer
 from unitmodels.shop import Basket, Item, OutOfStock
 
 BACKEND = str(uuid.uuid4())
 
 
+def linked_runtime(peer: LinkPeer, models_dir) -> EnvironmentRuntime:
+    """An execution environment runtime linked to `peer` (in process: the executing thread reads its answers)."""
+    link = DataServiceLink(*peer.environment_fds())
+    peer.start()
+    session = LinkSession(link, None, ModelWatcher(tempfile.mkdtemp()), None, 4)
+    channels.relay_through(lambda address, aio: (AioLinkChannel if aio else LinkChannel)(session, address))
+    runtime = EnvironmentRuntime(EnvironmentConfig(backend_id=BACKEND), session, models_dir)
+    session.attach(Executor(runtime), runtime.evict)
+    return runtime
+
+
 @pytest.fixture
 def env(models_dir):
-    """An execution environment runtime whose store is a real gRPC peer."""
+    """An execution environment runtime whose Data Service is a real link peer."""
     peer = LinkPeer()
-    store = DataServiceClient(peer.address)
-    config = Config(home=models_dir, backend_id=BACKEND, ee_models_dir=models_dir)
-    runtime = EnvironmentRuntime(config, store, LogicModuleClient("127.0.0.1:1"))
+    runtime = linked_runtime(peer, models_dir)
     assert install_runtime(runtime)
     yield peer, runtime, Executor(runtime), BackendClassPolicy(models_dir)
     remove_runtime(runtime)
-    store.close()
+    channels.relay_through(None)
     peer.stop()
 
 
@@ -57,7 +72,7 @@ def store(peer, root, dataset="alice") -> list:
 def run(executor, object_id, name, *args, kind=CALL_METHOD, payload=None, datasets=("alice",), **kwargs):
     if payload is None:
         payload = dumps_args(args, kwargs) if kind == CALL_METHOD else b""
-    return executor.execute(Execution(1, object_id, "unitmodels.shop.Item", kind, name, payload, "tok-1",
+    return executor.execute(Execution(1, object_id, "unitmodels.shop.Item", kind, name, payload,
                                       "alice", "alice", frozenset(datasets)))
 
 
@@ -66,7 +81,7 @@ def test_call_loads_the_object_with_the_callers_token_and_sends_only_changed_fie
     [oid] = store(peer, Item("pen", 3))
     outcome = run(executor, oid, "raise_price", 2)
     assert outcome.error is None and loads(outcome.result, policy) == 5
-    assert peer.get_objects_calls == [([oid], "tok-1")]
+    assert peer.load_calls == [([oid], 1)]
     [delta] = outcome.deltas
     assert delta.id == oid and [f.name for f in delta.changed] == ["price"] and delta.removed == ()
     assert loads(delta.changed[0].value, policy) == 5 and outcome.new_objects == []
@@ -90,7 +105,7 @@ def test_resident_object_is_not_loaded_again_and_sequences_increase(env):
     peer, runtime, executor, policy = env
     [oid] = store(peer, Item("pen", 3))
     sequences = [run(executor, oid, "raise_price", 1).deltas[0].sequence for _ in range(5)]
-    assert len(peer.get_objects_calls) == 1
+    assert len(peer.load_calls) == 1
     assert sequences == sorted(sequences) and len(set(sequences)) == 5
 
 
@@ -124,7 +139,7 @@ def test_volatile_objects_reachable_from_state_become_new_resident_objects(env):
     peer, runtime, executor, policy = env
     [basket_id] = store(peer, Basket("bob"))
     outcome = executor.execute(Execution(2, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "add",
-                                         dumps_args((Item("gift", 5),), {}), "tok-1", "alice", "alice",
+                                         dumps_args((Item("gift", 5),), {}), "alice", "alice",
                                          frozenset({"alice"})))
     [new] = outcome.new_objects
     [delta] = outcome.deltas
@@ -133,17 +148,17 @@ def test_volatile_objects_reachable_from_state_become_new_resident_objects(env):
     item = IDENTITY.get(new.id)
     assert item.__dict__[STATE_KEY] is RESIDENT and item.price == 5
     total = executor.execute(Execution(3, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "total", dumps_args((), {}),
-                                       "tok-1", "alice", "alice", frozenset({"alice"})))
-    assert loads(total.result, policy) == 5 and len(peer.get_objects_calls) == 1
+                                       "alice", "alice", frozenset({"alice"})))
+    assert loads(total.result, policy) == 5 and len(peer.load_calls) == 1
 
 
 def test_result_refers_to_persistent_objects_and_copies_volatile_ones(env):
     peer, runtime, executor, policy = env
     basket_id, item_id = store(peer, Basket("bob", [Item("pen", 1)]))
     first = executor.execute(Execution(1, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "first",
-                                       dumps_args((), {}), "tok-1", "alice", "alice", frozenset({"alice"})))
+                                       dumps_args((), {}), "alice", "alice", frozenset({"alice"})))
     fresh = executor.execute(Execution(2, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "new_basket_for",
-                                       dumps_args(("carol",), {}), "tok-1", "alice", "alice", frozenset({"alice"})))
+                                       dumps_args(("carol",), {}), "alice", "alice", frozenset({"alice"})))
     assert loads(first.result, policy) is IDENTITY.get(item_id)
     copy = loads(fresh.result, policy)
     assert isinstance(copy, Basket) and not copy.is_persistent and copy.owner == "carol"
@@ -154,10 +169,10 @@ def test_nested_calls_on_resident_objects_run_in_process_and_are_all_stored(env)
     peer, runtime, executor, policy = env
     ids = store(peer, Basket("bob", [Item("a", 1), Item("b", 2)]))
     outcome = executor.execute(Execution(1, ids[0], "unitmodels.shop.Basket", CALL_METHOD, "raise_all",
-                                         dumps_args((10,), {}), "tok-1", "alice", "alice", frozenset({"alice"})))
+                                         dumps_args((10,), {}), "alice", "alice", frozenset({"alice"})))
     assert loads(outcome.result, policy) == [11, 12]
     assert sorted(d.id for d in outcome.deltas) == sorted(ids[1:])
-    assert sorted(peer.get_objects_calls) == sorted(([i], "tok-1") for i in ids)
+    assert sorted(peer.load_calls) == sorted(([i], 1) for i in ids)
 
 
 def test_user_exception_is_captured_and_the_touched_object_rolled_back(env):
@@ -170,14 +185,14 @@ def test_user_exception_is_captured_and_the_touched_object_rolled_back(env):
     assert "fail_after_change" in error.remote_traceback and outcome.deltas == []
     assert oid not in runtime.residents.snapshots and _not_resident(oid)
     assert loads(run(executor, oid, "describe").result, policy) == "pen costs 3"
-    assert len(peer.get_objects_calls) == 2
+    assert len(peer.load_calls) == 2
 
 
 def test_model_exception_keeps_its_model_type_name(env):
     peer, runtime, executor, policy = env
     [basket_id, _] = store(peer, Basket("bob", [Item("a", 1)]))
     outcome = executor.execute(Execution(1, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "take",
-                                         dumps_args(("zzz",), {}), "tok-1", "alice", "alice", frozenset({"alice"})))
+                                         dumps_args(("zzz",), {}), "alice", "alice", frozenset({"alice"})))
     assert outcome.error.remote_type == "unitmodels.shop.OutOfStock"
     assert type(loads(pickle.dumps(OutOfStock("x"), 5), policy)) is OutOfStock
 
@@ -230,7 +245,7 @@ def test_objects_of_other_datasets_are_refused_even_when_resident(env):
     peer.stored[basket_id].fields[1].CopyFrom(_items_field([item_id]))
     run(executor, item_id, "describe", datasets=("bob",))
     outcome = executor.execute(Execution(1, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "total",
-                                         dumps_args((), {}), "tok-1", "alice", "alice", frozenset({"alice"})))
+                                         dumps_args((), {}), "alice", "alice", frozenset({"alice"})))
     assert isinstance(outcome.error, PermissionDeniedError) and item_id in str(outcome.error)
 
 
@@ -247,39 +262,71 @@ def test_evicted_object_is_reloaded_on_next_use(env):
     assert runtime.residents.evict([oid, str(uuid.uuid4())]) == 1
     assert _not_resident(oid)
     run(executor, oid, "describe")
-    assert len(peer.get_objects_calls) == 2
+    assert len(peer.load_calls) == 2
 
 
-def test_objects_of_other_backends_are_reached_through_their_data_service_with_the_callers_token(models_dir):
-    # setup: an execution environment whose Logic Module knows a second backend holding an item
-    lm = LogicModulePeer()
-    lm.tokens.add("tok-1")
-    other = DataServicePeer(lm)
-    other.on_get_field = lambda r: dataservice_pb2.GetFieldResponse(value=dumps(7)[0])
+def test_objects_of_other_backends_are_reached_through_calls_the_data_service_relays(models_dir):
+    # setup: an execution environment whose Data Service knows a second backend holding an item
     link = LinkPeer()
-    store_client = DataServiceClient(link.address)
-    runtime = EnvironmentRuntime(Config(home=models_dir, backend_id=BACKEND, ee_models_dir=models_dir),
-                                 store_client, LogicModuleClient(lm.address))
+    other = common_pb2.BackendInfo(id=str(uuid.uuid4()), name="other", host="127.0.0.9", port=4321,
+                                   languages=[common_pb2.PYTHON], alive=True)
+
+    def relay(request):
+        if request.method.endswith("/GetBackends"):
+            response = logicmodule_pb2.BackendList(backends=[other])
+        else:
+            response = dataservice_pb2.GetFieldResponse(value=dumps(7)[0])
+        return executionenv_pb2.RelayReply(response=response.SerializeToString())
+
+    link.on_relay = relay
+    runtime = linked_runtime(link, models_dir)
     assert install_runtime(runtime)
     try:
-        remote_item = IDENTITY.proxy(Item, str(uuid.uuid4()), other.backend_id)
+        remote_item = IDENTITY.proxy(Item, str(uuid.uuid4()), other.id)
         basket = Basket("bob", [remote_item])
         [basket_id] = store(link, basket)
         # run
         outcome = Executor(runtime).execute(Execution(1, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "total",
-                                                      dumps_args((), {}), "tok-1", "alice", "alice",
-                                                      frozenset({"alice"})))
+                                                      dumps_args((), {}), "alice", "alice", frozenset({"alice"})))
     finally:
         remove_runtime(runtime)
-        store_client.close()
-        other.stop()
+        channels.relay_through(None)
         link.stop()
-        lm.stop()
-    # verify
+    # verify: the field read went to the other backend's address, relayed for call 1, with no token of ours
     assert outcome.error is None and loads(outcome.result, BackendClassPolicy(models_dir)) == 7
-    [request] = other.requests
-    assert (request.object_id, request.field) == (remote_item.getID(), "price") and other.tokens == ["tok-1"]
-    assert link.get_objects_calls == [([basket_id], "tok-1")]
+    assert [(r.call_id, r.method) for r in link.relays] == [
+        (1, "/dataclay.v1.LogicModule/GetBackends"), (1, "/dataclay.v1.DataService/GetField")]
+    field = dataservice_pb2.GetFieldRequest.FromString(link.relays[1].request)
+    assert link.relays[0].target == "" and link.relays[1].target == "127.0.0.9:4321"
+    assert (field.object_id, field.field) == (remote_item.getID(), "price")
+    assert link.load_calls == [([basket_id], 1)]
+
+
+def test_a_call_whose_object_another_writer_changed_while_it_ran_is_refused_and_stores_nothing(env):
+    # setup: a basket of two items; while the call loads the second, the first is evicted, as the Data
+    # Service does when another account's call changed it
+    peer, runtime, executor, policy = env
+    first, second = Item("pen", 1), Item("ink", 2)
+    ids = store(peer, Basket("bob", [first, second]))
+    basket_id, first_id, second_id = ids
+    evicted = []
+
+    def evict_first(load_ids):
+        if load_ids == [second_id] and not evicted:
+            evicted.append(first_id)
+            peer.send(executionenv_pb2.DataServiceMessage(evict=executionenv_pb2.EvictRequest(ids=[first_id])))
+
+    peer.before_load = evict_first
+    # run
+    refused = executor.execute(Execution(1, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "raise_all",
+                                         dumps_args((10,), {}), "alice", "alice", frozenset({"alice"})))
+    again = executor.execute(Execution(2, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "raise_all",
+                                       dumps_args((10,), {}), "alice", "alice", frozenset({"alice"})))
+    # verify: the first call changed nothing and said why; the second reloaded what it touched and went through
+    assert refused.error is not None and refused.error.code == "CONCURRENT_CHANGE" and refused.deltas == []
+    assert first_id in str(refused.error)
+    assert again.error is None and {d.id for d in again.deltas} == {first_id, second_id}
+    assert loads(again.result, policy) == [11, 12]
 
 
 def _not_resident(oid) -> bool:
@@ -306,11 +353,11 @@ def test_an_outcome_the_link_refuses_is_undone_and_its_error_delivered(env):
 
     # run
     refused = executor.execute(Execution(1, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "add",
-                                         dumps_args((Item("gift", 5),), {}), "tok-1", "alice", "alice",
+                                         dumps_args((Item("gift", 5),), {}), "alice", "alice",
                                          frozenset({"alice"})), deliver)
     # verify: the error is delivered once, the basket reloads its stored state, the new item is forgotten
     assert delivered == [refused] and isinstance(refused.error, SerializationError)
     assert _not_resident(basket_id) and len(runtime.residents) == 0
     total = executor.execute(Execution(2, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "total",
-                                       dumps_args((), {}), "tok-1", "alice", "alice", frozenset({"alice"})), deliver)
-    assert loads(total.result, policy) == 0 and delivered[-1] is total and len(peer.get_objects_calls) == 2
+                                       dumps_args((), {}), "alice", "alice", frozenset({"alice"})), deliver)
+    assert loads(total.result, policy) == 0 and delivered[-1] is total and len(peer.load_calls) == 2

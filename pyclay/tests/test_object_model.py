@@ -126,11 +126,12 @@ def test_activemethod_refuses_what_is_not_a_plain_method():
 
 
 def test_tracker_sees_nothing_outside_a_call(models_dir):
+    import threading
     from dataclay._internal.ee.residency import ResidentObjects
-    residents = ResidentObjects("b", None, None)
+    residents = ResidentObjects("b", None, None, threading.RLock())
     item = make_proxy(Item)
     residents.track(item)
-    call = CallContext("t", "alice", "alice", frozenset({"alice"}))
+    call = CallContext(1, "alice", "alice", frozenset({"alice"}))
     enter_call(call)
     try:
         residents.track(item)

@@ -108,6 +108,7 @@ class MultiHostCluster:
         env = self.server_env(host)
         env.update({"DATACLAY_STORE": self.store, "DATACLAY_STORE_PATH": str(self.pools / host.name),
                     "DATACLAY_STORE_SIZE": self.store_size, "DATACLAY_PYTHON": sys.executable,
+                    "DATACLAY_EE_LAUNCHER": sandbox.LAUNCHER,
                     "PMEM_IS_PMEM_FORCE": "1"})
         self._launch(host.name, host, BACKEND_COMMAND, env)
 

@@ -67,16 +67,12 @@ class Config:
         return dataclasses.replace(self, **settings) if settings else self
 
     @classmethod
-    def load(cls, config_file: str | os.PathLike | None = None, env: dict | None = None,
-             read_client_file: bool = True) -> "Config":
-        """Reads `config_file` (else $DATACLAY_HOME/client.properties when it exists and
-        `read_client_file`), then the environment. Execution environments read no client file: it
-        may hold an account's password, which model code must not be handed."""
+    def load(cls, config_file: str | os.PathLike | None = None, env: dict | None = None) -> "Config":
+        """Reads `config_file` (else $DATACLAY_HOME/client.properties when it exists), then the
+        environment. (Execution environments use EnvironmentConfig: they read no file.)"""
         env = os.environ if env is None else env
         from_env = {k: v for k, v in env.items() if k in KEYS and v != ""}
-        if not read_client_file:
-            path = None
-        elif config_file is not None:
+        if config_file is not None:
             path = pathlib.Path(config_file).expanduser()
             if not path.is_file():
                 raise InvalidArgumentError(f"configuration file {str(path)!r} does not exist")

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+from dataclay._internal import sandbox
 from dataclay.exceptions import DataClayException, InvalidArgumentError, NotAuthenticatedError
 from dataclay._internal.cli import class_archives, erasure
 from dataclay._internal.cli.certificates import ClusterCertificates
@@ -201,6 +202,7 @@ class LocalCluster:
             "DATACLAY_BACKEND_DIR": str(self.home / "backends" / record.name),
             "DATACLAY_STORE": state.store, "DATACLAY_STORE_PATH": str(pool),
             "DATACLAY_STORE_SIZE": state.store_size, "DATACLAY_PYTHON": sys.executable,
+            "DATACLAY_EE_LAUNCHER": sandbox.LAUNCHER,
             **self._tls_env(record.name),
         })
         if self.settings.store_key_file is not None:

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 
+from dataclay._internal import sandbox
 from dataclay.exceptions import DataClayException
 from dataclay._internal.cli import class_archives, erasure
 from dataclay._internal.cli.cluster_state import write_private
@@ -95,7 +96,8 @@ class NodeServer:
                         "DATACLAY_BACKEND_NAME": self.node, "DATACLAY_BACKEND_HOST": self.plan.host(self.node),
                         "DATACLAY_BACKEND_PORT": "0", "DATACLAY_BACKEND_DIR": str(self.own),
                         "DATACLAY_STORE": self.plan.store, "DATACLAY_STORE_PATH": str(self.pool),
-                        "DATACLAY_STORE_SIZE": self.plan.store_size, "DATACLAY_PYTHON": sys.executable})
+                        "DATACLAY_STORE_SIZE": self.plan.store_size, "DATACLAY_PYTHON": sys.executable,
+                        "DATACLAY_EE_LAUNCHER": sandbox.LAUNCHER})
             if self.settings.store_key_file is not None:
                 env["DATACLAY_STORE_KEY_FILE"] = str(self.settings.store_key_file)
             if str(self.pool).startswith("/dev/shm/"):

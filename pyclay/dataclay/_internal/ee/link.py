@@ -85,13 +85,13 @@ class LinkSession:
         """The stored state of objects of this backend, read by the Data Service for call `call_id`."""
         request_id = next(self._request_ids)
         return self._ask(request_id, ee_pb2.EnvironmentMessage(load=ee_pb2.LoadRequest(
-            request_id=request_id, call_id=call_id, ids=ids))).loaded
+            request_id=request_id, call_id=call_id, ids=ids)))
 
     def relay(self, call_id: int, target: str, method: str, request: bytes) -> ee_pb2.RelayReply:
         """A unary call made by the Data Service for call `call_id` in its caller's session."""
         request_id = next(self._request_ids)
         return self._ask(request_id, ee_pb2.EnvironmentMessage(relay=ee_pb2.RelayRequest(
-            request_id=request_id, call_id=call_id, target=target, method=method, request=request))).relayed
+            request_id=request_id, call_id=call_id, target=target, method=method, request=request)))
 
     def _ask(self, request_id: int, message):
         self._link.send(message)

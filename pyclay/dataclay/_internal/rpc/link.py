@@ -50,6 +50,7 @@ class DataServiceLink:
         os.close(devnull)
         sys.stdout.flush()
         os.dup2(2, 1)
+        sys.stdout.reconfigure(line_buffering=True)  # each printed line reaches the log as it is printed
         for fd in (read_fd, write_fd):
             os.set_inheritable(fd, False)
         return cls(read_fd, write_fd)

@@ -2,7 +2,13 @@
 (`python -m dataclay._internal.sandbox`, launcher.py) and the layers the confined process applies to
 itself (`confine`, confinement.py). Standard library and ctypes only, and no import of the rest of
 dataclay: it runs before anything else in a fresh interpreter, and must start fast."""
+import os
+
 from .confinement import confine, confine_from_environment
 from .profiles import Limits, Profile, SandboxError
 
-__all__ = ["Limits", "Profile", "SandboxError", "confine", "confine_from_environment"]
+__all__ = ["LAUNCHER", "Limits", "Profile", "SandboxError", "confine", "confine_from_environment"]
+
+LAUNCHER = os.path.dirname(os.path.abspath(__file__))
+"""This package's directory: a Data Service runs the launcher as `python -I LAUNCHER ...` (about 150 ms
+faster than -m, which imports the whole client first); its DATACLAY_EE_LAUNCHER setting."""

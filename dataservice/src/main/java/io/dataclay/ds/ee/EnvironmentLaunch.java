@@ -1,10 +1,16 @@
 package io.dataclay.ds.ee;
 
 import io.dataclay.common.Language;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.stream.Stream;
 
 /**
  * How an execution-environment process is started: through the sandbox launcher
@@ -54,7 +60,9 @@ public record EnvironmentLaunch(Language language, List<String> command, List<St
   public static EnvironmentLaunch java(String python, EnvironmentSettings s, Map<String, String> passed, String javaHome,
       String classPath) {
     List<String> launcher = launcher(python, s, s.memoryMb() + 2048);
-    launcher.addAll(List.of("--read", javaHome));
+    for (String read : jdkReads(javaHome)) {
+      launcher.addAll(List.of("--read", read));
+    }
     for (String entry : classPath.split(java.io.File.pathSeparator)) {
       if (!entry.isBlank()) {
         launcher.addAll(List.of("--read", entry));
@@ -70,7 +78,36 @@ public record EnvironmentLaunch(Language language, List<String> command, List<St
   }
 
   private static List<String> launcher(String python, EnvironmentSettings s, int memoryMb) {
-    return new ArrayList<>(List.of(python, "-m", "dataclay._internal.sandbox", "--mode", s.confinement(),
-        "--memory-mb", Integer.toString(memoryMb), "--max-processes", Integer.toString(s.maxTasks())));
+    List<String> out = new ArrayList<>(s.launcher() == null ? List.of(python, "-m", "dataclay._internal.sandbox")
+        : List.of(python, "-I", s.launcher()));
+    out.addAll(List.of("--mode", s.confinement(), "--memory-mb", Integer.toString(memoryMb), "--max-processes",
+        Integer.toString(s.maxTasks())));
+    return out;
+  }
+
+  // What a JDK reads besides its own directory: the targets of links in conf/ and lib/ (Debian keeps
+  // its configuration in /etc/java-17-openjdk).
+  private static Set<String> jdkReads(String javaHome) {
+    Set<String> out = new TreeSet<>();
+    Path home = Path.of(javaHome);
+    out.add(real(home).toString());
+    for (String sub : List.of("conf", "lib")) {
+      try (Stream<Path> entries = Files.list(home.resolve(sub))) {
+        entries.filter(Files::isSymbolicLink).map(EnvironmentLaunch::real)
+            .filter(p -> !p.startsWith(real(home)) && p.getParent() != null)
+            .forEach(p -> out.add(p.getParent().toString()));
+      } catch (IOException e) {
+        // a JDK without that directory needs nothing from it
+      }
+    }
+    return out;
+  }
+
+  private static Path real(Path p) {
+    try {
+      return p.toRealPath();
+    } catch (IOException e) {
+      return p.toAbsolutePath();
+    }
   }
 }
