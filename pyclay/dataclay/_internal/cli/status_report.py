@@ -103,16 +103,29 @@ def _describe(backend, token: str, tls) -> BackendLine:
         line.collected = store.objects_collected
         line.encrypted = store.encrypted
         for env in status.environments:
-            language = _language_name(env.language)
-            if env.alive:
-                line.environments.append(f"{language} up (pid {env.pid}, {env.restarts} restarts, {env.calls} calls)")
-            else:
-                line.environments.append(f"{language} DOWN ({env.restarts} restarts)")
+            line.environments.append(environment_line(env))
     except DataClayException as e:
         line.problem = str(e)
     finally:
         ds.close()
     return line
+
+
+def environment_line(env) -> str:
+    """One line about an execution environment: how model code is confined, and its processes (one per account)."""
+    language = _language_name(env.language)
+    if env.confinement == "in-process":
+        return f"{language} in the Data Service's process (pid {env.pid}, {env.calls} calls; not confined)"
+    state = "up" if env.alive else f"DOWN: {env.problem or 'no process could start'}"
+    processes = ", ".join(f"{p.account} (pid {p.pid}, {p.calls} calls, {p.restarts} restarts"
+                          f"{', ' + str(p.calls_in_flight) + ' running' if p.calls_in_flight else ''})"
+                          for p in env.processes)
+    listed = f": {processes}" if processes else " (each starts at its account's first call)"
+    applied = next((p.confinement for p in env.processes if p.confinement), "")
+    layers = ",".join(layer for layer in applied.split(",") if not layer.startswith("uid="))
+    confinement = env.confinement + (f" ({layers})" if layers else "")
+    return (f"{language} {state}, confinement {confinement}, {len(env.processes)} process(es){listed}, "
+            f"{env.restarts} restarts, {env.calls} calls")
 
 
 def _language_name(value: int) -> str:
