@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.dataclay.ds.ee.EnvironmentSettings;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -47,6 +48,7 @@ class DataServiceConfigTest {
     assertEquals("python3", c.python());
     assertEquals(1000, c.heartbeatMs());
     assertEquals(10000, c.eeWaitMs());
+    assertEquals(Path.of("/tmp/dc-home/backends/b1/ee"), c.environmentsDir());
   }
 
   @Test
@@ -54,6 +56,7 @@ class DataServiceConfigTest {
     Map<String, String> env = minimal();
     env.put("DATACLAY_PYTHON", "none");
     assertNull(DataServiceConfig.from(env).python());
+    assertEquals("python3", DataServiceConfig.from(env).launcherPython(), "the Java environment's launcher still runs");
   }
 
   @Test
@@ -65,15 +68,85 @@ class DataServiceConfigTest {
   }
 
   @Test
-  void the_python_environment_inherits_only_harmless_keys() {
+  void environment_processes_inherit_only_harmless_keys_and_their_own_settings() throws Exception {
+    // setup: every kind of credential a Data Service may hold in its environment
     Map<String, String> env = minimal();
     env.put("DATACLAY_PASSWORD", "leaked-admin-password");
     env.put("DATACLAY_USER", "admin");
+    env.put("DATACLAY_TOKEN", "leaked-token");
     env.put("AWS_SECRET_ACCESS_KEY", "leaked");
+    env.put("DATACLAY_STORE_KEY_FILE", "/keys/store.key");
+    env.put("DATACLAY_STORE_URL", "jdbc:postgresql://h/db?user=u&password=leaked");
+    env.put("DATACLAY_TLS_CA", fixture("ca.pem"));
+    env.put("DATACLAY_TLS_CERT", fixture("server.pem"));
+    env.put("DATACLAY_TLS_KEY", fixture("server.key"));
     env.put("PATH", "/usr/bin");
     env.put("DATACLAY_PICKLE_ALLOW", "numpy.dtype");
-    Map<String, String> passed = DataServiceConfig.from(env).pythonEnvironment();
-    assertEquals(Map.of("PATH", "/usr/bin", "DATACLAY_PICKLE_ALLOW", "numpy.dtype"), passed);
+    env.put("DATACLAY_EE_THREADS", "3");
+    // run
+    Map<String, String> passed = DataServiceConfig.from(env).environmentProcessSettings();
+    // verify: the harmless keys and the environment's own settings, nothing else
+    assertEquals(Map.of("PATH", "/usr/bin", "DATACLAY_EE_PICKLE_ALLOW", "numpy.dtype", "DATACLAY_EE_THREADS", "3"),
+        passed);
+    String secretFile = env.get("DATACLAY_CLUSTER_SECRET_FILE");
+    for (String value : passed.values()) {
+      assertFalse(value.contains("leaked") || value.contains(secretFile) || value.contains(".pem")
+          || value.contains(".key"), value);
+    }
+  }
+
+  @Test
+  void execution_environment_settings_follow_the_documented_defaults() {
+    // run
+    EnvironmentSettings s = DataServiceConfig.from(minimal()).environments();
+    // verify
+    assertEquals("auto", s.confinement());
+    assertFalse(s.javaInProcess());
+    assertEquals(4096, s.memoryMb());
+    assertEquals(512, s.maxTasks());
+    assertEquals(16, s.threads());
+    assertEquals(1024, s.maxQueued());
+    assertEquals(64, s.maxProcesses());
+    assertEquals(600_000, s.idleMs());
+    assertEquals(1_800_000, s.callTimeoutMs());
+    assertNull(s.launcher());
+  }
+
+  @Test
+  void execution_environment_settings_take_explicit_values() {
+    // setup
+    Map<String, String> env = minimal();
+    env.put(EnvironmentSettings.CONFINEMENT, "none");
+    env.put(EnvironmentSettings.JAVA, "in-process");
+    env.put(EnvironmentSettings.THREADS, "2");
+    env.put(EnvironmentSettings.MAX_QUEUED, "0");
+    env.put(EnvironmentSettings.MAX_PROCESSES, "3");
+    env.put(EnvironmentSettings.IDLE_S, "5");
+    env.put(EnvironmentSettings.CALL_TIMEOUT_S, "0");
+    env.put(EnvironmentSettings.MEMORY_MB, "128");
+    // run
+    EnvironmentSettings s = DataServiceConfig.from(env).environments();
+    // verify: 0 s is no deadline at all
+    assertEquals(new EnvironmentSettings("none", true, 128, 512, 2, 0, 3, 5000, 0, null), s);
+  }
+
+  @Test
+  void bad_execution_environment_settings_are_refused_naming_the_key() {
+    for (String[] bad : new String[][] {
+        {EnvironmentSettings.CONFINEMENT, "sometimes"}, {EnvironmentSettings.JAVA, "maybe"},
+        {EnvironmentSettings.MEMORY_MB, "10"}, {EnvironmentSettings.MAX_TASKS, "0"},
+        {EnvironmentSettings.THREADS, "0"}, {EnvironmentSettings.THREADS, "many"},
+        {EnvironmentSettings.MAX_QUEUED, "-1"}, {EnvironmentSettings.MAX_PROCESSES, "0"},
+        {EnvironmentSettings.IDLE_S, "0"}, {EnvironmentSettings.CALL_TIMEOUT_S, "-5"},
+        {EnvironmentSettings.CALL_TIMEOUT_S, "1.5"}}) {
+      // setup
+      Map<String, String> env = minimal();
+      env.put(bad[0], bad[1]);
+      // run
+      InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> DataServiceConfig.from(env));
+      // verify
+      assertTrue(e.getMessage().startsWith(bad[0]) && e.getMessage().contains(bad[1]), e.getMessage());
+    }
   }
 
   @Test
@@ -110,7 +183,7 @@ class DataServiceConfigTest {
   }
 
   @Test
-  void tls_needs_the_ca_certificate_and_key_and_the_python_environment_gets_only_the_ca() throws Exception {
+  void tls_needs_the_ca_certificate_and_key_and_environment_processes_get_none_of_them() throws Exception {
     // setup
     Map<String, String> env = minimal();
     env.put("DATACLAY_TLS_CA", fixture("ca.pem"));
@@ -119,13 +192,12 @@ class DataServiceConfigTest {
     env.put("DATACLAY_TLS_CERT", fixture("server.pem"));
     env.put("DATACLAY_TLS_KEY", fixture("server.key"));
     DataServiceConfig c = DataServiceConfig.from(env);
-    // verify
+    // verify: an environment has no network, so not even the CA reaches it
     assertTrue(caOnly.getMessage().startsWith("DATACLAY_TLS_CA=") && caOnly.getMessage().contains("certificate"),
         caOnly.getMessage());
     assertTrue(c.tls().enabled() && c.tls().presentsCertificate());
-    assertEquals(fixture("ca.pem"), c.pythonEnvironment().get("DATACLAY_TLS_CA"));
-    assertFalse(c.pythonEnvironment().containsKey("DATACLAY_TLS_CERT"));
-    assertFalse(c.pythonEnvironment().containsKey("DATACLAY_TLS_KEY"));
+    assertTrue(c.environmentProcessSettings().keySet().stream().noneMatch(k -> k.contains("TLS")),
+        c.environmentProcessSettings().toString());
     assertFalse(DataServiceConfig.from(minimal()).tls().enabled());
   }
 

@@ -5,10 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.dataclay.client.Channels;
+import io.dataclay.client.DataServiceClient;
 import io.dataclay.ds.store.ObjectStores;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.TestKeys;
 import io.dataclay.proto.BackendInfo;
+import io.dataclay.rpc.TlsSettings;
+import io.grpc.ManagedChannel;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -18,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -122,53 +127,67 @@ class DataServiceMainTest {
   }
 
   @Test
-  void the_process_registers_prints_its_start_line_and_on_sigterm_stops_its_environment_and_removes_its_socket()
+  void the_process_registers_prints_its_start_line_and_on_sigterm_stops_its_environments_and_removes_their_directory()
       throws Exception {
-    // setup: a stand-in environment process that records its socket path and pid, and sleeps
+    // setup: a stand-in environment process that records its pid and command line, and sleeps
     Path pidFile = tmp.resolve("ee.pid");
-    Path socketFile = tmp.resolve("ee.socket");
+    Path argsFile = tmp.resolve("ee.args");
     Path fakePython = tmp.resolve("fake-python");
-    Files.writeString(fakePython, "#!/bin/sh\necho \"$DATACLAY_EE_SOCKET\" > " + socketFile + "\necho $$ > "
+    Files.writeString(fakePython, "#!/bin/sh\nprintf '%s\\n' \"$@\" > " + argsFile + "\necho $$ > "
         + pidFile + ".tmp && mv " + pidFile + ".tmp " + pidFile + "\nexec sleep 600\n");
     Files.setPosixFilePermissions(fakePython, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
-    try (TestLogicModule lm = TestLogicModule.start(tmp.resolve("lm"), "admin", "admin-password")) {
-      Map<String, String> env = new java.util.HashMap<>(base("memory", tmp.resolve("pool")));
-      env.put("DATACLAY_PORT", Integer.toString(lm.port()));
-      env.put("DATACLAY_PYTHON", fakePython.toString());
-      // run
-      Process p = launch(env);
-      BufferedReader lines = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-      String line;
-      String startLine = null;
-      while ((line = lines.readLine()) != null) {
-        if (line.startsWith("data service b1 (")) {
-          startLine = line;
-          break;
+    try (TestLogicModule lm = TestLogicModule.start(tmp.resolve("lm"), "admin", "admin-password");
+        var anonymous = new io.dataclay.client.LogicModuleClient(lm.channel(), () -> null)) {
+      String token = anonymous.newSession("admin", "admin-password", "").getToken();
+      try (var admin = new io.dataclay.client.LogicModuleClient(lm.channel(), () -> token)) {
+        admin.registerModel(TestObjects.shapesModel("class Point:\n    x: str\n"));
+        Map<String, String> env = new java.util.HashMap<>(base("memory", tmp.resolve("pool")));
+        env.put("DATACLAY_PORT", Integer.toString(lm.port()));
+        env.put("DATACLAY_PYTHON", fakePython.toString());
+        // run
+        Process p = launch(env);
+        BufferedReader lines = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        String line;
+        String startLine = null;
+        while ((line = lines.readLine()) != null) {
+          if (line.startsWith("data service b1 (")) {
+            startLine = line;
+            break;
+          }
+        }
+        // verify: the announced port is the registered one
+        assertTrue(startLine != null && startLine.contains("store memory at " + tmp.resolve("pool")), startLine);
+        int port = Integer.parseInt(startLine.replaceAll(".* listening on port (\\d+),.*", "$1"));
+        BackendInfo b = admin.getBackends().get(0);
+        assertEquals(port, b.getPort());
+        assertEquals("b1", b.getName());
+        // a first call starts the administrator's environment process
+        ManagedChannel channel = Channels.forAddress("127.0.0.1", port, TlsSettings.plaintext());
+        try {
+          DataServiceClient ds = new DataServiceClient(channel, () -> token);
+          UUID id = UUID.randomUUID();
+          ds.makePersistent(List.of(TestObjects.point(id, "0")), null);
+          CompletableFuture.runAsync(() -> ds.callMethod(id.toString(), "m", new byte[0]));
+          while (!Files.exists(pidFile)) {
+            Thread.sleep(10);
+          }
+          long eePid = Long.parseLong(Files.readString(pidFile).trim());
+          List<String> args = Files.readAllLines(argsFile);
+          Path eeDir = Path.of(args.get(args.indexOf("--tmp") + 1)).getParent();
+          boolean eeDirExisted = Files.isDirectory(eeDir);
+          // SIGTERM ends the Data Service, its environment process and the environments' directory
+          p.destroy();
+          assertTrue(p.waitFor(20, TimeUnit.SECONDS), "SIGTERM did not stop the Data Service");
+          assertEquals(143, p.exitValue());
+          assertFalse(ProcessHandle.of(eePid).map(ProcessHandle::isAlive).orElse(false),
+              "the environment outlived its DS");
+          assertTrue(eeDirExisted);
+          assertEquals(tmp.resolve("home").resolve("backends").resolve("b1").resolve("ee"), eeDir);
+          assertFalse(Files.exists(eeDir), "the environments' directory outlived its Data Service");
+        } finally {
+          Channels.close(channel);
         }
       }
-      // verify: the announced port is the registered one; SIGTERM ends the process
-      assertTrue(startLine != null && startLine.contains("store memory at " + tmp.resolve("pool")), startLine);
-      int port = Integer.parseInt(startLine.replaceAll(".* listening on port (\\d+),.*", "$1"));
-      try (var admin = new io.dataclay.client.LogicModuleClient(lm.channel(), () -> null)) {
-        var token = admin.newSession("admin", "admin-password", "").getToken();
-        try (var authed = new io.dataclay.client.LogicModuleClient(lm.channel(), () -> token)) {
-          BackendInfo b = authed.getBackends().get(0);
-          assertEquals(port, b.getPort());
-          assertEquals("b1", b.getName());
-        }
-      }
-      while (!Files.exists(pidFile)) {
-        Thread.sleep(10);
-      }
-      long eePid = Long.parseLong(Files.readString(pidFile).trim());
-      Path socketDir = Path.of(Files.readString(socketFile).trim()).getParent();
-      boolean socketDirExisted = Files.isDirectory(socketDir);
-      p.destroy();
-      assertTrue(p.waitFor(20, TimeUnit.SECONDS), "SIGTERM did not stop the Data Service");
-      assertEquals(143, p.exitValue());
-      assertFalse(ProcessHandle.of(eePid).map(ProcessHandle::isAlive).orElse(false), "the environment outlived its DS");
-      assertTrue(socketDirExisted);
-      assertFalse(Files.exists(socketDir), "the socket directory outlived its Data Service");
     }
   }
 }

@@ -11,6 +11,7 @@ import io.dataclay.exceptions.NotAuthenticatedException;
 import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.BackendStatus;
+import io.dataclay.proto.EnvironmentProcess;
 import io.dataclay.proto.ExecutionEnvironmentStatus;
 import io.dataclay.proto.Language;
 import java.nio.file.Files;
@@ -74,7 +75,7 @@ class DataServiceNodeTest {
         () -> cluster.startDataService(Map.of("DATACLAY_CLUSTER_SECRET_FILE", wrong.toString())));
     // verify
     assertTrue(e.getMessage().contains("does not match"), e.getMessage());
-    assertFalse(cluster.environmentSpawned());
+    assertEquals(0, cluster.spawned());
     assertTrue(cluster.adminLm().getBackends().isEmpty());
   }
 
@@ -106,12 +107,16 @@ class DataServiceNodeTest {
   }
 
   @Test
-  void get_status_reports_identity_store_environment_and_calls() throws Exception {
-    // setup
+  void get_status_reports_identity_store_environments_their_processes_and_calls() throws Exception {
+    // setup: nora's first call starts her process
     cluster = TestCluster.start(tmp);
     DataServiceClient user = cluster.client(cluster.session("nora"));
-    user.makePersistent(List.of(point(UUID.randomUUID(), "1")), null);
-    cluster.attachPeer();
+    UUID id = UUID.randomUUID();
+    user.makePersistent(List.of(point(id, "1")), null);
+    var call = cluster.call(user, id, "m", "()");
+    EnvironmentPeer peer = cluster.attach();
+    peer.answer(peer.nextExecute(), "done");
+    call.get(10, java.util.concurrent.TimeUnit.SECONDS);
     // run
     BackendStatus status = cluster.client(cluster.adminToken()).getStatus(5000);
     PermissionDeniedException refused = assertThrows(PermissionDeniedException.class, () -> user.getStatus(5000));
@@ -120,11 +125,23 @@ class DataServiceNodeTest {
     assertEquals(cluster.port(), status.getBackend().getPort());
     assertEquals("memory", status.getStore().getEngine());
     assertEquals(1, status.getStore().getObjects());
-    ExecutionEnvironmentStatus ee = status.getEnvironments(0);
-    assertEquals(Language.PYTHON, ee.getLanguage());
-    assertTrue(ee.getAlive());
-    assertTrue(ee.getPid() > 0);
-    assertEquals(0, ee.getRestarts());
+    ExecutionEnvironmentStatus python = status.getEnvironmentsList().stream()
+        .filter(e -> e.getLanguage() == Language.PYTHON).findFirst().orElseThrow();
+    assertTrue(python.getAlive());
+    assertEquals(0, python.getPid(), "confined environments have no pid of their own");
+    assertEquals("none", python.getConfinement());
+    assertEquals(0, python.getRestarts());
+    assertEquals(1, python.getProcessesCount());
+    EnvironmentProcess process = python.getProcesses(0);
+    assertEquals("nora", process.getAccount());
+    assertEquals(peer.pid(), process.getPid());
+    assertTrue(process.getAlive());
+    assertEquals("test-peer", process.getConfinement());
+    assertEquals(1, process.getCalls());
+    assertEquals(0, process.getCallsInFlight());
+    ExecutionEnvironmentStatus java = status.getEnvironmentsList().stream()
+        .filter(e -> e.getLanguage() == Language.JAVA).findFirst().orElseThrow();
+    assertEquals("in-process", java.getConfinement());
     assertEquals(1L, status.getCallsMap().get("MakePersistent"));
     assertEquals(1L, status.getCallsMap().get("GetStatus"));
     assertTrue(refused.getMessage().contains("nora"), refused.getMessage());

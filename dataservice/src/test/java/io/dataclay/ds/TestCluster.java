@@ -3,7 +3,9 @@ package io.dataclay.ds;
 import io.dataclay.client.Channels;
 import io.dataclay.client.DataServiceClient;
 import io.dataclay.client.LogicModuleClient;
+import io.dataclay.common.Language;
 import io.dataclay.ds.lm.BackendSession;
+import io.dataclay.ds.service.EnvironmentStatus;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.ObjectStores;
 import io.dataclay.ds.store.StoreConfig;
@@ -12,20 +14,26 @@ import io.dataclay.proto.Model;
 import io.dataclay.rpc.TlsSettings;
 import io.grpc.Channel;
 import io.grpc.ManagedChannel;
-import java.nio.file.Files;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.Supplier;
 
 /**
  * A real Logic Module (in-process, SQLite in a temporary directory) with the test model
  * registered, and Data Services started on it one at a time (memory engine, a free port, a fresh
- * backend directory each). A Data Service's "python" is a tiny script that publishes the secret
- * and socket path it was spawned with and sleeps, so a test's {@link EnvironmentPeer} can attach
- * in its place.
+ * backend directory each). A Data Service's "python" is the stand-in of {@link EnvironmentPeers}:
+ * each execution-environment process it starts (one per account, at the account's first call) is
+ * an {@link EnvironmentPeer} a test plays. Java methods run in the Data Service's own process
+ * (DATACLAY_JAVA_EE=in-process) and processes are not confined (DATACLAY_EE_CONFINEMENT=none: the
+ * stand-in is no launcher) unless a test's overrides say otherwise.
  * Everything started is stopped by {@link #stopDataService()} and {@link #close()}.
  */
 public final class TestCluster implements AutoCloseable {
@@ -38,12 +46,16 @@ public final class TestCluster implements AutoCloseable {
   private final TestLogicModule lm;
   private final LogicModuleClient adminLm;
   private final String adminToken;
-  private final Path fakePython;
   private final List<AutoCloseable> clients = new ArrayList<>();
+  private final ExecutorService calls = Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "test-cluster-call");
+    t.setDaemon(true);
+    return t;
+  });
   private final List<AutoCloseable> perDataService = new ArrayList<>();
   private int started;
   private Path backendDir;
-  private Path secretFile;
+  private EnvironmentPeers peers;
   private final Path clusterSecretFile;
   private ObjectStore store;
   private DataServiceNode node;
@@ -56,7 +68,6 @@ public final class TestCluster implements AutoCloseable {
     this.adminLm = new LogicModuleClient(lm.channel(), () -> token[0]);
     token[0] = adminLm.newSession(ADMIN, ADMIN_PASSWORD, "").getToken();
     this.adminToken = token[0];
-    fakePython = dir.resolve("fake-python");
     clusterSecretFile = TestLogicModule.secretFile(dir);
     adminLm.registerModel(TestObjects.shapesModel("class Point:\n    x: str\n"));
   }
@@ -86,23 +97,17 @@ public final class TestCluster implements AutoCloseable {
   private TestCluster startDataService(Path backend, Map<String, String> overrides) throws Exception {
     started++;
     backendDir = backend;
-    secretFile = dir.resolve("ee-secret-" + started);
-    // stands in for Python: publishes the secret it read on standard input, its socket and its whole
-    // environment, then waits for a test's EnvironmentPeer to attach in its place
-    Files.writeString(fakePython, "#!/bin/sh\n"
-        + "read secret\n"
-        + "env > '" + secretFile + ".env'\n"
-        + "printf '%s\\n%s\\n' \"$secret\" \"$DATACLAY_EE_SOCKET\" > '" + secretFile + ".tmp'\n"
-        + "mv '" + secretFile + ".tmp' '" + secretFile + "'\n"
-        + "exec sleep 600\n");
-    Files.setPosixFilePermissions(fakePython, PosixFilePermissions.fromString("rwx------"));
+    peers = EnvironmentPeers.listen();
     Map<String, String> settings = new HashMap<>();
     settings.put("PATH", System.getenv("PATH"));
     settings.put("DATACLAY_CLUSTER_SECRET_FILE", clusterSecretFile.toString());
+    settings.put("DATACLAY_PORT", Integer.toString(lm.port())); // where relayed calls to the Logic Module go
     settings.put("DATACLAY_BACKEND_NAME", "test-backend");
     settings.put("DATACLAY_BACKEND_DIR", backend.toString());
     settings.put("DATACLAY_STORE", "memory");
-    settings.put("DATACLAY_PYTHON", fakePython.toString());
+    settings.put("DATACLAY_PYTHON", peers.python().toString());
+    settings.put("DATACLAY_JAVA_EE", "in-process");
+    settings.put("DATACLAY_EE_CONFINEMENT", "none");
     settings.put("DATACLAY_HEARTBEAT_MS", "200");
     settings.put("DATACLAY_EE_WAIT_MS", "3000");
     settings.putAll(overrides);
@@ -127,7 +132,7 @@ public final class TestCluster implements AutoCloseable {
     }
   }
 
-  /** Stops the running Data Service, its environment process and the peers attached to it. */
+  /** Stops the running Data Service, its environment processes and the peers playing them. */
   public void stopDataService() throws Exception {
     for (AutoCloseable c : perDataService) {
       c.close();
@@ -140,6 +145,10 @@ public final class TestCluster implements AutoCloseable {
     if (store != null) {
       store.close();
       store = null;
+    }
+    if (peers != null) {
+      peers.close();
+      peers = null;
     }
   }
 
@@ -163,15 +172,14 @@ public final class TestCluster implements AutoCloseable {
     return dsAdmin.token();
   }
 
-  /** The environment the current execution environment process was started with, as NAME=value lines. */
-  public List<String> environmentOfEnvironment() throws Exception {
-    secret(null);
-    return Files.readAllLines(Path.of(secretFile + ".env"));
-  }
-
   /** Its store. */
   public ObjectStore store() {
     return store;
+  }
+
+  /** Field {@code x} of object {@code id} as the running Data Service stores it (UTF-8). */
+  public String storedX(UUID id) {
+    return new String(store.get(id).orElseThrow().fields().get("x").value(), StandardCharsets.UTF_8);
   }
 
   /** The port it bound. */
@@ -235,58 +243,57 @@ public final class TestCluster implements AutoCloseable {
     adminLm.registerModel(model);
   }
 
-  /** Whether a secret was published by an environment process of the running Data Service. */
-  public boolean environmentSpawned() {
-    return Files.exists(secretFile);
+  /** The execution-environment processes the running Data Service starts, as peers a test plays. */
+  public EnvironmentPeers peers() {
+    return peers;
   }
 
-  /** The secret of the current environment process, once it differs from {@code previous}. */
-  public String secret(String previous) throws Exception {
-    long deadline = System.currentTimeMillis() + 10_000;
-    while (System.currentTimeMillis() < deadline) {
-      if (Files.exists(secretFile)) {
-        String s = Files.readAllLines(secretFile).get(0);
-        if (!s.isEmpty() && !s.equals(previous)) {
-          return s;
-        }
-      }
-      Thread.sleep(10);
-    }
-    throw new AssertionError("no new execution environment secret within 10 s");
+  /** The next process the running Data Service started, before its hello (within 10 s). */
+  public EnvironmentPeer nextPeer() throws InterruptedException {
+    return peers.next();
   }
 
-  /** The socket the environment process was told to connect to (DATACLAY_EE_SOCKET). */
-  public Path socket() throws Exception {
-    secret(null);
-    return Path.of(Files.readAllLines(secretFile).get(1));
-  }
-
-  /** A peer attached with the current process's secret, once the Data Service counts it alive. */
-  public EnvironmentPeer attachPeer() throws Exception {
-    return attachPeer(null);
-  }
-
-  /**
-   * A peer attached with the secret of a process started after the one that published
-   * {@code previousSecret}; returns once the Data Service counts the environment alive.
-   */
-  public EnvironmentPeer attachPeer(String previousSecret) throws Exception {
-    String secret = secret(previousSecret);
-    EnvironmentPeer peer = closing(EnvironmentPeer.attach(socket(), secret));
-    long deadline = System.currentTimeMillis() + 10_000;
-    while (!pythonAlive()) {
-      if (System.currentTimeMillis() > deadline) {
-        throw new AssertionError("the Data Service did not take the attached environment within 10 s");
-      }
-      Thread.sleep(5);
-    }
+  /** The next process the running Data Service started, once it said hello and got its models. */
+  public EnvironmentPeer attach() throws Exception {
+    EnvironmentPeer peer = nextPeer();
+    peer.hello();
     return peer;
   }
 
-  /** Whether the running Data Service counts its Python environment alive. */
-  public boolean pythonAlive() {
-    return node.report().environments().stream()
-        .anyMatch(e -> e.language() == io.dataclay.common.Language.PYTHON && e.alive());
+  /** How many execution-environment processes the running (or last started) Data Service started. */
+  public int spawned() {
+    return peers == null ? 0 : peers.spawned();
+  }
+
+  /** The running Data Service's status of its {@code language} environment. */
+  public EnvironmentStatus environment(Language language) {
+    return node.report().environments().stream().filter(e -> e.language() == language).findFirst()
+        .orElseThrow(() -> new AssertionError("no " + language + " environment"));
+  }
+
+  /** The status of the running Data Service's process serving {@code account} in {@code language}, or null. */
+  public EnvironmentStatus.Process process(Language language, String account) {
+    return environment(language).processes().stream().filter(p -> p.account().equals(account)).findFirst()
+        .orElse(null);
+  }
+
+  /**
+   * Grants {@code beneficiary} read-write access to {@code owner}'s own dataset (named after the
+   * owner), making both accounts if needed; the beneficiary's sessions opened afterwards may use it.
+   */
+  public void grant(String owner, String beneficiary) {
+    session(beneficiary);
+    lmAs(session(owner)).newDataContract(owner, beneficiary);
+  }
+
+  /** Runs {@code call} on a thread of its own (calls that wait for a peer must not share one). */
+  public <T> CompletableFuture<T> async(Supplier<T> call) {
+    return CompletableFuture.supplyAsync(call, calls);
+  }
+
+  /** Calls {@code method} of {@code id} with {@code args} (UTF-8) through {@code client}, on a thread of its own. */
+  public CompletableFuture<byte[]> call(DataServiceClient client, UUID id, String method, String args) {
+    return async(() -> client.callMethod(id.toString(), method, args.getBytes(StandardCharsets.UTF_8)));
   }
 
   /** Closes {@code resource} when the running Data Service stops. */
@@ -303,5 +310,6 @@ public final class TestCluster implements AutoCloseable {
     }
     adminLm.close();
     lm.close();
+    calls.shutdownNow();
   }
 }

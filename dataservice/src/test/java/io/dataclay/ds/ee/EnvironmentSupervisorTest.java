@@ -16,21 +16,27 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+/** One supervised process, really started: restarts with backoff, its command and streams, and stopping it. */
 @Timeout(30)
 class EnvironmentSupervisorTest {
   @TempDir Path tmp;
-  private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+  private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(
+      r -> new Thread(r, "test-supervisor-timer"));
+  private final List<String> spawnedOn = new CopyOnWriteArrayList<>();
   private final List<EnvironmentSupervisor> started = new ArrayList<>();
   private final List<EnvironmentSupervisor.Spawn> spawns = new CopyOnWriteArrayList<>();
   private final List<Integer> exits = new CopyOnWriteArrayList<>();
+  private final List<Long> descendants = new CopyOnWriteArrayList<>();
 
   @AfterEach
   void stop() {
     started.forEach(EnvironmentSupervisor::close);
+    descendants.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
     timer.shutdownNow();
   }
 
@@ -50,6 +56,7 @@ class EnvironmentSupervisorTest {
         env, timer, backoff, new EnvironmentSupervisor.Listener() {
           @Override
           public void spawned(EnvironmentSupervisor.Spawn spawn) {
+            spawnedOn.add(Thread.currentThread().getName());
             spawns.add(spawn);
           }
 
@@ -57,7 +64,7 @@ class EnvironmentSupervisorTest {
           public void exited(EnvironmentSupervisor.Spawn spawn, int exitCode) {
             exits.add(exitCode);
           }
-        });
+        }, "test environment");
     started.add(s);
     s.start();
     return s;
@@ -85,7 +92,7 @@ class EnvironmentSupervisorTest {
     // run
     EnvironmentSupervisor s = supervise(crash, Map.of("PATH", System.getenv("PATH")));
     waitUntil(() -> lines(log) >= 5);
-    // verify: restarts counted, each with a fresh secret, and gaps growing ~0.1, 0.2, 0.4 s
+    // verify: restarts counted, and gaps growing ~0.1, 0.2, 0.4 s
     List<Long> starts = Files.readAllLines(log).stream().map(Long::parseLong).toList();
     assertTrue(starts.size() >= 5, "starts: " + starts);
     long[] gapsMs = new long[4];
@@ -97,25 +104,90 @@ class EnvironmentSupervisorTest {
     assertTrue(gapsMs[2] >= 390, "third gap " + gapsMs[2]);
     assertTrue(gapsMs[3] >= 790, "fourth gap " + gapsMs[3]);
     assertEquals(1, (int) exits.get(0));
-    assertNotEquals(spawns.get(0).secret(), spawns.get(1).secret());
+    assertTrue(s.restarts() >= 4, "restarts " + s.restarts());
+    assertNotEquals(spawns.get(0).generation(), spawns.get(1).generation());
   }
 
   @Test
-  void the_spawned_process_gets_its_environment_and_its_secret_on_standard_input_only() throws Exception {
-    // setup
-    Path out = tmp.resolve("env");
-    // it prints the secret it read on standard input, and how many environment variables hold it (none)
-    Path dump = script("read secret; echo \"$secret $EXTRA_KEY $1 $2 $(env | grep -c \"$secret\")\" > " + out
-        + ".tmp && mv " + out + ".tmp " + out
-        + "\nexec sleep 60");
+  void the_process_gets_exactly_its_command_and_environment_and_its_standard_input_and_output_are_the_link()
+      throws Exception {
+    // setup: it answers a line read on standard input with what it was given, on standard output
+    Path echo = script("read line; echo \"got=$line extra=$EXTRA_KEY home=${HOME:-unset} args=$*\"\nexec sleep 60");
+    EnvironmentSupervisor s = supervise(echo, Map.of("PATH", System.getenv("PATH"), "EXTRA_KEY", "extra-value"));
+    waitUntil(() -> s.current() != null && s.current().alive());
+    Process p = s.current().process();
     // run
-    EnvironmentSupervisor s = supervise(dump, Map.of("PATH", System.getenv("PATH"), "EXTRA_KEY", "extra-value"));
-    waitUntil(() -> Files.exists(out));
-    // verify
-    String secret = s.current().secret();
-    assertEquals(secret + " extra-value -m dataclay._internal.ee 0", Files.readString(out).trim());
-    assertTrue(secret.length() >= 40, secret);
-    assertTrue(s.current().alive());
+    p.getOutputStream().write("ping\n".getBytes());
+    p.getOutputStream().flush();
+    String answer = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream())).readLine();
+    // verify: nothing of the Data Service's own environment (HOME) was inherited; spawned on the timer's thread
+    assertEquals("got=ping extra=extra-value home=unset args=-m dataclay._internal.ee", answer);
+    assertEquals(List.of("test-supervisor-timer"), spawnedOn);
+    assertEquals(p.pid(), s.current().pid());
+  }
+
+  @Test
+  void terminate_stops_the_process_and_the_supervisor_restarts_it() throws Exception {
+    // setup
+    Path sleeper = script("exec sleep 60");
+    EnvironmentSupervisor s = supervise(sleeper, Map.of("PATH", System.getenv("PATH")));
+    waitUntil(() -> s.current() != null && s.current().alive());
+    EnvironmentSupervisor.Spawn first = s.current();
+    // run
+    s.terminate(first);
+    waitUntil(() -> spawns.size() >= 2 && s.current().alive());
+    // verify: SIGTERM ended the first, a second generation runs
+    assertFalse(first.alive());
+    assertEquals(143, (int) exits.get(0));
+    assertEquals(1, s.restarts());
+    assertEquals(2, s.current().generation());
+    assertNotEquals(first.pid(), s.current().pid());
+  }
+
+  @Test
+  void close_stops_the_processes_descendants_too() throws Exception {
+    assertCloseEndsDescendants("");
+  }
+
+  @Test
+  @Disabled("lead: EnvironmentSupervisor.close() sends SIGTERM to the descendants and SIGKILLs them only when the"
+      + " process itself outlives 2 s; a process that exits at once leaves descendants that ignore SIGTERM running"
+      + " (reparented, so neither kill() nor onExit()'s descendants() finds them any more): keep the list taken"
+      + " before the SIGTERM and SIGKILL what of it is still alive")
+  void close_kills_descendants_that_ignore_sigterm_even_when_the_process_itself_exits_at_once() throws Exception {
+    assertCloseEndsDescendants("trap '' TERM; ");
+  }
+
+  /** A child and a grandchild (running {@code prefix} first), each recording its process ID, are gone after close. */
+  private void assertCloseEndsDescendants(String prefix) throws Exception {
+    // setup
+    Path child = tmp.resolve("child");
+    Path grandchild = tmp.resolve("grandchild");
+    Path grand = script(prefix + "sleep 600 & echo $! > " + grandchild + ".tmp; mv " + grandchild + ".tmp " + grandchild
+        + "; wait");
+    Path forks = script("'" + grand + "' &\n(" + prefix + "exec sleep 600) & echo $! > " + child + ".tmp; mv " + child
+        + ".tmp " + child + "\nwait");
+    EnvironmentSupervisor s = supervise(forks, Map.of("PATH", System.getenv("PATH")));
+    waitUntil(() -> Files.exists(child) && Files.exists(grandchild));
+    long childPid = Long.parseLong(Files.readString(child).trim());
+    long grandchildPid = Long.parseLong(Files.readString(grandchild).trim());
+    descendants.addAll(List.of(childPid, grandchildPid));
+    assertTrue(alive(childPid) && alive(grandchildPid));
+    // run
+    s.close();
+    // verify: within the SIGKILL delay and a margin
+    long deadline = System.currentTimeMillis() + 4000;
+    while ((alive(childPid) || alive(grandchildPid)) && System.currentTimeMillis() < deadline) {
+      Thread.sleep(20);
+    }
+    assertFalse(alive(childPid), "the child outlived close()");
+    assertFalse(alive(grandchildPid), "the grandchild outlived close()");
+    assertFalse(s.current().alive());
+    assertEquals(0, s.restarts());
+  }
+
+  private static boolean alive(long pid) {
+    return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
   }
 
   @Test

@@ -1,160 +1,264 @@
 package io.dataclay.ds.ee;
 
-import static io.dataclay.ds.TestObjects.bytes;
-import static io.dataclay.ds.TestObjects.point;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.protobuf.ByteString;
 import com.google.protobuf.UnsafeByteOperations;
-import io.dataclay.client.DataServiceClient;
-import io.dataclay.ds.EnvironmentPeer;
-import io.dataclay.ds.TestCluster;
-import io.dataclay.exceptions.BackendUnavailableException;
+import io.dataclay.proto.DataServiceMessage;
+import io.dataclay.proto.EnvironmentHello;
+import io.dataclay.proto.EnvironmentMessage;
+import io.dataclay.proto.EvictRequest;
 import io.dataclay.proto.ExecuteRequest;
-import io.dataclay.proto.ExecuteResult;
-import io.dataclay.proto.Field;
-import io.dataclay.proto.ObjectDelta;
-import java.nio.file.Path;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.EOFException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PipedInputStream;
+import java.io.PipedOutputStream;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
-/** The wire of the environment link: malformed frames end it, large frames cross it whole. */
+/**
+ * The frames of the environment link ({@link FramedStream}) over in-memory streams: the wire format
+ * checked against frames made by hand, limits, truncation, large frames and concurrent writers.
+ */
 @Timeout(60)
 class LinkFramingTest {
-  @TempDir static Path tmp;
-  static TestCluster cluster;
-  static String token;
-  static final ExecutorService pool = Executors.newFixedThreadPool(20);
-  DataServiceClient user;
-  UUID point;
+  private static final OutputStream NOWHERE = OutputStream.nullOutputStream();
 
-  @BeforeAll
-  static void startLogicModule() throws Exception {
-    cluster = TestCluster.withLogicModule(tmp);
-    token = cluster.session("lena");
+  /** A frame made by hand: 4-byte big-endian length, then the bytes. */
+  private static byte[] frame(byte[] body) {
+    return ByteBuffer.allocate(4 + body.length).putInt(body.length).put(body).array();
   }
 
-  @AfterAll
-  static void stopLogicModule() throws Exception {
-    pool.shutdownNow();
-    cluster.close();
+  private static byte[] concat(byte[]... parts) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    for (byte[] p : parts) {
+      out.writeBytes(p);
+    }
+    return out.toByteArray();
   }
 
-  @BeforeEach
-  void startDataService() throws Exception {
-    cluster.startDataService(Map.of());
-    user = cluster.client(token);
-    point = UUID.randomUUID();
-    user.makePersistent(List.of(point(point, "0")), null);
+  private static EnvironmentMessage hello(String runtime) {
+    return EnvironmentMessage.newBuilder().setHello(EnvironmentHello.newBuilder().setPid(42)
+        .setRuntimeVersion(runtime)).build();
   }
 
-  @AfterEach
-  void stopDataService() throws Exception {
-    cluster.stopDataService();
+  private static Thread started(Runnable body) {
+    Thread t = new Thread(body);
+    t.start();
+    return t;
   }
 
-  private CompletableFuture<byte[]> callAsync(String method) {
-    return CompletableFuture.supplyAsync(() -> user.callMethod(point.toString(), method, new byte[0]));
+  private static FramedStream reading(byte[] wire) {
+    return new FramedStream(new ByteArrayInputStream(wire), NOWHERE);
   }
 
-  /** Sends {@code frame} in the middle of a call and checks the link ends and a restarted environment serves. */
-  private void assertFrameEndsLinkAndRestartedEnvironmentServes(byte[] frame) throws Exception {
+  @Test
+  void a_written_frame_is_a_big_endian_length_then_the_message() throws Exception {
     // setup
-    String firstSecret = cluster.secret(null);
-    EnvironmentPeer peer = cluster.attachPeer();
-    CompletableFuture<byte[]> inFlight = callAsync("slow");
-    peer.nextExecute();
+    ByteArrayOutputStream wire = new ByteArrayOutputStream();
+    DataServiceMessage message = DataServiceMessage.newBuilder()
+        .setEvict(EvictRequest.newBuilder().addIds("a").addIds("b")).build();
     // run
-    peer.sendRaw(frame);
-    // verify: the link ended, the call failed as unavailable, the process was replaced and the new one serves
-    assertTrue(peer.ended().length() > 0);
-    Exception e = assertThrows(Exception.class, () -> inFlight.get(10, TimeUnit.SECONDS));
-    assertTrue(e.getCause() instanceof BackendUnavailableException, String.valueOf(e.getCause()));
-    EnvironmentPeer second = cluster.attachPeer(firstSecret);
-    CompletableFuture<byte[]> again = callAsync("fast");
-    ExecuteRequest req = second.nextExecute();
-    second.answer(ExecuteResult.newBuilder().setCallId(req.getCallId()).setResult(bytes("served")).build());
-    assertEquals("served", new String(again.get(10, TimeUnit.SECONDS)));
-    assertEquals(1, cluster.node().report().environments().get(0).restarts());
+    new FramedStream(InputStream.nullInputStream(), wire).write(message.toByteArray());
+    // verify
+    byte[] bytes = wire.toByteArray();
+    assertArrayEquals(frame(message.toByteArray()), bytes);
+    assertEquals(0, bytes[0]);
+    assertEquals(message.getSerializedSize(), bytes[3]);
   }
 
   @Test
-  void a_frame_announcing_more_than_2_gib_closes_the_link_and_the_restarted_environment_serves() throws Exception {
-    assertFrameEndsLinkAndRestartedEnvironmentServes(new byte[] {(byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, 1, 2});
-  }
-
-  @Test
-  void a_frame_of_garbage_bytes_closes_the_link_and_the_restarted_environment_serves() throws Exception {
-    // a tag with the invalid wire type 7, then bytes that are no message either
-    assertFrameEndsLinkAndRestartedEnvironmentServes(new byte[] {0, 0, 0, 6, 0x0f, (byte) 0xff, (byte) 0xff, 1, 2, 3});
-  }
-
-  @Test
-  void a_32_mib_argument_and_a_32_mib_delta_cross_the_link_intact() throws Exception {
-    // setup
-    EnvironmentPeer peer = cluster.attachPeer();
-    byte[] argument = new byte[32 << 20];
-    byte[] value = new byte[32 << 20];
-    Random random = new Random(7);
-    random.nextBytes(argument);
-    random.nextBytes(value);
-    // run: a 32 MiB value goes to the environment, and a 32 MiB delta comes back
-    CompletableFuture<Void> set = CompletableFuture.runAsync(() -> user.setField(point.toString(), "x", argument));
-    ExecuteRequest req = peer.nextExecute();
-    peer.answer(ExecuteResult.newBuilder().setCallId(req.getCallId())
-        .addDeltas(ObjectDelta.newBuilder().setId(point.toString()).setSequence(1)
-            .addChangedFields(Field.newBuilder().setName("x").setValue(UnsafeByteOperations.unsafeWrap(value))))
-        .build());
-    set.get(30, TimeUnit.SECONDS);
-    // verify: both arrived byte for byte, and the link still serves small calls
-    assertArrayEquals(argument, req.getPayload().toByteArray());
-    assertArrayEquals(value, cluster.store().get(point).orElseThrow().fields().get("x").value());
-    CompletableFuture<byte[]> small = callAsync("small");
-    ExecuteRequest next = peer.nextExecute();
-    peer.answer(ExecuteResult.newBuilder().setCallId(next.getCallId()).setResult(bytes("ok")).build());
-    assertEquals("ok", new String(small.get(10, TimeUnit.SECONDS)));
-  }
-
-  @Test
-  void twenty_concurrent_calls_reach_the_environment_and_each_gets_its_own_answer_in_any_order() throws Exception {
-    // setup: more calls in flight than are ever written on a transport thread
-    EnvironmentPeer peer = cluster.attachPeer();
-    List<CompletableFuture<byte[]>> calls = new ArrayList<>();
-    for (int i = 0; i < 20; i++) {
-      String arg = Integer.toString(i);
-      calls.add(CompletableFuture.supplyAsync(
-          () -> user.callMethod(point.toString(), "echo", bytes(arg).toByteArray()), pool));
-    }
-    List<ExecuteRequest> received = new ArrayList<>();
-    for (int i = 0; i < 20; i++) {
-      received.add(peer.nextExecute());
-    }
-    // run: answers go back in reverse arrival order, each echoing its request's argument
-    Collections.reverse(received);
-    for (ExecuteRequest r : received) {
-      peer.answer(ExecuteResult.newBuilder().setCallId(r.getCallId()).setResult(r.getPayload()).build());
+  void frames_made_by_hand_are_read_in_order_and_a_clean_end_between_frames_is_null() throws Exception {
+    // setup: two messages and an empty frame (a message with nothing set)
+    byte[] wire = concat(frame(hello("one").toByteArray()), frame(new byte[0]), frame(hello("two").toByteArray()));
+    FramedStream stream = reading(wire);
+    // run
+    List<EnvironmentMessage> read = new ArrayList<>();
+    EnvironmentMessage m;
+    while ((m = stream.read(EnvironmentMessage.parser(), 1024)) != null) {
+      read.add(m);
     }
     // verify
-    for (int i = 0; i < 20; i++) {
-      assertEquals(Integer.toString(i), new String(calls.get(i).get(10, TimeUnit.SECONDS)));
+    assertEquals(List.of(hello("one"), EnvironmentMessage.getDefaultInstance(), hello("two")), read);
+  }
+
+  @Test
+  void a_frame_longer_than_the_limit_is_refused_before_its_body_is_read() throws Exception {
+    // setup: a header announcing one byte more than allowed, then that many bytes
+    int limit = 64 * 1024;
+    ByteArrayInputStream wire = new ByteArrayInputStream(frame(new byte[limit + 1]));
+    FramedStream stream = new FramedStream(wire, NOWHERE);
+    // run
+    MalformedFrameException e = assertThrows(MalformedFrameException.class,
+        () -> stream.read(EnvironmentMessage.parser(), limit));
+    // verify: only the header was consumed
+    assertTrue(e.getMessage().contains(Integer.toString(limit + 1)) && e.getMessage().contains(Integer.toString(limit)),
+        e.getMessage());
+    assertEquals(limit + 1, wire.available());
+  }
+
+  @Test
+  void a_length_over_2_gib_is_refused_as_malformed_without_allocating() {
+    // an unsigned length of 4 GiB - 1 (a signed reading would see -1)
+    FramedStream stream = reading(new byte[] {(byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, 1, 2});
+    MalformedFrameException e = assertThrows(MalformedFrameException.class,
+        () -> stream.read(EnvironmentMessage.parser(), FramedStream.MAX_FRAME_BYTES));
+    assertTrue(e.getMessage().contains("4294967295"), e.getMessage());
+  }
+
+  @Test
+  void a_stream_ending_inside_a_header_or_a_body_is_an_eof_not_a_message() {
+    // a header cut after 2 bytes
+    FramedStream header = reading(new byte[] {0, 0});
+    EOFException inHeader = assertThrows(EOFException.class, () -> header.read(EnvironmentMessage.parser(), 1024));
+    // a body of 10 announced bytes cut after 3
+    FramedStream body = reading(new byte[] {0, 0, 0, 10, 1, 2, 3});
+    EOFException inBody = assertThrows(EOFException.class, () -> body.read(EnvironmentMessage.parser(), 1024));
+    assertTrue(inHeader.getMessage().contains("2 of 4"), inHeader.getMessage());
+    assertTrue(inBody.getMessage().contains("3 of 10"), inBody.getMessage());
+  }
+
+  @Test
+  void bytes_that_are_no_message_are_a_malformed_frame() {
+    // a tag with the invalid wire type 7, then bytes that are no message either
+    FramedStream stream = reading(frame(new byte[] {0x0f, (byte) 0xff, (byte) 0xff, 1, 2, 3}));
+    assertThrows(MalformedFrameException.class, () -> stream.read(EnvironmentMessage.parser(), 1024));
+  }
+
+  @Test
+  void a_32_mib_frame_crosses_a_pipe_intact_between_small_ones() throws Exception {
+    // setup: a pipe whose buffer is far smaller than the frame, written from another thread
+    PipedInputStream in = new PipedInputStream(64 * 1024);
+    PipedOutputStream out = new PipedOutputStream(in);
+    byte[] payload = new byte[32 << 20];
+    new Random(7).nextBytes(payload);
+    DataServiceMessage large = DataServiceMessage.newBuilder().setExecute(ExecuteRequest.newBuilder().setCallId(2)
+        .setPayload(UnsafeByteOperations.unsafeWrap(payload))).build();
+    DataServiceMessage small = DataServiceMessage.newBuilder().setExecute(ExecuteRequest.newBuilder().setCallId(3)
+        .setPayload(ByteString.copyFromUtf8("small"))).build();
+    FramedStream writer = new FramedStream(InputStream.nullInputStream(), out);
+    CompletableFuture<Void> written = CompletableFuture.runAsync(() -> {
+      try (out) {
+        writer.write(small.toByteArray());
+        writer.write(large.toByteArray());
+        writer.write(small.toByteArray());
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    FramedStream reader = new FramedStream(in, NOWHERE);
+    // run
+    DataServiceMessage first = reader.read(DataServiceMessage.parser(), FramedStream.MAX_FRAME_BYTES);
+    DataServiceMessage second = reader.read(DataServiceMessage.parser(), FramedStream.MAX_FRAME_BYTES);
+    DataServiceMessage third = reader.read(DataServiceMessage.parser(), FramedStream.MAX_FRAME_BYTES);
+    DataServiceMessage end = reader.read(DataServiceMessage.parser(), FramedStream.MAX_FRAME_BYTES);
+    // verify: the large one byte for byte; the small one after it is not overwritten by the buffer reuse
+    written.get(30, TimeUnit.SECONDS);
+    assertEquals(small, first);
+    assertArrayEquals(payload, second.getExecute().getPayload().toByteArray());
+    assertEquals(small, third);
+    assertEquals("small", first.getExecute().getPayload().toStringUtf8());
+    assertNull(end);
+  }
+
+  @Test
+  void frames_written_by_many_threads_at_once_never_interleave() throws Exception {
+    // setup: 8 writers, 150 frames each, of sizes around the 64 KiB read buffer, over one pipe
+    PipedInputStream in = new PipedInputStream(16 * 1024);
+    PipedOutputStream out = new PipedOutputStream(in);
+    FramedStream shared = new FramedStream(InputStream.nullInputStream(), out);
+    int writers = 8;
+    int frames = 150;
+    List<Thread> threads = new ArrayList<>();
+    for (int w = 0; w < writers; w++) {
+      int writer = w;
+      threads.add(started(() -> {
+        Random random = new Random(writer);
+        for (int i = 0; i < frames; i++) {
+          byte[] filler = new byte[random.nextInt(80 * 1024)];
+          java.util.Arrays.fill(filler, (byte) writer);
+          byte[] body = DataServiceMessage.newBuilder().setExecute(ExecuteRequest.newBuilder().setCallId(writer)
+              .setObjectId(Integer.toString(i)).setPayload(ByteString.copyFrom(filler))).build().toByteArray();
+          try {
+            shared.write(body);
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        }
+      }));
     }
-    assertEquals(20, received.stream().map(ExecuteRequest::getCallId).distinct().count());
+    FramedStream reader = new FramedStream(in, NOWHERE);
+    CompletableFuture<Map<Long, List<Integer>>> read = CompletableFuture.supplyAsync(() -> {
+      Map<Long, List<Integer>> seen = new HashMap<>();
+      try {
+        for (int n = 0; n < writers * frames; n++) {
+          ExecuteRequest r = reader.read(DataServiceMessage.parser(), FramedStream.MAX_FRAME_BYTES).getExecute();
+          for (byte b : r.getPayload().toByteArray()) {
+            if (b != (byte) r.getCallId()) {
+              throw new AssertionError("frame " + r.getObjectId() + " of writer " + r.getCallId() + " holds bytes of "
+                  + b);
+            }
+          }
+          seen.computeIfAbsent(r.getCallId(), k -> new ArrayList<>()).add(Integer.parseInt(r.getObjectId()));
+        }
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+      return seen;
+    });
+    // run
+    for (Thread t : threads) {
+      t.join();
+    }
+    Map<Long, List<Integer>> seen = read.get(30, TimeUnit.SECONDS);
+    out.close();
+    // verify: every frame whole, each writer's frames in its order
+    List<Integer> inOrder = java.util.stream.IntStream.range(0, frames).boxed().toList();
+    for (long w = 0; w < writers; w++) {
+      assertEquals(inOrder, seen.get(w), "writer " + w);
+    }
+  }
+
+  @Test
+  void try_write_writes_nothing_while_another_thread_is_writing_a_frame() throws Exception {
+    // setup: a writer blocked inside a frame larger than the pipe's buffer, which nobody reads yet
+    PipedInputStream in = new PipedInputStream(1024);
+    PipedOutputStream out = new PipedOutputStream(in);
+    FramedStream stream = new FramedStream(in, out);
+    byte[] big = hello("x".repeat(8192)).toByteArray();
+    Thread blocked = started(() -> {
+      try {
+        stream.write(big);
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    while (blocked.getState() != Thread.State.TIMED_WAITING && blocked.getState() != Thread.State.WAITING) {
+      Thread.sleep(5);
+    }
+    // run
+    boolean written = stream.tryWrite(hello("small").toByteArray());
+    // verify: refused at once; the big frame then arrives whole and alone
+    assertFalse(written);
+    assertEquals(hello("x".repeat(8192)), stream.read(EnvironmentMessage.parser(), 1 << 20));
+    blocked.join();
+    assertTrue(stream.tryWrite(hello("small").toByteArray()));
+    assertEquals(hello("small"), stream.read(EnvironmentMessage.parser(), 1 << 20));
   }
 }

@@ -18,10 +18,13 @@ import io.dataclay.proto.DataServiceMessage;
 import io.dataclay.proto.Language;
 import io.dataclay.proto.Model;
 import io.dataclay.proto.ModelFile;
+import io.dataclay.proto.ModelList;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -121,18 +124,30 @@ class DeployModelsTest {
   }
 
   @Test
-  void deployed_models_are_forwarded_to_the_attached_environment() throws Exception {
-    // setup
-    EnvironmentPeer peer = cluster.attachPeer();
+  void a_new_process_gets_the_registered_models_and_later_deploys_as_the_whole_list() throws Exception {
+    // setup: a user's first call starts their process
+    DataServiceClient user = cluster.client(cluster.session("judy"));
+    UUID id = UUID.randomUUID();
+    user.makePersistent(List.of(TestObjects.point(id, "0")), null);
+    var call = cluster.call(user, id, "m", "()");
+    EnvironmentPeer peer = cluster.nextPeer();
     // run
+    ModelList first = peer.hello();
+    peer.answer(peer.nextExecute(), "ok");
+    call.get(10, java.util.concurrent.TimeUnit.SECONDS);
     admin.deployModels(List.of(model("fwd", 2, "fwd.C", "fwd.py", "class C: pass\n")));
-    // verify
+    // verify: the models registered before, then every model again with the new one
+    assertEquals(List.of("shapes"), first.getModelsList().stream().map(Model::getNamespace).toList());
+    assertEquals("shapes.py", first.getModels(0).getFiles(0).getPath());
+    assertEquals("class Point:\n    x: str\n", first.getModels(0).getFiles(0).getContent().toStringUtf8());
     DataServiceMessage m = peer.next();
     assertTrue(m.hasDeploy(), m.toString());
-    Model sent = m.getDeploy().getModels(0);
-    assertEquals("fwd", sent.getNamespace());
+    Model sent = m.getDeploy().getModelsList().stream().filter(x -> x.getNamespace().equals("fwd")).findFirst()
+        .orElseThrow();
     assertEquals(2, sent.getVersion());
     assertEquals("fwd.py", sent.getFiles(0).getPath());
     assertEquals(List.of("fwd.C"), sent.getClassesList().stream().map(ClassDescription::getName).toList());
+    assertEquals(Set.of("shapes", "fwd"), m.getDeploy().getModelsList().stream().map(Model::getNamespace)
+        .collect(Collectors.toSet()));
   }
 }

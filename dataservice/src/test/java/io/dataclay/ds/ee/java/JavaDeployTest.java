@@ -9,6 +9,7 @@ import io.dataclay.ds.TestCluster;
 import io.dataclay.ds.TestLogicModule;
 import io.dataclay.ds.lm.BackendSession;
 import io.dataclay.ds.lm.RemoteLogicModule;
+import io.dataclay.ds.service.Environments;
 import io.dataclay.ds.service.ExecutionKind;
 import io.dataclay.ds.service.ExecutionRequest;
 import io.dataclay.ds.service.IdClaims;
@@ -73,7 +74,8 @@ class JavaDeployTest {
     admin.login();
     RemoteLogicModule lm = new RemoteLogicModule(admin, backend);
     ResultApplier applier = new ResultApplier(store, lm, new IdClaims(), executor, new ReplicaSets(null, lm, new Mastership(backend, System::nanoTime), executor),
-        new ReferenceRecorder(store, new SessionCache(lm)::resolve, executor, ReferenceRecorder.DEFAULT_BUDGET));
+        new ReferenceRecorder(store, new SessionCache(lm)::resolve, executor, ReferenceRecorder.DEFAULT_BUDGET),
+        new Environments());
     env = new JavaEnvironment(store, applier, executor, backend, JavaEnvironmentConfig.from(Map.of()),
         cluster::adminLm, TlsSettings.plaintext(), List::of);
   }

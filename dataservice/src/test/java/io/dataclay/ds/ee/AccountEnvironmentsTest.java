@@ -1,0 +1,262 @@
+package io.dataclay.ds.ee;
+
+import static io.dataclay.ds.TestObjects.delta;
+import static io.dataclay.ds.TestObjects.point;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dataclay.client.DataServiceClient;
+import io.dataclay.ds.EnvironmentPeer;
+import io.dataclay.ds.TestCluster;
+import io.dataclay.ds.TestObjects;
+import io.dataclay.ds.service.EnvironmentStatus;
+import io.dataclay.exceptions.CallTimedOutException;
+import io.dataclay.exceptions.QuotaExceededException;
+import io.dataclay.proto.ClassDescription;
+import io.dataclay.proto.DataServiceMessage;
+import io.dataclay.proto.ExecuteRequest;
+import io.dataclay.proto.ExecuteResult;
+import io.dataclay.proto.Language;
+import io.dataclay.proto.Model;
+import io.dataclay.proto.ModelFile;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Each account's share of a backend: a process of its own, a bounded number of calls in flight
+ * and waiting, a deadline per call; and what every new process is given.
+ */
+@Timeout(60)
+class AccountEnvironmentsTest {
+  @TempDir static Path tmp;
+  static TestCluster cluster;
+
+  @BeforeAll
+  static void startLogicModule() throws Exception {
+    cluster = TestCluster.withLogicModule(tmp);
+  }
+
+  @AfterAll
+  static void stopLogicModule() throws Exception {
+    cluster.close();
+  }
+
+  @AfterEach
+  void stopDataService() throws Exception {
+    cluster.stopDataService();
+  }
+
+  /** A client of {@code user} and a new Point of theirs holding x = "0". */
+  private record Owned(String user, DataServiceClient client, UUID id) {
+    CompletableFuture<byte[]> call(String method) {
+      return cluster.call(client, id, method, "()");
+    }
+  }
+
+  private static Owned owned(String user) {
+    DataServiceClient client = cluster.client(cluster.session(user));
+    UUID id = UUID.randomUUID();
+    client.makePersistent(List.of(point(id, "0")), null);
+    return new Owned(user, client, id);
+  }
+
+  private static <T> Throwable failure(CompletableFuture<T> call) {
+    Exception e = assertThrows(Exception.class, () -> call.get(10, TimeUnit.SECONDS));
+    return e.getCause();
+  }
+
+  @Test
+  void each_account_gets_a_process_of_its_own_started_through_the_launcher_with_no_credential() throws Exception {
+    // setup
+    cluster.startDataService(Map.of());
+    Owned ann = owned("ann");
+    Owned bea = owned("bea");
+    // run
+    CompletableFuture<byte[]> annCall = ann.call("m");
+    EnvironmentPeer annPeer = cluster.attach();
+    ExecuteRequest annReq = annPeer.nextExecute();
+    CompletableFuture<byte[]> beaCall = bea.call("m");
+    EnvironmentPeer beaPeer = cluster.attach();
+    ExecuteRequest beaReq = beaPeer.nextExecute();
+    annPeer.answer(annReq, "ann's");
+    beaPeer.answer(beaReq, "bea's");
+    // verify: two processes, each serving only its account's calls
+    assertEquals("ann's", new String(annCall.get(10, TimeUnit.SECONDS)));
+    assertEquals("bea's", new String(beaCall.get(10, TimeUnit.SECONDS)));
+    assertNotEquals(annPeer.pid(), beaPeer.pid());
+    assertEquals("ann", annReq.getCaller().getUsername());
+    assertEquals("bea", beaReq.getCaller().getUsername());
+    assertEquals(annPeer.pid(), cluster.process(io.dataclay.common.Language.PYTHON, "ann").pid());
+    assertEquals(beaPeer.pid(), cluster.process(io.dataclay.common.Language.PYTHON, "bea").pid());
+    // the sandbox launcher's command line, with a slot of each process's own
+    List<String> args = annPeer.arguments();
+    assertEquals(List.of("-m", "dataclay._internal.sandbox", "--mode", "none", "--memory-mb", "4096",
+        "--max-processes", "512", "--self-confining", "--uid-slot"), args.subList(0, 10));
+    assertEquals(List.of("-m", "dataclay._internal.ee"), args.subList(args.size() - 2, args.size()));
+    assertEquals("--", args.get(args.size() - 4));
+    assertNotEquals(slot(annPeer), slot(beaPeer));
+    // its environment: the backend's ID and the account's share, nothing secret
+    Map<String, String> env = annPeer.environment();
+    assertEquals(cluster.node().identity().id().toString(), env.get("DATACLAY_EE_BACKEND_ID"));
+    assertEquals("16", env.get("DATACLAY_EE_THREADS"));
+    for (String key : env.keySet()) {
+      assertFalse(key.contains("SECRET") || key.contains("PASSWORD") || key.contains("TOKEN") || key.contains("KEY"),
+          key);
+    }
+  }
+
+  private static String slot(EnvironmentPeer peer) {
+    return peer.arguments().get(peer.arguments().indexOf("--uid-slot") + 1);
+  }
+
+  @Test
+  void a_new_account_over_the_process_limit_is_refused_while_all_are_busy_and_replaces_an_idle_one() throws Exception {
+    // setup: two processes at most, both busy
+    cluster.startDataService(Map.of(EnvironmentSettings.MAX_PROCESSES, "2"));
+    Owned cyd = owned("cyd");
+    Owned dot = owned("dot");
+    Owned eli = owned("eli");
+    CompletableFuture<byte[]> cydCall = cyd.call("m");
+    EnvironmentPeer cydPeer = cluster.attach();
+    ExecuteRequest cydReq = cydPeer.nextExecute();
+    CompletableFuture<byte[]> dotCall = dot.call("m");
+    EnvironmentPeer dotPeer = cluster.attach();
+    ExecuteRequest dotReq = dotPeer.nextExecute();
+    // run: a third account while both are busy
+    QuotaExceededException refused = assertThrows(QuotaExceededException.class,
+        () -> eli.client().callMethod(eli.id().toString(), "m", new byte[0]));
+    // verify: refused naming the setting, and no process started for it
+    assertTrue(refused.getMessage().contains(EnvironmentSettings.MAX_PROCESSES), refused.getMessage());
+    assertNull(cluster.peers().poll(300));
+    // run: once cyd's process is idle, eli's call stops it and takes its place
+    cydPeer.answer(cydReq, "cyd's");
+    assertEquals("cyd's", new String(cydCall.get(10, TimeUnit.SECONDS)));
+    Thread.sleep(200); // the call's slot is freed just after its answer left
+    CompletableFuture<byte[]> eliCall = eli.call("m");
+    EnvironmentPeer eliPeer = cluster.attach();
+    eliPeer.answer(eliPeer.nextExecute(), "eli's");
+    // verify
+    assertEquals("eli's", new String(eliCall.get(10, TimeUnit.SECONDS)));
+    assertEquals("closed", cydPeer.ended());
+    long deadline = System.currentTimeMillis() + 5000;
+    while (cydPeer.alive() && System.currentTimeMillis() < deadline) {
+      Thread.sleep(20);
+    }
+    assertFalse(cydPeer.alive(), "the idle process was not stopped");
+    dotPeer.answer(dotReq, "dot's");
+    assertEquals("dot's", new String(dotCall.get(10, TimeUnit.SECONDS)));
+    assertEquals(Set.of("dot", "eli"), cluster.environment(io.dataclay.common.Language.PYTHON).processes().stream()
+        .map(EnvironmentStatus.Process::account).collect(Collectors.toSet()));
+  }
+
+  @Test
+  void an_account_runs_at_most_its_threads_at_once_waits_in_a_bounded_queue_and_never_holds_up_another()
+      throws Exception {
+    // setup: two calls at once per account, one waiting
+    cluster.startDataService(Map.of(EnvironmentSettings.THREADS, "2", EnvironmentSettings.MAX_QUEUED, "1"));
+    Owned fay = owned("fay");
+    Owned gus = owned("gus");
+    CompletableFuture<byte[]> first = fay.call("one");
+    EnvironmentPeer fayPeer = cluster.attach();
+    ExecuteRequest r1 = fayPeer.nextExecute();
+    CompletableFuture<byte[]> second = fay.call("two");
+    ExecuteRequest r2 = fayPeer.nextExecute();
+    // run: a third waits, a fourth is refused
+    CompletableFuture<byte[]> third = fay.call("three");
+    DataServiceMessage early = fayPeer.poll(300);
+    QuotaExceededException refused = assertThrows(QuotaExceededException.class,
+        () -> fay.client().callMethod(fay.id().toString(), "four", new byte[0]));
+    // verify: the third was not sent while two ran; another account is served at once meanwhile
+    assertNull(early, "a third call was sent while two were running");
+    assertTrue(refused.getMessage().contains("fay"), refused.getMessage());
+    CompletableFuture<byte[]> other = gus.call("m");
+    EnvironmentPeer gusPeer = cluster.attach();
+    gusPeer.answer(gusPeer.nextExecute(), "gus's");
+    assertEquals("gus's", new String(other.get(10, TimeUnit.SECONDS)));
+    assertFalse(third.isDone());
+    // run: one answer frees a thread for the waiting call
+    fayPeer.answer(r1, "1");
+    ExecuteRequest r3 = fayPeer.nextExecute();
+    fayPeer.answer(r2, "2");
+    fayPeer.answer(r3, "3");
+    // verify
+    assertEquals("three", r3.getName());
+    assertEquals("1", new String(first.get(10, TimeUnit.SECONDS)));
+    assertEquals("2", new String(second.get(10, TimeUnit.SECONDS)));
+    assertEquals("3", new String(third.get(10, TimeUnit.SECONDS)));
+    assertEquals("2", fayPeer.environment().get("DATACLAY_EE_THREADS"));
+  }
+
+  @Test
+  void a_call_past_its_deadline_fails_its_process_is_replaced_and_nothing_it_changed_is_stored() throws Exception {
+    // setup: a deadline of 1 s
+    cluster.startDataService(Map.of(EnvironmentSettings.CALL_TIMEOUT_S, "1"));
+    Owned hal = owned("hal");
+    long t0 = System.nanoTime();
+    CompletableFuture<byte[]> stuck = hal.call("forever");
+    EnvironmentPeer peer = cluster.attach();
+    ExecuteRequest req = peer.nextExecute();
+    peer.load(req.getCallId(), hal.id().toString());
+    // run: the process never answers in time
+    Throwable timedOut = failure(stuck);
+    long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+    // verify: CALL_TIMED_OUT after about a second, and the process was stopped and replaced
+    assertTrue(timedOut instanceof CallTimedOutException, String.valueOf(timedOut));
+    assertTrue(ms >= 900 && ms < 8000, "failed after " + ms + " ms");
+    assertTrue(timedOut.getMessage().contains(EnvironmentSettings.CALL_TIMEOUT_S), timedOut.getMessage());
+    assertEquals("closed", peer.ended());
+    EnvironmentPeer next = cluster.attach();
+    assertNotEquals(peer.pid(), next.pid());
+    // run: its late result (a change) goes nowhere
+    try {
+      peer.answer(ExecuteResult.newBuilder().setCallId(req.getCallId()).addDeltas(delta(hal.id(), "x", "late", 1))
+          .build());
+    } catch (java.io.IOException gone) {
+      // the process and its link are gone: exactly the point
+    }
+    CompletableFuture<byte[]> again = hal.call("quick");
+    next.answer(next.nextExecute(), "quick");
+    // verify
+    assertEquals("quick", new String(again.get(10, TimeUnit.SECONDS)));
+    assertEquals("0", cluster.storedX(hal.id()));
+    assertEquals(1, cluster.process(io.dataclay.common.Language.PYTHON, "hal").restarts());
+  }
+
+  @Test
+  void a_model_registered_later_reaches_the_running_processes_with_every_model() throws Exception {
+    // setup: a running process got the test model
+    cluster.startDataService(Map.of());
+    Owned ivy = owned("ivy");
+    CompletableFuture<byte[]> call = ivy.call("m");
+    EnvironmentPeer peer = cluster.nextPeer();
+    List<String> atStart = peer.hello().getModelsList().stream().map(Model::getNamespace).toList();
+    peer.answer(peer.nextExecute(), "ok");
+    call.get(10, TimeUnit.SECONDS);
+    // run: a new model is registered with the Logic Module
+    cluster.registerModel(Model.newBuilder().setNamespace("later").setLanguage(Language.PYTHON)
+        .addFiles(ModelFile.newBuilder().setPath("later.py").setContent(TestObjects.bytes("class Later: pass\n")))
+        .addClasses(ClassDescription.newBuilder().setName("later.Later")).build());
+    // verify: the whole list again, with the new one
+    DataServiceMessage m = peer.next();
+    assertTrue(m.hasDeploy(), m.toString());
+    assertEquals(List.of("shapes"), atStart);
+    assertEquals(Set.of("shapes", "later"), m.getDeploy().getModelsList().stream().map(Model::getNamespace)
+        .collect(Collectors.toSet()));
+  }
+}
