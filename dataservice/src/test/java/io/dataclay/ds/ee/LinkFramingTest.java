@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -179,54 +180,52 @@ class LinkFramingTest {
 
   @Test
   void frames_written_by_many_threads_at_once_never_interleave() throws Exception {
-    // setup: 8 writers, 150 frames each, of sizes around the 64 KiB read buffer, over one pipe
+    // setup: 8 writers, 150 frames each, of sizes around the 64 KiB read buffer, over one pipe; a
+    // writer stays alive until everything is read (a pipe whose last writer died refuses reads)
     PipedInputStream in = new PipedInputStream(16 * 1024);
     PipedOutputStream out = new PipedOutputStream(in);
     FramedStream shared = new FramedStream(InputStream.nullInputStream(), out);
     int writers = 8;
     int frames = 150;
+    CountDownLatch allRead = new CountDownLatch(1);
     List<Thread> threads = new ArrayList<>();
     for (int w = 0; w < writers; w++) {
       int writer = w;
       threads.add(started(() -> {
         Random random = new Random(writer);
-        for (int i = 0; i < frames; i++) {
-          byte[] filler = new byte[random.nextInt(80 * 1024)];
-          java.util.Arrays.fill(filler, (byte) writer);
-          byte[] body = DataServiceMessage.newBuilder().setExecute(ExecuteRequest.newBuilder().setCallId(writer)
-              .setObjectId(Integer.toString(i)).setPayload(ByteString.copyFrom(filler))).build().toByteArray();
-          try {
-            shared.write(body);
-          } catch (Exception e) {
-            throw new IllegalStateException(e);
+        try {
+          for (int i = 0; i < frames; i++) {
+            byte[] filler = new byte[random.nextInt(80 * 1024)];
+            java.util.Arrays.fill(filler, (byte) writer);
+            shared.write(DataServiceMessage.newBuilder().setExecute(ExecuteRequest.newBuilder().setCallId(writer)
+                .setObjectId(Integer.toString(i)).setPayload(ByteString.copyFrom(filler))).build().toByteArray());
           }
+          allRead.await();
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
         }
       }));
     }
     FramedStream reader = new FramedStream(in, NOWHERE);
-    CompletableFuture<Map<Long, List<Integer>>> read = CompletableFuture.supplyAsync(() -> {
-      Map<Long, List<Integer>> seen = new HashMap<>();
-      try {
-        for (int n = 0; n < writers * frames; n++) {
-          ExecuteRequest r = reader.read(DataServiceMessage.parser(), FramedStream.MAX_FRAME_BYTES).getExecute();
-          for (byte b : r.getPayload().toByteArray()) {
-            if (b != (byte) r.getCallId()) {
-              throw new AssertionError("frame " + r.getObjectId() + " of writer " + r.getCallId() + " holds bytes of "
-                  + b);
-            }
-          }
-          seen.computeIfAbsent(r.getCallId(), k -> new ArrayList<>()).add(Integer.parseInt(r.getObjectId()));
-        }
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-      return seen;
-    });
     // run
+    Map<Long, List<Integer>> seen = new HashMap<>();
+    try {
+      for (int n = 0; n < writers * frames; n++) {
+        ExecuteRequest r = reader.read(DataServiceMessage.parser(), FramedStream.MAX_FRAME_BYTES).getExecute();
+        for (byte b : r.getPayload().toByteArray()) {
+          if (b != (byte) r.getCallId()) {
+            throw new AssertionError("frame " + r.getObjectId() + " of writer " + r.getCallId() + " holds bytes of "
+                + b);
+          }
+        }
+        seen.computeIfAbsent(r.getCallId(), k -> new ArrayList<>()).add(Integer.parseInt(r.getObjectId()));
+      }
+    } finally {
+      allRead.countDown();
+    }
     for (Thread t : threads) {
       t.join();
     }
-    Map<Long, List<Integer>> seen = read.get(30, TimeUnit.SECONDS);
     out.close();
     // verify: every frame whole, each writer's frames in its order
     List<Integer> inOrder = java.util.stream.IntStream.range(0, frames).boxed().toList();
