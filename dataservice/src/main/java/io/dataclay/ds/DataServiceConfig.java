@@ -83,8 +83,8 @@ public final class DataServiceConfig {
   public static final String UNREACHABLE_MS = "DATACLAY_UNREACHABLE_MS";
   /**
    * Milliseconds a call waits for a (re)starting backend to install the registered models and for a
-   * (re)starting execution environment before BACKEND_UNAVAILABLE, and a new connection to the
-   * environment socket has to send its hello. Default 10000.
+   * (re)starting execution environment before BACKEND_UNAVAILABLE, and a new environment process
+   * has to send its hello. Default 10000.
    */
   public static final String EE_WAIT_MS = "DATACLAY_EE_WAIT_MS";
   /**
@@ -175,7 +175,7 @@ public final class DataServiceConfig {
    * What of this environment an execution-environment process inherits (through the sandbox
    * launcher, which passes on only what the confined process needs): an explicit list of harmless
    * keys (paths, locale) and the environment's own settings, never credentials, tokens or key
-   * files. The Data Service adds DATACLAY_EE_BACKEND_ID and DATACLAY_EE_THREADS.
+   * files. The Data Service adds DATACLAY_EE_BACKEND_ID.
    */
   public Map<String, String> environmentProcessSettings() {
     Map<String, String> out = new java.util.TreeMap<>();

@@ -226,14 +226,6 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
   }
 
   @Override
-  public void holds(Collection<UUID> ids) {
-    EnvironmentLink l = link;
-    if (l != null) {
-      ids.forEach(l::holds);
-    }
-  }
-
-  @Override
   public CompletableFuture<Void> evict(Collection<UUID> ids) {
     EnvironmentLink to = ready;
     return to == null ? CompletableFuture.completedFuture(null) : to.evict(ids);
@@ -281,11 +273,11 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
       w.future().completeExceptionally(new BackendUnavailableException("the execution environment of " + account
           + " stopped before the call ran; retry the call"));
     }
+    if (s != null) {
+      s.close(); // first: the process it stops is not restarted
+    }
     if (l != null) {
       l.close("the execution environment of " + account + " is stopping");
-    }
-    if (s != null) {
-      s.close();
     }
   }
 

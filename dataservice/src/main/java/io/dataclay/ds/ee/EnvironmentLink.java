@@ -317,6 +317,14 @@ final class EnvironmentLink {
       return;
     }
     cancel(p);
+    // the process holds what it created in memory whatever becomes of it: a refusal must evict it too
+    for (var o : result.getNewObjectsList()) {
+      try {
+        loaded.add(UUID.fromString(o.getId()));
+      } catch (IllegalArgumentException ignored) {
+        // not an object ID: the conversion below refuses the result
+      }
+    }
     ExecutionResult converted;
     try {
       converted = convert(result);

@@ -97,8 +97,8 @@ public final class EnvironmentSupervisor {
     if (p == null || !p.isAlive()) {
       return;
     }
-    p.destroy();
-    timer.schedule(() -> kill(p), KILL_AFTER_MS, TimeUnit.MILLISECONDS);
+    List<ProcessHandle> family = stop(p);
+    timer.schedule(() -> kill(p, family), KILL_AFTER_MS, TimeUnit.MILLISECONDS);
   }
 
   /** Stops supervising and stops the process (SIGTERM, then SIGKILL after 2 s); returns once it is gone. */
@@ -115,22 +115,29 @@ public final class EnvironmentSupervisor {
       return;
     }
     Process p = last.process();
-    p.descendants().forEach(ProcessHandle::destroy);
-    p.destroy();
+    List<ProcessHandle> family = stop(p);
     try {
-      if (!p.waitFor(KILL_AFTER_MS, TimeUnit.MILLISECONDS)) {
-        kill(p);
-        p.waitFor(KILL_AFTER_MS, TimeUnit.MILLISECONDS);
-      }
+      p.waitFor(KILL_AFTER_MS, TimeUnit.MILLISECONDS);
+      kill(p, family);
+      p.waitFor(KILL_AFTER_MS, TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
-      kill(p);
+      kill(p, family);
       Thread.currentThread().interrupt();
     }
   }
 
-  // Descendants first: once the process is gone its children are no longer found through it.
-  private static void kill(Process p) {
-    p.descendants().forEach(ProcessHandle::destroyForcibly);
+  // SIGTERM to the process and what it started, listed first: once the process is gone its
+  // children are no longer found through it.
+  private static List<ProcessHandle> stop(Process p) {
+    List<ProcessHandle> family = p.descendants().toList();
+    p.destroy();
+    family.forEach(ProcessHandle::destroy);
+    return family;
+  }
+
+  // SIGKILL to whatever of them is still alive.
+  private static void kill(Process p, List<ProcessHandle> family) {
+    family.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
     p.destroyForcibly();
   }
 

@@ -61,9 +61,6 @@ public interface ExecutionEnvironment {
     return true;
   }
 
-  /** Records that this environment's process holds {@code ids} in memory as stored (objects it just created). */
-  default void holds(Collection<UUID> ids) {}
-
   /** Liveness, process, restarts and calls. */
   EnvironmentStatus status();
 

@@ -133,7 +133,6 @@ public final class ResultApplier {
         }
       }
       CompletableFuture<Void> replicated = storeLocked(created, deltas, changes, sequences);
-      source.holds(created.stream().map(StoredObject::id).toList());
       // Other processes holding a changed object drop it before anyone hears of this call.
       CompletableFuture<Void> evicted = environments.changed(source, changed);
       return CompletableFuture.allOf(replicated, evicted);

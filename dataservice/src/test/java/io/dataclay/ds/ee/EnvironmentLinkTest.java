@@ -45,7 +45,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -219,9 +218,6 @@ class EnvironmentLinkTest {
   }
 
   @Test
-  @Disabled("lead: EnvironmentLink.evict sends only IDs in `loaded`; the objects a refused call made persistent were"
-      + " never recorded there (ResultApplier.storeChanges calls source.holds(created) only after storing succeeded),"
-      + " so ResultApplier.refused's eviction of them is dropped and the process keeps them as if stored")
   void a_refused_calls_new_objects_are_evicted_too() throws Exception {
     // setup
     UUID missing = UUID.randomUUID();

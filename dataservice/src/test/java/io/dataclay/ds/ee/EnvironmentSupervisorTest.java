@@ -16,7 +16,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -150,10 +149,6 @@ class EnvironmentSupervisorTest {
   }
 
   @Test
-  @Disabled("lead: EnvironmentSupervisor.close() sends SIGTERM to the descendants and SIGKILLs them only when the"
-      + " process itself outlives 2 s; a process that exits at once leaves descendants that ignore SIGTERM running"
-      + " (reparented, so neither kill() nor onExit()'s descendants() finds them any more): keep the list taken"
-      + " before the SIGTERM and SIGKILL what of it is still alive")
   void close_kills_descendants_that_ignore_sigterm_even_when_the_process_itself_exits_at_once() throws Exception {
     assertCloseEndsDescendants("trap '' TERM; ");
   }
