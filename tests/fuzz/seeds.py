@@ -65,7 +65,9 @@ def logic_module_seeds(world: World, identity: str, backend_identity_id: str, se
         "GetModel": [lm.GetModelRequest(namespace="tests"), lm.GetModelRequest(namespace="fuzzjava")],
         "ListModels": [lm.ListModelsRequest(language=common_pb2.JAVA)],
         "SetModelPublished": [lm.SetModelPublishedRequest(namespace="fuzzns", published=True)],
-        "RemoveModel": [lm.RemoveModelRequest(namespace="fuzzns")],
+        # a namespace nobody registers: removing a deployed model restarts the environments, which
+        # the oracle would rightly count as a server gone
+        "RemoveModel": [lm.RemoveModelRequest(namespace="fuzznone", force=True)],
         "RegisterBackend": [common_pb2.BackendInfo(id=backend_identity_id, name="fuzz-backend", host="127.0.0.1",
                                                    port=1, languages=[common_pb2.PYTHON], store_engine="kv")],
         "Heartbeat": [lm.HeartbeatRequest(backend_id=backend_identity_id, sessions_epoch=1, sessions_seen=1)],
