@@ -4,6 +4,7 @@ every backend; RemoveModel removes a model and its code. Each rule is tried by t
 stop, through the public protocol and `dataclaycmd`, on a real cluster of four accounts."""
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -137,12 +138,23 @@ def _lm(cluster, user, password) -> LogicModuleClient:
     return lm
 
 
-def _model_files(cluster, package: str) -> list:
-    """Every file (sources and compiled forms) of `package` in the backends' model directories."""
+def _model_files(cluster, package: str, backend: str = "") -> list:
+    """Every file (sources and compiled forms) of `package` in the backends' model directories (or one's)."""
     found = []
-    for backend in sorted((cluster.home / "backends").iterdir()):
-        found += [str(p) for p in (backend / "models" / "python" / package).rglob("*") if p.is_file()]
+    for directory in sorted((cluster.home / "backends").iterdir()):
+        if backend in ("", directory.name):
+            found += [str(p) for p in (directory / "models" / "python" / package).rglob("*") if p.is_file()]
     return found
+
+
+def _eventually(check, timeout: float = 30.0):
+    """`check()` once it is truthy, or its last value after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.2)
 
 
 def test_an_unpublished_model_is_the_owners_until_published_and_again_once_unpublished(accounts, tmp_path):
@@ -357,3 +369,53 @@ def test_hostile_or_malformed_model_commands_are_refused_clearly_and_change_noth
                                                                        "--json").stdout)}
     assert models["tests"]["published"] is True
     assert models[package]["published"] is False
+
+
+MAKE_ON = """
+    module, backend_name = sys.argv[1], sys.argv[2]
+    backend = next(b for b, info in api.get_backends().items() if info.name == backend_name)
+    def make():
+        g = importlib.import_module(module).Gadget(1)
+        g.make_persistent(backend_id=backend)
+        return g.get()
+    print(json.dumps(attempt(make)))
+"""
+
+
+def test_a_backend_that_missed_a_withdrawal_or_a_removal_applies_it_once_it_is_back(make_cluster, tmp_path):
+    # setup: a modeller's model and an administrator's, installed on both backends
+    cluster = make_cluster()
+    admin = cluster.admin_user()
+    cluster.dataclaycmd("NewAccount", OWNER, OWNER_PW)
+    cluster.dataclaycmd("GrantModelRegistration", admin, "-", OWNER)
+    withdrawn, removed = "gadgets_missed_w", "gadgets_missed_r"
+    module = _gadget_model(tmp_path / "w", withdrawn)
+    _gadget_model(tmp_path / "r", removed)
+    _register(cluster, OWNER, OWNER_PW, withdrawn, tmp_path / "w")
+    _register(cluster, admin, "-", removed, tmp_path / "r")
+    lm = _lm(cluster, admin, cluster.admin_password())
+    frozen = cluster.pids()["backend-1"]
+    # run: backend-1 is unreachable (stopped) while the owner's right is revoked
+    os.kill(frozen, signal.SIGSTOP)
+    try:
+        unreachable = _eventually(lambda: not next(b for b in lm.get_backends() if b.name == "backend-1").alive)
+        cluster.dataclaycmd("RevokeModelRegistration", admin, "-", OWNER)
+        kept_while_frozen = _model_files(cluster, withdrawn, "backend-1")
+    finally:
+        os.kill(frozen, signal.SIGCONT)
+    caught_up = _eventually(lambda: _model_files(cluster, withdrawn, "backend-1") == [])
+    refused = _as(cluster, OWNER, OWNER_PW, tmp_path / "w", MAKE_ON, module, "backend-1")
+    # run: backend-2 is down while the administrator's model is removed, then starts again
+    cluster.kill("backend-2")
+    cluster.dataclaycmd("RemoveModel", admin, "-", removed)
+    kept_while_down = _model_files(cluster, removed, "backend-2")
+    cluster.start()
+    cleaned_at_start = _eventually(lambda: _model_files(cluster, removed) == [])  # start returns once registered
+    lm.close()
+    # verify: each applies what it missed (a heartbeat, a start) and keeps no copy of the code
+    assert unreachable
+    assert kept_while_frozen, "the revocation reached the stopped backend: nothing was missed"
+    assert caught_up, _model_files(cluster, withdrawn, "backend-1")
+    assert refused["error"] == "ClassNotRegisteredError" and "revoked" in refused["message"], refused
+    assert kept_while_down, "the removal reached the backend that was down: nothing was missed"
+    assert cleaned_at_start, _model_files(cluster, removed)
