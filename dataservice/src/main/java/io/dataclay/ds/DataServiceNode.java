@@ -23,6 +23,7 @@ import io.dataclay.ds.service.Environments;
 import io.dataclay.ds.service.ExecutionService;
 import io.dataclay.ds.service.IdClaims;
 import io.dataclay.ds.service.ModelBundle;
+import io.dataclay.ds.service.ModelCatalog;
 import io.dataclay.ds.service.ModelFiles;
 import io.dataclay.ds.service.ModelRegistry;
 import io.dataclay.ds.service.ModelService;
@@ -58,7 +59,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
@@ -121,19 +121,19 @@ public final class DataServiceNode implements AutoCloseable {
     Mastership mastership = new Mastership(id, System::nanoTime);
     peers = new RemotePeers(admin, config.tls(), mastership::ownTerm);
     ReplicaSets replicas = new ReplicaSets(peers, directory, mastership, calls);
-    ResultApplier applier = new ResultApplier(store, lm, claims, calls, replicas, recorder);
+    ResultApplier applier = new ResultApplier(store, lm, claims, calls, replicas, recorder, classes);
     PythonEnvironment python = config.python() == null ? null : new PythonEnvironment(applier, timer, calls, config.eeWaitMs());
     if (python != null) {
       environments.add(python);
     }
     environments.add(new JavaEnvironment(store, applier, calls, id, JavaEnvironmentConfig.from(config.environment()),
-        admin::client, config.tls(), () -> registration.models()));
+        admin::client, config.tls(), () -> loadedOnly(registry, registration.models())));
     List<Language> languages = environments.languages();
     String engine = store.stats().engine();
     status = new StatusService(store, environments, counters,
         new BackendIdentity(id, config.backendName(), config.backendHost(), 0, languages, engine));
     ModelService models = new ModelService(new ModelFiles(config.pythonModelsDir()), registry, environments);
-    classes.refreshWith(() -> models.install(registration.models()));
+    classes.refreshWith(() -> models.reconcile(registration.models()));
     CopyService copies = new CopyService(store, environments, replicas, peers, directory, lm, classes, mastership, id);
     ImportStaging staging = new ImportStaging(store, config.backendDir().resolve("imports"), id,
         new ImportStateQuery(admin), environments::evict, new ImportStaging.Replicas() {
@@ -149,7 +149,7 @@ public final class DataServiceNode implements AutoCloseable {
         });
     exports = new SnapshotExports(snapshotStore, staging::stagedIds, snapshotTimer, SnapshotExports.defaultBudget());
     DataServiceServicer dataService = new DataServiceServicer(sessions,
-        new ObjectService(store, lm, classes, claims, recorder), new ExecutionService(store, environments, recorder, classes, replicas),
+        new ObjectService(store, lm, classes, claims, recorder), new ExecutionService(store, environments, recorder, classes, replicas, calls),
         models,
         status, counters, calls, copies,
         new VersionService(store, copies, replicas, peers, directory, lm, recorder, id), recorder,
@@ -159,7 +159,11 @@ public final class DataServiceNode implements AutoCloseable {
         config.maxMessageBytes()).start();
     status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));
     registration = new BackendRegistration(admin, status::identity, heartbeats, config.heartbeatMs(), sessions,
-        mastership, copies::demote);
+        mastership, copies::demote, revision -> {
+          if (classes.ready() && revision > registry.synced()) {
+            classes.catchUp(calls); // a model change this backend missed (a withdrawal, a removal)
+          }
+        });
     registration.logIn(REGISTER_TIMEOUT_MS); // a refused administrator spawns no environment
     if (python != null) {
       // Started before registering: its interpreter starts while the Logic Module answers. It
@@ -177,7 +181,7 @@ public final class DataServiceNode implements AutoCloseable {
     if (!stoppedCleanly) {
       lm.reconcile(store);
     }
-    installAtStart(models, registration.models());
+    models.reconcile(registration.models());
     classes.markInstalled(); // calls that waited for the models run from here on
     registration.startHeartbeat();
   }
@@ -242,14 +246,10 @@ public final class DataServiceNode implements AutoCloseable {
     calls.shutdownNow();
   }
 
-  private static void installAtStart(ModelService models, List<ModelBundle> bundles) {
-    for (ModelBundle bundle : bundles) {
-      try {
-        models.install(List.of(bundle));
-      } catch (RuntimeException e) {
-        LOG.log(Level.WARNING, "could not install model " + bundle.namespace() + ": " + e.getMessage());
-      }
-    }
+  // The Java environment fetches models itself when it meets a class it does not know: only those
+  // installed here, not withdrawn (a list fetched before a withdrawal must not bring one back).
+  private static List<ModelBundle> loadedOnly(ModelRegistry registry, ModelCatalog catalog) {
+    return catalog.loadable().stream().filter(b -> registry.loaded(b.namespace())).toList();
   }
 
   /**

@@ -3,6 +3,7 @@ package io.dataclay.logic.metadata;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -54,6 +55,39 @@ class SqliteMetadataStoreTest extends MetadataStoreConformance {
           upgraded.accounts().contractsTo("bob"));
       assertNull(upgraded.sessions().find("tok").orElseThrow().backendId());
       assertFalse(upgraded.accounts().find("alice").orElseThrow().mayRegisterModels());
+    }
+  }
+
+  @Test
+  void a_version_2_database_keeps_administrators_models_published_and_unpublishes_the_others() throws Exception {
+    // setup: the models a Logic Module of schema version 2 wrote (every account used every model)
+    Files.createDirectories(dir.resolve("v2"));
+    String url = "jdbc:sqlite:" + dir.resolve("v2").resolve("metadata.db");
+    try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+      for (String sql : List.of(
+          "CREATE TABLE schema_version (version INTEGER PRIMARY KEY)",
+          "INSERT INTO schema_version VALUES (2)",
+          "CREATE TABLE accounts (username TEXT PRIMARY KEY, password_hash TEXT NOT NULL, password_salt TEXT NOT NULL,"
+              + " password_iterations INTEGER NOT NULL, admin BOOLEAN NOT NULL,"
+              + " may_register_models BOOLEAN NOT NULL DEFAULT FALSE)",
+          "CREATE TABLE models (namespace TEXT PRIMARY KEY, language TEXT NOT NULL,"
+              + " owner TEXT NOT NULL REFERENCES accounts(username), version BIGINT NOT NULL)",
+          "INSERT INTO accounts VALUES ('root', 'h', 's', 1, 1, 0), ('carol', 'h', 's', 1, 0, 1)",
+          "INSERT INTO models VALUES ('admin', 'PYTHON', 'root', 3), ('tools', 'PYTHON', 'carol', 1)")) {
+        s.execute(sql);
+      }
+    }
+    // run
+    try (MetadataStore upgraded = MetadataStore.open(url, MetadataSync.NORMAL)) {
+      boolean toolsAtFirst = upgraded.models().find("tools").orElseThrow().published();
+      ModelRecord published = upgraded.models().setPublished("tools", true).orElseThrow();
+      // verify: the administrator's model stays usable by everyone; carol's until she publishes it
+      assertTrue(upgraded.models().find("admin").orElseThrow().published());
+      assertEquals(3, upgraded.models().find("admin").orElseThrow().version());
+      assertFalse(toolsAtFirst);
+      assertTrue(published.published());
+      assertEquals(1, published.revision());
+      assertFalse(published.withdrawn());
     }
   }
 }
