@@ -1,6 +1,7 @@
 package io.dataclay.ds;
 
 import io.dataclay.common.Language;
+import io.dataclay.common.PrivatePaths;
 import io.dataclay.ds.ee.EnvironmentSupervisor;
 import io.dataclay.ds.ee.PythonEnvironment;
 import io.dataclay.ds.ee.RestartBackoff;
@@ -44,7 +45,6 @@ import io.dataclay.rpc.ServerTransport;
 import io.dataclay.rpc.PeerCertificates;
 import io.grpc.ServerBuilder;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collection;
@@ -102,7 +102,7 @@ public final class DataServiceNode implements AutoCloseable {
       throws IOException, InterruptedException {
     backendDir = config.backendDir();
     UUID id = BackendIdFile.readOrCreate(config.backendDir());
-    Files.createDirectories(config.pythonModelsDir());
+    PrivatePaths.directory(config.pythonModelsDir(), "the models directory");
     boolean stoppedCleanly = CleanStopMark.consume(config.backendDir());
     QueuedRegistrations lm = new QueuedRegistrations(new RemoteLogicModule(admin, id));
     registrations = lm;

@@ -1,5 +1,6 @@
 package io.dataclay.ds.service;
 
+import io.dataclay.common.PrivatePaths;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.io.IOException;
@@ -17,9 +18,10 @@ import java.util.Set;
 import java.util.stream.Stream;
 
 /**
- * Writes and deletes model files under one directory (the Python environment's import path). Each
- * file is written whole to a temporary file and renamed into place, so a reader (or a crash) sees
- * the old content or the new, never a partial file. Paths that are absolute, contain "..", or would
+ * Writes model files under one directory (the Python environment's import path), files mode 0600 in
+ * directories 0700: model code is its tenant's, not for other users of the node. Each file is
+ * written whole to a temporary file and renamed into place, so a reader (or a crash) sees the old
+ * content or the new, never a partial file. Paths that are absolute, contain "..", or would
  * resolve outside the directory are refused before anything is written. Deleting a module also
  * deletes what Python compiled from it ({@code __pycache__}), so no copy of removed code stays.
  */
@@ -69,11 +71,11 @@ public final class ModelFiles {
   public void write(Path target, byte[] content) {
     try {
       Path dir = target.getParent();
-      Files.createDirectories(dir);
+      Files.createDirectories(dir, PrivatePaths.DIRECTORY);
       if (!dir.toRealPath().startsWith(root.toRealPath())) {
         throw new InvalidArgumentException("model path " + root.relativize(target) + " leads outside the models directory");
       }
-      Path tmp = Files.createTempFile(dir, ".deploy-", ".tmp");
+      Path tmp = Files.createTempFile(dir, ".deploy-", ".tmp"); // mode 0600, kept by the rename
       try {
         try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
           ByteBuffer buf = ByteBuffer.wrap(content);
