@@ -90,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         cluster = LocalCluster(settings)
         if args.command == "start":
             state = cluster.start(args.backends, args.store, args.metadata, tls=args.tls)
+            for note in cluster.notes:
+                print(f"dataclay start: {note}", file=sys.stderr)
             print(f"dataClay is running: Logic Module on 127.0.0.1:{state.lm.port}, "
                   f"{len(state.backends)} backend(s), store {state.store} in {state.store_root}")
             if state.tls:
@@ -103,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
                 for line in cluster.erase():
                     print(line)
             return 0
+        cluster.check_home()
         report = collect_status(settings.home, ClusterState.load(settings.home))
         print(format_status(report))
         return 0 if report.lm_alive else 1

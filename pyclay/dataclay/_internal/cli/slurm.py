@@ -13,6 +13,7 @@ import argparse
 import os
 import pathlib
 import re
+import secrets
 import signal
 import subprocess
 import sys
@@ -158,7 +159,7 @@ def _plan(args, job_id: str, nodes: list[str], settings: SlurmSettings, cluster:
                    pool_dir=str(pool_dir), host_suffix=args.host_suffix, port=args.port,
                    client_files=[str(pathlib.Path(f).absolute()) for f in args.client_file],
                    export_dir=str(pathlib.Path(args.export_dir).absolute()) if args.export_dir else "",
-                   signing_key=str(key))
+                   signing_key=str(key), node_tag=secrets.token_hex(8))
 
 
 def _model(text: str) -> tuple[str, str, str]:

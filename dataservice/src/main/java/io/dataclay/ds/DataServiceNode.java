@@ -1,6 +1,7 @@
 package io.dataclay.ds;
 
 import io.dataclay.common.Language;
+import io.dataclay.common.PrivatePaths;
 import io.dataclay.ds.ee.CallRelay;
 import io.dataclay.ds.ee.EnvironmentLaunch;
 import io.dataclay.ds.ee.EnvironmentPool;
@@ -26,6 +27,7 @@ import io.dataclay.ds.service.Environments;
 import io.dataclay.ds.service.ExecutionService;
 import io.dataclay.ds.service.IdClaims;
 import io.dataclay.ds.service.ModelBundle;
+import io.dataclay.ds.service.ModelCatalog;
 import io.dataclay.ds.service.ModelFiles;
 import io.dataclay.ds.service.ModelRegistry;
 import io.dataclay.ds.service.ModelService;
@@ -33,6 +35,7 @@ import io.dataclay.ds.service.ObjectService;
 import io.dataclay.ds.service.QueuedRegistrations;
 import io.dataclay.ds.service.ReferenceRecorder;
 import io.dataclay.ds.service.ResultApplier;
+import io.dataclay.ds.service.Session;
 import io.dataclay.ds.service.SessionCache;
 import io.dataclay.ds.service.StatusService;
 import io.dataclay.ds.servicer.DataServiceServicer;
@@ -45,7 +48,6 @@ import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.rpc.PeerCertificates;
 import io.grpc.ServerBuilder;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collection;
@@ -61,7 +63,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
@@ -106,7 +107,7 @@ public final class DataServiceNode implements AutoCloseable {
       throws IOException, InterruptedException {
     backendDir = config.backendDir();
     UUID id = BackendIdFile.readOrCreate(config.backendDir());
-    Files.createDirectories(config.pythonModelsDir());
+    PrivatePaths.directory(config.pythonModelsDir(), "the models directory");
     boolean stoppedCleanly = CleanStopMark.consume(config.backendDir());
     QueuedRegistrations lm = new QueuedRegistrations(new RemoteLogicModule(admin, id));
     registrations = lm;
@@ -125,15 +126,16 @@ public final class DataServiceNode implements AutoCloseable {
     Mastership mastership = new Mastership(id, System::nanoTime);
     peers = new RemotePeers(admin, config.tls(), mastership::ownTerm);
     ReplicaSets replicas = new ReplicaSets(peers, directory, mastership, calls);
-    ResultApplier applier = new ResultApplier(store, lm, claims, calls, replicas, recorder, environments);
+    ResultApplier applier = new ResultApplier(store, lm, claims, calls, replicas, recorder, classes, environments);
     relay = new CallRelay(() -> admin.client().getBackends(), config.lmHost(), config.lmPort(), config.tls());
-    addEnvironments(config, id, new LinkServices(applier, new StateLoads(store), relay, calls, timer), applier, store);
+    addEnvironments(config, id, new LinkServices(applier, new StateLoads(store), relay, calls, timer), applier, store,
+        registry);
     List<Language> languages = environments.languages();
     String engine = store.stats().engine();
     status = new StatusService(store, environments, counters,
         new BackendIdentity(id, config.backendName(), config.backendHost(), 0, languages, engine));
     ModelService models = new ModelService(new ModelFiles(config.pythonModelsDir()), registry, environments);
-    classes.refreshWith(() -> models.install(registration.models()));
+    classes.refreshWith(() -> models.reconcile(registration.models()));
     CopyService copies = new CopyService(store, environments, replicas, peers, directory, lm, classes, mastership, id);
     ImportStaging staging = new ImportStaging(store, config.backendDir().resolve("imports"), id,
         new ImportStateQuery(admin), environments::evict, new ImportStaging.Replicas() {
@@ -149,7 +151,7 @@ public final class DataServiceNode implements AutoCloseable {
         });
     exports = new SnapshotExports(snapshotStore, staging::stagedIds, snapshotTimer, SnapshotExports.defaultBudget());
     DataServiceServicer dataService = new DataServiceServicer(sessions,
-        new ObjectService(store, lm, classes, claims, recorder), new ExecutionService(store, environments, recorder, classes, replicas),
+        new ObjectService(store, lm, classes, claims, recorder), new ExecutionService(store, environments, recorder, classes, replicas, calls),
         models,
         status, counters, calls, copies,
         new VersionService(store, copies, replicas, peers, directory, lm, recorder, id), recorder,
@@ -159,7 +161,11 @@ public final class DataServiceNode implements AutoCloseable {
         config.maxMessageBytes()).start();
     status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));
     registration = new BackendRegistration(admin, status::identity, heartbeats, config.heartbeatMs(), sessions,
-        mastership, copies::demote);
+        mastership, copies::demote, revision -> {
+          if (classes.ready() && revision > registry.synced()) {
+            classes.catchUp(calls); // a model change this backend missed (a withdrawal, a removal)
+          }
+        });
     registration.logIn(REGISTER_TIMEOUT_MS);
     registration.register(REGISTER_TIMEOUT_MS);
     // before anything registers stored objects: what unfinished imports staged must not be registered
@@ -170,7 +176,7 @@ public final class DataServiceNode implements AutoCloseable {
     if (!stoppedCleanly) {
       lm.reconcile(store);
     }
-    installAtStart(models, registration.models());
+    models.reconcile(registration.models());
     classes.markInstalled(); // calls that waited for the models run from here on
     registration.startHeartbeat();
   }
@@ -238,14 +244,10 @@ public final class DataServiceNode implements AutoCloseable {
     calls.shutdownNow();
   }
 
-  private static void installAtStart(ModelService models, List<ModelBundle> bundles) {
-    for (ModelBundle bundle : bundles) {
-      try {
-        models.install(List.of(bundle));
-      } catch (RuntimeException e) {
-        LOG.log(Level.WARNING, "could not install model " + bundle.namespace() + ": " + e.getMessage());
-      }
-    }
+  // The Java environment fetches models itself when it meets a class it does not know: only those
+  // installed here, not withdrawn (a list fetched before a withdrawal must not bring one back).
+  private static List<ModelBundle> loadedOnly(ModelRegistry registry, ModelCatalog catalog) {
+    return catalog.loadable().stream().filter(b -> registry.loaded(b.namespace())).toList();
   }
 
   /**
@@ -254,19 +256,18 @@ public final class DataServiceNode implements AutoCloseable {
    * only when the configuration says so (a cluster whose only user is its owner).
    */
   private void addEnvironments(DataServiceConfig config, UUID id, LinkServices services, ResultApplier applier,
-      ObjectStore store) throws IOException {
+      ObjectStore store, ModelRegistry registry) throws IOException {
     EnvironmentSettings settings = config.environments();
     Map<String, String> passed = new HashMap<>(config.environmentProcessSettings());
     passed.put("DATACLAY_EE_BACKEND_ID", id.toString());
-    // until models have owners the Data Service can check, every account may use every model
-    BiPredicate<String, ModelBundle> usable = (account, model) -> true;
+    BiPredicate<Session, ModelBundle> usable = (session, model) -> model.usableBy(session);
     if (config.python() != null) {
       environments.add(new EnvironmentPool(EnvironmentLaunch.python(config.python(), settings, passed), services,
           settings, config.eeWaitMs(), config.environmentsDir(), usable));
     }
     if (settings.javaInProcess()) {
       environments.add(new JavaEnvironment(store, applier, calls, id, JavaEnvironmentConfig.from(config.environment()),
-          admin::client, config.tls(), () -> registration.models()));
+          admin::client, config.tls(), () -> loadedOnly(registry, registration.models())));
     } else {
       environments.add(new EnvironmentPool(EnvironmentLaunch.java(config.launcherPython(), settings, passed,
           System.getProperty("java.home"), System.getProperty("java.class.path")), services, settings,

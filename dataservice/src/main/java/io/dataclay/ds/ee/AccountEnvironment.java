@@ -5,6 +5,7 @@ import io.dataclay.ds.service.EnvironmentStatus;
 import io.dataclay.ds.service.ExecutionEnvironment;
 import io.dataclay.ds.service.ExecutionRequest;
 import io.dataclay.ds.service.ModelBundle;
+import io.dataclay.ds.service.Session;
 import io.dataclay.ds.servicer.Messages;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.QuotaExceededException;
@@ -37,6 +38,7 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
   private record Waiting(ExecutionRequest request, CompletableFuture<byte[]> future, long since) {}
 
   private final String account;
+  private final Session session;
   private final Language language;
   private final int slot;
   private final LinkServices services;
@@ -54,10 +56,14 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
   private ScheduledFuture<?> waitCheck;
   private boolean closed;
 
-  /** The environment of {@code account} for {@code language} objects, in sandbox slot {@code slot}. */
-  AccountEnvironment(String account, Language language, int slot, LinkServices services, EnvironmentSettings settings,
-      long waitMs) {
-    this.account = account;
+  /**
+   * The environment of {@code session}'s account for {@code language} objects, in sandbox slot
+   * {@code slot}; the session (its first call's) decides which models the account may use.
+   */
+  AccountEnvironment(Session session, Language language, int slot, LinkServices services,
+      EnvironmentSettings settings, long waitMs) {
+    this.account = session.username();
+    this.session = session;
     this.language = language;
     this.slot = slot;
     this.services = services;
@@ -78,6 +84,11 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
   /** The account this environment serves. */
   String account() {
     return account;
+  }
+
+  /** The session its account's models are chosen by (the first call's). */
+  Session session() {
+    return session;
   }
 
   /** Its sandbox slot (distinct among the live environments of a language on this backend). */

@@ -5,6 +5,7 @@ import io.dataclay.ds.service.EnvironmentStatus;
 import io.dataclay.ds.service.ExecutionEnvironment;
 import io.dataclay.ds.service.ExecutionRequest;
 import io.dataclay.ds.service.ModelBundle;
+import io.dataclay.ds.service.Session;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.QuotaExceededException;
 import java.io.IOException;
@@ -46,7 +47,7 @@ public final class EnvironmentPool implements ExecutionEnvironment {
   private final EnvironmentSettings settings;
   private final long waitMs;
   private final Path tmpRoot;
-  private final BiPredicate<String, ModelBundle> usable;
+  private final BiPredicate<Session, ModelBundle> usable;
   private final Map<String, AccountEnvironment> byAccount = new ConcurrentHashMap<>();
   private final Map<String, ModelBundle> models = new LinkedHashMap<>();
   private final BitSet slots = new BitSet();
@@ -59,10 +60,10 @@ public final class EnvironmentPool implements ExecutionEnvironment {
 
   /**
    * A pool started as {@code launch} says, whose processes' private directories live under {@code
-   * tmpRoot}; an account gets the models {@code usable} accepts for it.
+   * tmpRoot}; an account's process gets the models {@code usable} accepts for its session.
    */
   public EnvironmentPool(EnvironmentLaunch launch, LinkServices services, EnvironmentSettings settings, long waitMs,
-      Path tmpRoot, BiPredicate<String, ModelBundle> usable) throws IOException {
+      Path tmpRoot, BiPredicate<Session, ModelBundle> usable) throws IOException {
     this.language = launch.language();
     this.launch = launch;
     this.services = services;
@@ -91,7 +92,7 @@ public final class EnvironmentPool implements ExecutionEnvironment {
     AccountEnvironment env = byAccount.get(request.session().username());
     if (env == null) {
       try {
-        env = environmentOf(request.session().username());
+        env = environmentOf(request.session());
       } catch (BackendUnavailableException | QuotaExceededException e) {
         return CompletableFuture.failedFuture(e);
       }
@@ -119,7 +120,8 @@ public final class EnvironmentPool implements ExecutionEnvironment {
     });
   }
 
-  private AccountEnvironment environmentOf(String account) {
+  private AccountEnvironment environmentOf(Session session) {
+    String account = session.username();
     AccountEnvironment stopped = null;
     AccountEnvironment env;
     synchronized (this) {
@@ -138,8 +140,8 @@ public final class EnvironmentPool implements ExecutionEnvironment {
       }
       int slot = slots.nextClearBit(0);
       slots.set(slot);
-      env = new AccountEnvironment(account, language, slot, services, settings, waitMs);
-      env.deploy(usableBy(account));
+      env = new AccountEnvironment(session, language, slot, services, settings, waitMs);
+      env.deploy(usableBy(session));
       byAccount.put(account, env);
     }
     if (stopped != null) {
@@ -206,7 +208,7 @@ public final class EnvironmentPool implements ExecutionEnvironment {
       }
       envs = new HashMap<>(byAccount);
     }
-    envs.forEach((account, env) -> env.deploy(usableBy(account)));
+    envs.values().forEach(env -> env.deploy(usableBy(env.session())));
   }
 
   @Override
@@ -217,13 +219,13 @@ public final class EnvironmentPool implements ExecutionEnvironment {
       envs = new ArrayList<>(byAccount.values());
     }
     for (AccountEnvironment env : envs) {
-      env.deploy(usableBy(env.account()));
+      env.deploy(usableBy(env.session()));
       env.withdraw(namespaces);
     }
   }
 
-  private synchronized List<ModelBundle> usableBy(String account) {
-    return models.values().stream().filter(m -> usable.test(account, m)).toList();
+  private synchronized List<ModelBundle> usableBy(Session session) {
+    return models.values().stream().filter(m -> usable.test(session, m)).toList();
   }
 
   @Override

@@ -30,10 +30,10 @@ public interface ExecutionEnvironment {
   void deploy(List<ModelBundle> models);
 
   /**
-   * Stops running these models' code: processes that may have loaded it are restarted, and their
-   * classes are refused from now on.
+   * Stops running these models' code: processes that may have loaded it are restarted; their
+   * classes are refused from now on (their files are already deleted).
    */
-  void withdraw(java.util.Collection<String> namespaces);
+  void withdraw(Collection<String> namespaces);
 
   /**
    * Drops objects from the environment's memory, so it reloads their stored state. The future

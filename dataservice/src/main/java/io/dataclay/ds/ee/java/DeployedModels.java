@@ -8,6 +8,7 @@ import io.dataclay.serialization.AllowList;
 import io.dataclay.serialization.ModelClasses;
 import io.dataclay.serialization.ModelClassPolicy;
 import io.dataclay.serialization.ObjectCodec;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -55,13 +56,10 @@ final class DeployedModels implements ModelClasses {
     return new DeployedModels(next, extra);
   }
 
-  /** This set without {@code namespace}'s model. */
-  DeployedModels without(String namespace, AllowList extra) {
-    if (!byNamespace.containsKey(namespace)) {
-      return this;
-    }
+  /** This set without the models of {@code namespaces}. */
+  DeployedModels without(Collection<String> namespaces, AllowList extra) {
     Map<String, ModelClassLoader> next = new HashMap<>(byNamespace);
-    next.remove(namespace);
+    next.keySet().removeAll(namespaces);
     return new DeployedModels(next, extra);
   }
 

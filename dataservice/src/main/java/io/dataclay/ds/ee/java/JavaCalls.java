@@ -177,12 +177,8 @@ final class JavaCalls {
 
   /** Drops the models of {@code namespaces}: calls starting from now on do not find their classes. */
   synchronized void withdraw(Collection<String> namespaces) {
-    DeployedModels next = models;
-    for (String ns : namespaces) {
-      next = next.without(ns, config.extraClasses());
-      versions.remove(ns);
-    }
-    models = next;
+    models = models.without(namespaces, config.extraClasses());
+    namespaces.forEach(versions::remove);
   }
 
   /** The namespaces installed now. */
