@@ -49,7 +49,7 @@ def cluster():
         shared.dataclaycmd("NewAccount", user, password)
     shared.dataclaycmd("GrantModelRegistration", admin, "-", AUTHOR)
     shared.dataclaycmd("NewModel", AUTHOR, AUTHOR_PW, "hostile", str(HOSTILE), "python")
-    #TMP shared.dataclaycmd("PublishModel", AUTHOR, AUTHOR_PW, "hostile")
+    shared.dataclaycmd("PublishModel", AUTHOR, AUTHOR_PW, "hostile")
     shared.dataclaycmd("NewDataContract", VICTIM, VICTIM_PW, VICTIM, READER, "--read-only")
     yield shared
     shared.stop()

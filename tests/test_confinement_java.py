@@ -140,7 +140,7 @@ def jcluster(spy_build):
             cluster.dataclaycmd("NewAccount", user, password)
         cluster.dataclaycmd("GrantModelRegistration", cluster.admin_user(), "-", AUTHOR)
         cluster.dataclaycmd("NewModel", AUTHOR, AUTHOR_PW, "hostilej", str(classes), "java")
-        #TMP cluster.dataclaycmd("PublishModel", AUTHOR, AUTHOR_PW, "hostilej")
+        cluster.dataclaycmd("PublishModel", AUTHOR, AUTHOR_PW, "hostilej")
         yield cluster
     finally:
         cluster.stop()
