@@ -47,7 +47,10 @@ def test_new_model_runs_no_user_code_and_reaches_backends_that_join_later(make_c
     (package / "__init__.py").write_text("")
     (package / "shapes.py").write_text(textwrap.dedent(f"""
         import pathlib
-        pathlib.Path({str(trace)!r}).write_text("top-level code ran")
+        try:
+            pathlib.Path({str(trace)!r}).write_text("top-level code ran")
+        except OSError:
+            pass  # in a backend, confined code cannot write there: only registration's trace matters
         from dataclay import DataClayObject, activemethod
 
         class Square(DataClayObject):

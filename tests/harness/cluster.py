@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -143,8 +144,10 @@ class Cluster:
         records = [state["lm"], *state["backends"]]
         return {r["name"]: r["pid"] for r in records if r["pid"] and _alive(r["pid"])}
 
-    def ee_pid(self, backend: str) -> int:
-        """The pid of a backend's Python execution environment (a child of its Data Service)."""
+    def ee_pid(self, backend: str, start: bool = True) -> int:
+        """The pid (as the host sees it: its sandbox's outer process) of an execution environment
+        process of a backend (a child of its Data Service). Processes start at an account's first
+        call: when there is none and `start`, the administrator calls a method there first."""
         ds = self.pids()[backend]
         children = [c for task in pathlib.Path(f"/proc/{ds}/task").iterdir()
                     for c in (task / "children").read_text().split()]
@@ -152,6 +155,15 @@ class Cluster:
             cmdline = pathlib.Path(f"/proc/{child}/cmdline").read_bytes()
             if b"dataclay._internal.ee" in cmdline:
                 return int(child)
+        if start:
+            self.run_client(textwrap.dedent(f"""
+                from dataclay import api
+                api.init()
+                from people.model import Counter
+                backend = next(i for i, b in api.get_backends().items() if b.name == {backend!r})
+                c = Counter(0); c.make_persistent(backend_id=backend); c.get()
+            """))
+            return self.ee_pid(backend, start=False)
         raise LookupError(f"{backend} has no execution environment process")
 
     def kill(self, name: str) -> None:

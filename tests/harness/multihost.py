@@ -21,6 +21,8 @@ import time
 from harness.cluster import MODELS, REPO
 from harness.hosts import Host, HostNetwork, end_process_group
 
+from dataclay._internal import sandbox
+
 JARS = REPO / "pyclay" / "dataclay" / "_internal" / "jars"
 BIN = pathlib.Path(sys.executable).parent
 BACKEND_PORT = 6867

@@ -108,6 +108,7 @@ public final class TestCluster implements AutoCloseable {
     settings.put("DATACLAY_PYTHON", peers.python().toString());
     settings.put("DATACLAY_JAVA_EE", "in-process");
     settings.put("DATACLAY_EE_CONFINEMENT", "none");
+    settings.put("DATACLAY_EE_SPARES", "0");
     settings.put("DATACLAY_HEARTBEAT_MS", "200");
     settings.put("DATACLAY_EE_WAIT_MS", "3000");
     settings.putAll(overrides);

@@ -37,8 +37,11 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
 
   private record Waiting(ExecutionRequest request, CompletableFuture<byte[]> future, long since) {}
 
-  private final String account;
-  private final Session session;
+  /** What a spare process (started ahead of an account's first call) is called until one adopts it. */
+  static final String SPARE = "(spare)";
+
+  private volatile String account;
+  private volatile Session session;
   private final Language language;
   private final int slot;
   private final LinkServices services;
@@ -58,11 +61,13 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
 
   /**
    * The environment of {@code session}'s account for {@code language} objects, in sandbox slot
-   * {@code slot}; the session (its first call's) decides which models the account may use.
+   * {@code slot}; the session (its first call's) decides which models the account may use. With no
+   * session it is a spare: its process starts, confines itself and waits, with no model, for an
+   * account to {@link #adopt} it.
    */
   AccountEnvironment(Session session, Language language, int slot, LinkServices services,
       EnvironmentSettings settings, long waitMs) {
-    this.account = session.username();
+    this.account = session == null ? SPARE : session.username();
     this.session = session;
     this.language = language;
     this.slot = slot;
@@ -74,7 +79,7 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
   /** Starts supervising the process of {@code launch}, whose private directory is {@code tmp}; call once. */
   void start(EnvironmentLaunch launch, String tmp) {
     EnvironmentSupervisor s = new EnvironmentSupervisor(launch.command(slot, tmp), launch.environment(),
-        services.timer(), new RestartBackoff(), this, language.name().toLowerCase() + " environment of " + account);
+        services.timer(), new RestartBackoff(), this, language.name().toLowerCase() + " environment " + slot);
     synchronized (this) {
       supervisor = s;
     }
@@ -86,9 +91,16 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
     return account;
   }
 
-  /** The session its account's models are chosen by (the first call's). */
+  /** The session its account's models are chosen by (the first call's); null for a spare. */
   Session session() {
     return session;
+  }
+
+  /** Makes a spare this account's (it has run nothing yet); its models follow with {@link #deploy}. */
+  void adopt(Session first) {
+    session = first;
+    account = first.username();
+    lastUsedMs = System.currentTimeMillis();
   }
 
   /** Its sandbox slot (distinct among the live environments of a language on this backend). */

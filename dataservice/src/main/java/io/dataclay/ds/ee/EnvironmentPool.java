@@ -52,6 +52,7 @@ public final class EnvironmentPool implements ExecutionEnvironment {
   private final Map<String, ModelBundle> models = new LinkedHashMap<>();
   private final BitSet slots = new BitSet();
   private final ObjectTurns<Turned> turns = new ObjectTurns<>();
+  private AccountEnvironment spare;
   private final ScheduledFuture<?> sweeper;
   private int restartsOfStopped;
   private long callsOfStopped;
@@ -73,6 +74,7 @@ public final class EnvironmentPool implements ExecutionEnvironment {
     this.usable = usable;
     recreate(tmpRoot);
     this.sweeper = services.timer().scheduleWithFixedDelay(this::stopIdle, SWEEP_MS, SWEEP_MS, TimeUnit.MILLISECONDS);
+    services.timer().execute(this::refillSpare);
   }
 
   @Override
@@ -124,6 +126,7 @@ public final class EnvironmentPool implements ExecutionEnvironment {
     String account = session.username();
     AccountEnvironment stopped = null;
     AccountEnvironment env;
+    boolean fresh;
     synchronized (this) {
       if (closed) {
         throw new BackendUnavailableException("the Data Service is shutting down");
@@ -138,9 +141,10 @@ public final class EnvironmentPool implements ExecutionEnvironment {
             + EnvironmentSettings.MAX_PROCESSES + "); retry shortly"));
         forget(stopped);
       }
-      int slot = slots.nextClearBit(0);
-      slots.set(slot);
-      env = new AccountEnvironment(session, language, slot, services, settings, waitMs);
+      fresh = spare == null;
+      env = fresh ? newEnvironment(session) : spare;
+      spare = null;
+      env.adopt(session);
       env.deploy(usableBy(session));
       byAccount.put(account, env);
     }
@@ -149,6 +153,21 @@ public final class EnvironmentPool implements ExecutionEnvironment {
           + account + "'s");
       stopped.close();
     }
+    if (fresh) {
+      start(env);
+    }
+    services.timer().execute(this::refillSpare);
+    return env;
+  }
+
+  // Called with the pool's lock held.
+  private AccountEnvironment newEnvironment(Session session) {
+    int slot = slots.nextClearBit(0);
+    slots.set(slot);
+    return new AccountEnvironment(session, language, slot, services, settings, waitMs);
+  }
+
+  private void start(AccountEnvironment env) {
     Path tmp = tmpRoot.resolve(language.name().toLowerCase() + "-" + env.slot());
     try {
       recreate(tmp);
@@ -156,7 +175,23 @@ public final class EnvironmentPool implements ExecutionEnvironment {
       lastProblem = "its private directory " + tmp + " could not be made: " + e.getMessage();
     }
     env.start(launch, tmp.toString());
-    return env;
+  }
+
+  /**
+   * Starts a spare process when there is none and one is wanted: Python's always, Java's once a
+   * Java model is deployed (a JVM kept waiting costs memory for nothing otherwise). A spare runs
+   * nothing until an account adopts it: it has no model and gets no call.
+   */
+  private void refillSpare() {
+    AccountEnvironment made;
+    synchronized (this) {
+      if (closed || spare != null || settings.spares() == 0 || (language == Language.JAVA && models.isEmpty())) {
+        return;
+      }
+      made = newEnvironment(null);
+      spare = made;
+    }
+    start(made);
   }
 
   // The one idle (nothing running or waiting) for longest, if any.
@@ -209,6 +244,7 @@ public final class EnvironmentPool implements ExecutionEnvironment {
       envs = new HashMap<>(byAccount);
     }
     envs.values().forEach(env -> env.deploy(usableBy(env.session())));
+    services.timer().execute(this::refillSpare);
   }
 
   @Override
@@ -259,7 +295,11 @@ public final class EnvironmentPool implements ExecutionEnvironment {
     synchronized (this) {
       restarts = restartsOfStopped;
       calls = callsOfStopped;
-      for (AccountEnvironment e : byAccount.values()) {
+      List<AccountEnvironment> all = new ArrayList<>(byAccount.values());
+      if (spare != null) {
+        all.add(spare);
+      }
+      for (AccountEnvironment e : all) {
         EnvironmentStatus.Process p = e.process();
         processes.add(p);
         restarts += p.restarts();
@@ -282,6 +322,10 @@ public final class EnvironmentPool implements ExecutionEnvironment {
       closed = true;
       envs = new ArrayList<>(byAccount.values());
       byAccount.clear();
+      if (spare != null) {
+        envs.add(spare);
+        spare = null;
+      }
     }
     sweeper.cancel(false);
     envs.parallelStream().forEach(AccountEnvironment::close);

@@ -19,9 +19,10 @@ import java.util.Set;
  * @param idleMs {@value #IDLE_S}
  * @param callTimeoutMs {@value #CALL_TIMEOUT_S}
  * @param launcher {@value #LAUNCHER} (null: the interpreter's {@code -m} form)
+ * @param spares {@value #SPARES}
  */
 public record EnvironmentSettings(String confinement, boolean javaInProcess, int memoryMb, int maxTasks, int threads,
-    int maxQueued, int maxProcesses, long idleMs, long callTimeoutMs, String launcher) {
+    int maxQueued, int maxProcesses, long idleMs, long callTimeoutMs, String launcher, int spares) {
   /**
    * How model code is confined: {@code auto} (default: bubblewrap's namespaces with the kernel's
    * Landlock, seccomp and limits inside, or those kernel layers alone where bubblewrap cannot run;
@@ -60,6 +61,13 @@ public record EnvironmentSettings(String confinement, boolean javaInProcess, int
    */
   public static final String LAUNCHER = "DATACLAY_EE_LAUNCHER";
 
+  /**
+   * Processes per language kept started ahead, confined and with no model, for the next account's
+   * first call (Java's only once a Java model is deployed): an account's first call then does not
+   * wait for an interpreter or a JVM to start. 0 or 1. Default 1.
+   */
+  public static final String SPARES = "DATACLAY_EE_SPARES";
+
   private static final Set<String> MODES = Set.of("auto", "bwrap", "kernel", "none");
 
   /** The settings in {@code env} (unset keys take their defaults). */
@@ -76,7 +84,8 @@ public record EnvironmentSettings(String confinement, boolean javaInProcess, int
         number(env, MAX_TASKS, 512, 16, 1 << 20), number(env, THREADS, 16, 1, 4096),
         number(env, MAX_QUEUED, 1024, 0, 1 << 24), number(env, MAX_PROCESSES, 64, 1, 100_000),
         number(env, IDLE_S, 600, 1, Integer.MAX_VALUE) * 1000L,
-        number(env, CALL_TIMEOUT_S, 1800, 0, Integer.MAX_VALUE) * 1000L, text(env, LAUNCHER, null));
+        number(env, CALL_TIMEOUT_S, 1800, 0, Integer.MAX_VALUE) * 1000L, text(env, LAUNCHER, null),
+        number(env, SPARES, 1, 0, 1));
   }
 
   private static String text(Map<String, String> env, String key, String fallback) {

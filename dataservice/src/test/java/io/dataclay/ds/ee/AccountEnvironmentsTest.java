@@ -82,6 +82,27 @@ class AccountEnvironmentsTest {
   }
 
   @Test
+  void a_spare_process_started_ahead_takes_an_accounts_first_call_and_another_spare_follows() throws Exception {
+    // setup: a Data Service that keeps one Python process started ahead
+    cluster.startDataService(Map.of("DATACLAY_EE_SPARES", "1"));
+    EnvironmentPeer spare = cluster.nextPeer(); // started at once, before any call
+    assertEquals(0, spare.hello().getModelsCount()); // with no model: it belongs to nobody yet
+    Owned ann = owned("ann");
+    // run
+    CompletableFuture<byte[]> call = ann.call("m");
+    assertTrue(spare.next().getDeploy().getModelsCount() > 0); // adopted: ann's models, then her call
+    ExecuteRequest request = spare.nextExecute();
+    spare.answer(request, "from the spare");
+    EnvironmentPeer next = cluster.attach();
+    // verify: the spare served ann's first call as hers, and a new spare was started
+    assertEquals("from the spare", new String(call.get(10, TimeUnit.SECONDS)));
+    assertEquals("ann", request.getCaller().getUsername());
+    assertEquals(spare.pid(), cluster.process(io.dataclay.common.Language.PYTHON, "ann").pid());
+    assertNotEquals(spare.pid(), next.pid());
+    assertNotEquals(slot(spare), slot(next));
+  }
+
+  @Test
   void each_account_gets_a_process_of_its_own_started_through_the_launcher_with_no_credential() throws Exception {
     // setup
     cluster.startDataService(Map.of());
