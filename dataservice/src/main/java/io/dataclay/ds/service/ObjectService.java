@@ -79,12 +79,15 @@ public final class ObjectService {
     // DRAM engines, a database round trip on postgres); the IDs stay claimed until it is done, so
     // no concurrent call stores them meanwhile.
     return registered.whenComplete((ok, refused) -> {
-      if (refused != null) {
-        for (UUID id : ids) {
-          store.remove(id);
+      try {
+        if (refused != null) {
+          for (UUID id : ids) {
+            store.remove(id);
+          }
         }
+      } finally {
+        claims.release(ids);
       }
-      claims.release(ids);
     });
   }
 
