@@ -108,15 +108,19 @@ def main() -> int:
             snap = work / f"snap-{round_}"
             export.append(timed([DATACLAY, "export", str(snap)], source.env))
             snapshot_bytes = sum(p.stat().st_size for p in snap.iterdir())
+            from dataclay._internal.cli import snapshot_signing as signing
             from dataclay._internal.cli.snapshot_reader import read_snapshot
+            public = source.home / signing.PUBLIC_FILE
             started = time.perf_counter()
-            read_snapshot(str(snap), progress=False)
+            read_snapshot(str(snap), signing.trusted_keys(source.home / signing.KEY_FILE, []), progress=False).close()
             check.append(time.perf_counter() - started)
             target = Cluster(backends=2, store="kv", store_size=args.pool)
             targets.append(target)
             target.start()
             target.register_models()
-            load.append(timed([DATACLAY, "import", str(snap)], target.env))
+            # a whole cluster into a new one: its administrator and their dataset exist there already
+            load.append(timed([DATACLAY, "import", str(snap), "--trust", str(public),
+                               "--allow", "existing-accounts,objects-in-existing-datasets"], target.env))
             target.stop()
             shutil.rmtree(snap)
             print(f"round {round_ + 1}: cp {cp[-1]:.2f} s, export {export[-1]:.2f} s, check {check[-1]:.2f} s, "

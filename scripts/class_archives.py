@@ -88,6 +88,7 @@ def record(jars: pathlib.Path) -> None:
         recorded = recording_of(jars / name)
         if not recorded.exists() or recorded.stat().st_size == 0:
             raise RuntimeError(f"the JVM of {name} wrote no class archive at {recorded}")
+        recorded.chmod(0o644)  # a build artefact for every user of the jars (servers run with umask 077)
         recorded.replace(archive_of(jars / name))
 
 

@@ -2,8 +2,8 @@
 # Installs what this project needs and is missing, on Debian: a JDK 17 and Maven, PMDK,
 # the PostgreSQL server binaries (tests start their own server), Python venv support, Slurm
 # and munge (the multi-host tests start their own slurmctld, slurmds and munged), iproute2 and
-# util-linux (namespace hosts); then a virtualenv at .venv with the Python requirements. Safe to
-# run again.
+# util-linux (namespace hosts), bubblewrap and libseccomp2 (confined execution environments); then
+# a virtualenv at .venv with the Python requirements. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +25,8 @@ command -v runuser >/dev/null && command -v unshare >/dev/null && command -v set
 [ -x /usr/sbin/slurmd ] || missing+=(slurmd)
 command -v sbatch >/dev/null || missing+=(slurm-client)
 [ -x /usr/sbin/munged ] || missing+=(munge)
+command -v bwrap >/dev/null || missing+=(bubblewrap)
+dpkg -s libseccomp2 >/dev/null 2>&1 || missing+=(libseccomp2)
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"

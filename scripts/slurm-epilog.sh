@@ -1,14 +1,18 @@
 #!/bin/sh
 # Slurm Epilog for dataClay jobs: erases what a job's dataClay servers left on this node when they
-# could not erase it themselves (the job was killed with SIGKILL, a node lost its step, ...).
+# could not erase it themselves (the job was killed with SIGKILL, a node lost its step, ...), and
+# any directory someone else made under the job's name.
 #
 # Install on every compute node, in slurm.conf (or call it from the Epilog you have):
 #     Epilog=/opt/dataclay/scripts/slurm-epilog.sh
-# slurmd runs it after each job with SLURM_JOB_ID and SLURM_JOB_UID set. For each
-# <pool dir>/dataclay-job<id>-* directory (the name `dataclay slurm` gives a node's pools) that the
-# job's user owns, it overwrites every file with zeros, syncs and removes it, then removes the
-# directory. It does so as the job's user, never as root: it cannot be led to erase anything that
-# user could not. It prints one line per directory on standard output.
+# slurmd runs it as root after each job with SLURM_JOB_ID and SLURM_JOB_UID set. `dataclay slurm`
+# names a node's pools <pool dir>/dataclay-job<id>-<node>-<random tag>. For each
+# <pool dir>/dataclay-job<id>-* directory, whoever owns it, it overwrites every file with zeros,
+# syncs and removes it, then removes the directory. It does so as the directory's owner (setpriv),
+# not as root unless root owns it: a link, or a file swapped for one meanwhile, cannot lead it to
+# erase anything that owner could not. A directory the job's user does not own was made by another
+# user (a job never writes to one: it refuses it); it is erased too, so that nothing named after
+# the job outlives it. One line per directory on standard output.
 #
 # POOL_DIRS: where jobs keep their pools (the DATACLAY_SLURM_POOLS the jobs use; default /dev/shm),
 # space-separated: edit the line below if your jobs use another. Always exits 0: a failing Epilog
@@ -21,11 +25,14 @@ case "$job$uid" in
   ''|*[!0-9]*) echo "dataclay epilog: SLURM_JOB_ID and SLURM_JOB_UID must be numbers (job '$job', uid '$uid')"; exit 0 ;;
 esac
 
-as_user() {
-  if [ "$(id -u)" = "$uid" ]; then
+# as_owner UID COMMAND...: runs COMMAND as user UID (its primary group, no other group)
+as_owner() {
+  owner=$1
+  shift
+  if [ "$(id -u)" = "$owner" ]; then
     "$@"
   else
-    setpriv --reuid="$uid" --regid="$(id -g "$uid" 2>/dev/null || echo "$uid")" --clear-groups -- "$@"
+    setpriv --reuid="$owner" --regid="$(id -g "$owner" 2>/dev/null || echo "$owner")" --clear-groups -- "$@"
   fi
 }
 
@@ -33,15 +40,21 @@ found=0
 for base in $POOL_DIRS; do
   for dir in "$base"/dataclay-job"$job"-*; do
     [ -d "$dir" ] && [ ! -L "$dir" ] || continue
-    [ "$(stat -c %u "$dir")" = "$uid" ] || { echo "dataclay epilog: job $job: $dir is not the job user's: left"; continue; }
     found=1
-    files=$(as_user find "$dir" -type f | wc -l)
-    as_user find "$dir" -type f -exec shred --iterations=0 --zero --remove=unlink {} +
-    as_user rm -rf "$dir"
-    if [ -e "$dir" ]; then
-      echo "dataclay epilog: job $job: $dir could NOT be erased completely"
+    owner=$(stat -c %u "$dir")
+    if [ "$owner" = "$uid" ]; then
+      whose="the job's"
     else
-      echo "dataclay epilog: job $job: erased $dir ($files files overwritten with zeros, then removed)"
+      whose="owned by uid $owner, not the job's user: made by someone else"
+    fi
+    as_owner "$owner" chmod -R u+rwX "$dir" 2>/dev/null  # one made unreadable is still emptied
+    files=$(as_owner "$owner" find "$dir" -type f | wc -l)
+    as_owner "$owner" find "$dir" -type f -exec shred --iterations=0 --zero --remove=unlink {} +
+    as_owner "$owner" rm -rf "$dir"
+    if [ -e "$dir" ] || [ -L "$dir" ]; then
+      echo "dataclay epilog: job $job: $dir ($whose) could NOT be erased completely"
+    else
+      echo "dataclay epilog: job $job: erased $dir ($whose; $files files overwritten with zeros, then removed)"
     fi
   done
 done

@@ -13,9 +13,11 @@
 #
 # <storage props>: KEY=VALUE lines ('#' comments; read, never executed), all optional:
 #   DATACLAY_STORE (kv), DATACLAY_STORE_SIZE (1G), DATACLAY_SLURM_POOLS (/dev/shm),
-#   DATACLAY_IMPORT (a snapshot directory to load), DATACLAY_EXPORT (where to save the objects at
-#   the end), DATACLAY_START_TIMEOUT (seconds, 180), and DATACLAY_MODEL=NAMESPACE:LANGUAGE:PATH (a
-#   model to register once the cluster is up, LANGUAGE python or java; one line per model).
+#   DATACLAY_IMPORT (a snapshot directory to load), DATACLAY_IMPORT_ALLOW (what that import may do,
+#   as `dataclay import --allow`), DATACLAY_IMPORT_TRUST (a public key it trusts besides yours, as
+#   `--trust`; one line per key), DATACLAY_EXPORT (where to save the objects at the end),
+#   DATACLAY_START_TIMEOUT (seconds, 180), and DATACLAY_MODEL=NAMESPACE:LANGUAGE:PATH (a model to
+#   register once the cluster is up, LANGUAGE python or java; one line per model).
 # <network>: ethernet or data (host names as they are), infiniband (host names + "-ib0").
 #
 # Exit codes: 0 the cluster is up and the configuration is written; 1 wrong arguments; 2 the storage
@@ -56,10 +58,12 @@ while IFS= read -r line || [ -n "$line" ]; do
     DATACLAY_STORE_SIZE) options+=(--pool-size "$value") ;;
     DATACLAY_SLURM_POOLS) options+=(--pool-dir "$value") ;;
     DATACLAY_IMPORT) options+=(--import "$value") ;;
+    DATACLAY_IMPORT_ALLOW) options+=(--import-allow "$value") ;;
+    DATACLAY_IMPORT_TRUST) options+=(--import-trust "$value") ;;
     DATACLAY_EXPORT) options+=(--export "$value") ;;
     DATACLAY_START_TIMEOUT) options+=(--timeout "$value") ;;
     DATACLAY_MODEL) options+=(--model "$value") ;;
-    *) fail 2 "$props:$line_no: unknown key '$key' (known: DATACLAY_STORE, DATACLAY_STORE_SIZE, DATACLAY_SLURM_POOLS, DATACLAY_IMPORT, DATACLAY_EXPORT, DATACLAY_START_TIMEOUT, DATACLAY_MODEL)" ;;
+    *) fail 2 "$props:$line_no: unknown key '$key' (known: DATACLAY_STORE, DATACLAY_STORE_SIZE, DATACLAY_SLURM_POOLS, DATACLAY_IMPORT, DATACLAY_IMPORT_ALLOW, DATACLAY_IMPORT_TRUST, DATACLAY_EXPORT, DATACLAY_START_TIMEOUT, DATACLAY_MODEL)" ;;
   esac
 done < "$props"
 

@@ -20,11 +20,14 @@ from dataclay.exceptions import (BackendUnavailableError, DatasetDoesNotExistErr
 from dataclay._internal.proto import dataservice_pb2 as ds_pb2, dataservice_pb2_grpc, logicmodule_pb2 as lm_pb2
 from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
 from dataclay._internal.rpc.errors import error_from_rpc
-from harness.snapshots import (PAIR_WRITER, TRANSFER_WRITER, StoreCounter, client, holdings, manifest,
+from dataclay._internal.cli import snapshot_signing as signing
+from harness.snapshots import (PAIR_WRITER, TRANSFER_WRITER, StoreCounter, client, holdings, manifest, trust,
                                wait_for_backends, wait_until)
 from test_java_cluster import CLASSES, java, java_client  # noqa: F401 (java_client is a fixture)
 
 CAROL_PASSWORD = "carols-own-password-1"
+# a whole cluster into a new one: the administrator's account and dataset exist there already
+RESTORE = ["--allow", "existing-accounts,objects-in-existing-datasets"]
 
 
 def _tool(name: str) -> str:
@@ -92,9 +95,10 @@ def test_snapshot_of_kv_restores_into_heap_and_postgres_clusters_of_other_sizes(
     part = source.dataclay("export", str(carols), "--dataset", "carol")
     # verify: private files, the counts in the manifest
     assert full.returncode == 0 and part.returncode == 0, full.stderr + part.stderr
-    assert "password hashes" in full.stdout
+    assert "password hashes" in full.stdout and "signed with key" in full.stdout
     assert everything.stat().st_mode & 0o777 == 0o700
     assert all(f.stat().st_mode & 0o777 == 0o600 for f in everything.iterdir())
+    assert (everything / signing.SIGNATURE).exists()
     counts = manifest(everything)["counts"]
     assert counts["objects"] == 6 and counts["replicas"] == 1 and counts["aliases"] == 5, counts
     assert counts["models"] == 2 and counts["contracts"] == 1, counts
@@ -103,27 +107,34 @@ def test_snapshot_of_kv_restores_into_heap_and_postgres_clusters_of_other_sizes(
     # run: carol's dataset into a one-backend postgres cluster where carol does not exist
     pg = make_cluster(backends=1, **engine_options(request, "postgres"))
     before = holdings(pg)
-    refused = pg.dataclay("import", str(carols))
-    # verify: refused before anything was stored, saying how to go on
+    untrusted = pg.dataclay("import", str(carols))
+    refused = pg.dataclay("import", str(carols), *trust(source))
+    # verify: refused before anything was stored, saying how to go on: trust the source's key, then
+    # give carol a password
+    assert untrusted.returncode != 0 and "does not trust" in untrusted.stderr and "--trust" in untrusted.stderr
     assert refused.returncode != 0 and "carol" in refused.stderr and "--passwords-file" in refused.stderr
     assert holdings(pg) == before
-    # run: again with new passwords for the missing accounts
+    # run: again with new passwords for the missing accounts, allowing what the snapshot needs: carol's
+    # account, her contract to the administrator (who exists), and the Java model
     passwords = tmp_path / "passwords"
-    loaded = pg.dataclay("import", str(carols), "--passwords-file", str(passwords))
+    loaded = pg.dataclay("import", str(carols), *trust(source), "--passwords-file", str(passwords),
+                         "--allow", "accounts,existing-accounts,models")
     assert loaded.returncode == 0, loaded.stderr + pg.logs()
+    assert "carol: plain account; password: new" in loaded.stdout, loaded.stdout
     user, new_password = passwords.read_text().split()
     assert user == "carol" and passwords.stat().st_mode & 0o777 == 0o600
     assert client(pg, """print(json.dumps({"name": Person.get_by_alias("carol-item").name}))""",
                   env={"DATACLAY_USER": "carol", "DATACLAY_PASSWORD": new_password})["name"] == "carol's"
     # run: the full snapshot into the same cluster: carol's object is there already
-    again = pg.dataclay("import", str(everything))
+    again = pg.dataclay("import", str(everything), *trust(source))
     middle = holdings(pg)
     assert again.returncode != 0 and "already registered" in again.stderr, again.stderr
     assert holdings(pg) == middle
 
     # run: the full snapshot into a three-backend heap cluster
     heap = make_cluster(backends=3, store="heap")
-    restored = heap.dataclay("import", str(everything))
+    restored = heap.dataclay("import", str(everything), *trust(source), *RESTORE,
+                             "--allow", "accounts,password-hashes,models")
     # verify: everything is back, methods run (Python and Java), carol logs in with her own password,
     # the version consolidates into its original, and the replica is made again and kept up to date
     assert restored.returncode == 0, restored.stderr + heap.logs()
@@ -181,7 +192,7 @@ def test_snapshot_taken_while_writers_run_restores_a_state_that_existed(make_clu
     assert export.returncode == 0, export.stderr + source.logs()
     assert all(w.returncode == 0 for w in writers), finals
     target = make_cluster(backends=1, store="memory")
-    loaded = target.dataclay("import", str(tmp_path / "snap"))
+    loaded = target.dataclay("import", str(tmp_path / "snap"), *trust(source), *RESTORE)
     assert loaded.returncode == 0, loaded.stderr + target.logs()
     assert "had up to 1 replicas; this cluster has 1 backend(s), so they got 0" in loaded.stdout, loaded.stdout
     # verify: every invariant holds in the imported state, which is an earlier one than the end
@@ -239,22 +250,29 @@ def test_damaged_foreign_and_newer_snapshots_are_refused_and_change_nothing(make
     def foreign(d):
         (d / "manifest.json").unlink()
 
+    def signed(change):
+        def sign_again(d):  # as the source's administrator, who holds its key, would
+            change(d)
+            signing.sign(d, (d / "manifest.json").read_bytes(), signing.signing_key(source.home / signing.KEY_FILE))
+        return sign_again
+
     cases = [
         (damaged("truncated", truncate), f"is truncated: {objects}"),
         (damaged("flipped", flip), f"is corrupted: {objects} does not match its SHA-256"),
         (damaged("foreign", foreign), "is not a dataClay snapshot: it has no manifest.json"),
-        (damaged("other-format", rewrite("format", '"tarball"')), "names format 'tarball'"),
-        (damaged("newer", rewrite("version", "2")), "snapshot format version 2, newer than the version 1"),
+        (damaged("other-format", signed(rewrite("format", '"tarball"'))), "names format 'tarball'"),
+        (damaged("newer", signed(rewrite("version", "2"))), "snapshot format version 2, newer than the version 1"),
+        (damaged("unsigned-change", rewrite("version", "2")), "was altered after it was signed"),
         (damaged("missing", lambda d: (d / objects).unlink()), f"is incomplete: {objects} is missing"),
     ]
     for directory, expected in cases:
         # run
-        result = target.dataclay("import", str(directory))
+        result = target.dataclay("import", str(directory), *trust(source), *RESTORE)
         # verify: refused, naming the problem, and the target is as it was
         assert result.returncode == 1 and expected in result.stderr, (directory.name, result.stderr)
         assert holdings(target) == before, directory.name
     # verify: the undamaged snapshot imports next to what was there
-    assert target.dataclay("import", str(good)).returncode == 0
+    assert target.dataclay("import", str(good), *trust(source), *RESTORE).returncode == 0
     assert holdings(target)["objects"] == before["objects"] + 20
 
 
@@ -279,7 +297,7 @@ def test_an_import_failing_midway_leaves_the_target_as_it_was(make_cluster, tmp_
     # run: into two backends whose pools cannot hold it
     small = make_cluster(backends=2, store="kv", store_size="64M")
     before = holdings(small)
-    full = small.dataclay("import", str(snap))
+    full = small.dataclay("import", str(snap), *trust(source), *RESTORE)
     # verify: refused as full, nothing left (the backends removed what they had staged)
     assert full.returncode == 1 and "full" in full.stderr, full.stderr
     wait_until(lambda: holdings(small) == before, 30, "the staged objects to be removed")
@@ -288,8 +306,8 @@ def test_an_import_failing_midway_leaves_the_target_as_it_was(make_cluster, tmp_
     roomy = make_cluster(backends=2, store="kv", store_size="512M")
     before = holdings(roomy)
     counter = StoreCounter(roomy, "backend-1")
-    importing = subprocess.Popen([_tool("dataclay"), "import", str(snap)], env=roomy.env, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True)
+    importing = subprocess.Popen([_tool("dataclay"), "import", str(snap), *trust(source), *RESTORE], env=roomy.env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_until(lambda: counter.objects() > 0 or importing.poll() is not None, 120, "staging to start")
         # backend-2 stops reading (the import waits for it), then dies

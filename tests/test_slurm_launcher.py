@@ -6,6 +6,7 @@ import json
 import os
 import pathlib
 import re
+import stat
 import subprocess
 import sys
 import textwrap
@@ -21,8 +22,9 @@ BIN = pathlib.Path(sys.executable).parent
 TEMPLATE = REPO / "examples" / "slurm" / "dataclay-job.sbatch"
 NODES = ["node1", "node2", "node3", "node4"]
 
-# Makes an object on every backend, calls a method on each, reads one back by alias, and looks
-# for the job's secrets in every process's command line and environment while the cluster runs.
+# Makes an object on every backend, calls a method on each, reads one back by alias, looks for the
+# job's secrets in every process's command line and environment, and for anything in the job's
+# directories that is not its user's directory 0700 or file 0600, while the cluster runs.
 CLIENT = textwrap.dedent("""
     import json, os, pathlib
     from dataclay import api
@@ -46,8 +48,18 @@ CLIENT = textwrap.dedent("""
                 continue
             if any(s in data for s in secrets):
                 exposed.append(proc.name + "/" + part + ": " + (proc / "cmdline").read_bytes()[:80].decode(errors="replace"))
+    loose = []
+    for root in [home, *pathlib.Path("/dev/shm").glob("dataclay-job" + os.environ["SLURM_JOB_ID"] + "-*")]:
+        for path in [root, *root.rglob("*")]:
+            try:
+                st = path.lstat()
+            except FileNotFoundError:
+                continue
+            if st.st_uid != os.geteuid() or st.st_mode & 0o7777 != (0o700 if path.is_dir() else 0o600):
+                loose.append(str(path) + " " + oct(st.st_mode))
     print("RESULT " + json.dumps({"made": made, "alias": Person.get_by_alias("p-node2").name, "exposed": exposed,
-                                  "mode": oct((home / "client.properties").stat().st_mode & 0o777)}))
+                                  "mode": oct((home / "client.properties").stat().st_mode & 0o777),
+                                  "loose": loose}))
     api.finish()
 """)
 
@@ -65,9 +77,11 @@ def slurm(tmp_path_factory):
 
 
 def job_env(slurm) -> dict:
-    """What jobs inherit: the virtualenv's commands, the test models, the jobs' directory, small pools."""
+    """What jobs inherit: the virtualenv's commands, the test models, the jobs' directory, small pools,
+    and a DATACLAY_HOME of the user's (where the snapshot signing key is kept from job to job)."""
     return slurm.env({"PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(MODELS),
-                      "DATACLAY_SLURM_DIR": str(slurm.shared / "jobs"), "DATACLAY_STORE_SIZE": "64M"})
+                      "DATACLAY_SLURM_DIR": str(slurm.shared / "jobs"), "DATACLAY_STORE_SIZE": "64M",
+                      "DATACLAY_HOME": str(slurm.shared / "home")})
 
 
 def result(output: pathlib.Path) -> dict:
@@ -98,6 +112,8 @@ def assert_no_leftovers(slurm, job_id: int) -> None:
     assert server_processes(slurm.network) == []
     job_dir = slurm.shared / "jobs" / str(job_id)
     assert sorted(p.name for p in job_dir.iterdir() if p.is_file()) == ["job.json", "lm.port"]
+    for path in [job_dir, *job_dir.rglob("*")]:  # logs and records stay: the job's user's alone
+        assert stat.S_IMODE(path.lstat().st_mode) == (0o700 if path.is_dir() else 0o600), path
     deadline = time.monotonic() + 30
     while len(slurm.epilog_lines(job_id)) < 1 and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -122,6 +138,7 @@ def test_a_job_on_two_hosts_gets_a_cluster_runs_a_client_and_leaves_no_pool(slur
     assert out["made"] == {"node1": [31, "node1"], "node2": [31, "node2"]}
     assert out["alias"] == "node2"
     assert out["mode"] == "0o600"
+    assert out["loose"] == [], "files of the job that are not its user's alone"
     assert out["exposed"] == [], "a secret is on a command line or in an environment"
     assert "SRUN node1 node2" in output.read_text()  # the job's own steps run beside the servers'
     assert "LEFT 0" in output.read_text()  # erased by the launcher before the job ended
@@ -203,6 +220,32 @@ def test_the_epilog_erases_the_pools_of_a_job_killed_with_sigkill(slurm):
     assert server_processes(slurm.network) == []
 
 
+def test_a_directory_another_user_made_under_a_jobs_name_is_never_used_and_the_epilog_erases_it(slurm):
+    # setup: the job is held while a stranger makes the directory releases before 21 would have
+    # used on node1 (the job's ID and node names are no secret), with a file in it
+    job_id, output = slurm.submit("dataclay slurm run --pool-size 64M -- true\n", "--nodes=1", "--nodelist=node1",
+                                  "--hold", env=job_env(slurm))
+    planted = pathlib.Path(f"/dev/shm/dataclay-job{job_id}-node1")
+    planted.mkdir()
+    (planted / "pool").write_text("the stranger's")
+    for path in (planted, planted / "pool"):
+        os.chown(path, 54321, 54321)
+    planted.chmod(0o777)
+    # run
+    slurm.run(["scontrol", "release", str(job_id)])
+    info = slurm.wait(job_id)
+    # verify: the job ran in a directory of its own, never touched the planted one, and the Epilog
+    # erased both anyway (its own was already gone)
+    assert (info.state, info.exit_code) == ("COMPLETED", 0), output.read_text()
+    deadline = time.monotonic() + 30
+    while not slurm.epilog_lines(job_id) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert any(f"erased {planted} (owned by uid 54321, not the job's user" in line
+               for line in slurm.epilog_lines(job_id)), slurm.epilog_lines(job_id)
+    assert job_pools(job_id) == []
+    assert server_processes(slurm.network) == []
+
+
 def test_outside_an_allocation_and_with_a_foreign_node_it_says_what_is_wrong(slurm):
     # run
     env = {k: v for k, v in job_env(slurm).items() if not k.startswith("SLURM_JOB")}
@@ -242,7 +285,9 @@ def test_a_job_exports_its_objects_at_the_end_and_a_later_job_imports_them_at_st
     """))
     first = (f"dataclay slurm run --pool-size 64M --export {snapshot} -- sh -c "
              f"'dataclaycmd NewModel admin - tests {MODELS} python >/dev/null && python {program} make'\n")
-    second = f"dataclay slurm run --pool-size 64M --import {snapshot} -- python {program} read\n"
+    # the second job's cluster already has its administrator (and their dataset); the model is new there
+    second = (f"dataclay slurm run --pool-size 64M --import {snapshot} "
+              f"--import-allow existing-accounts,objects-in-existing-datasets,models -- python {program} read\n")
     # run: two backends, then one
     job_1, output_1 = slurm.submit(first, "--nodes=2", env=job_env(slurm))
     info_1 = slurm.wait(job_1)
@@ -251,6 +296,7 @@ def test_a_job_exports_its_objects_at_the_end_and_a_later_job_imports_them_at_st
     # verify
     assert (info_1.state, result(output_1)) == ("COMPLETED", {"age": 51}), output_1.read_text()
     assert (info_2.state, result(output_2)) == ("COMPLETED", {"age": 52}), output_2.read_text()
-    assert snapshot.is_dir() and any(snapshot.iterdir())
+    assert snapshot.is_dir() and (snapshot / "signature.json").exists()
+    assert (slurm.shared / "home" / "snapshot-signing.key").stat().st_mode & 0o777 == 0o600
     assert_no_leftovers(slurm, job_1)
     assert_no_leftovers(slurm, job_2)

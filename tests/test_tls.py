@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives import serialization
 from conftest import started_cluster
 from harness.cluster import REPO
 from dataclay._internal.cli.certificates import issue, key_pem, make_ca
+from dataclay._internal.cli.settings import ClusterSettings
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -117,11 +118,15 @@ def test_private_keys_reach_only_the_server_they_belong_to(tls_cluster):
     # setup
     tls = tls_cluster.home / "tls"
     pids = tls_cluster.pids()
-    # verify: keys readable by their owner only
+    ca_key = ca_key_file(tls_cluster)
+    # verify: keys readable by their owner only, the CA's outside the home
     assert {p.name: oct(p.stat().st_mode & 0o777) for p in tls.glob("*.key")} == {
-        name: "0o600" for name in ("ca.key", "logicmodule.key", "backend-1.key", "backend-2.key")}
+        name: "0o600" for name in ("logicmodule.key", "backend-1.key", "backend-2.key")}
+    assert oct(ca_key.stat().st_mode & 0o777) == "0o600" and oct(ca_key.parent.stat().st_mode & 0o777) == "0o700"
+    assert not ca_key.is_relative_to(tls_cluster.home)
     for name, pid in pids.items():
         env = _environ(pid)
+        assert str(ca_key.parent).encode() not in pathlib.Path(f"/proc/{pid}/environ").read_bytes()
         assert env["DATACLAY_TLS_KEY"] == str(tls / f"{name}.key")
         assert env["DATACLAY_TLS_CERT"] == str(tls / f"{name}.pem")
         assert b".key" not in pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -236,6 +241,11 @@ def test_a_later_start_keeps_tls_and_its_ca(make_cluster):
     assert "TLS: on for every connection" in cluster.status()
 
 
+def ca_key_file(cluster) -> pathlib.Path:
+    """Where `dataclay start --tls` keeps the cluster CA's key (outside the cluster home)."""
+    return ClusterSettings.from_env(cluster.env).ca_key_dir / "ca.key"
+
+
 @contextlib.contextmanager
 def expired_logic_module(cluster, tmp_path: pathlib.Path):
     """A Logic Module of its own (no backends) serving a certificate the cluster's CA signed that
@@ -243,7 +253,7 @@ def expired_logic_module(cluster, tmp_path: pathlib.Path):
     tls = cluster.home / "tls"
     tmp_path.mkdir(parents=True, exist_ok=True)
     ca = x509.load_pem_x509_certificate((tls / "ca.pem").read_bytes())
-    ca_key = serialization.load_pem_private_key((tls / "ca.key").read_bytes(), password=None)
+    ca_key = serialization.load_pem_private_key(ca_key_file(cluster).read_bytes(), password=None)
     cert, key = issue(ca, ca_key, "expired-lm", ("127.0.0.1", "localhost"),
                       not_before=_utc(2001, 1, 1), days=30)
     (tmp_path / "expired.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))

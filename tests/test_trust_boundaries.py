@@ -147,6 +147,9 @@ def test_backend_only_rpcs_are_refused_to_users_and_administrators(cluster, mall
         "EndCollection": lambda s, m: s.EndCollection(ds_pb2.CollectionRequest(collection_id=1), metadata=m),
         "GetReferences": lambda s, m: list(s.GetReferences(ds_pb2.CollectionRequest(collection_id=1), metadata=m)),
         "DeployModels": lambda s, m: s.DeployModels(lm_pb2.ModelList(), metadata=m),
+        # were it accepted, the test models would be gone from this backend
+        "RemoveModels": lambda s, m: s.RemoveModels(ds_pb2.RemoveModelsRequest(namespaces=["tests"],
+                                                                               revision=2**40), metadata=m),
         "SessionsClosed": lambda s, m: s.SessionsClosed(ds_pb2.SessionsClosedRequest(forget_all=True), metadata=m),
         # a term that would fence every backend, and the victim's object made a master copy here
         "PromoteReplicas": lambda s, m: s.PromoteReplicas(ds_pb2.PromoteReplicasRequest(

@@ -165,6 +165,18 @@ class InternalError(DataClayException):
     code = "INTERNAL"
 
 
+class QuotaExceededError(DataClayException):
+    """A per-account limit (calls in flight, objects, bytes, sessions) refused the request; nothing was done."""
+
+    code = "QUOTA_EXCEEDED"
+
+
+class CallTimedOutError(DataClayException):
+    """A method ran past the backend's per-call deadline; none of its changes were stored."""
+
+    code = "CALL_TIMED_OUT"
+
+
 class ObjectNotPersistentError(DataClayException):
     """A persistent-only operation was called on a volatile object (client side)."""
 
@@ -185,6 +197,7 @@ ERRORS_BY_CODE: dict[str, type[DataClayException]] = {
         AliasDoesNotExistError, ObjectDoesNotExistError, ObjectNotHereError, ObjectAlreadyExistsError,
         ClassNotRegisteredError, AccountAlreadyExistsError, AccountDoesNotExistError, DatasetDoesNotExistError,
         NamespaceConflictError, BackendDoesNotExistError, BackendUnavailableError, RemoteError, StoreFullError,
-        NotAVersionError, MethodDoesNotExistError, SerializationError, InternalError)
+        NotAVersionError, MethodDoesNotExistError, SerializationError, InternalError, QuotaExceededError,
+        CallTimedOutError)
 }
 """The class a protocol error code becomes (ObjectNotPersistentError is client-only, so absent)."""

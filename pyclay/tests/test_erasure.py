@@ -58,7 +58,7 @@ def test_erasing_a_home_leaves_what_the_cluster_did_not_make_and_follows_no_link
 
 def test_erasing_a_home_without_a_cluster_says_so_and_touches_nothing(tmp_path):
     home = tmp_path / "home"
-    home.mkdir()
+    home.mkdir(mode=0o700)
     (home / "notes.txt").write_text("mine")
 
     lines = LocalCluster(ClusterSettings.from_env({"DATACLAY_HOME": str(home)})).erase()

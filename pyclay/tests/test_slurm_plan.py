@@ -1,5 +1,6 @@
 """`dataclay slurm`'s checks of its options and its job files, without a Slurm (the jobs themselves
 run against a real one in tests/test_slurm_launcher.py)."""
+import os
 import pathlib
 import stat
 
@@ -98,6 +99,41 @@ def test_outside_an_allocation_it_says_so():
 
 
 def test_a_nodes_local_directory_is_named_for_the_epilog_script():
-    assert node_dir("/dev/shm", "42", "node3") == pathlib.Path("/dev/shm/dataclay-job42-node3")
+    assert node_dir("/dev/shm", "42", "node3", "9f0e") == pathlib.Path("/dev/shm/dataclay-job42-node3-9f0e")
     epilog = (pathlib.Path(__file__).resolve().parents[2] / "scripts" / "slurm-epilog.sh").read_text()
     assert '"$base"/dataclay-job"$job"-*' in epilog
+
+
+def test_each_start_draws_a_new_random_tag_for_the_node_local_directories(tmp_path):
+    first, second = plan(tmp_path), plan(tmp_path)
+    assert len(first.node_tag) == 16 and int(first.node_tag, 16) >= 0
+    assert first.node_tag != second.node_tag
+
+
+def test_a_job_directory_others_may_read_is_refused_and_left_as_it_was(tmp_path):
+    # setup: a job directory made by hand, 0755
+    path = tmp_path / "jobs" / "42"
+    path.mkdir(parents=True)
+    path.chmod(0o755)
+    # run
+    with pytest.raises(InvalidArgumentError) as refused:
+        JobDir(path).create()
+    # verify
+    assert f"the job directory {path} has mode 0755" in str(refused.value)
+    assert f"`chmod 700 {path}`" in str(refused.value)
+    assert list(path.iterdir()) == [] and stat.S_IMODE(path.stat().st_mode) == 0o755
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="simulating another user needs root (os.chown)")
+def test_a_job_directory_another_user_owns_is_refused_and_its_plan_never_read(tmp_path):
+    # setup: another user's job directory, with a plan of theirs in it
+    job = JobDir(tmp_path / "jobs" / "42")
+    job.create()
+    job.save(plan(tmp_path))
+    for path in (job.path, job.plan_file):
+        os.chown(path, 54321, 54321)
+    # run
+    with pytest.raises(InvalidArgumentError) as refused:
+        job.load()
+    # verify
+    assert f"the job directory {job.path} is owned by uid 54321" in str(refused.value)

@@ -26,7 +26,7 @@ def _snapshot(directory: pathlib.Path, objects: bytes = b"", metadata: bytes = b
                                   backend_id=backend))
     manifest = fmt.Manifest(snapshot_id="ab" * 16, created_at="now", cut_at_ms=1, dataset="", password_hashes=False,
                             source={}, counts={}, files=files)
-    fmt.write_manifest(directory, manifest)
+    fmt.write_manifest(directory, manifest.to_json().encode())
     return manifest
 
 
@@ -42,8 +42,9 @@ def test_a_written_manifest_reads_back_and_its_directory_is_private(tmp_path):
     assert read == written
     assert (tmp_path / "s").stat().st_mode & 0o777 == 0o700
     assert all(p.stat().st_mode & 0o777 == 0o600 for p in (tmp_path / "s").iterdir())
-    for entry in read.files:
-        fmt.verify_file(tmp_path / "s", entry)
+    with fmt.SnapshotDirectory(tmp_path / "s") as folder:
+        for entry in read.files:
+            fmt.verify_file(folder, entry)
 
 
 @pytest.mark.parametrize("change, message", [
@@ -83,18 +84,20 @@ def test_a_data_file_missing_truncated_grown_or_changed_is_named(tmp_path):
     manifest = _snapshot(tmp_path / "s", b"0123456789" * 10)
     entry = manifest.files[1]
     path = tmp_path / "s" / entry.name
+    folder = fmt.SnapshotDirectory(tmp_path / "s")
     path.write_bytes(b"0123456789" * 9)
     with pytest.raises(fmt.SnapshotError, match=f"is truncated: {entry.name} has 90 bytes, the manifest says 100"):
-        fmt.verify_file(tmp_path / "s", entry)
+        fmt.verify_file(folder, entry)
     path.write_bytes(b"0123456789" * 11)
     with pytest.raises(fmt.SnapshotError, match="more than the 100"):
-        fmt.verify_file(tmp_path / "s", entry)
+        fmt.verify_file(folder, entry)
     path.write_bytes(b"0123456789" * 9 + b"0123456788")
     with pytest.raises(fmt.SnapshotError, match="does not match its SHA-256"):
-        fmt.verify_file(tmp_path / "s", entry)
+        fmt.verify_file(folder, entry)
     path.unlink()
     with pytest.raises(fmt.SnapshotError, match=f"{entry.name} is missing"):
-        fmt.verify_file(tmp_path / "s", entry)
+        fmt.verify_file(folder, entry)
+    folder.close()
 
 
 def test_delimited_records_round_trip_and_bad_lengths_are_caught():
@@ -115,8 +118,8 @@ def test_an_existing_file_or_non_empty_directory_is_never_exported_into(tmp_path
     (tmp_path / "file").write_text("x")
     with pytest.raises(InvalidArgumentError, match="not a directory"):
         fmt.make_private_dir(tmp_path / "file")
-    assert fmt.make_private_dir(tmp_path / "new") is True
-    assert fmt.make_private_dir(tmp_path / "new") is False
+    assert fmt.make_private_dir(tmp_path / "new") == (tmp_path / "new", True)
+    assert fmt.make_private_dir(tmp_path / "new") == (tmp_path / "new", False)
 
 
 PY, JAVA = 1, 2

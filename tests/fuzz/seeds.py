@@ -64,6 +64,10 @@ def logic_module_seeds(world: World, identity: str, backend_identity_id: str, se
                                    classes=_MODEL_CLASSES)],
         "GetModel": [lm.GetModelRequest(namespace="tests"), lm.GetModelRequest(namespace="fuzzjava")],
         "ListModels": [lm.ListModelsRequest(language=common_pb2.JAVA)],
+        "SetModelPublished": [lm.SetModelPublishedRequest(namespace="fuzzns", published=True)],
+        # a namespace nobody registers: removing a deployed model restarts the environments, which
+        # the oracle would rightly count as a server gone
+        "RemoveModel": [lm.RemoveModelRequest(namespace="fuzznone", force=True)],
         "RegisterBackend": [common_pb2.BackendInfo(id=backend_identity_id, name="fuzz-backend", host="127.0.0.1",
                                                    port=1, languages=[common_pb2.PYTHON], store_engine="kv")],
         "Heartbeat": [lm.HeartbeatRequest(backend_id=backend_identity_id, sessions_epoch=1, sessions_seen=1)],
@@ -123,6 +127,7 @@ def data_service_seeds(world: World, identity: str) -> dict[str, list]:
             "DeployModels": [lm.ModelList(models=[lm.Model(namespace="fuzzns", language=common_pb2.PYTHON,
                                                            owner=world.admin[0], files=_MODEL_FILES,
                                                            classes=_MODEL_CLASSES, version=1)])],
+            "RemoveModels": [ds.RemoveModelsRequest(namespaces=["fuzzns"], revision=1)],
             "SessionsClosed": [ds.SessionsClosedRequest(token_sha256=[hashlib.sha256(b"nobody").hexdigest()]),
                                ds.SessionsClosedRequest(forget_all=True)],
             "GetStatus": [common_pb2.Empty()],

@@ -41,10 +41,11 @@ class Cluster:
         self.metadata_url = metadata_url
         self.home = pathlib.Path(tempfile.mkdtemp(prefix="dataclay-home-"))
         self.pools = pathlib.Path(tempfile.mkdtemp(prefix="dataclay-pools-", dir="/dev/shm"))
+        self.config = pathlib.Path(tempfile.mkdtemp(prefix="dataclay-config-"))  # where --tls keeps the CA key
         self.port = _free_port()
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
         self.env.update({
-            "DATACLAY_HOME": str(self.home), "DATACLAY_PORT": str(self.port),
+            "DATACLAY_HOME": str(self.home), "DATACLAY_PORT": str(self.port), "XDG_CONFIG_HOME": str(self.config),
             "DATACLAY_STORE_PATH": str(self.pools), "DATACLAY_STORE_SIZE": store_size,
             "DATACLAY_HEARTBEAT_MS": "200",
             # the suite runs many clusters at once on 2 cores, where a server can be starved of CPU
@@ -101,6 +102,7 @@ class Cluster:
             _kill(pid)
         shutil.rmtree(self.home, ignore_errors=True)
         shutil.rmtree(self.pools, ignore_errors=True)
+        shutil.rmtree(self.config, ignore_errors=True)
 
     def dataclaycmd(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         result = subprocess.run([_command("dataclaycmd"), *args], env=self.env, capture_output=True, text=True,

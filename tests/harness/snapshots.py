@@ -1,16 +1,22 @@
 """Helpers of the export/import tests: what a cluster holds (to show a failed import changed
-nothing), client programs run against a cluster, and writers that keep invariants across objects
-on different backends while a snapshot is taken."""
+nothing), client programs run against a cluster, writers that keep invariants across objects on
+different backends while a snapshot is taken, and snapshots rewritten by hand as an attacker would."""
 from __future__ import annotations
 
+import hashlib
 import json
 import pathlib
+import shutil
 import subprocess
 import sys
 import textwrap
 import time
+import uuid
 
+from dataclay.exceptions import DataClayException
+from dataclay._internal.cli import snapshot_format as fmt, snapshot_signing as signing
 from dataclay._internal.config import Config
+from dataclay._internal.proto import common_pb2, logicmodule_pb2 as lm_pb2, snapshot_pb2
 from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
 
 PRELUDE = textwrap.dedent("""
@@ -115,3 +121,145 @@ def wait_for_backends(cluster, count: int, timeout: float = 60) -> None:
 
 def manifest(directory: pathlib.Path) -> dict:
     return json.loads((directory / "manifest.json").read_text())
+
+
+def trust(cluster) -> list:
+    """The options with which another cluster's import trusts `cluster`'s exports (its signing key)."""
+    return ["--trust", str(cluster.home / signing.PUBLIC_FILE)]
+
+
+def lm_stats(cluster) -> dict:
+    """How many times the Logic Module served each RPC."""
+    config = Config.load(env=cluster.env)
+    lm = LogicModuleClient(config.lm_address, tls=config.tls)
+    try:
+        lm.token = lm.new_session(config.user, config.password).token
+        calls = dict(lm.get_stats().calls)
+        lm.close_session()
+        return calls
+    finally:
+        lm.close()
+
+
+def facts(cluster, people: dict) -> dict:
+    """holdings() and, for each of `people` (user -> password; accounts that exist: the Logic Module
+    throttles failed log-ins), whether they log in as administrators, and the contracts on their
+    datasets and to them."""
+    out = holdings(cluster)
+    config = Config.load(env=cluster.env)
+    for user, password in sorted(people.items()):
+        lm = LogicModuleClient(config.lm_address, tls=config.tls)
+        try:
+            session = lm.new_session(user, password)
+            lm.token = session.token
+            contracts = sorted((k.dataset, k.owner, k.beneficiary, k.read_only) for k in lm.list_data_contracts())
+            out[user] = {"admin": session.admin, "contracts": contracts}
+            lm.close_session()
+        finally:
+            lm.close()
+    return out
+
+
+def logs_in(cluster, user: str, password: str) -> bool:
+    """Whether `user` logs in with `password` (a failure counts against the Logic Module's throttle)."""
+    config = Config.load(env=cluster.env)
+    lm = LogicModuleClient(config.lm_address, tls=config.tls)
+    try:
+        lm.new_session(user, password)
+        return True
+    except DataClayException:
+        return False
+    finally:
+        lm.close()
+
+
+class Crafted:
+    """A copy of a real snapshot rewritten by hand, as the attacker of issue 21 did: records decoded
+    with protobuf, changed, written back, and the manifest's sizes, SHA-256s and record counts
+    recomputed. write() signs it with a key, or leaves it unsigned, or keeps the old signature."""
+
+    def __init__(self, original: pathlib.Path, directory: pathlib.Path):
+        shutil.copytree(original, directory)
+        self.directory = directory
+        self.manifest = json.loads((directory / fmt.MANIFEST).read_text())
+        self.metadata = [snapshot_pb2.MetadataRecord.FromString(r) for r in self._records(fmt.METADATA_FILE)]
+        self.objects = {f["name"]: [common_pb2.ObjectData.FromString(r) for r in self._records(f["name"])]
+                        for f in self.manifest["files"] if f["name"] != fmt.METADATA_FILE}
+
+    def _records(self, name: str) -> list:
+        data = (self.directory / name).read_bytes()
+        return [data[a:b] for a, b in fmt.delimited(data, name)]
+
+    def records(self, kind: str) -> list:
+        return [getattr(r, kind) for r in self.metadata if r.WhichOneof("record") == kind]
+
+    def add(self, **record) -> "Crafted":
+        """Appends a metadata record (model=, account=, dataset=, contract=, objects=, aliases=)."""
+        self.metadata.append(snapshot_pb2.MetadataRecord(**record))
+        return self
+
+    def rename(self, old: str, new: str) -> "Crafted":
+        """Renames an account and the dataset of its name everywhere."""
+        for a in self.records("account"):
+            a.username = new if a.username == old else a.username
+        for d in self.records("dataset"):
+            d.name, d.owner = (new if d.name == old else d.name), (new if d.owner == old else d.owner)
+        for k in self.records("contract"):
+            for field in ("dataset", "owner", "beneficiary"):
+                if getattr(k, field) == old:
+                    setattr(k, field, new)
+        for batch in self.records("aliases"):
+            for a in batch.aliases:
+                a.dataset = new if a.dataset == old else a.dataset
+        for objects in self.objects.values():
+            for o in objects:
+                o.header.dataset = new if o.header.dataset == old else o.header.dataset
+        return self
+
+    def renew_ids(self) -> "Crafted":
+        """New IDs for every object (the same snapshot can then be imported again)."""
+        new = {o.id: str(uuid.uuid4()) for objects in self.objects.values() for o in objects}
+        for objects in self.objects.values():
+            for o in objects:
+                o.id = new[o.id]
+                for f in o.fields:
+                    f.references[:] = [new.get(r, r) for r in f.references]
+        for batch in self.records("objects"):
+            for o in batch.objects:
+                o.id = new.get(o.id, o.id)
+        for batch in self.records("aliases"):
+            for a in batch.aliases:
+                a.object_id = new.get(a.object_id, a.object_id)
+        return self
+
+    def plant(self, dataset: str, owner: str, alias: str) -> str:
+        """A copy of the first object, with a new ID, in `dataset` (described as `owner`'s), under
+        `alias`; its ID."""
+        name, objects = next((n, o) for n, o in self.objects.items() if o)
+        planted = common_pb2.ObjectData()
+        planted.CopyFrom(objects[0])
+        planted.id = str(uuid.uuid4())
+        planted.header.dataset = dataset
+        objects.append(planted)
+        if dataset not in {d.name for d in self.records("dataset")}:
+            self.add(dataset=lm_pb2.SnapshotDataset(name=dataset, owner=owner))
+        self.add(aliases=lm_pb2.SnapshotAliases(aliases=[
+            lm_pb2.SnapshotAlias(dataset=dataset, alias=alias, object_id=planted.id)]))
+        return planted.id
+
+    def write(self, key=None, keep_signature: bool = False) -> pathlib.Path:
+        """Writes every file back and the manifest with the checksums recomputed; signs it with `key`,
+        or keeps the signature of the original (`keep_signature`), or leaves it unsigned."""
+        contents = {fmt.METADATA_FILE: [r.SerializeToString() for r in self.metadata]}
+        contents.update({name: [o.SerializeToString() for o in objects] for name, objects in self.objects.items()})
+        for entry in self.manifest["files"]:
+            data = b"".join(fmt.delimit(r) for r in contents[entry["name"]])
+            (self.directory / entry["name"]).write_bytes(data)
+            entry.update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest(), records=len(contents[entry["name"]]))
+        raw = (json.dumps(self.manifest, indent=2) + "\n").encode()
+        (self.directory / fmt.MANIFEST).write_bytes(raw)
+        if key is not None:
+            signing.sign(self.directory, raw, key)
+        elif not keep_signature:
+            (self.directory / signing.SIGNATURE).unlink(missing_ok=True)
+        return self.directory

@@ -1,10 +1,13 @@
 """The private CA and server certificates of a local cluster started with `dataclay start --tls`.
 
-They live in $DATACLAY_HOME/tls (mode 0700): `ca.pem` (all a client needs), `ca.key`, and
-`<server>.pem` / `<server>.key` for the Logic Module and each backend. Keys are ECDSA P-256 in
-PKCS#8 PEM, written mode 0600; only the launcher reads `ca.key`, and each server is told the
-paths of its own pair only. A server certificate serves and also identifies its server when it
-calls another one (mutual TLS), so it carries both the serverAuth and clientAuth usages."""
+They live in $DATACLAY_HOME/tls (mode 0700): `ca.pem` (all a client needs), and `<server>.pem` /
+`<server>.key` for the Logic Module and each backend. The CA's key, `ca.key`, is kept out of the
+cluster home, in a directory of its own (mode 0700) under the user's configuration directory
+(settings.py, `ca_key_dir`): the servers and whatever runs in them are told nothing of it, a copy
+of the home does not carry it, and a later start still issues the certificates it needs. Only the
+launcher reads it. Keys are ECDSA P-256 in PKCS#8 PEM; every file is mode 0600. Each server is
+told the paths of its own pair only. A server certificate serves and also identifies its server
+when it calls another one (mutual TLS), so it carries both the serverAuth and clientAuth usages."""
 from __future__ import annotations
 
 import datetime
@@ -21,7 +24,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from dataclay.exceptions import InvalidArgumentError
+from dataclay._internal.cli import erasure
 from dataclay._internal.cli.cluster_state import write_private
+from dataclay._internal.private_paths import ensure_private_dir
 
 CA_DAYS = 3650
 SERVER_DAYS = 825
@@ -91,10 +96,12 @@ def issue(ca: x509.Certificate, ca_key, common_name: str, hosts, not_before: dat
 
 
 class ClusterCertificates:
-    """The certificates of the local cluster whose TLS directory is `directory`."""
+    """The certificates of the local cluster whose TLS directory is `directory`; the CA's key is
+    in `key_dir`."""
 
-    def __init__(self, directory: pathlib.Path):
+    def __init__(self, directory: pathlib.Path, key_dir: pathlib.Path):
         self.directory = directory
+        self.key_dir = key_dir
 
     @property
     def ca_file(self) -> pathlib.Path:
@@ -102,21 +109,51 @@ class ClusterCertificates:
         return self.directory / "ca.pem"
 
     @property
-    def _ca_key_file(self) -> pathlib.Path:
-        return self.directory / "ca.key"
+    def ca_key_file(self) -> pathlib.Path:
+        """The CA's private key, outside the cluster home."""
+        return self.key_dir / "ca.key"
+
+    @property
+    def _old_ca_key_file(self) -> pathlib.Path:
+        return self.directory / "ca.key"  # where releases before 21 kept it
 
     def ensure_ca(self) -> None:
-        """Creates the cluster CA unless it exists; an existing CA is kept (clients trust it)."""
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(self.directory, 0o700)
-        if self.ca_file.exists() or self._ca_key_file.exists():
+        """Creates the cluster CA unless it exists; an existing CA is kept (clients trust it). A CA
+        key an earlier release left in the TLS directory is moved out of it."""
+        ensure_private_dir(self.directory, "the TLS directory")
+        ensure_private_dir(self.key_dir, "the CA key's directory")
+        note = self.key_dir / "cluster"
+        if not note.exists():  # for whoever finds the directory: which cluster's CA this is
+            write_private(note, f"the CA key of the dataClay cluster in {self.directory.parent}\n")
+        self._move_old_key()
+        if self.ca_file.exists() or self.ca_key_file.exists():
             self._load_ca()
             return
         # a common name holds at most 64 characters: the home is named by a digest of its path
         digest = hashlib.sha256(str(self.directory.parent.resolve()).encode()).hexdigest()[:12]
         cert, key = make_ca(f"dataClay local cluster CA {digest}")
-        write_private(self._ca_key_file, key_pem(key).decode())
-        _write_public(self.ca_file, cert.public_bytes(serialization.Encoding.PEM))
+        write_private(self.ca_key_file, key_pem(key).decode())
+        write_private(self.ca_file, cert.public_bytes(serialization.Encoding.PEM).decode())
+
+    def erase_ca_key(self) -> list[str]:
+        """Overwrites and removes the CA's key and its directory (`dataclay stop --erase`)."""
+        if not self.key_dir.is_dir():
+            return []
+        files, size = erasure.erase_tree(self.key_dir)
+        return [f"{self.key_dir} (the CA key: {files} files, {size} bytes)"]
+
+    def _move_old_key(self) -> None:
+        old = self._old_ca_key_file
+        if old == self.ca_key_file or not os.path.lexists(old):
+            return
+        text = old.read_text()
+        if not self.ca_key_file.exists():
+            write_private(self.ca_key_file, text)
+        elif self.ca_key_file.read_text() != text:
+            raise InvalidArgumentError(
+                f"there are two different CA keys, {old} and {self.ca_key_file}: keep the one that signed "
+                f"{self.ca_file} and remove the other, then start again")
+        erasure.erase_tree(old)
 
     def server(self, name: str, hosts=LOCAL_NAMES) -> CertificatePair:
         """The certificate of server `name` for `hosts`: the existing one while it is signed by this
@@ -126,18 +163,18 @@ class ClusterCertificates:
         if not _usable(pair, ca, hosts):
             cert, key = issue(ca, ca_key, name, hosts, days=SERVER_DAYS)
             write_private(pair.key, key_pem(key).decode())
-            _write_public(pair.cert, cert.public_bytes(serialization.Encoding.PEM))
+            write_private(pair.cert, cert.public_bytes(serialization.Encoding.PEM).decode())
         return pair
 
     def _load_ca(self):
         try:
             cert = x509.load_pem_x509_certificate(self.ca_file.read_bytes())
-            key = serialization.load_pem_private_key(self._ca_key_file.read_bytes(), password=None)
+            key = serialization.load_pem_private_key(self.ca_key_file.read_bytes(), password=None)
         except (OSError, ValueError) as e:
             raise InvalidArgumentError(
-                f"the cluster CA in {self.directory} is unusable ({e}); clients trust it, so it is not replaced: "
-                f"restore ca.pem and ca.key, or remove the directory to make a new CA (and give clients the "
-                f"new ca.pem)") from None
+                f"the cluster CA ({self.ca_file}, its key {self.ca_key_file}) is unusable ({e}); clients trust "
+                f"it, so it is not replaced: restore both files, or remove both to make a new CA (and give "
+                f"clients the new ca.pem)") from None
         return cert, key
 
 
@@ -160,13 +197,6 @@ def _general_name(host: str) -> x509.GeneralName:
         return x509.IPAddress(ipaddress.ip_address(host))
     except ValueError:
         return x509.DNSName(host)
-
-
-def _write_public(path: pathlib.Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.new")
-    tmp.write_bytes(data)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
 
 
 def _now() -> datetime.datetime:

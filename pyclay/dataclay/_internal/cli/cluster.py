@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from dataclay.exceptions import DataClayException
+from dataclay._internal.cli import import_review
 from dataclay._internal.cli.cluster_state import ClusterState
 from dataclay._internal.cli.launcher import LocalCluster
 from dataclay._internal.cli.settings import ENGINES, ClusterSettings
@@ -44,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
                              "to other datasets' objects are not followed")
     export.add_argument("--password-hashes", action="store_true",
                         help="also the accounts' salted password hashes (default: names and roles only)")
+    export.add_argument("--signing-key", metavar="FILE", default=None,
+                        help="sign the snapshot with this Ed25519 key (default: $DATACLAY_HOME/snapshot-signing.key, "
+                             "made on first need, mode 0600, with its public half beside it in snapshot-signing.pub)")
     export.add_argument("--progress", action="store_true",
                         help="show progress on standard error even when it is not a terminal")
     load = commands.add_parser(
@@ -51,8 +55,20 @@ def _parser() -> argparse.ArgumentParser:
                        "empty, any size and engines), all or nothing; restore and stage-in")
     load.add_argument("directory", metavar="DIR", help="a directory `dataclay export` wrote")
     load.add_argument("--passwords-file", metavar="FILE", default=None,
-                      help="create the snapshot's accounts this cluster lacks (and whose hashes it does not hold) "
-                           "with new random passwords, written to FILE (a new file, mode 0600)")
+                      help="create the snapshot's accounts this cluster lacks (and whose hashes it does not hold or "
+                           "--allow does not let in) with new random passwords, written to FILE (a new file, mode "
+                           "0600)")
+    load.add_argument("--allow", action="append", default=[], metavar="NAME,...", help=import_review.help_text())
+    load.add_argument("--trust", action="append", default=[], metavar="PUBLIC_KEY_FILE",
+                      help="also take snapshots signed by this key (the snapshot-signing.pub of whoever exported "
+                           "it; PEM or an OpenSSH ssh-ed25519 line); repeatable. By default an import takes only "
+                           "snapshots signed by your own key (--signing-key)")
+    load.add_argument("--signing-key", metavar="FILE", default=None,
+                      help="your own snapshot signing key, whose snapshots are trusted (default: "
+                           "$DATACLAY_HOME/snapshot-signing.key)")
+    load.add_argument("--dry-run", action="store_true",
+                      help="check the snapshot and print what the import would create and touch, and what it needs "
+                           "allowed; change nothing")
     load.add_argument("--progress", action="store_true",
                       help="show progress on standard error even when it is not a terminal")
     commands.add_parser("slurm", add_help=False,
@@ -74,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         cluster = LocalCluster(settings)
         if args.command == "start":
             state = cluster.start(args.backends, args.store, args.metadata, tls=args.tls)
+            for note in cluster.notes:
+                print(f"dataclay start: {note}", file=sys.stderr)
             print(f"dataClay is running: Logic Module on 127.0.0.1:{state.lm.port}, "
                   f"{len(state.backends)} backend(s), store {state.store} in {state.store_root}")
             if state.tls:
@@ -87,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
                 for line in cluster.erase():
                     print(line)
             return 0
+        cluster.check_home()
         report = collect_status(settings.home, ClusterState.load(settings.home))
         print(format_status(report))
         return 0 if report.lm_alive else 1
@@ -100,9 +119,12 @@ def main(argv: list[str] | None = None) -> int:
 def _snapshot(args) -> int:
     progress = True if args.progress else None
     if args.command == "export":
-        lines = export_snapshot(Config.load(), args.directory, args.dataset, args.password_hashes, progress)
+        lines = export_snapshot(Config.load(), args.directory, args.dataset, args.password_hashes, progress,
+                                args.signing_key)
     else:
-        lines = import_snapshot(Config.load(), args.directory, args.passwords_file, progress)
+        lines = import_snapshot(Config.load(), args.directory, args.passwords_file, progress, allow=args.allow,
+                                trust=args.trust, signing_key=args.signing_key, dry_run=args.dry_run,
+                                say=lambda line: print(line, flush=True))
     for line in lines:
         print(line)
     return 0

@@ -11,6 +11,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from dataclay._internal import processes
+from dataclay._internal.private_paths import ensure_private_dir
 
 
 @dataclass
@@ -64,6 +65,9 @@ class ClusterState:
     lm: ProcessRecord
     backends: list[ProcessRecord] = field(default_factory=list)
     tls: bool = False
+    # the launcher chose store_root (DATACLAY_STORE_PATH was unset): once that directory is gone
+    # (a reboot empties /dev/shm), the next start makes a new one under a new random name
+    store_root_chosen: bool = False
 
     @staticmethod
     def path(home: pathlib.Path) -> pathlib.Path:
@@ -80,6 +84,7 @@ class ClusterState:
             store=raw["store"], store_root=raw["store_root"], store_size=raw["store_size"],
             metadata_url=raw.get("metadata_url"), lm=ProcessRecord(**raw["lm"]),
             backends=[ProcessRecord(**b) for b in raw["backends"]], tls=bool(raw.get("tls", False)),
+            store_root_chosen=bool(raw.get("store_root_chosen", False)),
         )
 
     def save(self, home: pathlib.Path) -> None:
@@ -88,8 +93,10 @@ class ClusterState:
 
 
 def write_private(path: pathlib.Path, text: str) -> None:
-    """Writes `text` to `path` readable only by its owner, atomically (temp file + rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Writes `text` to `path` readable only by its owner, atomically (temp file + rename); a
+    missing directory is made mode 0700."""
+    if not path.parent.exists():
+        ensure_private_dir(path.parent, "directory")
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "w") as f:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import getpass
+import json
 import pathlib
 import sys
 import time
@@ -28,11 +29,18 @@ USAGE = """usage: dataclaycmd COMMAND ARGS...
   GrantModelRegistration <user> <pass> <account>            let account register models (administrators)
   RevokeModelRegistration <user> <pass> <account>           stop account registering models (administrators)
   NewModel <user> <pass> <namespace> <class_path> <python|java>   register a model's classes
+  PublishModel <user> <pass> <namespace>                    let every account use a model (owner or administrator)
+  UnpublishModel <user> <pass> <namespace>                  only its owner and administrators use it again
+  RemoveModel <user> <pass> <namespace> [--force]           remove a model and its code from every backend
+  ListModels <user> <pass> [--json]                         the models user may use: owner, published, withdrawn
   GetStubs <user> <pass> <namespace> <stubs_path>           write a namespace's classes to stubs_path
   GetBackends <user> <pass>                                 list the backends
   WaitForDataClayToBeAlive <retries> <seconds>              wait for the Logic Module
   WaitForBackends <python|java> <n>                         wait for n live backends of a language
   CollectGarbage <user> <pass>                              collect garbage now (needs an administrator)
+A model registered by an administrator starts published; anyone else's is usable only by its owner and
+administrators until published. RemoveModel refuses while objects of the model's classes exist; --force
+removes it anyway and leaves them unusable until a model with their classes is registered again.
 A password of `-` is read from DATACLAY_PASSWORD; NewAccount's `-` reads the new account's password
 from DATACLAY_NEW_PASSWORD, else from standard input. DATE is ISO 8601 (2027-01-31 or
 2027-01-31T18:00:00+01:00; UTC when no offset is given)."""
@@ -181,6 +189,49 @@ def new_model(config: Config, user: str, password: str, namespace: str, class_pa
     return f"registered namespace {namespace}: {len(model.files)} {unit}, classes {names}"
 
 
+def publish_model(config: Config, user: str, password: str, namespace: str) -> str:
+    with _session(config, user, password) as lm:
+        lm.set_model_published(namespace, True)
+    return f"model {namespace} is published: every account may use its classes"
+
+
+def unpublish_model(config: Config, user: str, password: str, namespace: str) -> str:
+    with _session(config, user, password) as lm:
+        lm.set_model_published(namespace, False)
+    return f"model {namespace} is no longer published: only its owner and administrators may use its classes"
+
+
+def remove_model(config: Config, user: str, password: str, namespace: str, *options: str) -> str:
+    for option in options:
+        if option != "--force":
+            raise UsageError(f"unknown RemoveModel option {option!r} (the only one is --force)")
+    with _session(config, user, password) as lm:
+        left = lm.remove_model(namespace, force=bool(options))
+    message = f"removed model {namespace} and its code from every backend; the namespace is free again"
+    if left:
+        message += (f"\n{left} object(s) of its classes stay, unusable until a model with their classes is "
+                    f"registered again")
+    return message
+
+
+def list_models(config: Config, user: str, password: str, *options: str) -> str:
+    for option in options:
+        if option != "--json":
+            raise UsageError(f"unknown ListModels option {option!r} (the only one is --json)")
+    with _session(config, user, password) as lm:
+        models = lm.list_models()
+    rows = [{"namespace": m.namespace, "language": common_pb2.Language.Name(m.language).lower(), "owner": m.owner,
+             "version": m.version, "published": m.published, "withdrawn": m.withdrawn,
+             "classes": [c.name for c in m.classes]} for m in models]
+    if options:
+        return json.dumps(rows, indent=2)
+    lines = [f"{r['namespace']}  {r['language']}  owner {r['owner']}  v{r['version']}  "
+             f"{'published' if r['published'] else 'unpublished'}"
+             f"{'  WITHDRAWN (its owner may no longer register models)' if r['withdrawn'] else ''}"
+             f"  {', '.join(r['classes'])}" for r in rows]
+    return "\n".join(lines) if lines else "no models you may use"
+
+
 def get_stubs(config: Config, user: str, password: str, namespace: str, stubs_path: str) -> str:
     with _session(config, user, password) as lm:
         model = lm.get_model(namespace)
@@ -271,6 +322,10 @@ COMMANDS = {
     "GrantModelRegistration": (grant_model_registration, 3),
     "RevokeModelRegistration": (revoke_model_registration, 3),
     "NewModel": (new_model, 5),
+    "PublishModel": (publish_model, 3),
+    "UnpublishModel": (unpublish_model, 3),
+    "RemoveModel": (remove_model, (3, 4)),
+    "ListModels": (list_models, (2, 3)),
     "GetStubs": (get_stubs, 4),
     "GetBackends": (get_backends, 2),
     "WaitForDataClayToBeAlive": (wait_for_dataclay, 2),

@@ -1,5 +1,9 @@
 """Starts and stops a whole local cluster: one Logic Module and N Data Service backends (each
-supervising its Python execution environment), as detached processes logging to $DATACLAY_HOME/logs."""
+supervising its Python execution environment), as detached processes logging to $DATACLAY_HOME/logs.
+
+Everything it makes is its user's alone (directories 0700, files 0600, the servers started with
+umask 077), and it refuses a home, a pool directory or anything dataClay keeps in them that another
+user owns or could reach (see private_paths.py); the servers check their own directories too."""
 from __future__ import annotations
 
 import os
@@ -10,11 +14,12 @@ import sys
 import time
 
 from dataclay.exceptions import DataClayException, InvalidArgumentError, NotAuthenticatedError
-from dataclay._internal.cli import class_archives, erasure
+from dataclay._internal.cli import class_archives, erasure, snapshot_signing as signing
 from dataclay._internal.cli.certificates import ClusterCertificates
 from dataclay._internal.cli.cluster_state import (
     ClusterState, ProcessRecord, free_port, port_in_use, read_properties, write_private)
 from dataclay._internal.cli.settings import ClusterSettings, check_engine
+from dataclay._internal.private_paths import check_private_dir, check_tree, ensure_private_dir, open_private
 from dataclay._internal.rpc import LogicModuleClient
 from dataclay._internal.rpc.tls import ClusterCa
 
@@ -22,6 +27,10 @@ START_TIMEOUT = 90.0
 STOP_TIMEOUT = 20.0
 LM_JAR = "logicmodule.jar"
 DS_JAR = "dataservice.jar"
+# what dataClay keeps in DATACLAY_HOME, checked at every start; anything else there is the user's own
+HOME_ENTRIES = (*erasure.HOME_ENTRIES, signing.KEY_FILE, signing.PUBLIC_FILE, "slurm")
+POOL_ENGINES = ("kv", "heap", "2lm", "postgres")  # the engines whose backends keep a pool directory
+SERVER_UMASK = 0o077  # whatever a server or its environment makes without naming a mode is its user's alone
 
 
 class StartError(DataClayException):
@@ -38,8 +47,9 @@ class LocalCluster:
         self.home = settings.home
         self.logs = self.home / "logs"
         self.client_file = self.home / "client.properties"
-        self.certificates = ClusterCertificates(self.home / "tls")
+        self.certificates = ClusterCertificates(self.home / "tls", settings.ca_key_dir)
         self._spawned: dict[int, subprocess.Popen] = {}
+        self.notes: list[str] = []  # what a start found and worked around, for the user to read
         self._secret_file: pathlib.Path | None = None
         self._tls: ClusterCa | None = None
 
@@ -51,10 +61,11 @@ class LocalCluster:
         keeps TLS on (with the same CA) once a start asked for it."""
         if backends is not None and not 1 <= backends <= 64:
             raise InvalidArgumentError(f"--backends must be between 1 and 64, not {backends}")
-        self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.logs.mkdir(exist_ok=True)
+        self.check_home(create=True)
+        ensure_private_dir(self.logs, "the log directory")
         state = ClusterState.load(self.home)
         state = self._reconcile(state, store, metadata)
+        self._own_pools(state)
         self._secure(state, tls)
         user, password = self._administrator(state)
         self._secret_file = self._cluster_secret()
@@ -77,12 +88,15 @@ class LocalCluster:
         if url is not None and not url.startswith("jdbc:"):
             raise InvalidArgumentError(f"--metadata must be a JDBC URL such as jdbc:postgresql://host/db, not {url!r}")
         if state is None:
-            root = self.settings.store_path or self.settings.default_store_root()
+            root = self.settings.store_path or self.settings.new_store_root()
             state = ClusterState(store=engine or "kv", store_root=str(root), store_size=self.settings.store_size,
                                  metadata_url=url, lm=ProcessRecord(name="logicmodule", port=self.settings.port,
-                                                                    jar=LM_JAR))
+                                                                    jar=LM_JAR),
+                                 store_root_chosen=self.settings.store_path is None)
             state.save(self.home)
             return state
+        if state.store_root == str(self.settings.legacy_store_root()):
+            state.store_root_chosen = True  # an earlier release chose it: a predictable name
         if engine and engine != state.store:
             raise InvalidArgumentError(
                 f"the cluster in {self.home} stores objects with the {state.store!r} engine; start it with "
@@ -92,6 +106,37 @@ class LocalCluster:
                 f"the cluster in {self.home} keeps its metadata in {state.metadata_url or 'the embedded database'}; "
                 f"use another DATACLAY_HOME for a cluster on {url}")
         return state
+
+    def check_home(self, create: bool = False) -> bool:
+        """Refuses a DATACLAY_HOME, or anything dataClay keeps in it, that another user owns or
+        could reach (makes the home, mode 0700, when `create`); False when there is no home."""
+        if not create and not os.path.lexists(self.home):
+            return False
+        if create:
+            ensure_private_dir(self.home, "DATACLAY_HOME")
+        else:
+            check_private_dir(self.home, "DATACLAY_HOME")
+        check_tree(self.home, "DATACLAY_HOME", HOME_ENTRIES)
+        return True
+
+    def _own_pools(self, state: ClusterState) -> None:
+        """Makes or checks the pools' directory and everything in it. One the launcher chose that
+        is gone (a reboot emptied /dev/shm) gets a new random name, and so does one another user
+        made under its name meanwhile (anyone may list /dev/shm): what it held is gone either way,
+        and the other user's directory is left untouched."""
+        if state.store not in POOL_ENGINES:
+            return
+        root = pathlib.Path(state.store_root)
+        if state.store_root_chosen and (not os.path.lexists(root) or os.lstat(root).st_uid != os.geteuid()):
+            if os.path.lexists(root):
+                self.notes.append(f"the pools' directory {root} is not yours (uid {os.lstat(root).st_uid} made it "
+                                  f"after yours was gone): not used, and left as it is")
+            root = self.settings.new_store_root()
+            state.store_root = str(root)
+            state.save(self.home)
+        what = "the pools' directory" + ("" if state.store_root_chosen else " (DATACLAY_STORE_PATH)")
+        ensure_private_dir(root, what)
+        check_tree(root, what)
 
     def _secure(self, state: ClusterState, tls: bool) -> None:
         """Turns TLS on when asked (only while nothing runs in plaintext) and makes the cluster CA."""
@@ -251,12 +296,13 @@ class LocalCluster:
         jar_path = self.settings.jars / jar
         if not jar_path.is_file():
             raise StartError(f"{jar_path} is missing: run `make build` (or set DATACLAY_JARS)")
-        with open(log, "ab") as out:
+        with os.fdopen(open_private(log), "ab") as out:
             out.write(f"==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {jar}\n".encode())
             out.flush()
             proc = subprocess.Popen(self.java_command(jar_path),
                                     env=env, stdin=subprocess.DEVNULL if stdin_line is None else subprocess.PIPE,
-                                    stdout=out, stderr=subprocess.STDOUT, cwd=self.home, start_new_session=True)
+                                    stdout=out, stderr=subprocess.STDOUT, cwd=self.home, start_new_session=True,
+                                    umask=SERVER_UMASK)
         if stdin_line is not None:
             try:
                 proc.stdin.write((stdin_line + "\n").encode())
@@ -289,6 +335,8 @@ class LocalCluster:
 
     def stop(self) -> list[str]:
         """Stops every recorded process (backends first, then the Logic Module); returns what it stopped."""
+        if not self.check_home():
+            return []
         state = ClusterState.load(self.home)
         if state is None:
             return []
@@ -317,7 +365,7 @@ class LocalCluster:
         removed; a postgres backend's rows deleted), then its state under DATACLAY_HOME. Returns what
         was erased, one line each. A store that cannot be erased stops it before DATACLAY_HOME is
         touched, so that cluster.json still says where the pools are for another try."""
-        state = ClusterState.load(self.home)
+        state = ClusterState.load(self.home) if self.check_home() else None
         if state is None:
             return [f"nothing to erase: no cluster was started with DATACLAY_HOME={self.home}"]
         running = [r.name for r in [state.lm, *state.backends] if r.running()]
@@ -329,6 +377,7 @@ class LocalCluster:
         root = pathlib.Path(state.store_root)
         if root.is_dir() and not any(root.iterdir()):
             root.rmdir()
+        lines += [f"erased {line}" for line in self.certificates.erase_ca_key()]
         erased, left = erasure.erase_home(self.home)
         if erased:
             lines.append(f"erased {self.home}: " + ", ".join(erased) + " (overwritten with zeros, then removed)")

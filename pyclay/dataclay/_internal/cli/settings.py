@@ -6,6 +6,7 @@ import getpass
 import hashlib
 import os
 import pathlib
+import secrets
 import shutil
 from dataclasses import dataclass, field
 
@@ -33,6 +34,8 @@ class ClusterSettings:
     java_opts: tuple[str, ...]        # DATACLAY_JAVA_OPTS: extra JVM options, space-separated
     jars: pathlib.Path                # DATACLAY_JARS: directory with logicmodule.jar and dataservice.jar
     class_archives: str               # DATACLAY_CLASS_ARCHIVES: use (the jars' class archives), off, record
+    ca_key_dir: pathlib.Path          # where --tls keeps the CA's key, outside the cluster home
+                                      # ($XDG_CONFIG_HOME or ~/.config, then dataclay/ca/<digest of the home>)
     passthrough: dict = field(default_factory=dict)  # other DATACLAY_* keys handed to the servers as they are
 
     @classmethod
@@ -77,14 +80,26 @@ class ClusterSettings:
             java_opts=tuple((env.get("DATACLAY_JAVA_OPTS") or "").split()),
             jars=pathlib.Path(env.get("DATACLAY_JARS") or default_jars),
             class_archives=class_archives,
+            ca_key_dir=_ca_key_dir(env, home),
             passthrough={k: v for k, v in env.items()
                          if (k.startswith("DATACLAY_") and k not in own) or k.startswith("PMEM_")},
         )
 
-    def default_store_root(self) -> pathlib.Path:
-        """Pools go to /dev/shm (emulated NVRAM) under a name unique to this user and DATACLAY_HOME."""
+    def new_store_root(self) -> pathlib.Path:
+        """A fresh name for the pools' directory on /dev/shm (emulated NVRAM): 64 random bits, so
+        no other user can make it first (/dev/shm is everybody's)."""
+        return pathlib.Path("/dev/shm") / f"dataclay-{getpass.getuser()}-{secrets.token_hex(8)}"
+
+    def legacy_store_root(self) -> pathlib.Path:
+        """The pools' directory releases before 21 chose (anyone could compute it): a cluster that
+        still records it gets a new one when it is gone."""
         digest = hashlib.sha256(str(self.home).encode()).hexdigest()[:10]
         return pathlib.Path("/dev/shm") / f"dataclay-{getpass.getuser()}-{digest}"
+
+
+def _ca_key_dir(env: dict, home: pathlib.Path) -> pathlib.Path:
+    config = pathlib.Path(env.get("XDG_CONFIG_HOME") or pathlib.Path.home() / ".config").expanduser().absolute()
+    return config / "dataclay" / "ca" / hashlib.sha256(str(home).encode()).hexdigest()[:16]
 
 
 def check_engine(name: str, where: str) -> str:

@@ -13,13 +13,14 @@ import argparse
 import os
 import pathlib
 import re
+import secrets
 import signal
 import subprocess
 import sys
 import time
 
 from dataclay.exceptions import DataClayException, InvalidArgumentError
-from dataclay._internal.cli import slurm_node
+from dataclay._internal.cli import import_review, slurm_node, snapshot_signing as signing
 from dataclay._internal.cli.settings import ClusterSettings, check_engine, check_size
 from dataclay._internal.cli.slurm_cluster import JobCluster
 from dataclay._internal.cli.slurm_job import JobDir, JobPlan, SlurmSettings, allocation
@@ -55,6 +56,12 @@ def _parser() -> argparse.ArgumentParser:
                                   "LANGUAGE python or java); repeatable")
         command.add_argument("--import", dest="import_dir", default=None, metavar="DIR",
                              help="load this snapshot (`dataclay import DIR`) once the cluster is up")
+        command.add_argument("--import-allow", action="append", default=[], metavar="NAME,...",
+                             help="what the import may do besides adding new datasets (`dataclay import --allow`); "
+                                  "a job's cluster is new, so restoring your own objects usually takes "
+                                  "existing-accounts,objects-in-existing-datasets and, with models, models")
+        command.add_argument("--import-trust", action="append", default=[], metavar="PUBLIC_KEY_FILE",
+                             help="also take a snapshot signed by this key (`dataclay import --trust`); repeatable")
         command.add_argument("--timeout", type=float, default=START_TIMEOUT, metavar="SECONDS",
                              help=f"how long to wait for every server to be up (default {START_TIMEOUT:.0f})")
     for command in (run, start, stop):
@@ -63,6 +70,10 @@ def _parser() -> argparse.ArgumentParser:
                                   "(default: $DATACLAY_SLURM_DIR/<job id>, i.e. ~/.dataclay/slurm/<job id>)")
         command.add_argument("--export", dest="export_dir", default=None, metavar="DIR",
                              help="save the objects (`dataclay export DIR`) before the cluster stops")
+        command.add_argument("--signing-key", default=None, metavar="FILE",
+                             help="sign exports with this key and trust imports it signed (default: "
+                                  "snapshot-signing.key in the DATACLAY_HOME this command runs with, not the job's "
+                                  "directory, so one job's export imports into the next)")
     run.add_argument("--grace", type=float, default=10.0, metavar="SECONDS",
                      help="after a stop signal, how long PROGRAM gets to end before it is killed (default 10)")
     run.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS: what to run against the cluster")
@@ -138,12 +149,17 @@ def _plan(args, job_id: str, nodes: list[str], settings: SlurmSettings, cluster:
             _check_snapshot_command(kind)
     if args.import_dir and not pathlib.Path(args.import_dir).is_dir():
         raise InvalidArgumentError(f"--import {args.import_dir}: no such directory")
+    import_review.parse_allow(args.import_allow)
+    for key in args.import_trust:
+        signing.read_public_key(key)
     for model in args.model:
         _model(model)
+    key = pathlib.Path(args.signing_key).absolute() if args.signing_key else signing.default_key(cluster.home)
     return JobPlan(job_id=job_id, lm_node=lm_node, backend_nodes=backends, store=store, store_size=size,
                    pool_dir=str(pool_dir), host_suffix=args.host_suffix, port=args.port,
                    client_files=[str(pathlib.Path(f).absolute()) for f in args.client_file],
-                   export_dir=str(pathlib.Path(args.export_dir).absolute()) if args.export_dir else "")
+                   export_dir=str(pathlib.Path(args.export_dir).absolute()) if args.export_dir else "",
+                   signing_key=str(key), node_tag=secrets.token_hex(8))
 
 
 def _model(text: str) -> tuple[str, str, str]:
@@ -176,9 +192,23 @@ def program_env(job: JobDir) -> dict[str, str]:
     return env
 
 
-def _snapshot(kind: str, directory: str, job: JobDir) -> None:
-    say(f"dataclay {kind} {directory}")
-    result = subprocess.run(_cli(kind, directory), env=program_env(job), stdin=subprocess.DEVNULL)
+def _snapshot_options(args, plan: JobPlan, kind: str) -> list[str]:
+    """What `dataclay import|export` gets besides the directory: the user's signing key, as the job's
+    start found it (the job's DATACLAY_HOME is new for each job, and `stop` may run in the job's
+    environment) and, for an import, what it may do and which keys it trusts."""
+    key = args.signing_key or plan.signing_key or str(signing.default_key(ClusterSettings.from_env().home))
+    options = ["--signing-key", str(pathlib.Path(key).absolute())]
+    if kind == "import":
+        options += [f"--allow={','.join(sorted(import_review.parse_allow(args.import_allow)))}"] \
+            if args.import_allow else []
+        for trusted in args.import_trust:
+            options += ["--trust", str(pathlib.Path(trusted).absolute())]
+    return options
+
+
+def _snapshot(kind: str, directory: str, job: JobDir, options: list[str]) -> None:
+    say(f"dataclay {kind} {' '.join(options)} {directory}")
+    result = subprocess.run(_cli(kind, *options, directory), env=program_env(job), stdin=subprocess.DEVNULL)
     if result.returncode != 0:
         raise DataClayException(f"`dataclay {kind} {directory}` failed with exit code {result.returncode}")
 
@@ -195,7 +225,7 @@ def _start(args, job: JobDir, plan: JobPlan, signals: StopSignals) -> JobCluster
         f"{', '.join(map(plan.host, plan.backend_nodes))}; client configuration: {', '.join(map(str, files))}")
     try:
         if args.import_dir:
-            _snapshot("import", args.import_dir, job)
+            _snapshot("import", args.import_dir, job, _snapshot_options(args, plan, "import"))
         for model in args.model:
             namespace, language, path = _model(model)
             say(f"registering model {namespace} ({language}) from {path}")
@@ -235,7 +265,7 @@ def _run_program(argv: list[str], job: JobDir, signals: StopSignals, grace: floa
                     deadline = float("inf")
 
 
-def _stop(cluster: JobCluster, job: JobDir, plan: JobPlan, signals: StopSignals) -> bool:
+def _stop(cluster: JobCluster, job: JobDir, plan: JobPlan, signals: StopSignals, args) -> bool:
     """Exports (unless the job was cancelled), stops and erases; True when everything was erased."""
     ok = True
     cancelled = signals.received not in (None, signal.SIGUSR1)
@@ -243,7 +273,7 @@ def _stop(cluster: JobCluster, job: JobDir, plan: JobPlan, signals: StopSignals)
         say(f"not exporting to {plan.export_dir}: the job was cancelled (its servers are being stopped by Slurm)")
     elif plan.export_dir and plan.state == "running":
         try:
-            _snapshot("export", plan.export_dir, job)
+            _snapshot("export", plan.export_dir, job, _snapshot_options(args, plan, "export"))
         except DataClayException as e:
             say(str(e))
             ok = False
@@ -268,7 +298,7 @@ def main(argv: list[str]) -> int:
             if args.export_dir:
                 _check_snapshot_command("export")
                 plan.export_dir = str(pathlib.Path(args.export_dir).absolute())
-            return 0 if _stop(JobCluster(job), job, plan, signals) else 1
+            return 0 if _stop(JobCluster(job), job, plan, signals, args) else 1
         program = getattr(args, "program", [])
         program = program[1:] if program[:1] == ["--"] else program
         if args.command == "run" and not program:
@@ -288,7 +318,7 @@ def main(argv: list[str]) -> int:
     try:
         code = _run_program(program, job, signals, args.grace) if signals.received is None else 128 + signals.received
     finally:
-        if not _stop(cluster, job, plan, signals) and code == 0:
+        if not _stop(cluster, job, plan, signals, args) and code == 0:
             code = 1
     return code
 

@@ -1,6 +1,7 @@
 """One Slurm job's dataClay cluster on disk.
 
-The job directory lives on the shared file system (every node of the job sees it; mode 0700):
+The job directory lives on the shared file system (every node of the job sees it; mode 0700, every
+file in it 0600, and a job directory another user owns or could reach is refused):
   job.json           the plan: nodes, engine, pool settings, client files (no secret)
   cluster.secret     the secret the job's servers share (0600), made per job
   admin.password     the administrator's password (0600): the Logic Module reads it on standard input
@@ -8,9 +9,10 @@ The job directory lives on the shared file system (every node of the job sees it
   lm.port            the port the Logic Module listens on, written by its node
   steps/             per server: its Slurm step (to stop it) and, once it ended, what its node erased
   logs/              one log per server, and srun's own messages (kept after the job: no secret)
-The node-local directory of a node (`<pool dir>/dataclay-job<id>-<node>`, on /dev/shm by default)
-holds that node's pool, the Logic Module's embedded metadata and deployed models; it is erased
-when the server on that node stops (and by scripts/slurm-epilog.sh if the job was SIGKILLed)."""
+The node-local directory of a node (`<pool dir>/dataclay-job<id>-<node>-<tag>`, on /dev/shm by
+default; the tag is 64 random bits drawn at each start, so no other user can make it first) holds
+that node's pool, the Logic Module's embedded metadata and deployed models; it is erased when the
+server on that node stops (and by scripts/slurm-epilog.sh if the job was SIGKILLed)."""
 from __future__ import annotations
 
 import json
@@ -24,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.cli import erasure
 from dataclay._internal.cli.cluster_state import write_private
+from dataclay._internal.private_paths import check_private_dir, check_tree, ensure_private_dir, read_private
 
 
 @dataclass
@@ -41,7 +44,9 @@ class JobPlan:
     user: str = "admin"
     client_files: list[str] = field(default_factory=list)
     export_dir: str = ""               # where `dataclay slurm stop` exports the objects to ("": nowhere)
+    signing_key: str = ""              # the key exports sign with and imports trust (the starter's DATACLAY_HOME's)
     state: str = "starting"            # starting | running | stopped
+    node_tag: str = ""                 # the random part of the node-local directories' names
 
     def host(self, node: str) -> str:
         """The name a server on `node` advertises (the Slurm node name and the network's suffix)."""
@@ -50,7 +55,8 @@ class JobPlan:
 
 SLURM_KEYS = {
     "DATACLAY_SLURM_DIR": "where `dataclay slurm` keeps each job's directory, <dir>/<job id> (~/.dataclay/slurm)",
-    "DATACLAY_SLURM_POOLS": "node-local directory of each job's pools, <dir>/dataclay-job<id>-<node> (/dev/shm)",
+    "DATACLAY_SLURM_POOLS": "node-local directory of each job's pools, <dir>/dataclay-job<id>-<node>-<tag> "
+                            "(/dev/shm)",
 }
 
 
@@ -70,9 +76,10 @@ class SlurmSettings:
         return cls(pathlib.Path(jobs).expanduser().absolute(), pathlib.Path(pools).expanduser().absolute())
 
 
-def node_dir(pool_dir: str | os.PathLike, job_id: str, node: str) -> pathlib.Path:
-    """The node-local directory of `node` in job `job_id` (scripts/slurm-epilog.sh knows this name)."""
-    return pathlib.Path(pool_dir) / f"dataclay-job{job_id}-{node}"
+def node_dir(pool_dir: str | os.PathLike, job_id: str, node: str, tag: str) -> pathlib.Path:
+    """The node-local directory of `node` in job `job_id`, whose start drew `tag`
+    (scripts/slurm-epilog.sh erases every dataclay-job<id>-* there)."""
+    return pathlib.Path(pool_dir) / f"dataclay-job{job_id}-{node}-{tag}"
 
 
 class JobDir:
@@ -89,17 +96,18 @@ class JobDir:
         self.steps = path / "steps"
 
     def create(self) -> None:
-        """Makes the directory (0700); refuses one whose cluster was started and not stopped."""
+        """Makes the directory (0700); refuses one whose cluster was started and not stopped, and
+        one that another user owns or could reach."""
+        ensure_private_dir(self.path, "the job directory")
+        check_tree(self.path, "the job directory")
         if self.plan_file.exists() and self.load().state != "stopped":
             raise InvalidArgumentError(
                 f"a dataClay cluster was already started for this job in {self.path}: "
                 f"stop it first (`dataclay slurm stop`)")
-        self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(self.path, 0o700)
         for sub in (self.steps, self.logs):
             if sub == self.steps and sub.exists():
                 shutil.rmtree(sub)  # records of an earlier, stopped start in the same job
-            sub.mkdir(mode=0o700, exist_ok=True)
+            ensure_private_dir(sub, "the job directory's " + sub.name)
         self.lm_port_file.unlink(missing_ok=True)
 
     def save(self, plan: JobPlan) -> None:
@@ -109,7 +117,8 @@ class JobDir:
     def load(self) -> JobPlan:
         """The job's plan; a clear error when no cluster was started here."""
         try:
-            return JobPlan(**json.loads(self.plan_file.read_text()))
+            check_private_dir(self.path, "the job directory")  # nobody else may have written the plan
+            return JobPlan(**json.loads(read_private(self.plan_file)))
         except FileNotFoundError:
             raise InvalidArgumentError(f"no dataClay cluster was started in {self.path} "
                                        f"(no {self.plan_file.name})") from None
@@ -125,7 +134,7 @@ class JobDir:
 
     def password(self) -> str:
         """The administrator's password (read from its 0600 file)."""
-        return self.password_file.read_text().strip()
+        return read_private(self.password_file).decode().strip()
 
     def write_client_files(self, plan: JobPlan, port: int) -> list[pathlib.Path]:
         """Writes the client configuration (0600) to client.properties and every --client-file."""

@@ -9,7 +9,12 @@ The Logic Module's node also erases the job's credentials on the shared file sys
 Logic Module they open nothing, and a cancelled job has no launcher left to do it.
 
 Nothing secret is on its command line or in its environment: the cluster secret travels as a file
-path, the administrator's password from its 0600 file to the Logic Module's standard input."""
+path, the administrator's password from its 0600 file to the Logic Module's standard input.
+
+The node-local directory is made here, mode 0700, under a name the job's start drew at random; one
+found there that another user owns or could reach is refused and left alone (never written to or
+erased by the job: the Epilog erases it), and so is a pool directory (--pool-dir) that another user
+could replace it in. The JVM runs with umask 077."""
 from __future__ import annotations
 
 import json
@@ -24,9 +29,10 @@ import time
 from dataclay.exceptions import DataClayException
 from dataclay._internal.cli import class_archives, erasure
 from dataclay._internal.cli.cluster_state import write_private
-from dataclay._internal.cli.launcher import DS_JAR, LM_JAR
+from dataclay._internal.cli.launcher import DS_JAR, LM_JAR, SERVER_UMASK
 from dataclay._internal.cli.settings import ClusterSettings
 from dataclay._internal.cli.slurm_job import JobDir, JobPlan, node_dir
+from dataclay._internal.private_paths import check_ancestors, check_private_dir, ensure_private_dir, open_private
 
 STOP_WAIT = 25.0   # seconds a stopping server gets before SIGKILL (within Slurm's default KillWait of 30 s)
 ROLES = ("logicmodule", "backend")
@@ -54,7 +60,8 @@ class NodeServer:
         self.settings = settings
         self.node = this_node()
         self.name = "logicmodule" if role == "logicmodule" else f"backend-{self.node}"
-        self.local = node_dir(self.plan.pool_dir, self.plan.job_id, self.node)
+        self.local = node_dir(self.plan.pool_dir, self.plan.job_id, self.node, self.plan.node_tag)
+        self.claimed = False  # True once self.local is known to be this job's: only then is it erased
         self.own = self.local / ("lm" if role == "logicmodule" else "backend")
         self.pool = self.local / "pool"
         self.server: subprocess.Popen | None = None
@@ -79,8 +86,8 @@ class NodeServer:
         return 0 if self.stopping and code in (0, 143) else code
 
     def _serve(self) -> int:
-        self.local.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.own.mkdir(mode=0o700, exist_ok=True)
+        self._claim()
+        ensure_private_dir(self.own, "the node-local directory")
         env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
         env.update(self.settings.passthrough)
         env.update({"DATACLAY_CLUSTER_SECRET_FILE": str(self.job.secret_file), "DATACLAY_HOME": str(self.own)})
@@ -88,7 +95,7 @@ class NodeServer:
             port = self.plan.port or free_port(self.plan.host(self.node))
             env.update({"DATACLAY_HOST": self.plan.host(self.node), "DATACLAY_PORT": str(port),
                         "DATACLAY_USER": self.plan.user})
-            jar, stdin = LM_JAR, open(self.job.password_file, "rb")
+            jar, stdin = LM_JAR, os.fdopen(open_private(self.job.password_file, "r"), "rb")
         else:
             port = int(self.job.lm_port_file.read_text())
             env.update({"DATACLAY_HOST": self.plan.host(self.plan.lm_node), "DATACLAY_PORT": str(port),
@@ -108,7 +115,7 @@ class NodeServer:
                    *class_archives.jvm_options(jar_path, self.settings.class_archives), "-jar", str(jar_path)]
         print(f"==== {time.strftime('%Y-%m-%d %H:%M:%S')} {self.name} on {self.node}: starting {jar}", flush=True)
         try:
-            self.server = subprocess.Popen(command, env=env, stdin=stdin, cwd=self.own)
+            self.server = subprocess.Popen(command, env=env, stdin=stdin, cwd=self.own, umask=SERVER_UMASK)
         finally:
             if stdin is not subprocess.DEVNULL:
                 stdin.close()
@@ -129,6 +136,18 @@ class NodeServer:
                         self.server.kill()
                         deadline = float("inf")
 
+    def _claim(self) -> None:
+        """Makes the node-local directory (0700), or takes the one the other server of this job on
+        this node made; refuses one another user made, and a pool directory others could replace
+        it in. The name is the job's own: no other job's wrapper makes it."""
+        check_ancestors(self.local, "the node-local directory")
+        try:
+            os.mkdir(self.local, 0o700)
+        except FileExistsError:
+            pass
+        check_private_dir(self.local, "the node-local directory")
+        self.claimed = True
+
     def _stop(self, signum, frame) -> None:
         """Asks the server to stop cleanly (SIGTERM); _serve kills it if it has not ended in STOP_WAIT s.
         (It never waits here: a signal handler runs inside the main thread's wait.)"""
@@ -140,7 +159,10 @@ class NodeServer:
         """Erases this role's part of the node-local directory (and, for the Logic Module, the job's
         credentials); returns (what was erased, what could not be)."""
         erased, failures = [], []
-        if self.role == "backend" and self.pool.exists():
+        if not self.claimed:
+            if os.path.lexists(self.local):
+                failures.append(f"{self.local}: not made by this job, left as it was (the Epilog erases it)")
+        elif self.role == "backend" and self.pool.exists():
             env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
             env.update(self.settings.passthrough)
             env["DATACLAY_STORE"] = self.plan.store
@@ -151,16 +173,17 @@ class NodeServer:
                     erasure.erase_tree(self.pool)
             except (DataClayException, OSError, subprocess.SubprocessError) as e:
                 failures.append(f"pool {self.pool}: {e}")
-        if self.own.exists():
+        if self.claimed and self.own.exists():
             try:
                 files, size = erasure.erase_tree(self.own)
                 erased.append(f"{self.own} ({files} files, {size} bytes)")
             except OSError as e:
                 failures.append(f"{self.own}: {e}")
-        try:
-            self.local.rmdir()  # the last of the node's servers removes the directory
-        except OSError:
-            pass
+        if self.claimed:
+            try:
+                self.local.rmdir()  # the last of the node's servers removes the directory
+            except OSError:
+                pass
         if self.role == "logicmodule":
             erased += self.job.erase_credentials(self.plan)
         for line in erased:

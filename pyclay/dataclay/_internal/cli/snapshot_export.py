@@ -14,6 +14,7 @@ import threading
 
 from dataclay.exceptions import DataClayException, InternalError
 from dataclay._internal.cli import snapshot_format as fmt
+from dataclay._internal.cli import snapshot_signing as signing
 from dataclay._internal.cli.admin_session import admin_session
 from dataclay._internal.cli.progress import Progress
 from dataclay._internal.config import Config
@@ -22,18 +23,22 @@ from dataclay._internal.rpc import DataServiceClient
 
 
 def export_snapshot(config: Config, directory: str, dataset: str = "", password_hashes: bool = False,
-                    progress: bool | None = None) -> list[str]:
-    """Writes a snapshot of the cluster `config` names into `directory` (new, or empty); the lines to print."""
-    target = pathlib.Path(directory).expanduser().resolve()
-    created = fmt.make_private_dir(target)
+                    progress: bool | None = None, signing_key: str | None = None) -> list[str]:
+    """Writes a snapshot of the cluster `config` names into `directory` (new, or an empty one of the
+    caller's), signed with `signing_key` (default: DATACLAY_HOME's, made on first need); the lines to print."""
+    key_path = pathlib.Path(signing_key).expanduser().absolute() if signing_key else signing.default_key(config.home)
+    key = signing.signing_key(key_path)
+    target, created = fmt.make_private_dir(pathlib.Path(directory))
     try:
-        return _export(config, target, dataset, password_hashes, progress)
+        return _export(config, target, dataset, password_hashes, progress, key) + [
+            f"signed with key {signing.fingerprint(key.public_key())} ({key_path}); an import elsewhere needs "
+            f"--trust with its public half, {signing.public_key_file(key_path)}"]
     except BaseException:
         _remove_partial(target, created)
         raise
 
 
-def _export(config: Config, target: pathlib.Path, dataset: str, hashes: bool, progress) -> list[str]:
+def _export(config: Config, target: pathlib.Path, dataset: str, hashes: bool, progress, key) -> list[str]:
     with admin_session(config, "export") as lm:
         encrypted = _encrypted_backends(config, lm)
         info = lm.begin_snapshot(dataset, hashes)
@@ -55,7 +60,9 @@ def _export(config: Config, target: pathlib.Path, dataset: str, hashes: bool, pr
         source={"logic_module": config.lm_address, "version": info.version, "barrier_ms": info.barrier_ms,
                 "backends": backends},
         counts=counts, files=files)
-    fmt.write_manifest(target, manifest)
+    data = manifest.to_json().encode()
+    signing.sign(target, data, key)
+    fmt.write_manifest(target, data)
     lines = [f"exported {counts['objects']:,} objects, {counts['aliases']:,} aliases and {counts['models']} models "
              f"({counts['bytes'] / 1e6:,.1f} MB) to {target}",
              f"cut at {datetime.datetime.fromtimestamp(info.cut_at_ms / 1000, datetime.timezone.utc).isoformat()} "

@@ -1,8 +1,10 @@
 """`dataclay import DIR`: loads a snapshot into the cluster the client configuration names, all or
-nothing (docs/internals.md "Snapshots"). The snapshot is checked completely first; the Logic Module
-then checks the plan against the cluster (nothing changes yet); the backends stage the objects
-(stored, unregistered); and the Logic Module registers everything in one transaction. Any failure
-before that transaction commits makes the backends remove what they staged."""
+nothing (docs/internals.md "Snapshots"). The snapshot is checked completely first, its signature
+by a trusted key before anything else; the Logic Module then checks the plan against the cluster
+and against what the administrator allowed (nothing changes yet), and says what the import will
+do, which is printed; the backends stage the objects (stored, unregistered); and the Logic Module
+registers everything in one transaction. Any failure before that transaction commits makes the
+backends remove what they staged."""
 from __future__ import annotations
 
 import concurrent.futures
@@ -13,7 +15,7 @@ import secrets
 import threading
 
 from dataclay.exceptions import BackendUnavailableError, DataClayException, InternalError, InvalidArgumentError
-from dataclay._internal.cli import snapshot_format as fmt
+from dataclay._internal.cli import import_review, snapshot_format as fmt, snapshot_signing as signing
 from dataclay._internal.cli.admin_session import admin_session
 from dataclay._internal.cli.import_placement import place
 from dataclay._internal.cli.progress import Progress
@@ -28,21 +30,43 @@ _KEEP_ALIVE_SECONDS = 20
 
 
 def import_snapshot(config: Config, directory: str, passwords_file: str | None = None,
-                    progress: bool | None = None) -> list[str]:
-    """Imports the snapshot in `directory`; the lines to print. Nothing of it stays when it fails."""
+                    progress: bool | None = None, allow: list = (), trust: list = (),
+                    signing_key: str | None = None, dry_run: bool = False, say=print) -> list[str]:
+    """Imports the snapshot in `directory` if a trusted key signed it (`signing_key`'s, default
+    DATACLAY_HOME's, or one of the public key files `trust`) and it needs no more than `allow`
+    (--allow lists); `say`s what it will do before it does it (a dry run stops there); the lines to
+    print at the end. Nothing of it stays when it fails."""
+    allowed = import_review.parse_allow(list(allow))
     passwords = _passwords_path(passwords_file)
-    index = read_snapshot(directory, progress)
+    own = pathlib.Path(signing_key).expanduser().absolute() if signing_key else signing.default_key(config.home)
+    index = read_snapshot(directory, signing.trusted_keys(own, list(trust)), progress)
+    try:
+        return _import(config, index, allowed, passwords, progress, dry_run, say)
+    finally:
+        index.close()
+
+
+def _import(config, index, allowed, passwords, progress, dry_run, say) -> list[str]:
+    hashes = "password-hashes" in allowed
     with admin_session(config, "import") as lm:
         live = [b for b in lm.get_backends() if b.alive]
         if not live:
             raise BackendUnavailableError("no live backend to import into")
         placement = place(index, {b.id: set(b.languages) for b in live})
         new_passwords = {a.username: secrets.token_urlsafe(18) for a in index.accounts
-                         if not a.password_hash} if passwords else {}
+                         if not (hashes and a.password_hash)} if passwords else {}
         source = f"snapshot {index.manifest.snapshot_id} of {index.manifest.source.get('logic_module', '?')}"
-        opened = lm.begin_import(_plan_parts(index, placement, new_passwords, source))
+        opened = lm.begin_import(_plan_parts(index, placement, new_passwords, source, hashes, allowed, dry_run))
+        if dry_run:
+            for line in import_review.describe(index, opened, placement, len(live), hashes, new_passwords,
+                                               passwords, allowed):
+                say(line)
+            return ["dry run: nothing was imported"]
         written = None
         try:
+            for line in import_review.describe(index, opened, placement, len(live), hashes, new_passwords,
+                                               passwords, allowed):
+                say(line)  # before anything is staged
             created = [u for u in opened.accounts_to_create if u in new_passwords]
             if created:
                 written = _write_passwords(passwords, {u: new_passwords[u] for u in created})
@@ -62,16 +86,23 @@ def import_snapshot(config: Config, directory: str, passwords_file: str | None =
     return _summary(index, placement, report, len(live), written)
 
 
-def _plan_parts(index, placement, new_passwords: dict, source: str):
+def _plan_parts(index, placement, new_passwords: dict, source: str, hashes: bool, allowed: frozenset,
+                dry_run: bool):
+    """The ImportPlanParts: the plan (password hashes only when allowed), models, IDs, aliases."""
     accounts = [lm_pb2.SnapshotAccount(username=a.username, admin=a.admin, may_register_models=a.may_register_models,
-                                       password_hash=a.password_hash, password_salt=a.password_salt,
-                                       password_iterations=a.password_iterations,
+                                       password_hash=a.password_hash if hashes else "",
+                                       password_salt=a.password_salt if hashes else "",
+                                       password_iterations=a.password_iterations if hashes else 0,
                                        new_password=new_passwords.get(a.username, ""))
                 for a in index.accounts]
+    objects = import_review.objects_per_dataset(index)
+    datasets = [lm_pb2.SnapshotDataset(name=d.name, owner=d.owner, objects=objects[d.name]) for d in index.datasets]
     targets = [lm_pb2.ImportTarget(backend_id=t.backend_id, objects=len(t.masters), replicas=len(t.replicas))
                for t in placement.staging()]
-    yield lm_pb2.ImportPlanPart(plan=lm_pb2.ImportPlan(source=source, datasets=index.datasets, accounts=accounts,
-                                                       contracts=index.contracts, targets=targets))
+    yield lm_pb2.ImportPlanPart(plan=lm_pb2.ImportPlan(source=source, datasets=datasets, accounts=accounts,
+                                                       contracts=index.contracts, targets=targets,
+                                                       allowed=import_review.allowed_message(allowed),
+                                                       dry_run=dry_run))
     for model in index.models:
         yield lm_pb2.ImportPlanPart(model=model)
     ids = list(index.chosen)
@@ -184,7 +215,7 @@ def _chunks(import_id: str, index, target, meter, failed):
 def _view(index, views: dict, record: int) -> memoryview:
     number = index.file_of[record]
     if number not in views:
-        f = open(index.directory / index.files[number][0], "rb")
+        f = index.folder.open(index.files[number][0])
         views[number] = (f, memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)))
     return views[number][1]
 

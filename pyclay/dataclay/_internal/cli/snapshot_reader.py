@@ -1,7 +1,11 @@
-"""Reads and checks a whole snapshot before `dataclay import` touches the cluster: the manifest,
-every file's size and SHA-256, every record. Nothing is kept in memory but an index of the objects'
-records (where each one is, its size, how many replicas it had); the records are read again when
-they are sent."""
+"""Reads and checks a whole snapshot before `dataclay import` touches the cluster: its signature
+(a key the import trusts signed the manifest), then the manifest, every file's size and SHA-256,
+every record. Nothing is kept in memory but an index of the objects' records (where each one is,
+its size, how many replicas it had); the records are read again, through the same directory
+descriptor, when they are sent.
+
+Snapshots are hostile input: records are decoded as protobuf messages only, and object state is
+never decoded at all (it is sent on as the snapshot holds it)."""
 from __future__ import annotations
 
 import array
@@ -12,6 +16,7 @@ import re
 from google.protobuf.message import DecodeError
 
 from dataclay._internal.cli import snapshot_format as fmt
+from dataclay._internal.cli import snapshot_signing as signing
 from dataclay._internal.cli.progress import Progress
 from dataclay._internal.proto import common_pb2, snapshot_pb2
 
@@ -22,9 +27,11 @@ _LANGUAGES = (common_pb2.PYTHON, common_pb2.JAVA)
 class SnapshotIndex:
     """What a checked snapshot holds: its metadata, and where each object's record is."""
 
-    def __init__(self, directory: pathlib.Path, manifest: fmt.Manifest):
-        self.directory = directory
+    def __init__(self, folder: fmt.SnapshotDirectory, manifest: fmt.Manifest, signer: str):
+        self.folder = folder            # held open until close()
+        self.directory = folder.path
         self.manifest = manifest
+        self.signer = signer            # the key that signed it, and why it is trusted
         self.source = None
         self.models, self.accounts, self.datasets, self.contracts, self.aliases = [], [], [], [], []
         self.locations = {}             # registered object ID -> (master backend, replica count)
@@ -40,6 +47,9 @@ class SnapshotIndex:
         self.chosen = {}                # object ID -> record index (one per object)
         self.warnings = []
 
+    def close(self) -> None:
+        self.folder.close()
+
     def record_bytes(self, index: int) -> int:
         return self.end[index] - self.start[index]
 
@@ -54,28 +64,37 @@ class SnapshotIndex:
         return common_pb2.Language.Name(language).capitalize()
 
 
-def read_snapshot(directory: str, progress: bool | None = None) -> SnapshotIndex:
-    """Checks the snapshot in `directory` completely; SnapshotError naming the first problem."""
+def read_snapshot(directory: str, trusted: signing.TrustedKeys, progress: bool | None = None) -> SnapshotIndex:
+    """Checks the snapshot in `directory` completely, its signature by a `trusted` key first;
+    SnapshotError naming the first problem. close() the index when done with it."""
     path = pathlib.Path(directory).expanduser().resolve()
-    manifest = fmt.read_manifest(path)
-    index = SnapshotIndex(path, manifest)
-    total = sum(f.bytes for f in manifest.files) + sum(f.bytes for f in manifest.objects_files())
-    meter = Progress("check ", total_bytes=total or None, enabled=progress)
-    for entry in manifest.files:
-        fmt.verify_file(path, entry, meter)
-    _read_metadata(index, next(f for f in manifest.files if f.name == fmt.METADATA_FILE))
-    datasets = {d.name for d in index.datasets}
-    referenced, originals = set(), set()
-    for entry in manifest.objects_files():
-        _read_objects(index, entry, datasets, referenced, originals, meter)
-    meter.done()
-    _cross_check(index, referenced, originals)
-    return index
+    folder = fmt.SnapshotDirectory(path)
+    try:
+        raw = fmt.manifest_bytes(folder)
+        signature = folder.read(signing.SIGNATURE) if folder.exists(signing.SIGNATURE) else None
+        signer = signing.verify(str(path), raw, signature, trusted)
+        manifest = fmt.parse_manifest(path, raw)
+        index = SnapshotIndex(folder, manifest, signer)
+        total = sum(f.bytes for f in manifest.files) + sum(f.bytes for f in manifest.objects_files())
+        meter = Progress("check ", total_bytes=total or None, enabled=progress)
+        for entry in manifest.files:
+            fmt.verify_file(folder, entry, meter)
+        _read_metadata(index, next(f for f in manifest.files if f.name == fmt.METADATA_FILE))
+        datasets = {d.name for d in index.datasets}
+        referenced, originals = set(), set()
+        for entry in manifest.objects_files():
+            _read_objects(index, entry, datasets, referenced, originals, meter)
+        meter.done()
+        _cross_check(index, referenced, originals)
+        return index
+    except BaseException:
+        folder.close()
+        raise
 
 
 def _read_metadata(index: SnapshotIndex, entry: fmt.DataFile) -> None:
     name = entry.name
-    data = (index.directory / name).read_bytes()
+    data = index.folder.read(name)
     count = 0
     for start, end in fmt.delimited(data, name):
         try:
@@ -123,7 +142,7 @@ def _read_objects(index, entry, datasets, referenced, originals, meter) -> None:
     file_number = len(index.files)
     index.files.append((name, entry.backend_id))
     count = 0
-    with open(index.directory / name, "rb") as f:
+    with index.folder.open(name) as f:
         if entry.bytes == 0:
             spans, view = iter(()), b""
         else:

@@ -74,13 +74,27 @@ class LogicModuleClient(StubClient):
         return self._call(self._stub.RegisterModel, _message(model, lm_pb2.Model, "model"))
 
     def get_model(self, namespace: str) -> lm_pb2.Model:
-        """The registered model of a namespace."""
+        """The registered model of a namespace, if the caller may read it (else as if there were none)."""
         return self._call(self._stub.GetModel, build(lm_pb2.GetModelRequest, "get_model", namespace=namespace))
 
     def list_models(self, language: int = common_pb2.LANGUAGE_UNSPECIFIED) -> list:
-        """Every registered model of a language (LANGUAGE_UNSPECIFIED: all)."""
+        """The registered models of a language (LANGUAGE_UNSPECIFIED: all) the caller may read: its own,
+        the published ones (administrators: all)."""
         request = build(lm_pb2.ListModelsRequest, "list_models", language=language)
         return self._call(self._stub.ListModels, request, _listed("models"))
+
+    def set_model_published(self, namespace: str, published: bool) -> None:
+        """Lets every account use a model, or only its owner and administrators again (its owner or an
+        administrator)."""
+        request = build(lm_pb2.SetModelPublishedRequest, "set_model_published", namespace=namespace,
+                        published=published)
+        return self._call(self._stub.SetModelPublished, request)
+
+    def remove_model(self, namespace: str, force: bool = False) -> int:
+        """Removes a model and its code from every backend (its owner or an administrator); refused while
+        objects of its classes exist unless `force`. Returns the objects of its classes left behind."""
+        request = build(lm_pb2.RemoveModelRequest, "remove_model", namespace=namespace, force=force)
+        return self._call(self._stub.RemoveModel, request, operator.attrgetter("objects_left"))
 
     def get_backends(self, timeout: float | None = None) -> list:
         """Every registered backend (BackendInfo) with its liveness."""

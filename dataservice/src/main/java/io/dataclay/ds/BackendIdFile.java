@@ -1,5 +1,6 @@
 package io.dataclay.ds;
 
+import io.dataclay.common.PrivatePaths;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.io.IOException;
@@ -24,8 +25,8 @@ public final class BackendIdFile {
     Path file = backendDir.resolve(NAME);
     try {
       if (!Files.exists(file)) {
-        Files.createDirectories(backendDir);
-        Path tmp = Files.createTempFile(backendDir, NAME, ".tmp");
+        PrivatePaths.directory(backendDir, "the backend directory");
+        Path tmp = Files.createTempFile(backendDir, NAME, ".tmp"); // mode 0600
         try {
           Files.writeString(tmp, UUID.randomUUID() + "\n", StandardCharsets.US_ASCII);
           Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);

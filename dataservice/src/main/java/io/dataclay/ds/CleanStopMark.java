@@ -1,9 +1,12 @@
 package io.dataclay.ds;
 
+import io.dataclay.common.PrivatePaths;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Set;
 
 /**
  * A file in the backend directory that says the last stop was clean: every stored object was
@@ -23,7 +26,8 @@ final class CleanStopMark {
   /** Leaves the mark (after everything stored was registered). */
   static void leave(Path backendDir) {
     try {
-      Files.writeString(backendDir.resolve(NAME), "");
+      Files.newByteChannel(backendDir.resolve(NAME), Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE),
+          PrivatePaths.FILE).close();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

@@ -43,13 +43,21 @@ public final class DataServiceConfig {
   public static final String TLS_KEY = "DATACLAY_TLS_KEY";
   /** Port to bind; 0 binds any free port, and the port actually bound is registered. Default 0. */
   public static final String BACKEND_PORT = "DATACLAY_BACKEND_PORT";
-  /** Local state of a cluster. Default ~/.dataclay. */
+  /** Local state of a cluster. Default ~/.dataclay. This user's alone (0700), as everything the Data Service keeps. */
   public static final String HOME = "DATACLAY_HOME";
-  /** This backend's directory (backend.id, models/python/). Default $DATACLAY_HOME/backends/<name>. */
+  /**
+   * This backend's directory (backend.id, models/python/, imports/). Default
+   * $DATACLAY_HOME/backends/<name>. Made mode 0700; refused at start when another user owns it or
+   * could reach it or anything in it.
+   */
   public static final String BACKEND_DIR = "DATACLAY_BACKEND_DIR";
   /** Store engine: kv | heap | 2lm | postgres | memory. Default kv. */
   public static final String STORE = "DATACLAY_STORE";
-  /** Pool directory of the store. Default /dev/shm/dataclay-<OS user>/<backend name>. */
+  /**
+   * Pool directory of the store. Default /dev/shm/dataclay-<OS user>/<backend name>. Made mode 0700;
+   * refused at start when another user owns it or could reach it or a file in it, or could replace a
+   * directory above it.
+   */
   public static final String STORE_PATH = "DATACLAY_STORE_PATH";
   /** Pool size, e.g. 512M or 4G. Default 1G. */
   public static final String STORE_SIZE = "DATACLAY_STORE_SIZE";
@@ -99,6 +107,7 @@ public final class DataServiceConfig {
   private final String bindHost;
   private final TlsSettings tls;
   private final int backendPort;
+  private final Path home;
   private final Path backendDir;
   private final String storeEngine;
   private final Path storePath;
@@ -127,7 +136,7 @@ public final class DataServiceConfig {
     bindHost = text(BIND_HOST, backendHost);
     tls = TlsSettings.forServer(pem(TLS_CA), pem(TLS_CERT), pem(TLS_KEY));
     backendPort = port(BACKEND_PORT, 0, true);
-    Path home = Path.of(text(HOME, Path.of(System.getProperty("user.home"), ".dataclay").toString()));
+    home = Path.of(text(HOME, Path.of(System.getProperty("user.home"), ".dataclay").toString()));
     backendDir = Path.of(text(BACKEND_DIR, home.resolve("backends").resolve(backendName).toString()));
     storeEngine = text(STORE, "kv");
     String osUser = text("USER", System.getProperty("user.name"));
@@ -229,6 +238,11 @@ public final class DataServiceConfig {
   /** Port to bind (0: any free port). */
   public int backendPort() {
     return backendPort;
+  }
+
+  /** The cluster's home (DATACLAY_HOME). */
+  public Path home() {
+    return home;
   }
 
   /** This backend's directory. */

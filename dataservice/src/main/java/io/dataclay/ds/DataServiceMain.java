@@ -9,8 +9,8 @@ import io.grpc.ServerBuilder;
 
 /**
  * The Data Service process: configuration, store, server, registration, Python environment,
- * heartbeat. Exit code 2: bad configuration or a store that cannot be opened (nothing is
- * overwritten); 1: could not start (e.g. the Logic Module never answered). SIGTERM stops the
+ * heartbeat. Exit code 2: bad configuration, a directory another user owns or could reach, or a
+ * store that cannot be opened (nothing is overwritten); 1: could not start (e.g. the Logic Module never answered). SIGTERM stops the
  * environment, then the server, then closes the store cleanly.
  */
 public final class DataServiceMain {
@@ -32,6 +32,12 @@ public final class DataServiceMain {
       listener = DataServiceServer.listening(config.bindHost(), config.backendPort(), config.tls());
     } catch (RuntimeException e) {
       exit(2, "bad configuration: " + e.getMessage());
+      return;
+    }
+    try {
+      BackendDirectory.claim(config.home(), config.backendDir());
+    } catch (RuntimeException e) {
+      exit(2, e.getMessage());
       return;
     }
     BackendSession admin;

@@ -1,6 +1,7 @@
 package io.dataclay.ds;
 
 import io.dataclay.common.Language;
+import io.dataclay.common.PrivatePaths;
 import io.dataclay.ds.ee.EnvironmentSupervisor;
 import io.dataclay.ds.ee.PythonEnvironment;
 import io.dataclay.ds.ee.RestartBackoff;
@@ -24,6 +25,7 @@ import io.dataclay.ds.service.GroupCommitRegistrar;
 import io.dataclay.ds.service.ExecutionService;
 import io.dataclay.ds.service.IdClaims;
 import io.dataclay.ds.service.ModelBundle;
+import io.dataclay.ds.service.ModelCatalog;
 import io.dataclay.ds.service.ModelFiles;
 import io.dataclay.ds.service.ModelRegistry;
 import io.dataclay.ds.service.ModelService;
@@ -44,7 +46,6 @@ import io.dataclay.rpc.ServerTransport;
 import io.dataclay.rpc.PeerCertificates;
 import io.grpc.ServerBuilder;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collection;
@@ -59,7 +60,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
@@ -105,7 +105,7 @@ public final class DataServiceNode implements AutoCloseable {
       throws IOException, InterruptedException {
     backendDir = config.backendDir();
     UUID id = BackendIdFile.readOrCreate(config.backendDir());
-    Files.createDirectories(config.pythonModelsDir());
+    PrivatePaths.directory(config.pythonModelsDir(), "the models directory");
     stoppedCleanly = CleanStopMark.consume(config.backendDir());
     GroupCommitRegistrar lm = new GroupCommitRegistrar(new RemoteLogicModule(admin, id));
     registrations = lm;
@@ -124,19 +124,19 @@ public final class DataServiceNode implements AutoCloseable {
     Mastership mastership = new Mastership(id, System::nanoTime);
     peers = new RemotePeers(admin, config.tls(), mastership::ownTerm);
     ReplicaSets replicas = new ReplicaSets(peers, directory, mastership, calls);
-    ResultApplier applier = new ResultApplier(store, lm, claims, calls, replicas, recorder);
+    ResultApplier applier = new ResultApplier(store, lm, claims, calls, replicas, recorder, classes);
     PythonEnvironment python = config.python() == null ? null : new PythonEnvironment(applier, timer, calls, config.eeWaitMs());
     if (python != null) {
       environments.add(python);
     }
     environments.add(new JavaEnvironment(store, applier, calls, id, JavaEnvironmentConfig.from(config.environment()),
-        admin::client, config.tls(), () -> registration.models()));
+        admin::client, config.tls(), () -> loadedOnly(registry, registration.models())));
     List<Language> languages = environments.languages();
     String engine = store.stats().engine();
     status = new StatusService(store, environments, counters,
         new BackendIdentity(id, config.backendName(), config.backendHost(), 0, languages, engine));
     ModelService models = new ModelService(new ModelFiles(config.pythonModelsDir()), registry, environments);
-    classes.refreshWith(() -> models.install(registration.models()));
+    classes.refreshWith(() -> models.reconcile(registration.models()));
     CopyService copies = new CopyService(store, environments, replicas, peers, directory, claims, classes, mastership,
         id);
     ImportStaging staging = new ImportStaging(store, config.backendDir().resolve("imports"), id,
@@ -153,7 +153,7 @@ public final class DataServiceNode implements AutoCloseable {
         });
     exports = new SnapshotExports(snapshotStore, staging::stagedIds, snapshotTimer, SnapshotExports.defaultBudget());
     DataServiceServicer dataService = new DataServiceServicer(sessions,
-        new ObjectService(store, lm, classes, claims, recorder), new ExecutionService(store, environments, recorder, classes, replicas),
+        new ObjectService(store, lm, classes, claims, recorder), new ExecutionService(store, environments, recorder, classes, replicas, calls),
         models,
         status, counters, calls, copies,
         new VersionService(store, copies, replicas, peers, directory, lm, recorder, id), recorder,
@@ -163,7 +163,11 @@ public final class DataServiceNode implements AutoCloseable {
         config.maxMessageBytes()).start();
     status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));
     registration = new BackendRegistration(admin, status::identity, heartbeats, config.heartbeatMs(), sessions,
-        mastership, copies::demote);
+        mastership, copies::demote, revision -> {
+          if (classes.ready() && revision > registry.synced()) {
+            classes.catchUp(calls); // a model change this backend missed (a withdrawal, a removal)
+          }
+        });
     registration.logIn(REGISTER_TIMEOUT_MS); // a refused administrator spawns no environment
     if (python != null) {
       // Started before registering: its interpreter starts while the Logic Module answers. It
@@ -181,7 +185,7 @@ public final class DataServiceNode implements AutoCloseable {
     if (!stoppedCleanly) {
       reconciliation = Reconciliation.start(store, lm, environments::evict);
     }
-    installAtStart(models, registration.models());
+    models.reconcile(registration.models());
     classes.markInstalled(); // calls that waited for the models run from here on
     registration.startHeartbeat();
   }
@@ -250,14 +254,10 @@ public final class DataServiceNode implements AutoCloseable {
     calls.shutdownNow();
   }
 
-  private static void installAtStart(ModelService models, List<ModelBundle> bundles) {
-    for (ModelBundle bundle : bundles) {
-      try {
-        models.install(List.of(bundle));
-      } catch (RuntimeException e) {
-        LOG.log(Level.WARNING, "could not install model " + bundle.namespace() + ": " + e.getMessage());
-      }
-    }
+  // The Java environment fetches models itself when it meets a class it does not know: only those
+  // installed here, not withdrawn (a list fetched before a withdrawal must not bring one back).
+  private static List<ModelBundle> loadedOnly(ModelRegistry registry, ModelCatalog catalog) {
+    return catalog.loadable().stream().filter(b -> registry.loaded(b.namespace())).toList();
   }
 
   /**

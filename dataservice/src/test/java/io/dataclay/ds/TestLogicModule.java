@@ -2,6 +2,7 @@ package io.dataclay.ds;
 
 import io.dataclay.client.Channels;
 import io.dataclay.common.ClusterSecret;
+import io.dataclay.common.PrivatePaths;
 import io.dataclay.rpc.SessionMetadata;
 import io.dataclay.logic.LogicModuleServer;
 import io.dataclay.logic.deploy.GrpcBackendCalls;
@@ -49,7 +50,7 @@ public final class TestLogicModule implements AutoCloseable {
 
   /** Starts a Logic Module whose administrator is {@code admin}. */
   public static TestLogicModule start(Path home, String admin, String password) throws Exception {
-    Files.createDirectories(home);
+    Files.createDirectories(home, PrivatePaths.DIRECTORY); // the Logic Module refuses a database directory others reach
     MetadataStore store = MetadataStore.open("jdbc:sqlite:" + home.resolve("metadata.db"), MetadataSync.NORMAL);
     GrpcBackendCalls deployer = new GrpcBackendCalls(TlsSettings.plaintext());
     try {

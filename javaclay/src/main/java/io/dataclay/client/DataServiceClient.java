@@ -94,9 +94,15 @@ public final class DataServiceClient implements AutoCloseable {
         .getObjectsList();
   }
 
-  /** Installs or updates models on this backend. */
+  /** Installs, updates or withdraws models on this backend (the Logic Module only). */
   public void deployModels(List<Model> models) {
     RpcCalls.call(() -> stub.deployModels(ModelList.newBuilder().addAllModels(models).build()));
+  }
+
+  /** Tells this backend that these models were removed at model change {@code revision} (the Logic Module only). */
+  public void removeModels(List<String> namespaces, long revision) {
+    RpcCalls.call(() -> stub.removeModels(io.dataclay.proto.RemoveModelsRequest.newBuilder()
+        .addAllNamespaces(namespaces).setRevision(revision).build()));
   }
 
   /** Tells the backend to stop trusting these sessions now (or every cached session); the Logic Module only. */

@@ -139,10 +139,29 @@ public final class LogicModuleClient implements AutoCloseable {
     return RpcCalls.call(() -> stub.getModel(GetModelRequest.newBuilder().setNamespace(namespace).build()));
   }
 
-  /** Every registered model of a language ({@code LANGUAGE_UNSPECIFIED}: all). */
+  /** The registered models of a language ({@code LANGUAGE_UNSPECIFIED}: all) the caller may read. */
   public List<Model> listModels(Language language) {
-    return RpcCalls.call(() -> stub.listModels(
-        ListModelsRequest.newBuilder().setLanguage(language).build()).getModelsList());
+    return listModelsWithRevision(language).getModelsList();
+  }
+
+  /** {@link #listModels} with the last model change the list includes (set for backends asking for all). */
+  public io.dataclay.proto.ModelList listModelsWithRevision(Language language) {
+    return RpcCalls.call(() -> stub.listModels(ListModelsRequest.newBuilder().setLanguage(language).build()));
+  }
+
+  /** Publishes a model (every account may use it) or takes that back; its owner or an administrator. */
+  public void setModelPublished(String namespace, boolean published) {
+    RpcCalls.call(() -> stub.setModelPublished(io.dataclay.proto.SetModelPublishedRequest.newBuilder()
+        .setNamespace(namespace).setPublished(published).build()));
+  }
+
+  /**
+   * Removes a model from every backend (its owner or an administrator); refused while objects of its
+   * classes exist unless {@code force}. Returns the objects of its classes left behind.
+   */
+  public long removeModel(String namespace, boolean force) {
+    return RpcCalls.call(() -> stub.removeModel(io.dataclay.proto.RemoveModelRequest.newBuilder()
+        .setNamespace(namespace).setForce(force).build())).getObjectsLeft();
   }
 
   /** Registers or re-registers a backend under its stable ID. */

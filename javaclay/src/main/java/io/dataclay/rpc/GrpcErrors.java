@@ -48,7 +48,10 @@ public final class GrpcErrors {
       case BACKEND_UNAVAILABLE:
         return Status.Code.UNAVAILABLE;
       case STORE_FULL:
+      case QUOTA_EXCEEDED:
         return Status.Code.RESOURCE_EXHAUSTED;
+      case CALL_TIMED_OUT:
+        return Status.Code.DEADLINE_EXCEEDED;
       case OBJECT_NOT_HERE:
       case NOT_A_VERSION:
       case NAMESPACE_CONFLICT:
@@ -165,6 +168,8 @@ public final class GrpcErrors {
       case BACKEND_DOES_NOT_EXIST: return new BackendDoesNotExistException(message);
       case BACKEND_UNAVAILABLE: return new BackendUnavailableException(message);
       case STORE_FULL: return new StoreFullException(message);
+      case QUOTA_EXCEEDED: return new QuotaExceededException(message);
+      case CALL_TIMED_OUT: return new CallTimedOutException(message);
       case NOT_A_VERSION: return new NotAVersionException(message);
       case METHOD_DOES_NOT_EXIST: return new MethodDoesNotExistException(message);
       case SERIALIZATION_ERROR: return new SerializationException(message);

@@ -34,7 +34,10 @@ public final class LogicModuleConfig {
   public static final String TLS_CERT = "DATACLAY_TLS_CERT";
   /** PEM file (unencrypted PKCS#8) of that certificate's private key. */
   public static final String TLS_KEY = "DATACLAY_TLS_KEY";
-  /** Directory of a local cluster's state; the embedded database lives in its lm/ subdirectory. */
+  /**
+   * Directory of a local cluster's state; the embedded database lives in its lm/ subdirectory. Both
+   * must be this user's alone (mode 0700): another owner or a looser mode is refused at start.
+   */
   public static final String HOME = "DATACLAY_HOME";
   /** JDBC URL of the metadata database; unset: embedded SQLite at $DATACLAY_HOME/lm/metadata.db. */
   public static final String METADATA_URL = "DATACLAY_METADATA_URL";
@@ -93,6 +96,7 @@ public final class LogicModuleConfig {
   private final TlsSettings tls;
   private final Path home;
   private final String metadataUrl;
+  private final boolean metadataInHome;
   private final String adminUser;
   private final String adminPassword;
   private final Duration sessionTtl;
@@ -131,6 +135,7 @@ public final class LogicModuleConfig {
     }
     this.home = homeOf(env);
     this.metadataUrl = metadataUrlOf(env, home);
+    this.metadataInHome = blankToNull(env.get(METADATA_URL)) == null;
     this.adminUser = blankToNull(env.get(USER));
     String password = blankToNull(env.get(PASSWORD));
     if (adminUser != null && password == null) {
@@ -229,6 +234,11 @@ public final class LogicModuleConfig {
   /** JDBC URL of the metadata database (jdbc:sqlite:... or jdbc:postgresql://...). */
   public String metadataUrl() {
     return metadataUrl;
+  }
+
+  /** Whether the metadata is the embedded database under {@link #home()} (DATACLAY_METADATA_URL unset). */
+  public boolean metadataInHome() {
+    return metadataInHome;
   }
 
   /** Name of the initial administrator, or null when none is configured. */

@@ -1,6 +1,7 @@
 package io.dataclay.logic;
 
 import io.dataclay.client.Channels;
+import io.dataclay.common.PrivatePaths;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.logic.deploy.GrpcBackendCalls;
@@ -17,8 +18,8 @@ import java.util.logging.Logger;
 
 /**
  * The Logic Module process: configuration from the environment, metadata database, bootstrap
- * accounts, then serve until SIGTERM. Exit codes: 2 bad configuration, 3 metadata database
- * unusable, 4 port unavailable.
+ * accounts, then serve until SIGTERM. Exit codes: 2 bad configuration (also a home another user
+ * owns or could reach), 3 metadata database unusable, 4 port unavailable.
  */
 public final class LogicModuleMain {
   private static final Logger LOG = Logger.getLogger(LogicModuleMain.class.getName());
@@ -38,6 +39,14 @@ public final class LogicModuleMain {
       return;
     }
     Channels.unreachableAfter(config.unreachableMs());
+    if (config.metadataInHome()) {
+      try {
+        PrivatePaths.directory(config.home(), LogicModuleConfig.HOME);
+      } catch (InvalidArgumentException e) {
+        exit(2, e.getMessage());
+        return;
+      }
+    }
     MetadataStore store;
     try {
       store = MetadataStore.open(config.metadataUrl(), config.metadataSync());

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.client.LogicModuleClient;
+import io.dataclay.common.PrivatePaths;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.Language;
 import io.dataclay.proto.ObjectInfo;
@@ -152,8 +153,9 @@ class LogicModuleMainTest {
 
   @Test
   void an_unopenable_database_exits_non_zero_with_a_clear_message() throws Exception {
-    // setup: the home is a regular file, so its lm/ directory cannot be created
-    Path home = Files.writeString(dir.resolve("not-a-directory"), "x");
+    // setup: lm/ in the home is a regular file, so the database's directory cannot be created
+    Path home = Files.createDirectory(dir.resolve("home-with-a-file"), PrivatePaths.DIRECTORY);
+    Files.writeString(home.resolve("lm"), "x");
     Path log = dir.resolve("lm.log");
     // run
     Process p = launch(env(home, 0), log);

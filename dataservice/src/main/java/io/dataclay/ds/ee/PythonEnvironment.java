@@ -103,6 +103,20 @@ public final class PythonEnvironment implements ExecutionEnvironment, Environmen
     }
   }
 
+  /** Restarts the process: it may have imported these models' modules, whose files are already deleted. */
+  @Override
+  public void withdraw(Collection<String> namespaces) {
+    EnvironmentSupervisor s;
+    synchronized (this) {
+      s = closed ? null : supervisor;
+    }
+    EnvironmentSupervisor.Spawn current = s == null ? null : s.current();
+    if (current != null) {
+      LOG.info("restarting the Python execution environment: models " + namespaces + " were withdrawn");
+      s.terminate(current);
+    }
+  }
+
   /**
    * Asks the environment to drop objects from memory. Sent from the pool, never from the result
    * reader that calls this: if the reader blocked on a full socket while the environment's workers

@@ -3,6 +3,7 @@ package io.dataclay.ds.lm;
 import io.dataclay.ds.service.BackendIdentity;
 import io.dataclay.ds.service.Mastership;
 import io.dataclay.ds.service.ModelBundle;
+import io.dataclay.ds.service.ModelCatalog;
 import io.dataclay.ds.service.SessionCache;
 import io.dataclay.proto.HeartbeatResponse;
 import io.dataclay.ds.servicer.Messages;
@@ -11,12 +12,13 @@ import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.NotAuthenticatedException;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.Language;
-import io.dataclay.proto.Model;
+import io.dataclay.proto.ModelList;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
 import java.util.function.Function;
+import java.util.function.LongConsumer;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -31,7 +33,8 @@ import java.util.logging.Logger;
  * Each heartbeat also brings the sessions closed since the last one, which stop being trusted here,
  * and failover's part: the terms, this backend's master lease (renewed from the moment the
  * heartbeat was sent) and its demotions, applied before the lease is renewed and acknowledged with
- * the next heartbeat.
+ * the next heartbeat. It also names the last model change, so that a backend that missed one (a
+ * withdrawal, a removal) fetches the models.
  */
 public final class BackendRegistration implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(BackendRegistration.class.getName());
@@ -49,14 +52,18 @@ public final class BackendRegistration implements AutoCloseable {
   private final Mastership mastership;
   private final Function<Map<UUID, String>, List<String>> demote;
   private List<String> demoted = List.of(); // applied, to acknowledge with the next heartbeat
+  private final LongConsumer modelsRevision;
 
   /**
    * Registration of the backend {@code identity} describes, heartbeating every {@code heartbeatMs};
-   * the sessions each heartbeat says were closed are dropped from {@code sessions}.
+   * the sessions each heartbeat says were closed are dropped from {@code sessions}, and the last
+   * model change it names goes to {@code modelsRevision} (which fetches the models when it has not
+   * applied that change).
    */
   public BackendRegistration(BackendSession admin, Supplier<BackendIdentity> identity,
       ScheduledExecutorService timer, long heartbeatMs, SessionCache sessions, Mastership mastership,
-      Function<Map<UUID, String>, List<String>> demote) {
+      Function<Map<UUID, String>, List<String>> demote, LongConsumer modelsRevision) {
+    this.modelsRevision = modelsRevision;
     this.mastership = mastership;
     this.demote = demote;
     this.admin = admin;
@@ -110,14 +117,14 @@ public final class BackendRegistration implements AutoCloseable {
     }
   }
 
-  /** Every registered model, to install before serving. */
-  public List<ModelBundle> models() {
-    List<Model> models = admin.client().listModels(Language.LANGUAGE_UNSPECIFIED);
-    List<ModelBundle> out = new ArrayList<>(models.size());
-    for (int i = 0; i < models.size(); i++) {
-      out.add(Messages.bundle(models.get(i), "ListModels.models[" + i + "]"));
+  /** Every registered model (a withdrawn one without files) and the last model change the list includes. */
+  public ModelCatalog models() {
+    ModelList list = admin.client().listModelsWithRevision(Language.LANGUAGE_UNSPECIFIED);
+    List<ModelBundle> out = new ArrayList<>(list.getModelsCount());
+    for (int i = 0; i < list.getModelsCount(); i++) {
+      out.add(Messages.bundle(list.getModels(i), "ListModels.models[" + i + "]"));
     }
-    return out;
+    return new ModelCatalog(out, list.getRevision());
   }
 
   /** Starts the heartbeat. */
@@ -175,6 +182,7 @@ public final class BackendRegistration implements AutoCloseable {
               + " that missed a change, while this backend was unreachable): they come back as fresh replicas");
         }
         mastership.heard(sentAt, r.getMasterLeaseMs(), r.getTermsMap(), renew);
+        modelsRevision.accept(r.getModelsRevision());
       } catch (NotAuthenticatedException forgotten) {
         admin.login();
         admin.client().registerBackend(info());

@@ -2,14 +2,21 @@ package io.dataclay.ds.service;
 
 import io.dataclay.common.Language;
 import io.dataclay.exceptions.BackendUnavailableException;
+import io.dataclay.exceptions.ClassNotRegisteredException;
+import io.dataclay.exceptions.PermissionDeniedException;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Whether a class can be used on this backend. Until the models registered when the backend
- * started are installed, callers wait for them (up to a deadline) rather than being refused; once
- * they are, a class this backend does not know makes it fetch the registered models again (a
- * deployment it missed while unreachable) before the class is refused.
+ * Whether a class can be used on this backend, and by whom. Until the models registered when the
+ * backend started are installed, callers wait for them (up to a deadline) rather than being
+ * refused; once they are, a class this backend does not know makes it fetch the registered models
+ * again (a deployment it missed while unreachable) before the class is refused. A class of a
+ * withdrawn model is refused to everyone, one of an unpublished model to everyone but its owner,
+ * administrators and backends, each with a message that says why and what to do.
  */
 public final class ClassAvailability {
   // a client repeating unknown class names costs the Logic Module at most one ListModels per gap
@@ -19,6 +26,7 @@ public final class ClassAvailability {
   private final long waitMs;
   private final CountDownLatch installed = new CountDownLatch(1);
   private final Object refreshing = new Object();
+  private final AtomicBoolean catchingUp = new AtomicBoolean();
   private volatile Runnable refresh = () -> {};
   private long lastRefreshStart = System.nanoTime() - MIN_REFRESH_GAP_NANOS; // guarded by refreshing
 
@@ -63,25 +71,89 @@ public final class ClassAvailability {
         + waitMs + " ms); retry the call");
   }
 
-  /** Whether the class is usable now, without waiting or fetching (false: ask {@link #isAvailable}). */
-  public boolean isKnownNow(Language language, String className) {
-    return ready() && registry.isRegistered(language, className);
+  /**
+   * Whether a model this backend knows (installed or withdrawn) defines the class, decided without
+   * waiting or fetching; false means {@link #requireUsable} may have to wait or fetch the models first.
+   */
+  public boolean isDecidedNow(Language language, String className) {
+    return ready() && registry.modelOf(language, className).isPresent();
   }
 
   /**
-   * Whether {@code className} belongs to a model installed here: waits for the start-up install,
-   * and fetches the registered models once when the class is not known yet. May block on the
-   * Logic Module: never call it on a network thread with a class {@link #isKnownNow} denies.
+   * Returns normally when {@code session} may use {@code className} (make objects of it persistent,
+   * call its methods, read or write its fields); waits and fetches like {@link #isAvailable}.
+   *
+   * @param where what names the class in the request, for the message (e.g. "objects[2]")
+   * @throws io.dataclay.exceptions.ClassNotRegisteredException when no model defines it here, or
+   *     its model is withdrawn
+   * @throws PermissionDeniedException when its model is not published and the session's account
+   *     is neither its owner nor an administrator
+   */
+  public void requireUsable(Session session, Language language, String className, String where) {
+    if (!isDecidedNow(language, className)) {
+      isAvailable(language, className);
+    }
+    requireUsableNow(session, language, className, where);
+  }
+
+  /**
+   * {@link #requireUsable} without waiting or fetching: a class no model here defines (yet) is
+   * refused at once. For result checks that run where nothing may block.
+   */
+  public void requireUsableNow(Session session, Language language, String className, String where) {
+    ModelBundle model = registry.modelOf(language, className).orElseThrow(() -> new ClassNotRegisteredException(
+        "class " + className + " (" + where + ", " + language + ") is not in any model deployed on this backend:"
+            + " register its model with dataclaycmd NewModel"));
+    if (model.withdrawn()) {
+      throw new ClassNotRegisteredException("class " + className + " (" + where + ") belongs to model '"
+          + model.namespace() + "' of account '" + model.owner() + "', whose right to register models was revoked:"
+          + " its code is loaded on no backend. An administrator may restore it with dataclaycmd"
+          + " GrantModelRegistration <admin> <password> " + model.owner());
+    }
+    if (!model.usableBy(session)) {
+      throw new PermissionDeniedException("class " + className + " (" + where + ") belongs to model '"
+          + model.namespace() + "' of account '" + model.owner() + "', which is not published: only '"
+          + model.owner() + "' and administrators may use it, not '" + session.username() + "'. Ask '"
+          + model.owner() + "' or an administrator to run dataclaycmd PublishModel <user> <password> "
+          + model.namespace());
+    }
+  }
+
+  /**
+   * Fetches and installs the registered models on {@code executor}, unless a fetch is under way
+   * (a heartbeat said the Logic Module has model changes this backend did not apply).
+   */
+  public void catchUp(Executor executor) {
+    if (catchingUp.compareAndSet(false, true)) {
+      try {
+        executor.execute(() -> {
+          try {
+            refreshAfter(System.nanoTime());
+          } finally {
+            catchingUp.set(false);
+          }
+        });
+      } catch (RejectedExecutionException e) {
+        catchingUp.set(false); // stopping
+      }
+    }
+  }
+
+  /**
+   * Whether {@code className} belongs to a model this backend knows (its code may be withdrawn):
+   * waits for the start-up install, and fetches the registered models once when the class is not
+   * known yet. May block on the Logic Module: never call it on a network thread with a class
+   * {@link #isDecidedNow} denies.
    *
    * @throws BackendUnavailableException when the start-up install is not done within the wait
    */
   public boolean isAvailable(Language language, String className) {
     awaitReady();
-    if (registry.isRegistered(language, className)) {
+    if (registry.modelOf(language, className).isPresent()) {
       return true;
     }
     refreshAfter(System.nanoTime());
-    return registry.isRegistered(language, className);
+    return registry.modelOf(language, className).isPresent();
   }
 
   /** Runs a refresh that starts after {@code missedAt}, unless one already did. */

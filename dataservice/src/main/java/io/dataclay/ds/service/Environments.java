@@ -51,6 +51,18 @@ public final class Environments {
     }
   }
 
+  /**
+   * Tells every environment to stop running these models' code (see
+   * {@link ExecutionEnvironment#withdraw}).
+   */
+  public void withdraw(Collection<String> namespaces) {
+    if (!namespaces.isEmpty()) {
+      for (ExecutionEnvironment env : byLanguage.values()) {
+        env.withdraw(namespaces);
+      }
+    }
+  }
+
   /** The environment of {@code language}, or null. */
   public ExecutionEnvironment find(Language language) {
     return byLanguage.get(language);

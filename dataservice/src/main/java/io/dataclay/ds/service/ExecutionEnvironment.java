@@ -29,6 +29,12 @@ public interface ExecutionEnvironment {
   void deploy(List<ModelBundle> models);
 
   /**
+   * Stops running these models' code: processes that may have loaded it are restarted; their
+   * classes are refused from now on (their files are already deleted).
+   */
+  void withdraw(Collection<String> namespaces);
+
+  /**
    * Drops objects from the environment's memory, so it reloads their stored state. The future
    * completes once every call sent to the environment afterwards is sure to see the eviction:
    * whoever answers a caller because of the eviction (a refused change, a replica updated) waits

@@ -5,11 +5,13 @@ import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.exceptions.ObjectNotHereException;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 /**
  * Method calls and field accesses on stored objects: finds the object's header, checks the
- * caller may access it, and hands the work to the environment of the object's language. The
- * warm path is a store header lookup (served from the engine's memory) and a permission check.
+ * caller may access it and use its class, and hands the work to the environment of the object's
+ * language. The warm path is a store header lookup (served from the engine's memory) and two
+ * permission checks.
  */
 public final class ExecutionService {
   private final ObjectStore store;
@@ -17,14 +19,18 @@ public final class ExecutionService {
   private final ReferenceRecorder recorder;
   private final ClassAvailability models;
   private final ReplicaSets replicas;
+  private final Executor blocking;
 
   /**
    * The service over a store and this backend's environments; calls wait for {@code models}' start-up
    * install, and replicated objects mastered here are served while {@code replicas} hold the lease.
+   * A class that must be fetched from the Logic Module first is checked on {@code blocking} when
+   * the call is served on a network thread.
    */
   public ExecutionService(ObjectStore store, Environments environments, ReferenceRecorder recorder,
-      ClassAvailability models, ReplicaSets replicas) {
+      ClassAvailability models, ReplicaSets replicas, Executor blocking) {
     this.models = models;
+    this.blocking = blocking;
     this.replicas = replicas;
     this.store = store;
     this.environments = environments;
@@ -34,8 +40,8 @@ public final class ExecutionService {
   /**
    * Runs {@code kind} on object {@code id}; the future completes once the call's changes are
    * stored. Throws at once (rather than failing the future) when the object is not here, the
-   * session may not access it, no environment runs its language, or this backend is still
-   * installing its models after the wait.
+   * session may not access it or use its class (see {@link ClassAvailability#requireUsable}), no
+   * environment runs its language, or this backend is still installing its models after the wait.
    */
   public CompletableFuture<byte[]> execute(
       Session session, UUID id, ExecutionKind kind, String name, byte[] payload) {
@@ -50,8 +56,20 @@ public final class ExecutionService {
     if (header.masterBackendId() == null) {
       replicas.requireLease(id);
     }
-    recorder.used(session, id);
-    ExecutionEnvironment env = environments.of(header.language());
-    return env.execute(new ExecutionRequest(session, id, header.className(), kind, name, payload));
+    ExecutionRequest request = new ExecutionRequest(session, id, header.className(), kind, name, payload);
+    if (!models.isDecidedNow(header.language(), header.className()) && InlineCall.active()) {
+      // the class must be fetched first, which may block: not on this network thread
+      return CompletableFuture.supplyAsync(() -> admit(request, header), blocking)
+          .thenCompose(env -> env.execute(request));
+    }
+    return admit(request, header).execute(request);
+  }
+
+  // The class check comes before the environment is looked up: a refused class is refused alike
+  // on every backend, whichever environments it runs.
+  private ExecutionEnvironment admit(ExecutionRequest request, ObjectHeader header) {
+    models.requireUsable(request.session(), header.language(), header.className(), "object " + request.objectId());
+    recorder.used(request.session(), request.objectId());
+    return environments.of(header.language());
   }
 }

@@ -11,7 +11,9 @@ import io.dataclay.exceptions.ObjectNotHereException;
 import io.dataclay.exceptions.PermissionDeniedException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -48,7 +50,7 @@ public final class ObjectService {
       throw new InvalidArgumentException("objects is empty: nothing to make persistent");
     }
     Permissions.checkWritable(session, session.dataset());
-    List<UUID> ids = checkNew(objects);
+    List<UUID> ids = checkNew(session, objects);
     claims.claim(ids);
     CompletableFuture<Void> registered;
     try {
@@ -92,11 +94,11 @@ public final class ObjectService {
   }
 
   /**
-   * Whether objects of this class can be stored without waiting for a model install or a Logic
-   * Module call (see {@link ClassAvailability#isKnownNow}).
+   * Whether storing objects of this class is allowed or refused without waiting for a model install
+   * or a Logic Module call (see {@link ClassAvailability#isDecidedNow}).
    */
   public boolean classKnownNow(Language language, String className) {
-    return models.isKnownNow(language, className);
+    return models.isDecidedNow(language, className);
   }
 
   /** Whether storing small objects never waits on I/O (see {@link ObjectStore#writesWithoutWaiting}). */
@@ -108,20 +110,28 @@ public final class ObjectService {
    * The stored form of objects, in the order asked.
    *
    * @throws ObjectNotHereException naming the first ID this backend does not hold
-   * @throws PermissionDeniedException when the session may not read one of them
+   * @throws PermissionDeniedException when the session may not read one of them, or may not use
+   *     the class of one of them (see {@link ClassAvailability#requireUsable})
+   * @throws ClassNotRegisteredException when the class of one of them is in no model here, or its
+   *     model was withdrawn
    */
   public List<StoredObject> getObjects(Session session, List<UUID> ids) {
     List<StoredObject> out = new ArrayList<>(ids.size());
+    Set<String> usable = new HashSet<>();
     for (UUID id : ids) {
       StoredObject o = store.get(id).orElseThrow(
           () -> new ObjectNotHereException("object " + id + " is not stored on this backend"));
       Permissions.check(session, id, o.header());
+      ObjectHeader h = o.header();
+      if (usable.add(h.language() + " " + h.className())) {
+        models.requireUsable(session, h.language(), h.className(), "object " + id);
+      }
       out.add(o);
     }
     return out;
   }
 
-  private List<UUID> checkNew(List<StoredObject> objects) {
+  private List<UUID> checkNew(Session session, List<StoredObject> objects) {
     Map<UUID, Integer> seen = new HashMap<>();
     List<UUID> ids = new ArrayList<>(objects.size());
     for (int i = 0; i < objects.size(); i++) {
@@ -135,10 +145,7 @@ public final class ObjectService {
         throw new InvalidArgumentException("objects[" + i + "].header: version_of and master_backend_id are set by"
             + " the server (versions come from NewVersion, replicas from NewReplica), not by a client");
       }
-      if (!models.isAvailable(o.header().language(), o.header().className())) {
-        throw new ClassNotRegisteredException("class " + o.header().className() + " (objects[" + i + "], "
-            + o.header().language() + ") is not in any model deployed on this backend");
-      }
+      models.requireUsable(session, o.header().language(), o.header().className(), "objects[" + i + "]");
       ids.add(o.id());
     }
     return ids;

@@ -30,13 +30,15 @@ public final class ResultApplier {
   private final Executor blocking;
   private final ReplicaSets replicas;
   private final ReferenceRecorder recorder;
+  private final ClassAvailability classes;
 
   /**
    * An applier writing to {@code store} and passing changes on to {@code replicas}; Logic Module
-   * calls run on {@code blocking}.
+   * calls run on {@code blocking}. New objects must be of classes the caller may use ({@code classes}).
    */
   public ResultApplier(ObjectStore store, LogicModuleGateway lm, IdClaims claims, Executor blocking,
-      ReplicaSets replicas, ReferenceRecorder recorder) {
+      ReplicaSets replicas, ReferenceRecorder recorder, ClassAvailability classes) {
+    this.classes = classes;
     this.store = store;
     this.lm = lm;
     this.claims = claims;
@@ -61,6 +63,15 @@ public final class ResultApplier {
       return refused(source, result, new io.dataclay.exceptions.PermissionDeniedException("the call made "
           + created.size() + " new object(s) persistent in dataset " + request.session().dataset() + ", which the"
           + " session of " + request.session().username() + " may only read: nothing of the call was applied"));
+    }
+    // the environment says which classes it made objects of: the caller must be allowed to use each
+    try {
+      for (int i = 0; i < created.size(); i++) {
+        ObjectHeader h = created.get(i).header();
+        classes.requireUsableNow(request.session(), h.language(), h.className(), "a new object of the call");
+      }
+    } catch (DataClayException e) {
+      return refused(source, result, e);
     }
     List<UUID> newIds = created.stream().map(StoredObject::id).toList();
     CompletableFuture<Void> replicated;

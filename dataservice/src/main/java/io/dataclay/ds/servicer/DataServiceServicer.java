@@ -58,6 +58,7 @@ import io.dataclay.proto.GetObjectsRequest;
 import io.dataclay.proto.GetObjectsResponse;
 import io.dataclay.proto.MakePersistentRequest;
 import io.dataclay.proto.ModelList;
+import io.dataclay.proto.RemoveModelsRequest;
 import io.dataclay.proto.MoveRequest;
 import io.dataclay.proto.NewReplicaRequest;
 import io.dataclay.proto.NewVersionRequest;
@@ -228,6 +229,23 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
         bundles.add(Messages.bundle(request.getModels(i), "models[" + i + "]"));
       }
       models.deploy(caller(), bundles);
+      return Empty.getDefaultInstance();
+    });
+  }
+
+  @Override
+  public void removeModels(RemoveModelsRequest request, StreamObserver<Empty> observer) {
+    counters.count("RemoveModels");
+    Replies.now(observer, () -> {
+      Session session = caller();
+      List<String> namespaces = new ArrayList<>(request.getNamespacesCount());
+      for (int i = 0; i < request.getNamespacesCount(); i++) {
+        namespaces.add(Messages.name(request.getNamespaces(i), "namespaces[" + i + "]"));
+      }
+      if (request.getRevision() < 0) {
+        throw new InvalidArgumentException("revision is never negative, not " + request.getRevision());
+      }
+      models.remove(session, namespaces, request.getRevision());
       return Empty.getDefaultInstance();
     });
   }

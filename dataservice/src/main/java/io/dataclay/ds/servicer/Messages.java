@@ -176,10 +176,22 @@ public final class Messages {
     return new SequencedDelta(new ObjectDelta(id, changed, removed), delta.getSequence());
   }
 
-  /** A model as the service installs it (file paths are checked where they are written). */
+  /**
+   * A model as the service installs it, with its owner and publication (file paths are checked
+   * where they are written); a withdrawn model carries no files.
+   */
   public static ModelBundle bundle(Model model, String field) {
     String namespace = name(model.getNamespace(), field + ".namespace");
     Language language = language(model.getLanguage(), field + ".language");
+    String owner = name(model.getOwner(), field + ".owner");
+    if (model.getVersion() < 0 || model.getRevision() < 0) {
+      throw new InvalidArgumentException(field + ".version and .revision are never negative (" + model.getVersion()
+          + ", " + model.getRevision() + ")");
+    }
+    if (model.getWithdrawn() && model.getFilesCount() > 0) {
+      throw new InvalidArgumentException(field + ".files: a withdrawn model carries no files, not "
+          + model.getFilesCount());
+    }
     List<ModelBundle.ModelFile> files = new ArrayList<>(model.getFilesCount());
     for (int i = 0; i < model.getFilesCount(); i++) {
       ModelFile f = model.getFiles(i);
@@ -189,15 +201,20 @@ public final class Messages {
     for (int i = 0; i < model.getClassesCount(); i++) {
       classes.add(name(model.getClasses(i).getName(), field + ".classes[" + i + "].name"));
     }
-    return new ModelBundle(namespace, language, model.getVersion(), files, classes);
+    return new ModelBundle(namespace, language, model.getVersion(), files, classes, owner, model.getPublished(),
+        model.getWithdrawn(), model.getRevision());
   }
 
-  /** The protocol form of an installed model: namespace, version, files and class names. */
+  /** The protocol form of an installed model: namespace, version, files, class names, owner and publication. */
   public static Model model(ModelBundle bundle) {
     Model.Builder out = Model.newBuilder()
         .setNamespace(bundle.namespace())
         .setLanguage(language(bundle.language()))
-        .setVersion(bundle.version());
+        .setVersion(bundle.version())
+        .setOwner(bundle.owner())
+        .setPublished(bundle.published())
+        .setWithdrawn(bundle.withdrawn())
+        .setRevision(bundle.revision());
     for (ModelBundle.ModelFile f : bundle.files()) {
       out.addFiles(ModelFile.newBuilder().setPath(f.path()).setContent(ByteString.copyFrom(f.content())));
     }

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.common.Language;
 import io.dataclay.exceptions.BackendUnavailableException;
+import io.dataclay.exceptions.ClassNotRegisteredException;
+import io.dataclay.exceptions.PermissionDeniedException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -18,17 +20,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** A backend waits for its start-up models instead of refusing, and fetches a model it missed before refusing. */
+/**
+ * A backend waits for its start-up models instead of refusing, and fetches a model it missed before
+ * refusing; who may use a class, and changes applied in the Logic Module's order.
+ */
 @Timeout(30)
 class ClassAvailabilityTest {
   private final ModelRegistry registry = new ModelRegistry();
-
-  /** Availability whose start-up install is done, over an empty registry. */
-  static ClassAvailability installed() {
-    ClassAvailability a = new ClassAvailability(new ModelRegistry(), 1000);
-    a.markInstalled();
-    return a;
-  }
 
   private static ModelBundle bundle(String namespace, long version, String... classes) {
     return new ModelBundle(namespace, Language.PYTHON, version, List.of(), List.of(classes));
@@ -72,7 +70,7 @@ class ClassAvailabilityTest {
       registry.record(bundle("people", 1, "people.Person"));
     });
     classes.markInstalled();
-    assertFalse(classes.isKnownNow(Language.PYTHON, "people.Person"));
+    assertFalse(classes.isDecidedNow(Language.PYTHON, "people.Person"));
     // run
     boolean person = classes.isAvailable(Language.PYTHON, "people.Person");
     boolean again = classes.isAvailable(Language.PYTHON, "people.Person");
@@ -121,5 +119,90 @@ class ClassAvailabilityTest {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+  }
+
+  private static Session user(String name) {
+    return new Session("t-" + name, name, name, java.util.Set.of(name), Long.MAX_VALUE, false);
+  }
+
+  private static ModelBundle owned(String namespace, String owner, boolean published, boolean withdrawn,
+      long revision, String... classes) {
+    return new ModelBundle(namespace, Language.PYTHON, 1, List.of(), List.of(classes), owner, published, withdrawn,
+        revision);
+  }
+
+  @Test
+  void an_unpublished_class_is_usable_by_its_owner_administrators_and_backends_only() {
+    // setup
+    ClassAvailability classes = new ClassAvailability(registry, 1000);
+    registry.record(owned("shop", "alice", false, false, 1, "shop.Item"));
+    classes.markInstalled();
+    Session admin = new Session("t", "root", "root", java.util.Set.of("root"), Long.MAX_VALUE, true);
+    Session backend = new Session("t", "_dataclay_backends", "_dataclay_backends", java.util.Set.of(),
+        java.util.Set.of(), Long.MAX_VALUE, false, true, 0);
+    // run
+    classes.requireUsable(user("alice"), Language.PYTHON, "shop.Item", "objects[0]");
+    classes.requireUsable(admin, Language.PYTHON, "shop.Item", "objects[0]");
+    classes.requireUsable(backend, Language.PYTHON, "shop.Item", "objects[0]");
+    PermissionDeniedException refused = assertThrows(PermissionDeniedException.class,
+        () -> classes.requireUsable(user("bob"), Language.PYTHON, "shop.Item", "objects[3]"));
+    registry.record(owned("shop", "alice", true, false, 2, "shop.Item"));
+    classes.requireUsable(user("bob"), Language.PYTHON, "shop.Item", "objects[3]");
+    // verify: the refusal names the model, its owner and what to do
+    assertTrue(refused.getMessage().contains("'shop'") && refused.getMessage().contains("'alice'")
+        && refused.getMessage().contains("PublishModel") && refused.getMessage().contains("objects[3]"),
+        refused.getMessage());
+    assertTrue(registry.usableBy(user("bob"), Language.PYTHON, "shop.Item"));
+    assertEquals(java.util.Optional.of("shop"), registry.namespaceOf(Language.PYTHON, "shop.Item"));
+  }
+
+  @Test
+  void a_withdrawn_class_is_refused_to_everyone_saying_why_without_asking_the_logic_module() {
+    // setup
+    ClassAvailability classes = new ClassAvailability(registry, 1000);
+    AtomicInteger fetches = new AtomicInteger();
+    classes.refreshWith(fetches::incrementAndGet);
+    registry.record(owned("shop", "alice", true, true, 3, "shop.Item"));
+    classes.markInstalled();
+    Session admin = new Session("t", "root", "root", java.util.Set.of("root"), Long.MAX_VALUE, true);
+    // run
+    ClassNotRegisteredException owner = assertThrows(ClassNotRegisteredException.class,
+        () -> classes.requireUsable(user("alice"), Language.PYTHON, "shop.Item", "object x"));
+    ClassNotRegisteredException byAdmin = assertThrows(ClassNotRegisteredException.class,
+        () -> classes.requireUsable(admin, Language.PYTHON, "shop.Item", "object x"));
+    // verify
+    assertTrue(owner.getMessage().contains("revoked") && owner.getMessage().contains("GrantModelRegistration"),
+        owner.getMessage());
+    assertTrue(byAdmin.getMessage().contains("'shop'"), byAdmin.getMessage());
+    assertEquals(0, fetches.get());
+    assertFalse(registry.usableBy(admin, Language.PYTHON, "shop.Item"));
+  }
+
+  @Test
+  void an_older_change_never_undoes_a_newer_one_and_a_removal_is_remembered() {
+    // setup
+    registry.record(owned("shop", "alice", true, false, 5, "shop.Item"));
+    // run / verify: an older state and an older removal are ignored
+    assertFalse(registry.accepts(owned("shop", "alice", false, false, 4, "shop.Item")));
+    assertTrue(registry.forget("shop", 4).isEmpty());
+    assertTrue(registry.usableBy(user("bob"), Language.PYTHON, "shop.Item"));
+    // a newer removal wins, and a state older than it does not bring the model back
+    assertTrue(registry.forget("shop", 6).isPresent());
+    assertFalse(registry.accepts(owned("shop", "alice", true, false, 5, "shop.Item")));
+    assertTrue(registry.accepts(owned("shop", "alice", true, false, 7, "shop.Item")));
+    assertTrue(registry.namespaceOf(Language.PYTHON, "shop.Item").isEmpty());
+  }
+
+  @Test
+  void the_synced_revision_follows_whole_lists_and_only_the_next_single_change() {
+    // run / verify
+    registry.synced(1, false);
+    registry.synced(3, false);
+    assertEquals(1, registry.synced());
+    registry.synced(2, false);
+    assertEquals(2, registry.synced());
+    registry.synced(9, true);
+    registry.synced(4, true);
+    assertEquals(9, registry.synced());
   }
 }

@@ -11,8 +11,10 @@ import io.dataclay.ds.store.ObjectStores;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.exceptions.BackendUnavailableException;
+import io.dataclay.exceptions.ClassNotRegisteredException;
 import io.dataclay.exceptions.ObjectNotHereException;
 import io.dataclay.exceptions.PermissionDeniedException;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
@@ -21,11 +23,24 @@ import org.junit.jupiter.api.Test;
 
 class ExecutionServiceTest {
   private final ObjectStore store = ObjectStores.open(new StoreConfig("memory", null, 1 << 20));
+  private final ModelRegistry registry = new ModelRegistry();
   private final ExecutionService service = new ExecutionService(store, new Environments(),
       new ReferenceRecorder(store, token -> {
         throw new AssertionError("no session is validated here");
-      }, Runnable::run, ReferenceRecorder.DEFAULT_BUDGET), ClassAvailabilityTest.installed(),
-      new ReplicaSets(null, null, new Mastership(UUID.randomUUID(), System::nanoTime), Runnable::run));
+      }, Runnable::run, ReferenceRecorder.DEFAULT_BUDGET), installed(registry),
+      new ReplicaSets(null, null, new Mastership(UUID.randomUUID(), System::nanoTime), Runnable::run), Runnable::run);
+
+  // m.C, in both languages, belongs to a published model; x.Secret to bob's unpublished one
+  private static ClassAvailability installed(ModelRegistry registry) {
+    for (Language language : Language.values()) {
+      registry.record(new ModelBundle("m-" + language, language, 1, List.of(), List.of("m.C"), "root", true, false, 1));
+    }
+    registry.record(new ModelBundle("secret", Language.PYTHON, 1, List.of(), List.of("x.Secret"), "bob", false, false,
+        2));
+    ClassAvailability classes = new ClassAvailability(registry, 1000);
+    classes.markInstalled();
+    return classes;
+  }
   private final Session ann = new Session("t", "ann", "ann", Set.of("ann"), Long.MAX_VALUE, false);
 
   @AfterEach
@@ -34,8 +49,12 @@ class ExecutionServiceTest {
   }
 
   private UUID stored(Language language, String dataset) {
+    return stored("m.C", language, dataset);
+  }
+
+  private UUID stored(String className, Language language, String dataset) {
     UUID id = UUID.randomUUID();
-    store.put(new StoredObject(id, ObjectHeader.of("m.C", language, dataset),
+    store.put(new StoredObject(id, ObjectHeader.of(className, language, dataset),
         Map.of("x", FieldValue.of(new byte[] {1}))));
     return id;
   }
@@ -64,5 +83,20 @@ class ExecutionServiceTest {
           () -> service.execute(ann, id, ExecutionKind.CALL_METHOD, "m", new byte[0]));
       assertTrue(e.getMessage().contains(language.name()), e.getMessage());
     }
+  }
+
+  @Test
+  void an_object_of_a_class_the_caller_may_not_use_is_refused_before_any_environment_runs() {
+    // setup: an object of bob's unpublished class planted in ann's dataset, and one of a removed model
+    UUID planted = stored("x.Secret", Language.PYTHON, "ann");
+    UUID orphan = stored("gone.Class", Language.PYTHON, "ann");
+    // run
+    PermissionDeniedException e = assertThrows(PermissionDeniedException.class,
+        () -> service.execute(ann, planted, ExecutionKind.CALL_METHOD, "m", new byte[0]));
+    ClassNotRegisteredException unknown = assertThrows(ClassNotRegisteredException.class,
+        () -> service.execute(ann, orphan, ExecutionKind.GET_FIELD, "x", new byte[0]));
+    // verify
+    assertTrue(e.getMessage().contains("'secret'") && e.getMessage().contains("'bob'"), e.getMessage());
+    assertTrue(unknown.getMessage().contains("gone.Class"), unknown.getMessage());
   }
 }

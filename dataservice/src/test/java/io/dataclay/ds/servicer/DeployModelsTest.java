@@ -61,7 +61,7 @@ class DeployModelsTest {
 
   private static Model model(String namespace, long version, String className, String... pathsAndContents) {
     Model.Builder m = Model.newBuilder().setNamespace(namespace).setLanguage(Language.PYTHON).setVersion(version)
-        .addClasses(ClassDescription.newBuilder().setName(className));
+        .setOwner(TestCluster.ADMIN).setPublished(true).addClasses(ClassDescription.newBuilder().setName(className));
     for (int i = 0; i < pathsAndContents.length; i += 2) {
       m.addFiles(ModelFile.newBuilder().setPath(pathsAndContents[i]).setContent(bytes(pathsAndContents[i + 1])));
     }
@@ -134,5 +134,78 @@ class DeployModelsTest {
     assertEquals(2, sent.getVersion());
     assertEquals("fwd.py", sent.getFiles(0).getPath());
     assertEquals(List.of("fwd.C"), sent.getClassesList().stream().map(ClassDescription::getName).toList());
+  }
+
+  @Test
+  void an_unpublished_models_classes_are_refused_to_other_accounts_naming_the_model_and_its_owner() throws Exception {
+    // setup: hana's model, not published
+    DataServiceClient owner = cluster.client(cluster.session("hana"));
+    DataServiceClient other = cluster.client(cluster.session("ivan"));
+    admin.deployModels(List.of(model("mine", 1, "mine.C", "mine.py", "class C: pass\n").toBuilder()
+        .setOwner("hana").setPublished(false).setRevision(1).build()));
+    // run
+    owner.makePersistent(List.of(TestObjects.object(UUID.randomUUID(), "mine.C", Language.PYTHON, "r", "1")), null);
+    PermissionDeniedException e = assertThrows(PermissionDeniedException.class, () -> other.makePersistent(
+        List.of(TestObjects.object(UUID.randomUUID(), "mine.C", Language.PYTHON, "r", "1")), null));
+    // verify
+    assertTrue(e.getMessage().contains("'mine'") && e.getMessage().contains("'hana'")
+        && e.getMessage().contains("PublishModel"), e.getMessage());
+  }
+
+  @Test
+  void a_withdrawal_deletes_the_files_and_refuses_the_classes_and_a_newer_deploy_restores_them() throws Exception {
+    // setup
+    DataServiceClient user = cluster.client(cluster.session("hana"));
+    Model installed = model("wd", 1, "wd.C", "wd.py", "class C: pass\n").toBuilder().setRevision(10).build();
+    admin.deployModels(List.of(installed));
+    // run
+    admin.deployModels(List.of(installed.toBuilder().clearFiles().setWithdrawn(true).setRevision(11).build()));
+    boolean fileAfterWithdrawal = Files.exists(models.resolve("wd.py"));
+    ClassNotRegisteredException refused = assertThrows(ClassNotRegisteredException.class, () -> user.makePersistent(
+        List.of(TestObjects.object(UUID.randomUUID(), "wd.C", Language.PYTHON, "r", "1")), null));
+    admin.deployModels(List.of(installed)); // late: older than the withdrawal
+    boolean fileAfterLateDeploy = Files.exists(models.resolve("wd.py"));
+    admin.deployModels(List.of(installed.toBuilder().setRevision(12).build()));
+    // verify
+    assertFalse(fileAfterWithdrawal);
+    assertTrue(refused.getMessage().contains("revoked"), refused.getMessage());
+    assertFalse(fileAfterLateDeploy);
+    assertTrue(Files.exists(models.resolve("wd.py")));
+    user.makePersistent(List.of(TestObjects.object(UUID.randomUUID(), "wd.C", Language.PYTHON, "r", "1")), null);
+  }
+
+  @Test
+  void a_removal_deletes_the_files_and_forgets_the_classes_and_only_backends_may_send_it() throws Exception {
+    // setup
+    DataServiceClient user = cluster.client(cluster.session("hana"));
+    admin.deployModels(List.of(model("rm", 1, "rm.C", "rm/c.py", "class C: pass\n").toBuilder().setRevision(20)
+        .build()));
+    // run
+    assertThrows(PermissionDeniedException.class, () -> user.removeModels(List.of("rm"), 21));
+    boolean keptAfterUser = Files.exists(models.resolve("rm/c.py"));
+    InvalidArgumentException bad = assertThrows(InvalidArgumentException.class,
+        () -> admin.removeModels(List.of(""), 21));
+    admin.removeModels(List.of("rm"), 19); // older than what is installed: ignored
+    boolean keptAfterStale = Files.exists(models.resolve("rm/c.py"));
+    admin.removeModels(List.of("rm"), 21);
+    // verify
+    assertTrue(keptAfterUser);
+    assertTrue(bad.getMessage().startsWith("namespaces[0]"), bad.getMessage());
+    assertTrue(keptAfterStale);
+    assertFalse(Files.exists(models.resolve("rm")));
+    ClassNotRegisteredException e = assertThrows(ClassNotRegisteredException.class, () -> user.makePersistent(
+        List.of(TestObjects.object(UUID.randomUUID(), "rm.C", Language.PYTHON, "r", "1")), null));
+    assertTrue(e.getMessage().contains("rm.C"), e.getMessage());
+  }
+
+  @Test
+  void a_model_without_an_owner_or_a_withdrawn_one_with_files_is_refused_naming_the_field() {
+    InvalidArgumentException noOwner = assertThrows(InvalidArgumentException.class, () -> admin.deployModels(
+        List.of(model("x", 1, "x.C", "x.py", "pass\n").toBuilder().clearOwner().build())));
+    InvalidArgumentException withFiles = assertThrows(InvalidArgumentException.class, () -> admin.deployModels(
+        List.of(model("x", 1, "x.C", "x.py", "pass\n").toBuilder().setWithdrawn(true).build())));
+    assertTrue(noOwner.getMessage().startsWith("models[0].owner"), noOwner.getMessage());
+    assertTrue(withFiles.getMessage().startsWith("models[0].files"), withFiles.getMessage());
+    assertFalse(Files.exists(models.resolve("x.py")));
   }
 }

@@ -1,5 +1,6 @@
 package io.dataclay.ds.store;
 
+import io.dataclay.common.PrivatePaths;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -15,6 +16,27 @@ public final class TestPools {
   /** A path for a pool directory that does not exist yet. */
   public static Path newPath() {
     return Path.of("/dev/shm", "dataclay-store-test-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID());
+  }
+
+  /** Makes {@code dir} (and its missing parents) mode 0700, as a pool directory must be. */
+  public static Path directory(Path dir) {
+    try {
+      return Files.createDirectories(dir, PrivatePaths.DIRECTORY);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Writes {@code text} to {@code file} (made mode 0600, as the engines make theirs). */
+  public static Path writePrivate(Path file, String text) {
+    try {
+      if (!Files.exists(file)) {
+        Files.createFile(file, PrivatePaths.FILE);
+      }
+      return Files.writeString(file, text);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   /** Whether any file under {@code dir} holds {@code bytes} (e.g. a value in clear in a pool file). */

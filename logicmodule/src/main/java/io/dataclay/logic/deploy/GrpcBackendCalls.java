@@ -36,15 +36,17 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Calls backends over gRPC. Deploys models with DataService.DeployModels and waits for the
- * confirmations: deployments to one backend run one at a time in registration order (so a backend
- * never sees an older version last), different backends in parallel; failures are logged, never
- * raised. Runs the steps of a garbage collection (Begin/GetReferences/EndCollection, DeleteObjects) on
+ * Calls backends over gRPC. Deploys models with DataService.DeployModels (and removes them with
+ * RemoveModels) and waits for the confirmations: model changes to one backend run one at a time in
+ * the order they were made (backends also order them by revision), different backends in parallel;
+ * failures are logged, never raised. Runs the steps of a garbage collection
+ * (Begin/GetReferences/EndCollection, DeleteObjects) on
  * the caller's thread, raising what the backend answered.
  */
 public final class GrpcBackendCalls implements BackendCalls {
@@ -73,20 +75,36 @@ public final class GrpcBackendCalls implements BackendCalls {
 
   @Override
   public List<BackendRecord> deploy(List<BackendRecord> backends, ModelRecord model, String token, Duration wait) {
-    long deadline = System.nanoTime() + wait.toNanos();
     Model wire = ProtoMapping.toProto(model);
+    String what = "model '" + model.namespace() + "' v" + model.version() + " (revision " + model.revision() + ")";
+    return inOrder(backends, what, wait, b -> new DataServiceClient(withDeadline(channelFor(b)), () -> token)
+        .deployModels(List.of(wire)));
+  }
+
+  @Override
+  public List<BackendRecord> removeModels(List<BackendRecord> backends, List<String> namespaces, long revision,
+      String token, Duration wait) {
+    return inOrder(backends, "the removal of models " + namespaces + " (revision " + revision + ")", wait,
+        b -> new DataServiceClient(withDeadline(channelFor(b)), () -> token).removeModels(namespaces, revision));
+  }
+
+  // Model changes reach one backend one at a time, in the order they were asked for; different
+  // backends in parallel. Returns the backends that did not confirm within the wait.
+  private List<BackendRecord> inOrder(List<BackendRecord> backends, String what, Duration wait,
+      Consumer<BackendRecord> call) {
+    long deadline = System.nanoTime() + wait.toNanos();
     List<CompletableFuture<Boolean>> confirmations = new ArrayList<>(backends.size());
     for (BackendRecord b : backends) {
       CompletableFuture<Boolean> confirmed = new CompletableFuture<>();
       confirmations.add(confirmed);
       try {
         queues.compute(b.id(), (id, last) -> (last == null ? CompletableFuture.<Void>completedFuture(null) : last)
-            .thenRunAsync(() -> confirmed.complete(send(b, wire, token)), pool)
+            .thenRunAsync(() -> confirmed.complete(send(b, what, call)), pool)
             // a rejected or failed step must neither leave this caller waiting nor block later ones
             .whenComplete((v, e) -> confirmed.complete(false))
             .exceptionally(e -> null));
       } catch (RejectedExecutionException e) {
-        LOG.fine("deployer closed: model " + model.namespace() + " not sent to backend " + b.id());
+        LOG.fine("deployer closed: " + what + " not sent to backend " + b.id());
         confirmed.complete(false);
       }
     }
@@ -221,16 +239,15 @@ public final class GrpcBackendCalls implements BackendCalls {
   }
 
   /** Sends one deployment; whether the backend confirmed it. */
-  private boolean send(BackendRecord b, Model model, String token) {
-    String what = "model '" + model.getNamespace() + "' v" + model.getVersion() + " to backend " + b.name() + " ("
-        + b.id() + ") at " + b.host() + ":" + b.port();
+  private boolean send(BackendRecord b, String what, Consumer<BackendRecord> call) {
+    String where = what + " to backend " + b.name() + " (" + b.id() + ") at " + b.host() + ":" + b.port();
     try {
-      new DataServiceClient(withDeadline(channelFor(b)), () -> token).deployModels(List.of(model));
-      LOG.fine(() -> "deployed " + what);
+      call.accept(b);
+      LOG.fine(() -> "sent " + where);
       return true;
     } catch (RuntimeException e) {
       if (!closed) {
-        logFailure(b, what, e);
+        logFailure(b, where, e);
       }
       return false;
     }
@@ -240,12 +257,13 @@ public final class GrpcBackendCalls implements BackendCalls {
     if (e instanceof BackendUnavailableException) {
       // a fresh channel next time: the backend may come back on the same address without backoff
       drop(b.id());
-      LOG.warning("could not deploy " + what + ": " + e.getMessage()
-          + "; the backend gets it from ListModels when it registers or meets one of its classes");
+      LOG.warning("could not send " + what + ": " + e.getMessage()
+          + "; the backend gets it from ListModels when it registers, at its next heartbeat, or when it meets"
+          + " one of the model's classes");
     } else if (e instanceof DataClayException) {
-      LOG.warning("deploying " + what + " failed: " + e.getMessage());
+      LOG.warning("sending " + what + " failed: " + e.getMessage());
     } else {
-      LOG.log(Level.WARNING, "failed to deploy " + what, e);
+      LOG.log(Level.WARNING, "failed to send " + what, e);
     }
   }
 

@@ -53,13 +53,19 @@ public final class AccountStore {
   }
 
   /**
-   * Gives or takes back an account's right to register models.
+   * Gives or takes back an account's right to register models; in the same transaction, its
+   * models get a new revision (whether they are withdrawn follows that right).
    *
    * @return false when there is no such account
    */
   public boolean setModelRegistration(String username, boolean allowed) {
-    return jdbc.transaction(c -> c.update("UPDATE accounts SET may_register_models = ? WHERE username = ?",
-        allowed, username)) > 0;
+    return jdbc.transaction(c -> {
+      if (c.update("UPDATE accounts SET may_register_models = ? WHERE username = ?", allowed, username) == 0) {
+        return false;
+      }
+      ModelStore.touchOwnedBy(c, username);
+      return true;
+    });
   }
 
   /** The owner of a dataset, if it exists. */

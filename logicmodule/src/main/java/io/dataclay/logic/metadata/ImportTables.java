@@ -4,6 +4,7 @@ import io.dataclay.common.Language;
 import io.dataclay.exceptions.AliasAlreadyExistsException;
 import io.dataclay.exceptions.DatasetDoesNotExistException;
 import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.exceptions.NamespaceConflictException;
 import io.dataclay.exceptions.ObjectAlreadyExistsException;
 import io.dataclay.exceptions.PermissionDeniedException;
 import java.sql.SQLException;
@@ -40,10 +41,23 @@ public final class ImportTables {
 
   /**
    * What a commit creates besides the staged objects and aliases: accounts (created when missing),
-   * datasets, contracts, models (with their owners set), and what each backend must have staged.
+   * datasets, contracts, models (with their owners set), what each backend must have staged, and
+   * what of this cluster's own it may touch.
    */
   public record Content(List<AccountRecord> accounts, List<MetadataCut.Dataset> datasets,
-      List<ContractRecord> contracts, List<ModelRecord> models, Map<String, Expected> expected) {}
+      List<ContractRecord> contracts, List<ModelRecord> models, Map<String, Expected> expected, MayTouch mayTouch) {}
+
+  /**
+   * What an import may touch that this cluster had before its commit, as its administrator allowed:
+   * accounts (the import's datasets, contracts and models attach to them), contracts on datasets,
+   * objects and aliases in datasets. Checked again inside the commit's transaction, against the
+   * cluster as it is then.
+   */
+  public record MayTouch(boolean existingAccounts, boolean contractsOnExistingDatasets,
+      boolean objectsInExistingDatasets) {
+    /** Nothing the cluster had. */
+    public static final MayTouch NOTHING = new MayTouch(false, false, false);
+  }
 
   /** What a commit registered. */
   public record Committed(long objects, long replicas, long aliases, long datasets, long contracts,
@@ -111,12 +125,15 @@ public final class ImportTables {
   }
 
   /**
-   * Throws what registering {@code model} now would throw (a file or class of another namespace);
-   * changes nothing.
+   * Throws what registering {@code model} now would throw (a file or class of another namespace),
+   * its owner made if missing; changes nothing.
    */
   public void checkModel(ModelRecord model) {
     try {
       jdbc.transaction(c -> {
+        // an owner the import creates does not exist yet: the trial makes it too, and is rolled back
+        c.update("INSERT INTO accounts (username, password_hash, password_salt, password_iterations, admin,"
+            + " may_register_models) VALUES (?, '', '', 0, ?, ?) ON CONFLICT DO NOTHING", model.owner(), false, false);
         ModelStore.register(c, model);
         throw new DryRun();
       });
@@ -160,10 +177,16 @@ public final class ImportTables {
   public Committed commit(String importId, Content content, long nowMs) {
     return jdbc.transaction(c -> {
       checkStaged(c, importId, content.expected());
+      // before anything is inserted: what exists now is what the cluster had (an account created
+      // below makes a dataset of its name, which is the import's own)
+      checkTouches(c, importId, content);
       List<String> created = new ArrayList<>();
       for (AccountRecord a : content.accounts()) {
         if (AccountStore.create(c, a)) {
           created.add(a.username());
+        } else if (!content.mayTouch().existingAccounts()) {
+          throw new PermissionDeniedException("account '" + a.username() + "' was made in this cluster while the"
+              + " import was open, and the import may not touch existing accounts (--allow existing-accounts)");
         }
       }
       long datasets = 0;
@@ -187,6 +210,11 @@ public final class ImportTables {
       }
       List<ModelRecord> models = new ArrayList<>();
       for (ModelRecord m : content.models()) {
+        // an import never replaces code: a namespace registered while it was open is a conflict
+        if (c.queryOne("SELECT 1 FROM models WHERE namespace = ?", rs -> rs.getInt(1), m.namespace()).isPresent()) {
+          throw new NamespaceConflictException("namespace '" + m.namespace() + "' was registered in this cluster"
+              + " while the import was open");
+        }
         models.add(ModelStore.register(c, m));
       }
       long objects = c.update("INSERT INTO objects (id, class_name, language, dataset, master_backend_id, version_of)"
@@ -250,6 +278,31 @@ public final class ImportTables {
           throw new ObjectAlreadyExistsException("object " + id + " is already registered in this cluster (was this"
               + " snapshot imported before?)");
         });
+  }
+
+  /** Refuses what the import would do to datasets this cluster has, unless it may. */
+  private static void checkTouches(PooledConnection c, String importId, Content content) throws SQLException {
+    MayTouch may = content.mayTouch();
+    if (!may.objectsInExistingDatasets()) {
+      first(c, "SELECT s.dataset FROM import_staged s JOIN datasets d ON d.name = s.dataset WHERE s.import_id = ?",
+          importId).ifPresent(d -> {
+            throw new PermissionDeniedException("the import would add objects to dataset '" + d + "', which this"
+                + " cluster has, and may not (--allow objects-in-existing-datasets)");
+          });
+      first(c, "SELECT a.dataset FROM import_aliases a JOIN datasets d ON d.name = a.dataset WHERE a.import_id = ?",
+          importId).ifPresent(d -> {
+            throw new PermissionDeniedException("the import would add aliases to dataset '" + d + "', which this"
+                + " cluster has, and may not (--allow objects-in-existing-datasets)");
+          });
+    }
+    if (!may.contractsOnExistingDatasets()) {
+      for (ContractRecord k : content.contracts()) {
+        if (c.queryOne("SELECT 1 FROM datasets WHERE name = ?", rs -> rs.getInt(1), k.dataset()).isPresent()) {
+          throw new PermissionDeniedException("the import would grant '" + k.beneficiary() + "' access to dataset '"
+              + k.dataset() + "', which this cluster has, and may not (--allow contracts-on-existing-datasets)");
+        }
+      }
+    }
   }
 
   private static void clear(PooledConnection c, String importId) throws SQLException {

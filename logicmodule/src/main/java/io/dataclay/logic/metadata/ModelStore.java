@@ -9,7 +9,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
-/** Registered models: one per namespace, its files and class descriptions, with a version per registration. */
+/**
+ * Registered models: one per namespace, its files and class descriptions, with a version per
+ * registration, whether it is published, and a revision per change of any kind.
+ */
 public final class ModelStore {
   private static final String FIELD = "field";
   private static final String METHOD = "method";
@@ -22,9 +25,11 @@ public final class ModelStore {
 
   /**
    * Stores {@code model} as the namespace's new content in one transaction (its owner is the
-   * registering account; the first registration makes it the namespace's owner).
+   * registering account; the first registration makes it the namespace's owner and decides, by
+   * {@code model.published()}, whether it starts published).
    *
-   * @return the model as stored, with its owner and new version (previous version + 1, first is 1)
+   * @return the model as stored, with its owner, new version (previous version + 1, first is 1),
+   *     publication and revision
    * @throws PermissionDeniedException when the namespace belongs to another account
    * @throws NamespaceConflictException when the namespace has another language, or a file path or
    *     class name of the model already belongs to another namespace; nothing is changed
@@ -37,8 +42,9 @@ public final class ModelStore {
   static ModelRecord register(PooledConnection c, ModelRecord model) throws SQLException {
     String ns = model.namespace();
     String lang = model.language().name();
-    c.update("INSERT INTO models (namespace, language, owner, version) VALUES (?, ?, ?, 0)"
-        + " ON CONFLICT DO NOTHING", ns, lang, model.owner());
+    // only the first registration sets whether it is published; later ones keep what was decided
+    c.update("INSERT INTO models (namespace, language, owner, version, published, revision) VALUES (?, ?, ?, 0, ?, 0)"
+        + " ON CONFLICT DO NOTHING", ns, lang, model.owner(), model.published());
     // the UPDATE takes the row lock first, so concurrent registrations of one namespace serialise
     c.update("UPDATE models SET version = version + 1 WHERE namespace = ?", ns);
     Head head = head(c, ns).orElseThrow();
@@ -55,7 +61,9 @@ public final class ModelStore {
     c.update("DELETE FROM model_files WHERE namespace = ?", ns);
     insertFiles(c, model);
     insertClasses(c, model);
-    return model.withOwnerAndVersion(model.owner(), head.version());
+    long revision = touch(c, ns);
+    return new ModelRecord(ns, model.language(), head.owner(), head.version(), model.files(), model.classes(),
+        head.published(), head.withdrawn(), revision);
   }
 
   /** The model of a namespace, if registered. */
@@ -71,16 +79,124 @@ public final class ModelStore {
     return jdbc.transaction(c -> list(c, language));
   }
 
+  /** Every registered model with the last model change it includes (what a backend installs). */
+  public Catalog catalog() {
+    return jdbc.transaction(c -> new Catalog(list(c, null), currentRevision(c)));
+  }
+
+  /** Every registered model, by namespace, and the last model change ({@link #revision()}) they include. */
+  public record Catalog(List<ModelRecord> models, long revision) {
+    /** Copies the list. */
+    public Catalog {
+      models = List.copyOf(models);
+    }
+  }
+
   /** {@link #list(Language)} inside the caller's transaction. */
   static List<ModelRecord> list(PooledConnection c, Language language) throws SQLException {
-    List<Head> heads = c.query("SELECT namespace, language, owner, version FROM models"
-            + " WHERE (? IS NULL OR language = ?) ORDER BY namespace", ModelStore::head,
+    List<Head> heads = c.query(HEAD + " WHERE (? IS NULL OR m.language = ?) ORDER BY m.namespace", ModelStore::head,
         language == null ? null : language.name(), language == null ? null : language.name());
     List<ModelRecord> models = new ArrayList<>(heads.size());
     for (Head h : heads) {
       models.add(load(c, h));
     }
     return models;
+  }
+
+  /** The models {@code owner} registered, by namespace. */
+  public List<ModelRecord> ownedBy(String owner) {
+    return jdbc.transaction(c -> {
+      List<ModelRecord> models = new ArrayList<>();
+      for (Head h : c.query(HEAD + " WHERE m.owner = ? ORDER BY m.namespace", ModelStore::head, owner)) {
+        models.add(load(c, h));
+      }
+      return models;
+    });
+  }
+
+  /**
+   * Publishes a model, or takes publication back.
+   *
+   * @return the model as it is now, or empty when the namespace is not registered
+   */
+  public Optional<ModelRecord> setPublished(String namespace, boolean published) {
+    return jdbc.transaction(c -> {
+      if (c.update("UPDATE models SET published = ? WHERE namespace = ?", published, namespace) == 0) {
+        return Optional.<ModelRecord>empty();
+      }
+      touch(c, namespace);
+      return Optional.of(load(c, head(c, namespace).orElseThrow()));
+    });
+  }
+
+  /**
+   * Removes a model (its files, classes and namespace) in one transaction, unless objects of its
+   * classes are registered and {@code force} is false; the namespace is free afterwards.
+   *
+   * @return what happened, or empty when the namespace is not registered
+   */
+  public Optional<Removal> remove(String namespace, boolean force) {
+    return jdbc.transaction(c -> {
+      Optional<Head> head = head(c, namespace);
+      if (head.isEmpty()) {
+        return Optional.<Removal>empty();
+      }
+      String lang = head.get().language();
+      // objects has no index on class_name: this scans it, which is fine for a rare administrative step
+      long objects = c.queryLong("SELECT COUNT(*) FROM objects WHERE language = ? AND class_name IN"
+          + " (SELECT name FROM model_classes WHERE namespace = ?)", lang, namespace);
+      if (objects > 0 && !force) {
+        return Optional.of(new Removal(false, objects, 0));
+      }
+      c.update("DELETE FROM model_members WHERE language = ? AND class_name IN"
+          + " (SELECT name FROM model_classes WHERE namespace = ?)", lang, namespace);
+      c.update("DELETE FROM model_classes WHERE namespace = ?", namespace);
+      c.update("DELETE FROM model_files WHERE namespace = ?", namespace);
+      c.update("DELETE FROM models WHERE namespace = ?", namespace);
+      return Optional.of(new Removal(true, objects, next(c)));
+    });
+  }
+
+  /**
+   * What {@link #remove} did.
+   *
+   * @param removed false when objects of its classes exist and removal was not forced (nothing changed)
+   * @param objects the registered objects of its classes
+   * @param revision the removal's place in the sequence of model changes (0 when not removed)
+   */
+  public record Removal(boolean removed, long objects, long revision) {}
+
+  /** The last model change: registration, publication, withdrawal or restoration, removal. */
+  public long revision() {
+    return jdbc.transaction(ModelStore::currentRevision);
+  }
+
+  /**
+   * Gives every model of {@code owner} a new revision, inside the caller's transaction: whether
+   * they are withdrawn changed (their owner's right to register models did).
+   */
+  static void touchOwnedBy(PooledConnection c, String owner) throws SQLException {
+    for (String ns : c.query("SELECT namespace FROM models WHERE owner = ? ORDER BY namespace", rs -> rs.getString(1),
+        owner)) {
+      touch(c, ns);
+    }
+  }
+
+  // Each change takes the next number of the one-row counter: its row lock orders concurrent
+  // changes the way they commit, so a backend told of two changes of a model keeps the later one.
+  private static long touch(PooledConnection c, String namespace) throws SQLException {
+    long revision = next(c);
+    c.update("UPDATE models SET revision = ? WHERE namespace = ?", revision, namespace);
+    return revision;
+  }
+
+  private static long next(PooledConnection c) throws SQLException {
+    c.update("UPDATE model_revision SET value = value + 1 WHERE id = 1");
+    return currentRevision(c);
+  }
+
+  private static long currentRevision(PooledConnection c) throws SQLException {
+    return c.queryLong("SELECT value FROM model_revision WHERE id = 1");
   }
 
   private static void insertFiles(PooledConnection c, ModelRecord model) throws SQLException {
@@ -140,13 +256,18 @@ public final class ModelStore {
     }
   }
 
+  // withdrawn is not stored: it follows the owner's right to register models, so granting it
+  // again restores every model of the account
+  private static final String HEAD = "SELECT m.namespace, m.language, m.owner, m.version, m.published, m.revision,"
+      + " NOT (a.admin OR a.may_register_models) FROM models m JOIN accounts a ON a.username = m.owner";
+
   private static Optional<Head> head(PooledConnection c, String namespace) throws SQLException {
-    return c.queryOne("SELECT namespace, language, owner, version FROM models WHERE namespace = ?",
-        ModelStore::head, namespace);
+    return c.queryOne(HEAD + " WHERE m.namespace = ?", ModelStore::head, namespace);
   }
 
   private static Head head(ResultSet rs) throws SQLException {
-    return new Head(rs.getString(1), rs.getString(2), rs.getString(3), rs.getLong(4));
+    return new Head(rs.getString(1), rs.getString(2), rs.getString(3), rs.getLong(4), rs.getBoolean(5), rs.getLong(6),
+        rs.getBoolean(7));
   }
 
   private static ModelRecord load(PooledConnection c, Head h) throws SQLException {
@@ -159,7 +280,8 @@ public final class ModelStore {
       classes.add(new ModelRecord.ClassInfo(name, members(c, h.language(), name, FIELD),
           members(c, h.language(), name, METHOD)));
     }
-    return new ModelRecord(h.namespace(), Language.valueOf(h.language()), h.owner(), h.version(), files, classes);
+    return new ModelRecord(h.namespace(), Language.valueOf(h.language()), h.owner(), h.version(), files, classes,
+        h.published(), h.withdrawn(), h.revision());
   }
 
   private static List<ModelRecord.Member> members(PooledConnection c, String lang, String className, String kind)
@@ -178,6 +300,7 @@ public final class ModelStore {
     return true;
   }
 
-  /** The models row of a namespace. */
-  private record Head(String namespace, String language, String owner, long version) {}
+  /** The models row of a namespace, and whether its owner lost the right to register models. */
+  private record Head(String namespace, String language, String owner, long version, boolean published,
+      long revision, boolean withdrawn) {}
 }

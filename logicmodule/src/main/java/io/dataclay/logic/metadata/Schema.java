@@ -9,7 +9,7 @@ import java.util.List;
  */
 final class Schema {
   /** Version this code writes; a database with a newer version is refused, an older one upgraded. */
-  static final int VERSION = 2;
+  static final int VERSION = 3;
 
   private Schema() {}
 
@@ -45,11 +45,18 @@ final class Schema {
             + " closed BOOLEAN NOT NULL,"
             + " backend_id TEXT)",
         "CREATE INDEX IF NOT EXISTS sessions_by_user ON sessions(username)",
+        // published: usable by every account, not only its owner and administrators; revision: the
+        // model's last change in the sequence model_revision counts (backends order changes by it)
         "CREATE TABLE IF NOT EXISTS models ("
             + " namespace TEXT PRIMARY KEY,"
             + " language TEXT NOT NULL,"
             + " owner TEXT NOT NULL REFERENCES accounts(username),"
-            + " version BIGINT NOT NULL)",
+            + " version BIGINT NOT NULL,"
+            + " published BOOLEAN NOT NULL DEFAULT FALSE,"
+            + " revision BIGINT NOT NULL DEFAULT 0)",
+        // one row: the last model change (a removed model leaves no row, so the count lives here)
+        "CREATE TABLE IF NOT EXISTS model_revision (id INTEGER PRIMARY KEY, value BIGINT NOT NULL)",
+        "INSERT INTO model_revision (id, value) VALUES (1, 0) ON CONFLICT DO NOTHING",
         // A file path (a Python module, a Java class file) belongs to one namespace per language:
         // the primary key makes the database refuse a second owner.
         "CREATE TABLE IF NOT EXISTS model_files ("
@@ -133,6 +140,13 @@ final class Schema {
           c.execute(statement);
         }
       }
+      if (recorded == 1 || recorded == 2) {
+        // versions 1 and 2 let every account use every model: administrators' models stay
+        // published, the others become their owners' until published (dataclaycmd PublishModel)
+        for (String statement : UPGRADE_FROM_2) {
+          c.execute(statement);
+        }
+      }
       for (String statement : ddl) {
         c.execute(statement);
       }
@@ -149,4 +163,12 @@ final class Schema {
       "ALTER TABLE contracts ADD COLUMN begins_at_ms BIGINT NOT NULL DEFAULT 0",
       "ALTER TABLE contracts ADD COLUMN expires_at_ms BIGINT NOT NULL DEFAULT 0",
       "ALTER TABLE sessions ADD COLUMN backend_id TEXT");
+
+  private static final List<String> UPGRADE_FROM_2 = List.of(
+      // as version 2 made it (a database that never had one gets it here, to alter like the others)
+      "CREATE TABLE IF NOT EXISTS models (namespace TEXT PRIMARY KEY, language TEXT NOT NULL,"
+          + " owner TEXT NOT NULL REFERENCES accounts(username), version BIGINT NOT NULL)",
+      "ALTER TABLE models ADD COLUMN published BOOLEAN NOT NULL DEFAULT FALSE",
+      "ALTER TABLE models ADD COLUMN revision BIGINT NOT NULL DEFAULT 0",
+      "UPDATE models SET published = TRUE WHERE owner IN (SELECT username FROM accounts WHERE admin)");
 }

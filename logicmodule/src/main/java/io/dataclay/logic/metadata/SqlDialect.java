@@ -1,5 +1,8 @@
 package io.dataclay.logic.metadata;
 
+import io.dataclay.common.PrivatePaths;
+import io.dataclay.exceptions.InvalidArgumentException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -55,7 +58,7 @@ enum SqlDialect {
   Connection connect(String url, MetadataSync sync) throws SQLException {
     Driver driver;
     if (this == SQLITE) {
-      createParentDirectory(url);
+      prepareFile(url);
       driver = new org.sqlite.JDBC();
     } else {
       driver = new org.postgresql.Driver();
@@ -90,7 +93,14 @@ enum SqlDialect {
     return q < 0 ? url : url.substring(0, q) + "?...";
   }
 
-  private static void createParentDirectory(String url) throws SQLException {
+  /**
+   * Makes the database's directory private (0700) and the database file 0600 before SQLite first
+   * opens it, and refuses those files when another user owns them or could reach them: they hold
+   * the accounts' password hashes. SQLite makes a new database file 0644 (less the umask), but gives
+   * its -wal, -shm and -journal files the mode of the database file, so an empty file made 0600
+   * here (which SQLite takes as a new, empty database) keeps all of them 0600.
+   */
+  private static void prepareFile(String url) throws SQLException {
     String file = url.substring("jdbc:sqlite:".length());
     int q = file.indexOf('?');
     if (q >= 0) {
@@ -99,11 +109,23 @@ enum SqlDialect {
     if (file.isEmpty() || file.equals(":memory:") || file.startsWith("file:")) {
       return;
     }
-    Path parent = Paths.get(file).toAbsolutePath().getParent();
+    Path db = Paths.get(file).toAbsolutePath();
     try {
-      Files.createDirectories(parent);
+      PrivatePaths.directory(db.getParent(), "the metadata database's directory");
+      for (String suffix : new String[] {"-wal", "-shm", "-journal"}) {
+        PrivatePaths.checkFile(db.resolveSibling(db.getFileName() + suffix), "the metadata database file");
+      }
+      if (!PrivatePaths.checkFile(db, "the metadata database")) {
+        try {
+          Files.createFile(db, PrivatePaths.FILE);
+        } catch (FileAlreadyExistsException e) {
+          PrivatePaths.checkFile(db, "the metadata database"); // made meanwhile: by whom?
+        }
+      }
+    } catch (InvalidArgumentException e) {
+      throw new SQLException(e.getMessage(), e);
     } catch (java.io.IOException | SecurityException e) {
-      throw new SQLException("cannot create the metadata directory " + parent + ": " + e.getMessage(), e);
+      throw new SQLException("cannot create the metadata database " + db + ": " + e.getMessage(), e);
     }
   }
 }

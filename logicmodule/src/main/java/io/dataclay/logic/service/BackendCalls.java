@@ -7,8 +7,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What the Logic Module asks of backends: installing models, forgetting closed sessions, the
- * steps of a garbage collection, snapshots and promotions.
+ * What the Logic Module asks of backends: installing and removing models, forgetting closed
+ * sessions, the steps of a garbage collection, snapshots and promotions.
  */
 public interface BackendCalls extends AutoCloseable {
   /**
@@ -18,6 +18,14 @@ public interface BackendCalls extends AutoCloseable {
    * ListModels, when it registers or when it meets a class it does not know.
    */
   List<BackendRecord> deploy(List<BackendRecord> backends, ModelRecord model, String token, Duration wait);
+
+  /**
+   * Tells each backend that these models were removed (change {@code revision}), calling with
+   * {@code token}, and waits up to {@code wait} for them. Never throws: returns the backends that
+   * did not confirm; they learn of it at their next heartbeat.
+   */
+  List<BackendRecord> removeModels(List<BackendRecord> backends, List<String> namespaces, long revision, String token,
+      Duration wait);
 
   /**
    * Tells each backend to stop trusting the sessions with these token hashes (or, with

@@ -13,6 +13,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Supplier;
 import java.util.logging.Logger;
 
@@ -31,8 +32,12 @@ public final class ImportCoordinator {
   static final long IDLE_MS = 10 * 60_000;
   private static final Logger LOG = Logger.getLogger(ImportCoordinator.class.getName());
 
-  /** What BeginImport answers. */
-  public record Opened(String id, List<String> accountsToCreate, List<String> modelsToRegister) {}
+  /**
+   * What BeginImport answers: the import's ID (empty after a dry run), what it creates, what of this
+   * cluster's it names, and the allowances it needs ({@link ImportAllowance#flag} names).
+   */
+  public record Opened(String id, List<String> accountsToCreate, List<String> modelsToRegister,
+      List<String> existingAccounts, List<String> existingDatasets, List<String> needs) {}
 
   /** What an import's state is, as backends ask. */
   public enum State { UNKNOWN, OPEN, COMMITTED }
@@ -69,7 +74,7 @@ public final class ImportCoordinator {
    *
    * @throws BackendUnavailableException when another import is open
    */
-  Opened open(String id, String admin, ImportPlan plan, List<ModelRecord> toRegister, List<String> create) {
+  void open(String id, String admin, ImportPlan plan, List<ModelRecord> toRegister, List<String> create) {
     expireIdle();
     synchronized (this) {
       if (current != null) {
@@ -78,7 +83,6 @@ public final class ImportCoordinator {
       }
       current = new Open(id, admin, plan, List.copyOf(toRegister), create, clock.millis());
     }
-    return new Opened(id, create, toRegister.stream().map(ModelRecord::namespace).toList());
   }
 
   /**
@@ -245,7 +249,11 @@ public final class ImportCoordinator {
               fresh.passwordIterations(), fresh.admin(), a.mayRegisterModels()));
         }
       }
-      return new ImportTables.Content(accounts, plan.datasets(), plan.contracts(), models, plan.targets());
+      Set<ImportAllowance> allowed = plan.allowed();
+      ImportTables.MayTouch touch = new ImportTables.MayTouch(allowed.contains(ImportAllowance.EXISTING_ACCOUNTS),
+          allowed.contains(ImportAllowance.CONTRACTS_ON_EXISTING_DATASETS),
+          allowed.contains(ImportAllowance.OBJECTS_IN_EXISTING_DATASETS));
+      return new ImportTables.Content(accounts, plan.datasets(), plan.contracts(), models, plan.targets(), touch);
     }
   }
 }

@@ -4,21 +4,27 @@ import io.dataclay.logic.metadata.ContractRecord;
 import io.dataclay.logic.metadata.ImportTables;
 import io.dataclay.logic.metadata.MetadataCut;
 import java.util.Base64;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
- * What an import brings besides its objects and aliases: its datasets, accounts and contracts, and
- * how many master copies and replicas each target backend is to stage.
+ * What an import brings besides its objects and aliases: its datasets (with how many of its objects
+ * each receives), accounts and contracts, how many master copies and replicas each target backend
+ * is to stage, what its administrator allows it to do, and whether it is only a dry run.
  */
-public record ImportPlan(String source, List<MetadataCut.Dataset> datasets, List<Account> accounts,
-    List<ContractRecord> contracts, Map<String, ImportTables.Expected> targets) {
-  /** Copies the lists. */
+public record ImportPlan(String source, List<MetadataCut.Dataset> datasets, Map<String, Long> datasetObjects,
+    List<Account> accounts, List<ContractRecord> contracts, Map<String, ImportTables.Expected> targets,
+    Set<ImportAllowance> allowed, boolean dryRun) {
+  /** Copies the collections. */
   public ImportPlan {
     datasets = List.copyOf(datasets);
+    datasetObjects = Map.copyOf(datasetObjects);
     accounts = List.copyOf(accounts);
     contracts = List.copyOf(contracts);
     targets = Map.copyOf(targets);
+    allowed = Set.copyOf(allowed);
   }
 
   /**
@@ -45,11 +51,18 @@ public record ImportPlan(String source, List<MetadataCut.Dataset> datasets, List
     for (int i = 0; i < datasets.size(); i++) {
       Checks.name("plan.datasets[" + i + "].name", datasets.get(i).name());
       Checks.name("plan.datasets[" + i + "].owner", datasets.get(i).owner());
+      if (datasetObjects.getOrDefault(datasets.get(i).name(), 0L) < 0) {
+        throw Checks.invalid("plan.datasets[" + i + "].objects", "must not be negative");
+      }
     }
+    Set<String> usernames = new HashSet<>();
     for (int i = 0; i < accounts.size(); i++) {
       Account a = accounts.get(i);
       String at = "plan.accounts[" + i + "]";
       Checks.name(at + ".username", a.username());
+      if (!usernames.add(a.username())) {
+        throw Checks.invalid(at + ".username", "'" + a.username() + "' appears twice");
+      }
       if (a.username().equals(AccountService.SYSTEM_ACCOUNT) || a.username().equals(AccountService.BACKEND_ACCOUNT)) {
         throw Checks.invalid(at + ".username", "'" + a.username() + "' is a system account, never imported");
       }

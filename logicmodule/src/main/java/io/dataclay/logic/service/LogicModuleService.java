@@ -10,6 +10,7 @@ import io.dataclay.logic.metadata.ImportTables;
 import io.dataclay.logic.metadata.ContractRecord;
 import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.ModelRecord;
+import io.dataclay.logic.metadata.ModelStore;
 import io.dataclay.logic.metadata.ObjectGroup;
 import io.dataclay.logic.metadata.ObjectRecord;
 import java.time.Clock;
@@ -46,8 +47,12 @@ public final class LogicModuleService {
     }
   }
 
-  /** A heartbeat's answer: the sessions closed since the backend's last view, and its failover part. */
-  public record HeartbeatAnswer(SessionRevocations.Since sessions, Failover.HeartbeatPart failover) {}
+  /**
+   * A heartbeat's answer: the sessions closed since the backend's last view, its failover part, and
+   * the last model change (a backend that has not installed it fetches the models).
+   */
+  public record HeartbeatAnswer(SessionRevocations.Since sessions, Failover.HeartbeatPart failover,
+      long modelsRevision) {}
 
   private final AccountService accounts;
   private final BackendRegistry backends;
@@ -196,9 +201,12 @@ public final class LogicModuleService {
     return accounts.listDataContracts(caller(token));
   }
 
-  /** Lets an account register models, or stops it (administrators only). */
+  /**
+   * Lets an account register models, or stops it (administrators only); stopping it withdraws its
+   * models from every backend, letting it again restores them.
+   */
   public void setModelRegistration(String token, String username, boolean allowed) {
-    accounts.setModelRegistration(caller(token), username, allowed);
+    models.setRegistrationRight(caller(token), username, allowed);
   }
 
   private void accessChanged() {
@@ -211,16 +219,27 @@ public final class LogicModuleService {
     return models.register(caller(token), model);
   }
 
-  /** The model of a namespace. */
+  /** The model of a namespace, if the caller may read it (else as if it did not exist). */
   public ModelRecord getModel(String token, String namespace) {
-    caller(token);
-    return models.get(namespace);
+    return models.get(caller(token), namespace);
   }
 
-  /** Every model of a language (null: all). */
-  public List<ModelRecord> listModels(String token, Language language) {
-    caller(token);
-    return models.list(language);
+  /** The models of a language (null: all) the caller may read; backends get all, with the last model change. */
+  public ModelStore.Catalog listModels(String token, Language language) {
+    return models.list(caller(token), language);
+  }
+
+  /** Publishes a model or takes publication back (its owner or an administrator). */
+  public void setModelPublished(String token, String namespace, boolean published) {
+    models.setPublished(caller(token), namespace, published);
+  }
+
+  /**
+   * Removes a model from the cluster (its owner or an administrator); refused while objects of its
+   * classes exist unless {@code force}. Returns the objects of its classes left behind.
+   */
+  public long removeModel(String token, String namespace, boolean force) {
+    return models.remove(caller(token), namespace, force);
   }
 
   /** Registers or re-registers a backend (that backend only). */
@@ -238,7 +257,8 @@ public final class LogicModuleService {
     for (int i = 0; i < applied.size(); i++) {
       Checks.uuid("demoted_object_ids[" + i + "]", applied.get(i));
     }
-    return new HeartbeatAnswer(revocations.since(seenEpoch, seen), failover.heartbeat(backendId, applied));
+    return new HeartbeatAnswer(revocations.since(seenEpoch, seen), failover.heartbeat(backendId, applied),
+        models.revision());
   }
 
   /** Every registered backend with its liveness. */

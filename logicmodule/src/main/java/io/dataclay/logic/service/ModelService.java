@@ -2,17 +2,25 @@ package io.dataclay.logic.service;
 
 import io.dataclay.common.Language;
 import io.dataclay.exceptions.ClassNotRegisteredException;
+import io.dataclay.exceptions.NamespaceConflictException;
+import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.ModelRecord;
+import io.dataclay.logic.metadata.ModelStore;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.logging.Logger;
 
-/** Registered models: namespace ownership, one namespace per file and class, versions, deployment. */
+/**
+ * Registered models: namespace ownership, one namespace per file and class, versions, who may use
+ * and read them (owner, administrators, everyone once published), withdrawal, removal, deployment.
+ */
 public final class ModelService {
   private static final Logger LOG = Logger.getLogger(ModelService.class.getName());
   // each DeployModels call has a 30 s deadline; a backend slower than this is left to fetch the model
@@ -26,6 +34,7 @@ public final class ModelService {
   private final BackendCalls deployer;
   private final Supplier<String> systemToken;
   private final long maxModelBytes;
+  private final AtomicLong revision;
 
   ModelService(MetadataStore store, AccountService accounts, BackendRegistry backends, BackendCalls deployer,
       Supplier<String> systemToken, long maxModelBytes) {
@@ -35,6 +44,7 @@ public final class ModelService {
     this.backends = backends;
     this.deployer = deployer;
     this.systemToken = systemToken;
+    this.revision = new AtomicLong(store.models().revision());
   }
 
   /**
@@ -42,26 +52,101 @@ public final class ModelService {
    * or an account allowed to register models may claim a free namespace; only its owner replaces
    * it), and deploys it to every live backend: when this returns, each of them has installed it
    * or, if it did not answer in time, fetches it before it refuses one of its classes. The model's
-   * own owner and version are ignored: the Logic Module sets them.
+   * own owner, version and publication are ignored: the Logic Module sets them (a new model of an
+   * administrator starts published, anyone else's unpublished; a new version keeps what was decided).
    */
   public ModelRecord register(Session caller, ModelRecord model) {
     accounts.requireModelRegistration(caller);
     check(model);
-    ModelRecord stored = store.models().register(model.withOwnerAndVersion(caller.username(), 0));
+    ModelRecord stored = store.models().register(model.withOwnerAndVersion(caller.username(), 0)
+        .withPublished(caller.admin()));
     deploy(stored);
     return stored;
   }
 
-  /** The model of a namespace (any session). */
-  public ModelRecord get(String namespace) {
+  /**
+   * The model of a namespace, when the caller may read it (see {@link ModelRecord#readableBy});
+   * one it may not read is answered as one that does not exist.
+   */
+  public ModelRecord get(Session caller, String namespace) {
     Checks.name("namespace", namespace);
-    return store.models().find(namespace).orElseThrow(() -> new ClassNotRegisteredException(
-        "namespace: no model is registered under '" + namespace + "'"));
+    return readable(caller, namespace).map(m -> forCaller(caller, m)).orElseThrow(() -> notRegistered(namespace));
   }
 
-  /** Every model of a language (null: all), by namespace (any session). */
-  public List<ModelRecord> list(Language language) {
-    return store.models().list(language);
+  /**
+   * The models of a language (null: all) the caller may read, by namespace; backends get every
+   * model (a withdrawn one without its files) and, when they ask for all languages, the last model
+   * change the list includes (else 0).
+   */
+  public ModelStore.Catalog list(Session caller, Language language) {
+    if (caller.backend()) {
+      ModelStore.Catalog all = store.models().catalog();
+      noteRevision(all.revision());
+      List<ModelRecord> sent = all.models().stream().filter(m -> language == null || m.language() == language)
+          .map(ModelService::asSentToBackends).toList();
+      return new ModelStore.Catalog(sent, language == null ? all.revision() : 0);
+    }
+    return new ModelStore.Catalog(store.models().list(language).stream()
+        .filter(m -> m.readableBy(caller.username(), caller.admin())).map(m -> forCaller(caller, m)).toList(), 0);
+  }
+
+  /**
+   * Publishes a model (every account may use it) or takes publication back (only its owner and
+   * administrators may); the backends apply it before this returns, or at their next heartbeat.
+   * Its owner or an administrator only.
+   */
+  public ModelRecord setPublished(Session caller, String namespace, boolean published) {
+    Checks.name("namespace", namespace);
+    requireOwnerOrAdmin(caller, namespace, published ? "publish" : "unpublish");
+    ModelRecord changed = store.models().setPublished(namespace, published).orElseThrow(() -> notRegistered(namespace));
+    deploy(changed);
+    return changed;
+  }
+
+  /**
+   * Removes a model and its code from every backend, freeing its namespace; refused (nothing
+   * changed) while objects of its classes are registered, unless {@code force}. Its owner or an
+   * administrator only. Objects made persistent on a backend between the count and the moment that
+   * backend hears of the removal stay, as a forced removal leaves them.
+   *
+   * @return the objects of its classes left behind (0 unless forced)
+   * @throws NamespaceConflictException when objects of its classes exist and {@code force} is false
+   */
+  public long remove(Session caller, String namespace, boolean force) {
+    Checks.name("namespace", namespace);
+    requireOwnerOrAdmin(caller, namespace, "remove");
+    ModelStore.Removal removal = store.models().remove(namespace, force).orElseThrow(() -> notRegistered(namespace));
+    if (!removal.removed()) {
+      throw new NamespaceConflictException("model '" + namespace + "' still has " + removal.objects()
+          + " object(s) of its classes: delete them first, or run RemoveModel with --force to remove the model"
+          + " anyway (those objects stay, unusable until a model with their classes is registered again)");
+    }
+    noteRevision(removal.revision());
+    List<BackendRecord> missed = deployer.removeModels(backends.alive(), List.of(namespace), removal.revision(),
+        systemToken.get(), DEPLOY_WAIT);
+    if (!missed.isEmpty()) {
+      LOG.warning("removal of model '" + namespace + "' is not confirmed by " + names(missed)
+          + "; they learn of it at their next heartbeat");
+    }
+    return removal.objects();
+  }
+
+  /**
+   * Gives an account the right to register models, or takes it back (administrators only). Taking
+   * it back withdraws every model the account owns, published or not: the backends delete their
+   * code, refuse their classes and restart the environments that may have loaded it; giving it
+   * again restores them.
+   */
+  public void setRegistrationRight(Session caller, String username, boolean allowed) {
+    accounts.setModelRegistration(caller, username, allowed);
+    for (ModelRecord m : store.models().ownedBy(username)) {
+      deploy(m);
+    }
+  }
+
+  /** The last model change this Logic Module made or read (backends compare it with what they installed). */
+  public long revision() {
+    return revision.get();
   }
 
   /** Checks a model as registration does (names, paths, members, size); an import checks its models so. */
@@ -74,14 +159,59 @@ public final class ModelService {
     }
   }
 
-  /** Deploys a model stored by an import to every live backend, as registration does. */
+  /**
+   * Sends a model's current state (its code, or its withdrawal) to every live backend, as
+   * registration does; an import deploys the models it stored so.
+   */
   void deploy(ModelRecord stored) {
-    List<BackendRecord> missed = deployer.deploy(backends.alive(), stored, systemToken.get(), DEPLOY_WAIT);
+    noteRevision(stored.revision());
+    List<BackendRecord> missed = deployer.deploy(backends.alive(), asSentToBackends(stored), systemToken.get(),
+        DEPLOY_WAIT);
     if (!missed.isEmpty()) {
-      LOG.warning("model '" + stored.namespace() + "' v" + stored.version() + " is not confirmed installed on "
-          + missed.stream().map(b -> b.name() + " (" + b.id() + ")").toList()
-          + "; they fetch it from ListModels when they meet one of its classes");
+      LOG.warning("model '" + stored.namespace() + "' v" + stored.version() + " (revision " + stored.revision()
+          + ") is not confirmed installed on " + names(missed)
+          + "; they fetch it from ListModels at their next heartbeat or when they meet one of its classes");
     }
+  }
+
+  private Optional<ModelRecord> readable(Session caller, String namespace) {
+    return store.models().find(namespace)
+        .filter(m -> caller.backend() || m.readableBy(caller.username(), caller.admin()));
+  }
+
+  // Who may not read a model learns nothing more than for a namespace nobody registered.
+  private void requireOwnerOrAdmin(Session caller, String namespace, String what) {
+    if (caller.backend()) {
+      throw new PermissionDeniedException("a backend session may not " + what + " models");
+    }
+    ModelRecord m = readable(caller, namespace).orElseThrow(() -> notRegistered(namespace));
+    if (!caller.admin() && !m.owner().equals(caller.username())) {
+      throw new PermissionDeniedException("only the owner of model '" + namespace + "' ('" + m.owner()
+          + "') or an administrator may " + what + " it; '" + caller.username() + "' is neither");
+    }
+  }
+
+  private static ClassNotRegisteredException notRegistered(String namespace) {
+    return new ClassNotRegisteredException("namespace: no model is registered under '" + namespace + "'");
+  }
+
+  // The global revision counts every model change, so users are not told it: it would show when
+  // models they cannot read change.
+  private static ModelRecord forCaller(Session caller, ModelRecord m) {
+    return caller.backend() ? m : new ModelRecord(m.namespace(), m.language(), m.owner(), m.version(), m.files(),
+        m.classes(), m.published(), m.withdrawn(), 0);
+  }
+
+  private static ModelRecord asSentToBackends(ModelRecord m) {
+    return m.withdrawn() ? m.withoutFiles() : m;
+  }
+
+  private void noteRevision(long seen) {
+    revision.accumulateAndGet(seen, Math::max);
+  }
+
+  private static List<String> names(List<BackendRecord> backends) {
+    return backends.stream().map(b -> b.name() + " (" + b.id() + ")").toList();
   }
 
   private static void validate(ModelRecord model) {

@@ -47,6 +47,9 @@ import io.dataclay.proto.ObjectLocationsRequest;
 import io.dataclay.proto.RegisterObjectsRequest;
 import io.dataclay.proto.RegisterObjectsResponse;
 import io.dataclay.proto.RevokeDataContractRequest;
+import io.dataclay.proto.RemoveModelRequest;
+import io.dataclay.proto.RemoveModelResponse;
+import io.dataclay.proto.SetModelPublishedRequest;
 import io.dataclay.proto.SetModelRegistrationRequest;
 import io.dataclay.proto.SessionInfo;
 import io.dataclay.proto.ValidateSessionRequest;
@@ -176,11 +179,27 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   public void listModels(ListModelsRequest r, StreamObserver<ModelList> out) {
     service.countCall("ListModels");
     ServerCalls.respond(out, () -> {
-      ModelList.Builder list = ModelList.newBuilder();
-      service.listModels(token(), ProtoMapping.languageFilter("language", r.getLanguage()))
-          .forEach(m -> list.addModels(ProtoMapping.toProto(m)));
+      var catalog = service.listModels(token(), ProtoMapping.languageFilter("language", r.getLanguage()));
+      ModelList.Builder list = ModelList.newBuilder().setRevision(catalog.revision());
+      catalog.models().forEach(m -> list.addModels(ProtoMapping.toProto(m)));
       return list.build();
     });
+  }
+
+  @Override
+  public void setModelPublished(SetModelPublishedRequest r, StreamObserver<Empty> out) {
+    service.countCall("SetModelPublished");
+    ServerCalls.respond(out, () -> {
+      service.setModelPublished(token(), r.getNamespace(), r.getPublished());
+      return EMPTY;
+    });
+  }
+
+  @Override
+  public void removeModel(RemoveModelRequest r, StreamObserver<RemoveModelResponse> out) {
+    service.countCall("RemoveModel");
+    ServerCalls.respond(out, () -> RemoveModelResponse.newBuilder()
+        .setObjectsLeft(service.removeModel(token(), r.getNamespace(), r.getForce())).build());
   }
 
   @Override
@@ -203,7 +222,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
       HeartbeatResponse.Builder answer = HeartbeatResponse.newBuilder().setSessionsEpoch(since.epoch())
           .setSessionsSeen(since.seen()).addAllClosedTokenSha256(since.closedTokenSha256())
           .setForgetAll(since.forgetAll()).putAllTerms(failover.terms()).setMasterLeaseMs(failover.leaseMs())
-          .setMoreDemotions(failover.more());
+          .setMoreDemotions(failover.more()).setModelsRevision(beat.modelsRevision());
       failover.demotions().forEach(d -> answer.addDemotions(Demotion.newBuilder().setObjectId(d.objectId())
           .setMasterBackendId(d.backendId())));
       return answer.build();

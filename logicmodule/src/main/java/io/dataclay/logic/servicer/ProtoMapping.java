@@ -63,7 +63,10 @@ public final class ProtoMapping {
         .setExpiresAtMs(c.expiresAtMs()).build();
   }
 
-  /** A model as sent by a client (its owner and version are ignored). */
+  /**
+   * A model as sent by a client (its owner, version and revision are ignored; RegisterModel decides
+   * whether it is published, an import keeps the snapshot's word).
+   */
   public static ModelRecord toRecord(Model m) {
     List<ModelRecord.File> files = new ArrayList<>(m.getFilesCount());
     for (ModelFile f : m.getFilesList()) {
@@ -81,13 +84,15 @@ public final class ProtoMapping {
       }
       classes.add(new ModelRecord.ClassInfo(c.getName(), fields, methods));
     }
-    return new ModelRecord(m.getNamespace(), language("language", m.getLanguage()), "", 0, files, classes);
+    return new ModelRecord(m.getNamespace(), language("language", m.getLanguage()), "", 0, files, classes)
+        .withPublished(m.getPublished());
   }
 
   /** The wire form of a stored model. */
   public static Model toProto(ModelRecord m) {
     Model.Builder b = Model.newBuilder().setNamespace(m.namespace()).setLanguage(toProto(m.language()))
-        .setOwner(m.owner()).setVersion(m.version());
+        .setOwner(m.owner()).setVersion(m.version()).setPublished(m.published()).setWithdrawn(m.withdrawn())
+        .setRevision(m.revision());
     for (ModelRecord.File f : m.files()) {
       b.addFiles(ModelFile.newBuilder().setPath(f.path()).setContent(ByteString.copyFrom(f.content())));
     }

@@ -6,6 +6,7 @@ import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.ContractRecord;
 import io.dataclay.logic.metadata.ImportTables;
 import io.dataclay.logic.metadata.MetadataCut;
+import io.dataclay.logic.service.ImportAllowance;
 import io.dataclay.logic.service.ImportCoordinator;
 import io.dataclay.logic.service.ImportOpening;
 import io.dataclay.logic.service.ImportPlan;
@@ -15,6 +16,7 @@ import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.BeginSnapshotRequest;
 import io.dataclay.proto.DataContract;
 import io.dataclay.proto.Empty;
+import io.dataclay.proto.ImportAllowed;
 import io.dataclay.proto.ImportOpened;
 import io.dataclay.proto.ImportPlanPart;
 import io.dataclay.proto.ImportReport;
@@ -35,9 +37,11 @@ import io.dataclay.rpc.ServerCalls;
 import io.dataclay.rpc.SessionMetadata;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /** The gRPC side of snapshots and imports on the Logic Module (the RPCs LogicModuleServicer hands over). */
 final class SnapshotRpcs {
@@ -99,7 +103,9 @@ final class SnapshotRpcs {
           }
           switch (part.getPartCase()) {
             case PLAN -> opening.plan(plan(part.getPlan()));
-            case MODEL -> opening.model(ProtoMapping.toRecord(part.getModel()));
+            // the snapshot's owner, unlike RegisterModel's, where the caller is the owner
+            case MODEL -> opening.model(ProtoMapping.toRecord(part.getModel())
+                .withOwnerAndVersion(part.getModel().getOwner(), 0));
             case IDS -> opening.ids(part.getIds().getIdsList());
             case ALIASES -> opening.aliases(aliases(part.getAliases().getAliasesList()));
             default -> throw new InvalidArgumentException("part is empty");
@@ -127,7 +133,8 @@ final class SnapshotRpcs {
           }
           ImportCoordinator.Opened opened = opening.open();
           out.onNext(ImportOpened.newBuilder().setImportId(opened.id()).addAllAccountsToCreate(opened.accountsToCreate())
-              .addAllModelsToRegister(opened.modelsToRegister()).build());
+              .addAllModelsToRegister(opened.modelsToRegister()).addAllExistingAccounts(opened.existingAccounts())
+              .addAllExistingDatasets(opened.existingDatasets()).addAllNeeds(opened.needs()).build());
           out.onCompleted();
         } catch (RuntimeException e) {
           fail(e);
@@ -173,8 +180,12 @@ final class SnapshotRpcs {
 
   private static ImportPlan plan(io.dataclay.proto.ImportPlan p) {
     List<MetadataCut.Dataset> datasets = new ArrayList<>();
+    Map<String, Long> datasetObjects = new HashMap<>();
     for (SnapshotDataset d : p.getDatasetsList()) {
       datasets.add(new MetadataCut.Dataset(d.getName(), d.getOwner()));
+      if (datasetObjects.put(d.getName(), d.getObjects()) != null) {
+        throw new InvalidArgumentException("plan.datasets: dataset '" + d.getName() + "' appears twice");
+      }
     }
     List<ImportPlan.Account> accounts = new ArrayList<>();
     for (SnapshotAccount a : p.getAccountsList()) {
@@ -192,7 +203,26 @@ final class SnapshotRpcs {
         throw new InvalidArgumentException("plan.targets: backend " + t.getBackendId() + " appears twice");
       }
     }
-    return new ImportPlan(p.getSource(), datasets, accounts, contracts, targets);
+    return new ImportPlan(p.getSource(), datasets, datasetObjects, accounts, contracts, targets,
+        allowed(p.getAllowed()), p.getDryRun());
+  }
+
+  private static Set<ImportAllowance> allowed(ImportAllowed a) {
+    Set<ImportAllowance> out = EnumSet.noneOf(ImportAllowance.class);
+    addIf(out, a.getAccounts(), ImportAllowance.ACCOUNTS);
+    addIf(out, a.getAdmins(), ImportAllowance.ADMINS);
+    addIf(out, a.getPasswordHashes(), ImportAllowance.PASSWORD_HASHES);
+    addIf(out, a.getExistingAccounts(), ImportAllowance.EXISTING_ACCOUNTS);
+    addIf(out, a.getContractsOnExistingDatasets(), ImportAllowance.CONTRACTS_ON_EXISTING_DATASETS);
+    addIf(out, a.getObjectsInExistingDatasets(), ImportAllowance.OBJECTS_IN_EXISTING_DATASETS);
+    addIf(out, a.getModels(), ImportAllowance.MODELS);
+    return out;
+  }
+
+  private static void addIf(Set<ImportAllowance> set, boolean allowed, ImportAllowance allowance) {
+    if (allowed) {
+      set.add(allowance);
+    }
   }
 
   private static List<MetadataCut.Alias> aliases(List<SnapshotAlias> list) {

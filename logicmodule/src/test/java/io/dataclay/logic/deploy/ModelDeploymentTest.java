@@ -13,6 +13,7 @@ import io.dataclay.proto.DataServiceGrpc;
 import io.dataclay.proto.Empty;
 import io.dataclay.proto.Model;
 import io.dataclay.proto.ModelList;
+import io.dataclay.proto.RemoveModelsRequest;
 import io.dataclay.rpc.SessionMetadata;
 import io.dataclay.testing.LogicModuleFixture;
 import io.grpc.Server;
@@ -40,10 +41,18 @@ class ModelDeploymentTest {
   /** What one DeployModels call carried. */
   private record Delivery(List<Model> models, String token) {}
 
-  /** The receiving peer: a real gRPC server that implements DataService.DeployModels. */
+  /** The receiving peer: a real gRPC server that implements DataService.DeployModels and RemoveModels. */
   private static final class DeployRecorder extends DataServiceGrpc.DataServiceImplBase {
     final BlockingQueue<Delivery> received = new LinkedBlockingQueue<>();
+    final BlockingQueue<RemoveModelsRequest> removed = new LinkedBlockingQueue<>();
     volatile long installMs;
+
+    @Override
+    public void removeModels(RemoveModelsRequest request, StreamObserver<Empty> out) {
+      removed.add(request);
+      out.onNext(Empty.getDefaultInstance());
+      out.onCompleted();
+    }
 
     @Override
     public void deployModels(ModelList request, StreamObserver<Empty> out) {
@@ -168,5 +177,36 @@ class ModelDeploymentTest {
     lm.service.registerModel(alice, model("y = 2"));
     // verify
     assertNull(recorder.received.poll(1, TimeUnit.SECONDS));
+  }
+
+  @Test
+  void publication_withdrawal_restoration_and_removal_reach_a_live_backend_in_increasing_revisions()
+      throws Exception {
+    // setup
+    lm.backend(peer.getPort());
+    lm.service.registerModel(alice, model("class Item: pass"));
+    Delivery registered = recorder.received.poll(20, TimeUnit.SECONDS);
+    // run
+    lm.service.setModelPublished(alice, "shop", true);
+    lm.service.setModelRegistration(lm.adminToken, "alice", false);
+    lm.service.setModelRegistration(lm.adminToken, "alice", true);
+    lm.service.removeModel(alice, "shop", false);
+    // verify: each change as the backend must apply it; the withdrawal carries no code
+    Model published = recorder.received.poll(20, TimeUnit.SECONDS).models().get(0);
+    Model withdrawn = recorder.received.poll(20, TimeUnit.SECONDS).models().get(0);
+    Model restored = recorder.received.poll(20, TimeUnit.SECONDS).models().get(0);
+    RemoveModelsRequest removal = recorder.removed.poll(20, TimeUnit.SECONDS);
+    assertNotNull(registered);
+    assertTrue(published.getPublished() && !published.getWithdrawn());
+    assertTrue(withdrawn.getWithdrawn());
+    assertEquals(0, withdrawn.getFilesCount());
+    assertTrue(!restored.getWithdrawn() && restored.getFilesCount() == 1);
+    assertNotNull(removal, "the backend was not told of the removal");
+    assertEquals(List.of("shop"), removal.getNamespacesList());
+    long first = registered.models().get(0).getRevision();
+    assertTrue(first < published.getRevision() && published.getRevision() < withdrawn.getRevision()
+        && withdrawn.getRevision() < restored.getRevision() && restored.getRevision() < removal.getRevision(),
+        List.of(first, published.getRevision(), withdrawn.getRevision(), restored.getRevision(),
+            removal.getRevision()).toString());
   }
 }

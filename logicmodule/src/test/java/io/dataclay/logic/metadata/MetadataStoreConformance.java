@@ -256,6 +256,95 @@ abstract class MetadataStoreConformance {
   }
 
   @Test
+  void a_model_starts_published_or_not_as_its_first_registration_says_until_that_is_changed() {
+    // setup
+    store.accounts().create(account("bob"));
+    // run
+    ModelRecord shop = store.models().register(model("shop", "alice", Language.PYTHON, "shop/a.py").withPublished(true));
+    ModelRecord again = store.models().register(model("shop", "alice", Language.PYTHON, "shop/a.py"));
+    ModelRecord tools = store.models().register(model("tools", "bob", Language.PYTHON, "tools/a.py"));
+    ModelRecord unpublished = store.models().setPublished("shop", false).orElseThrow();
+    ModelRecord published = store.models().setPublished("tools", true).orElseThrow();
+    // verify: a new version keeps the decision; only a change of it changes it
+    assertTrue(shop.published());
+    assertTrue(again.published());
+    assertFalse(tools.published());
+    assertFalse(unpublished.published());
+    assertTrue(published.published());
+    assertFalse(store.models().find("shop").orElseThrow().published());
+    assertTrue(store.models().find("tools").orElseThrow().published());
+    assertTrue(store.models().setPublished("nothing", true).isEmpty());
+  }
+
+  @Test
+  void every_model_change_takes_the_next_revision_which_the_catalog_reports() {
+    // run
+    long before = store.models().revision();
+    ModelRecord first = store.models().register(model("shop", "alice", Language.PYTHON, "shop/a.py"));
+    ModelRecord second = store.models().register(model("shop", "alice", Language.PYTHON, "shop/a.py"));
+    ModelRecord published = store.models().setPublished("shop", true).orElseThrow();
+    store.models().register(model("tools", "alice", Language.PYTHON, "tools/a.py"));
+    ModelStore.Removal removed = store.models().remove("tools", false).orElseThrow();
+    ModelStore.Catalog catalog = reopen().models().catalog();
+    // verify: strictly increasing, also across a removal, and kept by the database
+    assertEquals(before + 1, first.revision());
+    assertEquals(before + 2, second.revision());
+    assertEquals(before + 3, published.revision());
+    assertEquals(before + 5, removed.revision());
+    assertEquals(before + 5, catalog.revision());
+    assertEquals(List.of("shop"), catalog.models().stream().map(ModelRecord::namespace).toList());
+    assertEquals(before + 3, catalog.models().get(0).revision());
+  }
+
+  @Test
+  void removing_a_model_is_refused_while_objects_of_its_classes_exist_unless_forced_and_frees_its_namespace() {
+    // setup: one object of the model's class, one of another class
+    store.models().register(model("shop", "alice", Language.PYTHON, "shop/a.py"));
+    Registrations.register(store, List.of(new ObjectRecord(UUID.randomUUID().toString(), "shop.Person",
+        Language.PYTHON, "alice", backend, List.of(), List.of(), ""), object("alice")), null, null);
+    // run
+    ModelStore.Removal refused = store.models().remove("shop", false).orElseThrow();
+    boolean keptAfterRefusal = store.models().find("shop").isPresent();
+    ModelStore.Removal forced = store.models().remove("shop", true).orElseThrow();
+    // verify: nothing changed by the refusal; the forced removal leaves the object and frees the names
+    assertFalse(refused.removed());
+    assertEquals(1, refused.objects());
+    assertTrue(keptAfterRefusal);
+    assertTrue(forced.removed());
+    assertEquals(1, forced.objects());
+    assertTrue(store.models().find("shop").isEmpty());
+    assertTrue(store.models().remove("shop", true).isEmpty());
+    assertEquals(2, store.objects().countObjects());
+    store.accounts().create(account("bob"));
+    ModelRecord reused = store.models().register(model("shop", "bob", Language.JAVA, "shop/a.py"));
+    assertEquals("bob", reused.owner());
+    assertEquals(1, reused.version());
+  }
+
+  @Test
+  void taking_the_registration_right_withdraws_the_accounts_models_and_giving_it_back_restores_them() {
+    // setup: alice may register; an administrator's model is never withdrawn
+    store.accounts().setModelRegistration("alice", true);
+    store.accounts().create(new AccountRecord("root", "hash-root", "salt", 1, true));
+    ModelRecord shop = store.models().register(model("shop", "alice", Language.PYTHON, "shop/a.py"));
+    store.models().register(model("admin", "root", Language.PYTHON, "admin/a.py"));
+    // run
+    store.accounts().setModelRegistration("alice", false);
+    ModelRecord withdrawn = store.models().find("shop").orElseThrow();
+    List<ModelRecord> owned = store.models().ownedBy("alice");
+    store.accounts().setModelRegistration("alice", true);
+    ModelRecord restored = store.models().find("shop").orElseThrow();
+    // verify: each change gave the account's models a new revision
+    assertFalse(shop.withdrawn());
+    assertTrue(withdrawn.withdrawn());
+    assertTrue(withdrawn.revision() > shop.revision());
+    assertEquals(List.of("shop"), owned.stream().map(ModelRecord::namespace).toList());
+    assertFalse(restored.withdrawn());
+    assertTrue(restored.revision() > withdrawn.revision());
+    assertFalse(store.models().find("admin").orElseThrow().withdrawn());
+  }
+
+  @Test
   void re_registering_a_backend_updates_its_address() {
     // run
     store.backends().upsert(new BackendRecord(backend, "b1", "10.0.0.9", 7999,

@@ -9,7 +9,9 @@ import io.dataclay.common.Language;
 import io.dataclay.exceptions.AliasAlreadyExistsException;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.exceptions.NamespaceConflictException;
 import io.dataclay.exceptions.ObjectAlreadyExistsException;
+import io.dataclay.exceptions.PermissionDeniedException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -74,11 +76,13 @@ abstract class SnapshotMetadataContract {
     return ids;
   }
 
-  private ImportTables.Content content(Map<String, ImportTables.Expected> expected) {
+  private ImportTables.Content content(Map<String, ImportTables.Expected> expected, ImportTables.MayTouch touch) {
     return new ImportTables.Content(List.of(new AccountRecord("carol", "h", "s", 1, false)),
         List.of(new MetadataCut.Dataset("carol", "carol")),
-        List.of(new ContractRecord("carol", "carol", "admin", true, 0, 0)), List.of(model("carolns")), expected);
+        List.of(new ContractRecord("carol", "carol", "admin", true, 0, 0)), List.of(model("carolns")), expected, touch);
   }
+
+  private static final ImportTables.MayTouch ANYTHING = new ImportTables.MayTouch(true, true, true);
 
   private static Map<String, ImportTables.Expected> planned(String b1, long masters, String b2) {
     return Map.of(b1, new ImportTables.Expected(masters, 0), b2, new ImportTables.Expected(0, 1));
@@ -90,7 +94,8 @@ abstract class SnapshotMetadataContract {
     List<String> ids = staged(3);
     store.imports().stageAliases(IMPORT, List.of(new MetadataCut.Alias("carol", "first", ids.get(0))));
     // run
-    ImportTables.Committed done = store.imports().commit(IMPORT, content(planned(b1, 3, b2)), 1000);
+    ImportTables.Committed done = store.imports().commit(IMPORT, content(planned(b1, 3, b2),
+        ImportTables.MayTouch.NOTHING), 1000);
     // verify
     assertEquals(3, done.objects());
     assertEquals(1, done.replicas());
@@ -125,24 +130,71 @@ abstract class SnapshotMetadataContract {
         InvalidArgumentException.class);
     for (int i = 0; i < conflicts.size(); i++) {
       // setup: a clean database each time, with a conflict of one kind
-      close();
-      try {
-        open();
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
+      reopen();
       List<String> ids = staged(3);
       store.imports().stageAliases(IMPORT, List.of(new MetadataCut.Alias("carol", "first", ids.get(0))));
       conflicts.get(i).accept(ids);
       long objectsBefore = store.objects().countObjects();
       // run
-      assertThrows(expected.get(i), () -> store.imports().commit(IMPORT, content(planned(b1, 3, b2)), 1000),
+      assertThrows(expected.get(i), () -> store.imports().commit(IMPORT, content(planned(b1, 3, b2), ANYTHING), 1000),
           "conflict " + i);
       // verify: nothing of the import is there
       assertEquals(objectsBefore, store.objects().countObjects(), "conflict " + i);
       assertFalse(store.models().find("carolns").isPresent(), "conflict " + i);
       assertFalse(store.imports().committed(IMPORT), "conflict " + i);
       assertFalse(store.accounts().find("carol").isPresent(), "conflict " + i);
+    }
+  }
+
+  @Test
+  void aCommitTouchesWhatTheClusterHadOnlyWhereItMay() {
+    // each: something the cluster has by the commit, and what the import may touch
+    List<Runnable> existing = List.of(
+        () -> store.accounts().create(new AccountRecord("carol", "h2", "s2", 1, false)),
+        () -> store.accounts().grant(new ContractRecord("carol", "admin", "admin", false, 0, 0)),
+        () -> store.models().register(model("carolns")));
+    List<ImportTables.MayTouch> refused = List.of(new ImportTables.MayTouch(false, true, true),
+        new ImportTables.MayTouch(true, false, true), ANYTHING);
+    List<Class<? extends DataClayException>> expected = List.of(PermissionDeniedException.class,
+        PermissionDeniedException.class, NamespaceConflictException.class);
+    for (int i = 0; i < existing.size(); i++) {
+      reopen();
+      List<String> ids = staged(3);
+      existing.get(i).run();
+      long objectsBefore = store.objects().countObjects();
+      // run
+      ImportTables.MayTouch touch = refused.get(i);
+      DataClayException e = assertThrows(expected.get(i), () -> store.imports().commit(IMPORT,
+          content(planned(b1, 3, b2), touch), 1000), "case " + i);
+      // verify: refused, nothing registered
+      assertEquals(objectsBefore, store.objects().countObjects(), "case " + i);
+      assertFalse(store.imports().committed(IMPORT), "case " + i);
+      assertFalse(store.objects().find(ids.get(0)).isPresent(), "case " + i);
+      assertTrue(e.getMessage().contains("carol"), e.getMessage());
+    }
+    // an object staged into a dataset the cluster has, by an import that does not list it
+    reopen();
+    store.accounts().create(new AccountRecord("alice", "h", "s", 1, false));
+    String planted = UUID.randomUUID().toString();
+    store.imports().stageCopies(IMPORT, b1, List.of(new ImportTables.StagedCopy(planted, null, "app.Person",
+        Language.PYTHON, "alice", null, List.of())));
+    ImportTables.Content bare = new ImportTables.Content(List.of(), List.of(), List.of(), List.of(),
+        Map.of(b1, new ImportTables.Expected(1, 0)), new ImportTables.MayTouch(true, true, false));
+    DataClayException e = assertThrows(PermissionDeniedException.class, () -> store.imports().commit(IMPORT, bare,
+        1000));
+    assertTrue(e.getMessage().contains("objects-in-existing-datasets"), e.getMessage());
+    assertFalse(store.objects().find(planted).isPresent());
+    // allowed, it goes in
+    assertEquals(1, store.imports().commit(IMPORT, new ImportTables.Content(List.of(), List.of(), List.of(), List.of(),
+        Map.of(b1, new ImportTables.Expected(1, 0)), ANYTHING), 1000).objects());
+  }
+
+  private void reopen() {
+    close();
+    try {
+      open();
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
     }
   }
 

@@ -215,6 +215,12 @@ class FailoverTest {
     }
 
     @Override
+    public List<BackendRecord> removeModels(List<BackendRecord> backends, List<String> namespaces, long revision,
+        String token, Duration wait) {
+      return List.of();
+    }
+
+    @Override
     public void sessionsClosed(List<BackendRecord> backends, List<String> tokenSha256, boolean forgetAll,
         String token, Duration wait) {}
 

@@ -1,6 +1,7 @@
 package io.dataclay.logic.service;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,9 +11,13 @@ import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.NamespaceConflictException;
 import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.logic.metadata.ModelRecord;
+import io.dataclay.logic.metadata.ModelStore;
+import io.dataclay.logic.metadata.ObjectGroup;
+import io.dataclay.logic.metadata.ObjectRecord;
 import io.dataclay.testing.LogicModuleFixture;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -97,7 +102,7 @@ class ModelRulesTest {
     // run / verify
     assertThrows(PermissionDeniedException.class,
         () -> lm.service.registerModel(bob, model("shop", "shop/models.py", "shop.models.Item")));
-    assertEquals("alice", lm.service.getModel(bob, "shop").owner());
+    assertEquals("alice", lm.service.getModel(lm.adminToken, "shop").owner());
   }
 
   @Test
@@ -130,7 +135,7 @@ class ModelRulesTest {
           () -> lm.service.registerModel(alice, m));
       assertTrue(e.getMessage().startsWith(fields.get(i)), e.getMessage());
     }
-    assertEquals(List.of(), lm.service.listModels(alice, null));
+    assertEquals(List.of(), lm.service.listModels(alice, null).models());
   }
 
   @Test
@@ -142,9 +147,118 @@ class ModelRulesTest {
         List.of(new ModelRecord.ClassInfo("org.shop.Item", List.of(), List.of(
             new ModelRecord.Member("add", "void add(int)"), new ModelRecord.Member("add", "void add(long)"))))));
     // run / verify
-    assertEquals(List.of("jshop", "shop"), lm.service.listModels(alice, null).stream().map(ModelRecord::namespace)
-        .toList());
-    assertEquals(List.of("jshop"), lm.service.listModels(alice, Language.JAVA).stream().map(ModelRecord::namespace)
-        .toList());
+    assertEquals(List.of("jshop", "shop"), namespaces(lm.service.listModels(alice, null)));
+    assertEquals(List.of("jshop"), namespaces(lm.service.listModels(alice, Language.JAVA)));
+  }
+
+  private static List<String> namespaces(ModelStore.Catalog catalog) {
+    return catalog.models().stream().map(ModelRecord::namespace).toList();
+  }
+
+  @Test
+  void an_unpublished_model_is_read_only_by_its_owner_administrators_and_backends() {
+    // setup
+    String bob = lm.user("bob");
+    lm.service.registerModel(alice, model("shop", "shop/models.py", "shop.models.Item"));
+    // run
+    ClassNotRegisteredException hidden = assertThrows(ClassNotRegisteredException.class,
+        () -> lm.service.getModel(bob, "shop"));
+    ClassNotRegisteredException absent = assertThrows(ClassNotRegisteredException.class,
+        () -> lm.service.getModel(bob, "nothing"));
+    ModelStore.Catalog forBackends = lm.service.listModels(lm.backendToken, null);
+    // verify: a model bob may not read answers exactly as one nobody registered
+    assertEquals(absent.getMessage().replace("nothing", "shop"), hidden.getMessage());
+    assertEquals(List.of(), lm.service.listModels(bob, null).models());
+    assertEquals(List.of("shop"), namespaces(lm.service.listModels(alice, null)));
+    assertEquals(List.of("shop"), namespaces(lm.service.listModels(lm.adminToken, null)));
+    assertFalse(lm.service.getModel(alice, "shop").published());
+    assertEquals(0, lm.service.getModel(alice, "shop").revision());
+    assertEquals(List.of("shop"), namespaces(forBackends));
+    assertTrue(forBackends.revision() > 0);
+    assertEquals(forBackends.revision(), forBackends.models().get(0).revision());
+  }
+
+  @Test
+  void an_administrators_model_starts_published_and_anyone_elses_does_not() {
+    // run
+    ModelRecord byAdmin = lm.service.registerModel(lm.adminToken, model("admintools", "at/t.py", "at.t.Tool"));
+    ModelRecord byAlice = lm.service.registerModel(alice, model("shop", "shop/models.py", "shop.models.Item"));
+    // verify
+    assertTrue(byAdmin.published());
+    assertFalse(byAlice.published());
+    assertEquals(List.of("admintools"), namespaces(lm.service.listModels(lm.user("bob"), null)));
+  }
+
+  @Test
+  void only_the_owner_or_an_administrator_publishes_and_others_learn_nothing_of_an_unpublished_model() {
+    // setup
+    String bob = lm.user("bob");
+    lm.service.registerModel(alice, model("shop", "shop/models.py", "shop.models.Item"));
+    // run
+    ClassNotRegisteredException hidden = assertThrows(ClassNotRegisteredException.class,
+        () -> lm.service.setModelPublished(bob, "shop", true));
+    lm.service.setModelPublished(alice, "shop", true);
+    ModelRecord seenByBob = lm.service.getModel(bob, "shop");
+    PermissionDeniedException notOwner = assertThrows(PermissionDeniedException.class,
+        () -> lm.service.setModelPublished(bob, "shop", false));
+    PermissionDeniedException backend = assertThrows(PermissionDeniedException.class,
+        () -> lm.service.setModelPublished(lm.backendToken, "shop", false));
+    InvalidArgumentException malformed = assertThrows(InvalidArgumentException.class,
+        () -> lm.service.setModelPublished(alice, "bad name!", true));
+    lm.service.setModelPublished(lm.adminToken, "shop", false);
+    // verify
+    assertTrue(hidden.getMessage().contains("no model is registered under 'shop'"), hidden.getMessage());
+    assertTrue(seenByBob.published());
+    assertTrue(notOwner.getMessage().contains("'alice'"), notOwner.getMessage());
+    assertTrue(backend.getMessage().contains("backend"), backend.getMessage());
+    assertTrue(malformed.getMessage().startsWith("namespace"), malformed.getMessage());
+    assertThrows(ClassNotRegisteredException.class, () -> lm.service.getModel(bob, "shop"));
+  }
+
+  @Test
+  void removing_a_model_is_refused_while_its_objects_exist_unless_forced_and_frees_the_namespace() {
+    // setup: one object of the model's class
+    String bob = lm.modeler("bob");
+    lm.service.registerModel(alice, model("shop", "shop/models.py", "shop.models.Item"));
+    lm.store.objects().register(List.of(new ObjectGroup(List.of(new ObjectRecord(UUID.randomUUID().toString(),
+        "shop.models.Item", Language.PYTHON, "alice", lm.backendId, List.of(), List.of(), "")), null, null)));
+    // run
+    ClassNotRegisteredException byStranger = assertThrows(ClassNotRegisteredException.class,
+        () -> lm.service.removeModel(bob, "shop", true));
+    NamespaceConflictException inUse = assertThrows(NamespaceConflictException.class,
+        () -> lm.service.removeModel(alice, "shop", false));
+    ModelRecord kept = lm.service.getModel(alice, "shop");
+    long left = lm.service.removeModel(alice, "shop", true);
+    // verify: the refusal says how many and what --force does; afterwards anyone may take the namespace
+    assertTrue(byStranger.getMessage().contains("no model is registered under 'shop'"), byStranger.getMessage());
+    assertTrue(inUse.getMessage().contains("1 object(s)") && inUse.getMessage().contains("--force"),
+        inUse.getMessage());
+    assertEquals(1, kept.version());
+    assertEquals(1, left);
+    assertThrows(ClassNotRegisteredException.class, () -> lm.service.getModel(alice, "shop"));
+    assertEquals("bob", lm.service.registerModel(bob, model("shop", "shop/models.py", "shop.models.Item")).owner());
+    assertEquals(1, lm.service.removeModel(lm.adminToken, "shop", true));
+  }
+
+  @Test
+  void revoking_the_registration_right_withdraws_the_accounts_models_and_granting_it_restores_them() {
+    // setup: alice's published model, which bob uses
+    String bob = lm.user("bob");
+    lm.service.registerModel(alice, model("shop", "shop/models.py", "shop.models.Item"));
+    lm.service.setModelPublished(alice, "shop", true);
+    // run
+    lm.service.setModelRegistration(lm.adminToken, "alice", false);
+    ModelRecord forOwner = lm.service.getModel(alice, "shop");
+    List<ModelRecord> forBackends = lm.service.listModels(lm.backendToken, null).models();
+    List<ModelRecord> forBob = lm.service.listModels(bob, null).models();
+    lm.service.setModelRegistration(lm.adminToken, "alice", true);
+    // verify: withdrawn, published or not; backends get it without its code
+    assertTrue(forOwner.withdrawn());
+    assertEquals(1, forOwner.files().size());
+    assertTrue(forBackends.get(0).withdrawn());
+    assertEquals(List.of(), forBackends.get(0).files());
+    assertEquals(List.of(), forBob);
+    assertFalse(lm.service.getModel(bob, "shop").withdrawn());
+    assertEquals(1, lm.service.listModels(lm.backendToken, null).models().get(0).files().size());
   }
 }

@@ -8,6 +8,7 @@ import io.dataclay.serialization.AllowList;
 import io.dataclay.serialization.ModelClasses;
 import io.dataclay.serialization.ModelClassPolicy;
 import io.dataclay.serialization.ObjectCodec;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -52,6 +53,13 @@ final class DeployedModels implements ModelClasses {
     }
     Map<String, ModelClassLoader> next = new HashMap<>(byNamespace);
     next.put(bundle.namespace(), new ModelClassLoader(bundle.namespace(), files, DeployedModels.class.getClassLoader()));
+    return new DeployedModels(next, extra);
+  }
+
+  /** This set without the models of {@code namespaces}. */
+  DeployedModels without(Collection<String> namespaces, AllowList extra) {
+    Map<String, ModelClassLoader> next = new HashMap<>(byNamespace);
+    next.keySet().removeAll(namespaces);
     return new DeployedModels(next, extra);
   }
 

@@ -222,6 +222,13 @@ public final class JavaEnvironment implements ExecutionEnvironment {
     }
   }
 
+  /** Drops the namespaces' class loaders; a later deploy of them loads their code afresh. */
+  @Override
+  public synchronized void withdraw(Collection<String> namespaces) {
+    models = models.without(namespaces, config.extraClasses());
+    versions.keySet().removeAll(namespaces);
+  }
+
   @Override
   public CompletableFuture<Void> evict(Collection<UUID> ids) {
     return CompletableFuture.completedFuture(null); // nothing to drop: every call loads the stored state afresh

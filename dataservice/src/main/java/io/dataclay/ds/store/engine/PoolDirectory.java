@@ -1,10 +1,12 @@
 package io.dataclay.ds.store.engine;
 
+import io.dataclay.common.PrivatePaths;
 import io.dataclay.ds.store.crypt.KeyAdmission;
 import io.dataclay.ds.store.crypt.StoreKey;
 import io.dataclay.ds.store.crypt.ValueSealer;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
@@ -29,6 +31,10 @@ import java.util.stream.Stream;
  * second line; see {@link StoreKey}): the pool is then opened only with that key, and one made
  * without a key only without one ({@link KeyAdmission}). The marker is read before the pool
  * file is opened, so a refused open changes nothing in the directory.
+ *
+ * <p>The directory and everything in it are this user's alone: it is made mode 0700 and its files
+ * 0600, and one that another user owns or could reach (or a file in it), or that sits where another
+ * user could replace it, is refused before anything in it is read or written ({@link PrivatePaths}).
  */
 public final class PoolDirectory implements AutoCloseable {
   /** File naming the engine that made the directory. */
@@ -39,6 +45,7 @@ public final class PoolDirectory implements AutoCloseable {
   private static final String MARKER_TEMP = ".ENGINE.tmp";
   private static final String KEY_CHECK = "key-check ";
   private static final Set<String> OWN_FILES = Set.of(MARKER, LOCK, MARKER_TEMP);
+  private static final Set<StandardOpenOption> LOCK_OPEN = Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE);
 
   /** What the marker says: the engine that made the pool, and its key check (null: not encrypted). */
   private record Marker(String engine, String keyCheck) {}
@@ -64,7 +71,8 @@ public final class PoolDirectory implements AutoCloseable {
    * refuses a path that is not a writable directory, a directory made by another engine, a
    * non-empty directory that is not a pool, a pool that another store has open, an encrypted pool
    * without its key or with another, and a pool made without a key when a key is given. Nothing in
-   * the directory is changed on refusal. A new directory records the engine and the key's check.
+   * the directory is changed on refusal, nor is one another user owns or could reach (see the class
+   * doc). A new directory records the engine and the key's check.
    *
    * @throws InvalidArgumentException naming the directory and what is wrong with it
    */
@@ -76,11 +84,8 @@ public final class PoolDirectory implements AutoCloseable {
     if (Files.exists(path, LinkOption.NOFOLLOW_LINKS) && !Files.isDirectory(path)) {
       throw new InvalidArgumentException("pool path " + path + " exists and is not a directory");
     }
-    try {
-      Files.createDirectories(path);
-    } catch (IOException | SecurityException e) {
-      throw new InvalidArgumentException("cannot create pool directory " + path + ": " + describe(e));
-    }
+    PrivatePaths.directory(path, "pool directory");
+    PrivatePaths.checkTree(path, "pool directory");
     if (!Files.isWritable(path)) {
       throw new InvalidArgumentException("pool directory " + path + " is not writable");
     }
@@ -88,7 +93,7 @@ public final class PoolDirectory implements AutoCloseable {
     admit(path, before, key);
     FileChannel channel;
     try {
-      channel = FileChannel.open(path.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      channel = FileChannel.open(path.resolve(LOCK), LOCK_OPEN, PrivatePaths.FILE);
     } catch (IOException e) {
       throw new InvalidArgumentException("pool directory " + path + " is not writable: " + describe(e));
     }
@@ -150,7 +155,7 @@ public final class PoolDirectory implements AutoCloseable {
       throw new InvalidArgumentException("pool path " + path + " is not a directory; not erased");
     }
     checkMarker(path, engine); // refuses what is not a pool of this engine, whatever key it has
-    try (FileChannel channel = FileChannel.open(path.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+    try (FileChannel channel = FileChannel.open(path.resolve(LOCK), LOCK_OPEN, PrivatePaths.FILE)) {
       tryLock(channel, path); // released when the channel closes
       return PoolEraser.overwriteAndDelete(path, Set.of(MARKER, LOCK));
     } catch (IOException e) {
@@ -215,7 +220,13 @@ public final class PoolDirectory implements AutoCloseable {
     Path temp = path.resolve(MARKER_TEMP);
     String text = engine + "\n" + (admitted.checkToRecord() == null ? "" : KEY_CHECK + admitted.checkToRecord() + "\n");
     try {
-      Files.writeString(temp, text, StandardCharsets.UTF_8);
+      try (FileChannel out = FileChannel.open(temp, Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+          StandardOpenOption.TRUNCATE_EXISTING, LinkOption.NOFOLLOW_LINKS), PrivatePaths.FILE)) {
+        ByteBuffer bytes = ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8));
+        while (bytes.hasRemaining()) {
+          out.write(bytes);
+        }
+      }
       try {
         Files.move(temp, marker, StandardCopyOption.ATOMIC_MOVE);
       } catch (AtomicMoveNotSupportedException e) {

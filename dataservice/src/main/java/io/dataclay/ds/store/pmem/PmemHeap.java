@@ -5,6 +5,7 @@ import com.intel.pmem.llpl.Heap;
 import com.intel.pmem.llpl.HeapException;
 import com.intel.pmem.llpl.Transaction;
 import com.intel.pmem.llpl.TransactionException;
+import io.dataclay.common.PrivatePaths;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.InvalidArgumentException;
@@ -64,6 +65,10 @@ public final class PmemHeap {
           "cannot create a pool of " + sizeBytes + " bytes at " + temp + ": " + e.getMessage());
     }
     try {
+      // PMDK makes the file with the mode llpl asks for (0600 in llpl 1.2) less the umask; made sure
+      // of here, before the pool has its name: its directory is this user's alone (0700,
+      // PoolDirectory), so nobody else can have opened the file in between
+      PrivatePaths.restrict(temp);
       initialise.accept(heap);
     } finally {
       close(heap);

@@ -16,6 +16,8 @@ import io.dataclay.ds.service.ModelBundle;
 import io.dataclay.ds.service.ReferenceRecorder;
 import io.dataclay.ds.service.Mastership;
 import io.dataclay.ds.service.ReplicaSets;
+import io.dataclay.ds.service.ClassAvailability;
+import io.dataclay.ds.service.ModelRegistry;
 import io.dataclay.ds.service.ResultApplier;
 import io.dataclay.ds.service.Session;
 import io.dataclay.ds.service.SessionCache;
@@ -73,7 +75,8 @@ class JavaDeployTest {
     admin.login();
     RemoteLogicModule lm = new RemoteLogicModule(admin, backend);
     ResultApplier applier = new ResultApplier(store, lm, new IdClaims(), executor, new ReplicaSets(null, lm, new Mastership(backend, System::nanoTime), executor),
-        new ReferenceRecorder(store, new SessionCache(lm)::resolve, executor, ReferenceRecorder.DEFAULT_BUDGET));
+        new ReferenceRecorder(store, new SessionCache(lm)::resolve, executor, ReferenceRecorder.DEFAULT_BUDGET),
+        new ClassAvailability(new ModelRegistry(), 0));
     env = new JavaEnvironment(store, applier, executor, backend, JavaEnvironmentConfig.from(Map.of()),
         cluster::adminLm, TlsSettings.plaintext(), List::of);
   }

@@ -6,12 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.dataclay.common.PrivatePaths;
 import io.dataclay.ds.store.TestPools;
 import io.dataclay.ds.store.crypt.StoreKey;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
@@ -38,8 +41,8 @@ class PoolDirectoryTest {
 
   @Test
   void aNonEmptyDirectoryThatIsNotAPoolIsRefusedAndLeftAlone() throws Exception {
-    Files.createDirectories(dir);
-    Files.writeString(dir.resolve("notes.txt"), "mine");
+    TestPools.directory(dir);
+    TestPools.writePrivate(dir.resolve("notes.txt"), "mine");
 
     InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> PoolDirectory.claim(dir, "kv"));
 
@@ -85,9 +88,51 @@ class PoolDirectoryTest {
   }
 
   @Test
+  void aDirectoryOthersMayReadOrAPoolFileTheyMayReadIsRefusedAndLeftAlone() throws Exception {
+    TestPools.directory(dir);
+    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+    String open = assertThrows(InvalidArgumentException.class, () -> PoolDirectory.claim(dir, "kv")).getMessage();
+    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+    Path pool = Files.writeString(dir.resolve("kv.pool"), "made by an earlier release");
+    Files.setPosixFilePermissions(pool, PosixFilePermissions.fromString("rw-r--r--"));
+    String readable = assertThrows(InvalidArgumentException.class, () -> PoolDirectory.claim(dir, "kv")).getMessage();
+
+    assertTrue(open.contains("pool directory " + dir + " has mode 0755") && open.contains("chmod 700 " + dir), open);
+    assertTrue(readable.contains(pool + " (mode 0644)") && readable.contains("chmod -R go= " + dir), readable);
+    try (Stream<Path> files = Files.list(dir)) {
+      assertEquals(List.of("kv.pool"), files.map(p -> p.getFileName().toString()).toList());
+    }
+  }
+
+  @Test
+  void aDirectoryAnotherUserMadeIsRefusedAndNothingIsWrittenToIt() throws Exception {
+    assumeTrue(PrivatePaths.uid() == 0, "simulating another user needs root");
+    TestPools.directory(dir);
+    Files.setAttribute(dir, "unix:uid", 54321);
+    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
+
+    String e = assertThrows(InvalidArgumentException.class, () -> PoolDirectory.claim(dir, "kv")).getMessage();
+
+    assertTrue(e.contains("pool directory " + dir + " is owned by uid 54321"), e);
+    try (Stream<Path> files = Files.list(dir)) {
+      assertEquals(0, files.count());
+    }
+  }
+
+  @Test
+  void aNewPoolIsItsUsersAlone() throws Exception {
+    try (PoolDirectory claimed = PoolDirectory.claim(dir, "kv")) {
+      assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir)));
+      for (String name : List.of(PoolDirectory.MARKER, PoolDirectory.LOCK)) {
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(claimed.resolve(name))));
+      }
+    }
+  }
+
+  @Test
   void aMarkerLineThisBuildDoesNotKnowIsRefusedAndLeftAlone() throws Exception {
-    Files.createDirectories(dir);
-    Files.writeString(dir.resolve(PoolDirectory.MARKER), "kv\ncompression zstd\n");
+    TestPools.directory(dir);
+    TestPools.writePrivate(dir.resolve(PoolDirectory.MARKER), "kv\ncompression zstd\n");
 
     InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> PoolDirectory.claim(dir, "kv"));
 

@@ -74,9 +74,9 @@ class KvStoreTest extends ObjectStoreContract {
     store.close();
     Path other = TestPools.newPath();
     try {
-      Files.createDirectories(other);
-      Files.writeString(other.resolve("ENGINE"), KvStore.ENGINE + "\n");
-      Files.writeString(other.resolve(KvStore.POOL_FILE + ".creating"), "half made");
+      TestPools.directory(other);
+      TestPools.writePrivate(other.resolve("ENGINE"), KvStore.ENGINE + "\n");
+      TestPools.writePrivate(other.resolve(KvStore.POOL_FILE + ".creating"), "half made");
 
       try (ObjectStore created = ObjectStores.open(new StoreConfig(KvStore.ENGINE, other, poolSize()))) {
         UUID id = UUID.randomUUID();
