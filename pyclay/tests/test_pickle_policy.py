@@ -2,7 +2,9 @@
 a refused global's module is never imported (its import-time code never runs), on a client, in a
 backend, and wherever names from data are resolved (object references, remote exceptions)."""
 import hashlib
+import importlib.util
 import io
+import pathlib
 import pickle
 import sys
 import textwrap
@@ -154,8 +156,24 @@ def test_a_squatting_model_does_not_make_the_client_import_a_module_of_the_same_
     with pytest.raises(SerializationError, match="not that model's registered code") as refused:
         policy.find_class("evil_on_import", "boom")
     assert "squatter" in str(refused.value) and "GetStubs" in str(refused.value)
-    with pytest.raises(SerializationError, match="not that model's registered code"):
+    with pytest.raises(SerializationError, match="this Python's installation"):
         policy.find_class("pygments.__main__", "main")
+    assert_nothing_imported(evil)
+
+
+def test_a_model_copying_an_installed_package_byte_for_byte_does_not_make_the_client_import_it(evil):
+    # setup: a model whose files are pygments' own (its command line runs and exits when imported)
+    spec = importlib.util.find_spec("pygments")
+    if spec is None:
+        pytest.skip("pygments is not installed")
+    installed = pathlib.Path(spec.origin).parent
+    files = {f"pygments/{n}": (installed / n).read_bytes() for n in ("__init__.py", "__main__.py")}
+    policy = ClientClassPolicy(list_models=lambda: [python_model("copycat", files)])
+    # run
+    with pytest.raises(SerializationError) as refused:
+        loads(crafted("pygments.__main__", "main"), policy)
+    # verify
+    assert "this Python's installation" in str(refused.value) and "nothing was imported" in str(refused.value)
     assert_nothing_imported(evil)
 
 

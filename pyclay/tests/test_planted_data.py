@@ -12,6 +12,7 @@ from dataclay import api
 from dataclay.exceptions import ClassNotRegisteredError, RemoteError, SerializationError
 from dataclay._internal.proto import common_pb2, dataservice_pb2
 from peers import DataServicePeer, LogicModulePeer
+from storage import api as storage_api
 from test_pickle_policy import (  # noqa: F401 (evil and vendored are fixtures)
     assert_nothing_imported, crafted, crafted_args, evil, python_model, vendored, with_reference)
 from unitmodels.shop import Item
@@ -93,13 +94,16 @@ def test_a_planted_remote_exception_stays_a_remote_error_and_imports_nothing(clu
 
 
 def test_an_object_whose_metadata_names_a_refused_class_is_refused_by_get_by_id(cluster, evil):
+    # setup: the Logic Module's metadata says what the storer wrote as the class
     item = Item("pen", 1)
     item.make_persistent()
     oid = "0b0e3c5e-0000-4000-8000-000000000001"
     cluster.lm.objects[oid] = common_pb2.ObjectInfo(id=oid, class_name="evil_on_import.Thing",
                                                     language=common_pb2.PYTHON, master_backend_id=cluster.ds.backend_id)
-    with pytest.raises(ClassNotRegisteredError, match="evil_on_import.Thing"):
-        api.get_by_id(oid)
+    # run / verify: the API, and COMPSs' storage API
+    for get in (api.get_by_id, storage_api.getByID):
+        with pytest.raises(ClassNotRegisteredError, match="evil_on_import.Thing.*nothing was imported"):
+            get(oid)
     assert_nothing_imported(evil)
 
 

@@ -7,10 +7,13 @@ The policies use this to decide about a module by what would run, before anythin
 the same model (or the same allowed source), chosen by whoever accepted the model."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.machinery
 import pathlib
+import site
 import sys
+import sysconfig
 from typing import NamedTuple
 
 
@@ -51,6 +54,21 @@ def levels(module: str) -> list[Level] | None:
 def dotted(name: str) -> bool:
     """Whether `name` is a dotted name of identifiers ("a.b.c")."""
     return isinstance(name, str) and bool(name) and all(part.isidentifier() for part in name.split("."))
+
+
+def installed(path: pathlib.Path) -> bool:
+    """Whether `path` is inside this Python's own installation: its standard library or a site-packages
+    directory (where pip puts distributions), as opposed to a directory someone put on the path."""
+    resolved = path.resolve()
+    return any(resolved == root or root in resolved.parents for root in _installation_dirs())
+
+
+@functools.cache
+def _installation_dirs() -> tuple:
+    paths = sysconfig.get_paths()
+    found = [paths.get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")]
+    found += list(getattr(site, "getsitepackages", lambda: [])()) + [site.getusersitepackages()]
+    return tuple(dict.fromkeys(pathlib.Path(p).resolve() for p in found if p))
 
 
 def sha256_of(path: pathlib.Path) -> str | None:

@@ -4,9 +4,10 @@ is imported. Every side accepts the safe built-ins and the DATACLAY_PICKLE_ALLOW
 directory; clients, classes already defined in this process and classes of the models the Logic
 Module lists for them, when the source they would import is that model's code byte for byte.
 
-A refused global is never imported: its module is not looked up by any finder that runs code, and
-nothing of it runs. An accepted model module is imported with its packages' `__init__` code, which
-is code of the same model."""
+A refused global's module is never imported and none of its code runs. The import system's finders
+(which locate modules and run none of their code) are asked only about names that are model code
+by name: present in the models directory, or listed by the Logic Module. An accepted model module
+is imported with its packages' `__init__` code, which is code of the same model, checked likewise."""
 from __future__ import annotations
 
 import importlib
@@ -104,7 +105,7 @@ class BackendClassPolicy(ClassPolicy):
         return found is not None and all(self._from_models(level) for level in found)
 
     def _from_models(self, level: module_sources.Level) -> bool:
-        paths = ([level.origin] if level.origin else []) + list(level.locations)
+        paths = _paths(level)
         return level.plain_source and bool(paths) and all(self._inside(p) for p in paths)
 
     def _inside(self, path: pathlib.Path) -> bool:
@@ -151,7 +152,8 @@ class ClientClassPolicy(ClassPolicy):
 
 def _check_model_source(module: str, name: str, models: list) -> None:
     """Raises SerializationError, before any import, unless importing `module` would run only the code of
-    one of `models` (each level not imported yet is plain source whose bytes are the model's file)."""
+    one of `models`: each level not imported yet is plain source, outside this Python's installation, whose
+    bytes are the model's file."""
     namespaces = ", ".join(sorted({m.namespace for m in models}))
     get_code = (f"get its code with `dataclaycmd GetStubs <user> <password> {models[0].namespace} <dir>` and "
                 f"put <dir> on the PYTHONPATH")
@@ -160,13 +162,29 @@ def _check_model_source(module: str, name: str, models: list) -> None:
         raise SerializationError(f"{module}.{name} is a class of model {namespaces}, whose module {module} is not on "
                                  f"this program's path; nothing was imported: {get_code}")
     pending = [level for level in levels if not level.loaded]
+    # A model may share its module names with an installed package, even byte for byte: what is installed
+    # is the program's own environment, never model code for data to pull in.
+    installed = next((level for level in pending if any(module_sources.installed(p) for p in _paths(level))), None)
+    if installed is not None:
+        raise SerializationError(f"{module}.{name} is a class of model {namespaces}, but {installed.name} would be "
+                                 f"imported from this Python's installation ({_where(installed)}), not from model "
+                                 f"code on the path; nothing was imported: {get_code} ahead of it, or import "
+                                 f"{module} in the program yourself")
     for model in models:
         if all(_is_model_file(level, model) for level in pending):
             return
-    where = next((str(level.origin) for level in pending if level.origin), module)
-    raise SerializationError(f"{module}.{name} is a class of model {namespaces}, but {where}, which this program "
-                             f"would import for it, is not that model's registered code; nothing was imported: "
-                             f"{get_code}, ahead of other copies")
+    differing = next(level for level in pending if not _is_model_file(level, models[0]))
+    raise SerializationError(f"{module}.{name} is a class of model {namespaces}, but {_where(differing)}, which this "
+                             f"program would import for it, is not that model's registered code; nothing was "
+                             f"imported: {get_code}, ahead of other copies")
+
+
+def _paths(level: module_sources.Level) -> list:
+    return ([level.origin] if level.origin else []) + list(level.locations)
+
+
+def _where(level: module_sources.Level) -> str:
+    return str(level.origin) if level.origin else level.name
 
 
 def _is_model_file(level: module_sources.Level, model) -> bool:
