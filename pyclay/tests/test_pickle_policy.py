@@ -317,6 +317,23 @@ def test_client_refuses_a_listed_model_whose_local_code_differs_and_imports_noth
     assert package not in sys.modules and list(markers.iterdir()) == []
 
 
+def test_client_asks_again_after_a_refusal_and_loads_a_model_registered_again(vendored, monkeypatch):
+    # setup: the Logic Module first lists an older version of the model, then the one on the path
+    package, files, markers = vendored
+    older = dict(files, **{f"{package}/things.py": b"class Thing: pass\n"})
+    listed = [[python_model("vendored", older)], [python_model("vendored", files)]]
+    now = [0.0]
+    monkeypatch.setattr("dataclay._internal.serialization.model_catalog.time.monotonic", lambda: now[0])
+    policy = ClientClassPolicy(list_models=lambda: listed.pop(0))
+    # run
+    with pytest.raises(SerializationError, match="not that model's registered code"):
+        policy.find_class(f"{package}.things", "Thing")
+    now[0] += RETRY_SECONDS + 1
+    found = policy.find_class(f"{package}.things", "Thing")
+    # verify
+    assert found.__module__ == f"{package}.things" and listed == []
+
+
 def test_client_refuses_a_package_whose_init_differs_from_the_models(vendored):
     package, files, markers = vendored
     files = dict(files, **{f"{package}/__init__.py": b""})
@@ -350,6 +367,18 @@ def test_client_accepts_classes_defined_in_this_process_without_asking():
     policy = ClientClassPolicy(list_models=lambda: pytest.fail("the Logic Module was asked"))
     assert policy.dataclay_class("unitmodels.shop.Item") is Item
     assert policy.find_class("unitmodels.shop", "OutOfStock") is OutOfStock
+
+
+def test_client_does_not_ask_the_logic_module_about_standard_library_names(evil):
+    asked = []
+    policy = ClientClassPolicy(list_models=lambda: asked.append(1) or [])
+    for module, name in (("os", "system"), ("subprocess", "Popen"), ("importlib", "import_module")):
+        with pytest.raises(SerializationError, match="nothing was imported"):
+            policy.find_class(module, name)
+    with pytest.raises(SerializationError, match="nothing was imported"):
+        policy.find_class("evil_on_import", "boom")
+    assert asked == [1]
+    assert_nothing_imported(evil)
 
 
 def test_catalog_asks_once_per_unknown_module_until_the_retry_time():

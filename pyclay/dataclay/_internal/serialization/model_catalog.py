@@ -35,9 +35,9 @@ class ModelCatalog:
     A module once listed stays known to this process even if its model is unpublished later: its code,
     if imported, has run already, and otherwise only the exact registered bytes would be imported."""
 
-    def __init__(self, list_models: Callable[[], Iterable], clock: Callable[[], float] = time.monotonic):
+    def __init__(self, list_models: Callable[[], Iterable], clock: Callable[[], float] | None = None):
         self._list_models = list_models
-        self._clock = clock
+        self._clock = clock or time.monotonic
         self._lock = threading.Lock()
         self._modules: dict[str, list[ModelCode]] = {}
         self._asked: dict[str, float] = {}
@@ -64,6 +64,12 @@ class ModelCatalog:
         with self._lock:
             self._modules.update(modules)
             return self._modules.get(module, [])
+
+    def forget(self, module: str) -> None:
+        """Drops what is known of `module` (its model may have changed since): the Logic Module is asked
+        again at the next lookup RETRY_SECONDS after the last time it was asked."""
+        with self._lock:
+            self._modules.pop(module, None)
 
 
 def _modules_of(models: Iterable) -> dict[str, list[ModelCode]]:

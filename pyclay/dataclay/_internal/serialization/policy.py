@@ -141,12 +141,16 @@ class ClientClassPolicy(ClassPolicy):
         loaded = sys.modules.get(module)
         if loaded is not None and registry.is_model_module(module):
             return _class_defined_in(loaded, module, name)
-        if self._catalog is None:
-            return None
+        if self._catalog is None or module.split(".")[0] in sys.stdlib_module_names:
+            return None  # the standard library is never model code (see _check_model_source): no need to ask
         models = self._catalog.models_defining(module)
         if not models:
             return None
-        _check_model_source(module, name, models)
+        try:
+            _check_model_source(module, name, models)
+        except SerializationError:
+            self._catalog.forget(module)  # a model registered again since the list was fetched heals in time
+            raise
         return _class_defined_in(_import_model(module), module, name)
 
 
