@@ -6,7 +6,6 @@ objects during collections."""
 import json
 import select
 import textwrap
-import uuid
 import threading
 import time
 
@@ -48,13 +47,6 @@ def run(cluster, body: str, *args: str) -> dict:
     """Runs `body` in a fresh client process (its session closes when it exits); returns its last JSON line."""
     result = cluster.run_client(PRELUDE + MODELS + textwrap.dedent(body), *args)
     return json.loads(result.stdout.strip().splitlines()[-1])
-
-
-def flush_registrations(lm) -> None:
-    """Returns once every object stored so far is registered (backends register in the background;
-    a lookup that misses makes the Logic Module flush every backend first)."""
-    with pytest.raises(ObjectDoesNotExistError):
-        lm.get_object_info(str(uuid.uuid4()))
 
 
 def existing(lm, ids) -> set:
@@ -100,7 +92,6 @@ def test_an_unreferenced_object_is_kept_while_its_session_is_open_and_collected_
     try:
         assert select.select([holder.stdout], [], [], 60)[0], "the client did not make its object"
         oid = json.loads(holder.stdout.readline())["id"]
-        flush_registrations(lm)
         # run
         while_open = lm.collect_garbage()
         kept = existing(lm, [oid])
@@ -202,10 +193,9 @@ def test_versions_are_collected_like_any_object_and_a_kept_version_keeps_its_ori
                           "consolidated": consolidated.getID(), "kept": kept.getID(), "orphan": orphan.getID(),
                           "of_orphan": of_orphan.getID()}))
     """)
-    flush_registrations(lm)
     everything = [made["named"], *made["dropped"], made["consolidated"], made["kept"], made["orphan"],
                   made["of_orphan"]]
-    # a consolidated version is retired at once, also when its registration was still queued
+    # a consolidated version is retired at once
     with pytest.raises(ObjectDoesNotExistError):
         lm.get_object_info(made["consolidated"])
     # run
@@ -282,7 +272,6 @@ def test_no_reachable_object_is_collected_while_writers_move_references_during_c
             if p.poll() is None:
                 p.kill()
                 p.wait()
-    flush_registrations(lm)
     final = lm.collect_garbage()
     after = run(cluster, """
         out = {}
@@ -309,7 +298,6 @@ def test_status_and_dataclaycmd_report_objects_collected(cluster, lm):
             Item(v).make_persistent(backend_id=BACKENDS[0])
         print(json.dumps({}))
     """)
-    flush_registrations(lm)
     # run
     printed = cluster.dataclaycmd("CollectGarbage", cluster.admin_user(), "-").stdout
     status = cluster.status()

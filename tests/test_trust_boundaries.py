@@ -146,7 +146,6 @@ def test_backend_only_rpcs_are_refused_to_users_and_administrators(cluster, mall
         "BeginCollection": lambda s, m: s.BeginCollection(ds_pb2.CollectionRequest(collection_id=1), metadata=m),
         "EndCollection": lambda s, m: s.EndCollection(ds_pb2.CollectionRequest(collection_id=1), metadata=m),
         "GetReferences": lambda s, m: list(s.GetReferences(ds_pb2.CollectionRequest(collection_id=1), metadata=m)),
-        "FlushRegistrations": lambda s, m: s.FlushRegistrations(common_pb2.Empty(), metadata=m),
         "DeployModels": lambda s, m: s.DeployModels(lm_pb2.ModelList(), metadata=m),
         # were it accepted, the test models would be gone from this backend
         "RemoveModels": lambda s, m: s.RemoveModels(ds_pb2.RemoveModelsRequest(namespaces=["tests"],

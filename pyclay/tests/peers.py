@@ -36,7 +36,7 @@ def start_server(*adders) -> tuple[grpc.Server, int]:
 
 
 class LogicModulePeer(logicmodule_pb2_grpc.LogicModuleServicer):
-    """Accepts one user, lists the backends it is given and answers object metadata from `objects`."""
+    """Accepts one user, lists the backends and models it is given and answers object metadata from `objects`."""
 
     def __init__(self, user="alice", password="secret"):
         self.user, self.password = user, password
@@ -44,6 +44,7 @@ class LogicModulePeer(logicmodule_pb2_grpc.LogicModuleServicer):
         self.backends: list = []
         self.objects: dict[str, common_pb2.ObjectInfo] = {}
         self.aliases: dict[str, str] = {}
+        self.models: list = []
         self.calls: dict[str, int] = {}
         self.server, self.port = start_server(lambda s: logicmodule_pb2_grpc.add_LogicModuleServicer_to_server(self, s))
 
@@ -116,6 +117,11 @@ class LogicModulePeer(logicmodule_pb2_grpc.LogicModuleServicer):
         if self.aliases.pop(request.alias, None) is None:
             abort_with(context, AliasDoesNotExistError(f"no alias {request.alias}"))
         return common_pb2.Empty()
+
+    def ListModels(self, request, context):
+        self._count("ListModels", context)
+        wanted = [m for m in self.models if request.language in (common_pb2.LANGUAGE_UNSPECIFIED, m.language)]
+        return logicmodule_pb2.ModelList(models=wanted)
 
     def NewAlias(self, request, context):
         self._count("NewAlias", context)

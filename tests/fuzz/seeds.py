@@ -72,9 +72,14 @@ def logic_module_seeds(world: World, identity: str, backend_identity_id: str, se
                                                    port=1, languages=[common_pb2.PYTHON], store_engine="kv")],
         "Heartbeat": [lm.HeartbeatRequest(backend_id=backend_identity_id, sessions_epoch=1, sessions_seen=1)],
         "GetBackends": [empty],
-        "RegisterObjects": [lm.RegisterObjectsRequest(objects=[common_pb2.ObjectInfo(
-            id=new_id, class_name=COUNTER, language=common_pb2.PYTHON, dataset=_dataset(world, owner),
-            master_backend_id=b0)], alias="fz-registered", alias_object_id=new_id)],
+        "RegisterObjects": [lm.RegisterObjectsRequest(groups=[
+            lm.RegistrationGroup(objects=[common_pb2.ObjectInfo(
+                id=new_id, class_name=COUNTER, language=common_pb2.PYTHON, dataset=_dataset(world, owner),
+                master_backend_id=b0)], alias="fz-registered", alias_object_id=new_id),
+            # an ID registered already, from another master: refused alone
+            lm.RegistrationGroup(objects=[common_pb2.ObjectInfo(
+                id=mine["counter"][0], class_name=COUNTER, language=common_pb2.PYTHON,
+                dataset=_dataset(world, owner), master_backend_id=b1)])])],
         "GetObjectInfo": [lm.ObjectIdRequest(id=mine["counter"][0])],
         "GetObjectByAlias": [lm.AliasRequest(alias=f"fz-{owner}-counter"),
                              lm.AliasRequest(alias="fz-admin-counter", dataset=world.admin[0])],
@@ -125,7 +130,6 @@ def data_service_seeds(world: World, identity: str) -> dict[str, list]:
             "RemoveModels": [ds.RemoveModelsRequest(namespaces=["fuzzns"], revision=1)],
             "SessionsClosed": [ds.SessionsClosedRequest(token_sha256=[hashlib.sha256(b"nobody").hexdigest()]),
                                ds.SessionsClosedRequest(forget_all=True)],
-            "FlushRegistrations": [common_pb2.Empty()],
             "GetStatus": [common_pb2.Empty()],
             "NewReplica": [ds.NewReplicaRequest(object_ids=[node], backend_id=other, recursive=True)],
             "NewVersion": [ds.NewVersionRequest(object_id=counter)],

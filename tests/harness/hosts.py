@@ -96,8 +96,11 @@ class Host:
         _ip("link", "set", self.veth, "down")
 
     def link_up(self) -> None:
-        """Connects this host again."""
+        """Connects this host again. Address resolutions that failed or were still pending while it
+        was cut off are forgotten on every host: a pending one would otherwise fail a connection
+        made right after the heal with "No route to host" once its last probe goes unanswered."""
         _ip("link", "set", self.veth, "up")
+        self.network.forget_neighbours()
 
     def signal_all(self, sig: int) -> None:
         """Sends `sig` to every process of this host (SIGSTOP freezes the host, SIGCONT thaws it)."""
@@ -163,6 +166,12 @@ class HostNetwork:
         for host in self.hosts:
             host.signal_all(signal.SIGCONT)
             host.link_up()
+
+    def forget_neighbours(self) -> None:
+        """Drops the address-resolution entries of the bridge and of every host."""
+        _ip("neigh", "flush", "dev", self.bridge, check=False)
+        for host in self.hosts:
+            _ip("-n", host.namespace, "neigh", "flush", "dev", "eth0", check=False)
 
     def close(self) -> None:
         """Kills every process of every host and removes the namespaces, links, bridge and files."""

@@ -102,10 +102,17 @@ def master_host(cluster: MultiHostCluster, client: Host, aliases: list[str] = CO
 
 def wait_for_copies(cluster: MultiHostCluster, client: Host, copies: int, timeout: float = 60,
                     aliases: list[str] = COUNTERS) -> dict:
-    """Polls until every counter has `copies` copies (an old master came back as a replica)."""
+    """Polls until every counter has `copies` copies (an old master came back as a replica). A poll
+    that cannot reach the cluster yet (a host healed a moment ago) is retried until the deadline."""
     deadline = time.monotonic() + timeout
     while True:
-        counts = final_counts(cluster, client, aliases)
+        try:
+            counts = final_counts(cluster, client, aliases)
+        except RuntimeError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+            continue
         if all(len(c) == copies for _, c in counts.values()) or time.monotonic() > deadline:
             return counts
         time.sleep(1)

@@ -100,12 +100,6 @@ class LogicModuleClient(StubClient):
         """Every registered backend (BackendInfo) with its liveness."""
         return self._call(self._stub.GetBackends, _EMPTY, _listed("backends"), check_timeout(timeout))
 
-    def register_objects(self, objects: list, alias: str = "", alias_object_id: str = "") -> None:
-        """Registers stored objects (ObjectInfo) and optionally an alias, in one transaction."""
-        request = build(lm_pb2.RegisterObjectsRequest, "register_objects", objects=objects, alias=alias or "",
-                        alias_object_id=alias_object_id or "")
-        return self._call(self._stub.RegisterObjects, request)
-
     def get_object_info(self, object_id: str, timeout: float | None = None) -> common_pb2.ObjectInfo:
         """Class, dataset, master and replica locations and aliases of an object."""
         request = build(lm_pb2.ObjectIdRequest, "get_object_info", id=object_id)

@@ -312,9 +312,9 @@ class Runtime:
         try:
             return self.policy.dataclay_class(info.class_name)
         except ClassNotRegisteredError as e:
-            raise ClassNotRegisteredError(
-                f"object {info.id} is a {info.class_name}, which cannot be loaded here ({e}); put its model "
-                f"on the PYTHONPATH (dataclaycmd GetStubs)") from None
+            # the class name is what whoever stored the object wrote: the policy decides on it by name,
+            # before importing anything
+            raise ClassNotRegisteredError(f"object {info.id} is a {info.class_name}: {e}") from None
 
 
 def live_location(info, backends: dict, unreachable) -> str | None:

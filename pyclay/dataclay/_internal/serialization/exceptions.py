@@ -1,5 +1,7 @@
 """User exceptions across the wire: a backend captures one as a RemoteError (type name, message,
-pickled args, traceback); a client rebuilds built-in and model exception types as themselves."""
+pickled args, traceback); a client rebuilds built-in and model exception types as themselves. The
+type name is the sender's word: it is resolved by the policy, by name, before anything is imported,
+and a type the policy refuses leaves the RemoteError as it is."""
 from __future__ import annotations
 
 import traceback
@@ -21,7 +23,8 @@ def capture(error: BaseException, namer=None) -> RemoteError:
 
 
 def rebuild(error: RemoteError, policy) -> BaseException:
-    """The exception to raise for `error`: its own type when allowed by `policy`, else `error` itself."""
+    """The exception to raise for `error`: its own type when allowed by `policy` (an Exception that is not a
+    DataClayException), else `error` itself; arguments the policy refuses leave just the message."""
     module, _, name = error.remote_type.rpartition(".")
     try:
         cls = policy.find_class(module, name)

@@ -1,20 +1,32 @@
-"""Which globals an unpickler may load. Backends (the execution environment) accept the safe
-built-ins, DATACLAY_PICKLE_ALLOW entries and classes of the deployed model modules; clients also
-accept classes they can import that are dataClay classes or defined in model modules."""
+"""Which globals an unpickler may load, decided from the module and name as written, before anything
+is imported. Every side accepts the safe built-ins and the DATACLAY_PICKLE_ALLOW entries. Backends
+(the execution environment) also accept classes of modules that would load from the deployed models
+directory; clients, classes already defined in this process and classes of the models the Logic
+Module lists for them, when the source they would import is that model's code byte for byte.
+
+A refused global's module is never imported and none of its code runs. The import system's finders
+(which locate modules and run none of their code) are asked only about names that are model code
+by name: present in the models directory, or listed by the Logic Module. An accepted model module
+is imported with its packages' `__init__` code, which is code of the same model, checked likewise."""
 from __future__ import annotations
 
 import importlib
 import pathlib
 import sys
+from collections.abc import Callable, Iterable
 
 from dataclay.exceptions import ClassNotRegisteredError, SerializationError
 from dataclay._internal.model import registry
 from dataclay._internal.model.object import DataClayObject, rebuild_volatile
+from dataclay._internal.serialization import module_sources
+from dataclay._internal.serialization.model_catalog import ModelCatalog, file_of
 from dataclay._internal.serialization.safe_names import REBUILD_VOLATILE, SAFE_GLOBALS
 
 
 class ClassPolicy:
     """The allow-list of one unpickling side; resolved globals are cached, refusals are not."""
+
+    _model_scope = "known here"
 
     def __init__(self, allow=()):
         self._allow = frozenset(allow)
@@ -22,23 +34,26 @@ class ClassPolicy:
 
     def find_class(self, module, name):
         """The global `module.name` if allowed; else SerializationError (nothing imported, nothing run)."""
+        if not (module_sources.dotted(module) and _plain_name(name)):
+            raise SerializationError(f"refused a malformed global reference {module!r}, {name!r}; nothing was "
+                                     f"imported")
         found = self._cache.get((module, name))
         if found is not None:
             return found
-        if not (isinstance(module, str) and isinstance(name, str)):
-            raise SerializationError("refused a malformed global reference in a pickle")
         if (module, name) in SAFE_GLOBALS:
             found = getattr(importlib.import_module(module), name)
         elif (module, name) == REBUILD_VOLATILE:
             found = rebuild_volatile
         elif f"{module}.{name}" in self._allow:
-            found = _lookup(importlib.import_module(module), name)
+            found = _allowed(module, name)
         else:
             found = self._model_global(module, name)
         if found is None:
             raise SerializationError(
-                f"refused to load {module}.{name}: it is not a registered model class, a safe built-in "
-                f"or listed in DATACLAY_PICKLE_ALLOW")
+                f"refused {module}.{name}: nothing was imported for it. It is not a safe built-in, not a class of "
+                f"a model {self._model_scope} and not listed in DATACLAY_PICKLE_ALLOW; to accept it, list "
+                f"'{module}.{name}' in DATACLAY_PICKLE_ALLOW on the clients and the backends, or, for a model "
+                f"class, register its model (dataclaycmd NewModel) and get its code (dataclaycmd GetStubs)")
         self._cache[(module, name)] = found
         return found
 
@@ -66,7 +81,9 @@ class ClassPolicy:
 
 
 class BackendClassPolicy(ClassPolicy):
-    """A backend's policy: model classes come only from modules under `models_dir`."""
+    """A backend's policy: model classes come only from modules that would load from under `models_dir`."""
+
+    _model_scope = "deployed on this backend"
 
     def __init__(self, models_dir, allow=()):
         super().__init__(allow)
@@ -76,44 +93,43 @@ class BackendClassPolicy(ClassPolicy):
         return self.is_model_module(cls.__module__)
 
     def is_model_module(self, module: str) -> bool:
-        """True if `module` (and each package above it) is deployed model code under models_dir."""
-        if self.models_dir is None or not _dotted(module):
+        """True if `module`, and each package above it, is loaded or would be imported from deployed model code
+        under models_dir; decided without importing anything."""
+        if self.models_dir is None or not module_sources.dotted(module):
             return False
-        parts = module.split(".")
-        for depth in range(1, len(parts) + 1):
-            prefix = ".".join(parts[:depth])
-            loaded = sys.modules.get(prefix)
-            if loaded is not None:
-                if not self._loaded_from_models(loaded):
-                    return False
-                continue
-            base = self.models_dir.joinpath(*parts[:depth])
-            if not (base.with_suffix(".py").is_file() or base.is_dir()):
-                return False
-        return True
+        top = module.split(".")[0]
+        if top not in sys.modules and not ((self.models_dir / top).is_dir()
+                                           or (self.models_dir / f"{top}.py").is_file()):
+            return False  # not model code: no finder is even asked about it
+        found = module_sources.levels(module)
+        return found is not None and all(self._from_models(level) for level in found)
 
-    def _loaded_from_models(self, module) -> bool:
-        paths = [getattr(module, "__file__", None)] + list(getattr(module, "__path__", []) or [])
-        paths = [pathlib.Path(p).resolve() for p in paths if p]
-        return bool(paths) and all(p == self.models_dir or self.models_dir in p.parents for p in paths)
+    def _from_models(self, level: module_sources.Level) -> bool:
+        paths = _paths(level)
+        return level.plain_source and bool(paths) and all(self._inside(p) for p in paths)
+
+    def _inside(self, path: pathlib.Path) -> bool:
+        resolved = path.resolve()
+        return resolved == self.models_dir or self.models_dir in resolved.parents
 
     def _model_global(self, module: str, name: str):
         if not self.is_model_module(module):
             return None
-        try:
-            loaded = importlib.import_module(module)
-        except Exception as e:  # model code that fails to import is reported, never half-trusted
-            raise SerializationError(f"model module {module} failed to import: {type(e).__name__}: {e}") from None
-        if not self._loaded_from_models(loaded):
-            return None
-        found = _lookup(loaded, name)
-        if isinstance(found, type) and found.__module__ == module:
-            return found
-        return None
+        loaded = _import_model(module)
+        if not self.is_model_module(module):
+            return None  # its own code put something else in its place
+        return _class_defined_in(loaded, module, name)
 
 
 class ClientClassPolicy(ClassPolicy):
-    """A client's policy: also dataClay classes it can import and classes of model modules."""
+    """A client's policy: also classes defined in this process in model modules, and classes of the models
+    `list_models()` returns (the Logic Module's list of what this client may use)."""
+
+    _model_scope = "this program may use"
+
+    def __init__(self, allow=(), list_models: Callable[[], Iterable] | None = None):
+        super().__init__(allow)
+        self._catalog = ModelCatalog(list_models) if list_models is not None else None
 
     def _accepts_registered(self, cls: type) -> bool:
         return True
@@ -122,32 +138,100 @@ class ClientClassPolicy(ClassPolicy):
         known = registry.registered_class(f"{module}.{name}")
         if known is not None:
             return known
-        if not _dotted(module) or module.split(".")[0] in sys.stdlib_module_names:
+        loaded = sys.modules.get(module)
+        if loaded is not None and registry.is_model_module(module):
+            return _class_defined_in(loaded, module, name)
+        if self._catalog is None or module.split(".")[0] in sys.stdlib_module_names:
+            return None  # the standard library is never model code (see _check_model_source): no need to ask
+        models = self._catalog.models_defining(module)
+        if not models:
             return None
         try:
-            loaded = importlib.import_module(module)
-        except Exception:  # not importable here: the caller reports the class as refused
-            return None
-        found = _lookup(loaded, name)
-        if not isinstance(found, type):
-            return None
-        if issubclass(found, DataClayObject):
-            return found
-        if found.__module__ == module and registry.is_model_module(module):
-            return found
-        return None
+            _check_model_source(module, name, models)
+        except SerializationError:
+            self._catalog.forget(module)  # a model registered again since the list was fetched heals in time
+            raise
+        return _class_defined_in(_import_model(module), module, name)
 
 
-def _dotted(name: str) -> bool:
-    return bool(name) and all(part.isidentifier() for part in name.split("."))
+def _check_model_source(module: str, name: str, models: list) -> None:
+    """Raises SerializationError, before any import, unless importing `module` would run only the code of
+    one of `models`: each level not imported yet is plain source, outside this Python's installation, whose
+    bytes are the model's file."""
+    namespaces = ", ".join(sorted({m.namespace for m in models}))
+    get_code = (f"get its code with `dataclaycmd GetStubs <user> <password> {models[0].namespace} <dir>` and "
+                f"put <dir> on the PYTHONPATH")
+    levels = module_sources.levels(module)
+    if levels is None:
+        raise SerializationError(f"{module}.{name} is a class of model {namespaces}, whose module {module} is not on "
+                                 f"this program's path; nothing was imported: {get_code}")
+    pending = [level for level in levels if not level.loaded]
+    # A model may share its module names with an installed package, even byte for byte: what is installed
+    # is the program's own environment, never model code for data to pull in.
+    installed = next((level for level in pending if any(module_sources.installed(p) for p in _paths(level))), None)
+    if installed is not None:
+        raise SerializationError(f"{module}.{name} is a class of model {namespaces}, but {installed.name} would be "
+                                 f"imported from this Python's installation ({_where(installed)}), not from model "
+                                 f"code on the path; nothing was imported: {get_code} ahead of it, or import "
+                                 f"{module} in the program yourself")
+    for model in models:
+        if all(_is_model_file(level, model) for level in pending):
+            return
+    differing = next(level for level in pending if not _is_model_file(level, models[0]))
+    raise SerializationError(f"{module}.{name} is a class of model {namespaces}, but {_where(differing)}, which this "
+                             f"program would import for it, is not that model's registered code; nothing was "
+                             f"imported: {get_code}, ahead of other copies")
+
+
+def _paths(level: module_sources.Level) -> list:
+    return ([level.origin] if level.origin else []) + list(level.locations)
+
+
+def _where(level: module_sources.Level) -> str:
+    return str(level.origin) if level.origin else level.name
+
+
+def _is_model_file(level: module_sources.Level, model) -> bool:
+    if not level.plain_source:
+        return False
+    if level.origin is None:
+        return True  # a namespace package: no code runs for it
+    wanted = model.digests.get(file_of(level.name, level.is_package))
+    return wanted is not None and module_sources.sha256_of(level.origin) == wanted
+
+
+def _import_model(module: str):
+    try:
+        return importlib.import_module(module)
+    except Exception as e:  # model code that fails to import is reported, never half-trusted
+        raise SerializationError(f"model module {module} failed to import: {type(e).__name__}: {e}") from None
+
+
+def _allowed(module: str, name: str):
+    try:
+        loaded = importlib.import_module(module)
+    except Exception as e:  # listed by the deployment but not importable here
+        raise SerializationError(f"{module}.{name} is listed in DATACLAY_PICKLE_ALLOW but its module cannot be "
+                                 f"imported here: {type(e).__name__}: {e}") from None
+    return _lookup(loaded, name)
+
+
+def _class_defined_in(loaded, module: str, name: str):
+    """The class `name` of module `loaded` if that module defines it (not one it imported), else None."""
+    found = _lookup(loaded, name)
+    if isinstance(found, type) and found.__module__ == module:
+        return found
+    return None
+
+
+def _plain_name(name) -> bool:
+    return module_sources.dotted(name) and not any(part.startswith("__") for part in name.split("."))
 
 
 def _lookup(module, name: str):
     """`module.name` where name may be a dotted path of plain (non-dunder) identifiers."""
     target = module
     for part in name.split("."):
-        if not part.isidentifier() or part.startswith("__"):
-            raise SerializationError(f"refused global name {name!r}")
         target = getattr(target, part, None)
         if target is None:
             return None

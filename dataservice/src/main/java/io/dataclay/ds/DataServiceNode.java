@@ -24,6 +24,7 @@ import io.dataclay.ds.service.Mastership;
 import io.dataclay.ds.service.ReplicaSets;
 import io.dataclay.ds.service.VersionService;
 import io.dataclay.ds.service.Environments;
+import io.dataclay.ds.service.GroupCommitRegistrar;
 import io.dataclay.ds.service.ExecutionService;
 import io.dataclay.ds.service.IdClaims;
 import io.dataclay.ds.service.ModelBundle;
@@ -32,7 +33,7 @@ import io.dataclay.ds.service.ModelFiles;
 import io.dataclay.ds.service.ModelRegistry;
 import io.dataclay.ds.service.ModelService;
 import io.dataclay.ds.service.ObjectService;
-import io.dataclay.ds.service.QueuedRegistrations;
+import io.dataclay.ds.service.Reconciliation;
 import io.dataclay.ds.service.ReferenceRecorder;
 import io.dataclay.ds.service.ResultApplier;
 import io.dataclay.ds.service.Session;
@@ -73,7 +74,7 @@ import java.util.logging.Logger;
 public final class DataServiceNode implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(DataServiceNode.class.getName());
   private static final long REGISTER_TIMEOUT_MS = 60_000;
-  private static final Duration CLOSE_FLUSH = Duration.ofSeconds(10);
+  private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
 
   private final ExecutorService calls = Executors.newCachedThreadPool(daemons("dataclay-ds-call"));
   private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(daemons("dataclay-ds-ee"));
@@ -87,7 +88,9 @@ public final class DataServiceNode implements AutoCloseable {
   private StatusService status;
   private DataServiceServer server;
   private BackendRegistration registration;
-  private QueuedRegistrations registrations;
+  private GroupCommitRegistrar registrations;
+  private boolean stoppedCleanly;
+  private Reconciliation reconciliation; // after an unclean stop
   private Path backendDir;
   private RemotePeers peers;
   private CallRelay relay;
@@ -108,8 +111,8 @@ public final class DataServiceNode implements AutoCloseable {
     backendDir = config.backendDir();
     UUID id = BackendIdFile.readOrCreate(config.backendDir());
     PrivatePaths.directory(config.pythonModelsDir(), "the models directory");
-    boolean stoppedCleanly = CleanStopMark.consume(config.backendDir());
-    QueuedRegistrations lm = new QueuedRegistrations(new RemoteLogicModule(admin, id));
+    stoppedCleanly = CleanStopMark.consume(config.backendDir());
+    GroupCommitRegistrar lm = new GroupCommitRegistrar(new RemoteLogicModule(admin, id));
     registrations = lm;
     SessionCache sessions = new SessionCache(lm);
     ReferenceRecorder recorder = new ReferenceRecorder(engineStore, sessions::resolve, calls,
@@ -136,7 +139,8 @@ public final class DataServiceNode implements AutoCloseable {
         new BackendIdentity(id, config.backendName(), config.backendHost(), 0, languages, engine));
     ModelService models = new ModelService(new ModelFiles(config.pythonModelsDir()), registry, environments);
     classes.refreshWith(() -> models.reconcile(registration.models()));
-    CopyService copies = new CopyService(store, environments, replicas, peers, directory, lm, classes, mastership, id);
+    CopyService copies = new CopyService(store, environments, replicas, peers, directory, claims, classes, mastership,
+        id);
     ImportStaging staging = new ImportStaging(store, config.backendDir().resolve("imports"), id,
         new ImportStateQuery(admin), environments::evict, new ImportStaging.Replicas() {
           @Override
@@ -174,7 +178,7 @@ public final class DataServiceNode implements AutoCloseable {
     replicas.load(directory.replicatedFrom(id.toString()));
     registration.firstBeat(REGISTER_TIMEOUT_MS); // stale master copies go before anything is served
     if (!stoppedCleanly) {
-      lm.reconcile(store);
+      reconciliation = Reconciliation.start(store, lm, environments::evict);
     }
     models.reconcile(registration.models());
     classes.markInstalled(); // calls that waited for the models run from here on
@@ -206,8 +210,9 @@ public final class DataServiceNode implements AutoCloseable {
   }
 
   /**
-   * Stops the Python environment and the server, registers what is still queued, then stops the
-   * heartbeat; leaves the clean-stop mark only when nothing is left unregistered.
+   * Stops the Python environment and the server, lets the registrations under way get their
+   * answers, then stops the heartbeat; leaves the clean-stop mark only when nothing stored here can
+   * be left without the Logic Module's answer.
    */
   @Override
   public void close() {
@@ -216,18 +221,21 @@ public final class DataServiceNode implements AutoCloseable {
     }
     snapshotTimer.shutdownNow();
     environments.closeAll();
-    if (server != null) {
-      server.stop();
+    // every call finished: a refused call removed what it stored before it answered
+    boolean callsFinished = server == null || server.stop();
+    if (reconciliation != null) {
+      reconciliation.stop();
     }
     if (registrations != null) {
-      try {
-        registrations.flush(CLOSE_FLUSH);
+      // an unclean stop is still unreconciled until every stored object got its answer
+      boolean reconciled = stoppedCleanly || reconciliation != null && reconciliation.finished();
+      if (registrations.close(CLOSE_WAIT) && callsFinished && reconciled) {
         CleanStopMark.leave(backendDir);
-      } catch (RuntimeException e) {
-        LOG.warning("stopping with " + registrations.pending() + " objects not yet registered with the Logic "
-            + "Module; the next start re-registers every stored object (" + e.getMessage() + ")");
+      } else {
+        LOG.warning("stopping before every stored object got the Logic Module's answer (calls cut short: "
+            + !callsFinished + "; registrations waiting: " + registrations.pending() + "; or the re-registration"
+            + " after an unclean stop unfinished): the next start registers every stored object again");
       }
-      registrations.close();
     }
     if (registration != null) {
       registration.close();

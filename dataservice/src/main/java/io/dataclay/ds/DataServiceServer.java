@@ -55,18 +55,23 @@ public final class DataServiceServer {
     return server.getPort();
   }
 
-  /** Stops accepting calls, lets calls in flight finish for up to 2 s, then cancels the rest. */
-  public void stop() {
+  /**
+   * Stops accepting calls, lets calls in flight finish for up to 2 s, then cancels the rest. True
+   * when every call finished (answered after all its work was done) before that.
+   */
+  public boolean stop() {
     server.shutdown();
     try {
-      if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
-        server.shutdownNow();
-        server.awaitTermination(2, TimeUnit.SECONDS);
+      if (server.awaitTermination(2, TimeUnit.SECONDS)) {
+        return true;
       }
+      server.shutdownNow();
+      server.awaitTermination(2, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       server.shutdownNow();
       Thread.currentThread().interrupt();
     }
+    return false;
   }
 
   /** Waits until the server has stopped. */

@@ -87,7 +87,6 @@ class GarbageCollectionTest {
     LogicModuleClient bobLm = cluster.lmAs(bobToken);
     bobLm.deleteAlias("dropped", "");
     bobLm.closeSession();
-    admin.flushRegistrations(5_000);
     // run
     GarbageReport report = cluster.adminLm().collectGarbage();
     GarbageReport again = cluster.adminLm().collectGarbage();
@@ -143,7 +142,6 @@ class GarbageCollectionTest {
     cluster.lmAs(heidiToken).closeSession();
     String laterToken = cluster.session("heidi");
     UUID held = UUID.fromString(cluster.client(laterToken).newVersion(original.toString(), "").getVersion().getId());
-    admin.flushRegistrations(5_000);
     // run
     GarbageReport whileHeld = cluster.adminLm().collectGarbage();
     boolean originalKept = stored(original) && stored(held);
@@ -164,7 +162,6 @@ class GarbageCollectionTest {
     String token = cluster.session("dave");
     UUID lone = UUID.randomUUID();
     cluster.client(token).makePersistent(List.of(point(lone, "1")), null);
-    admin.flushRegistrations(5_000);
     cluster.lmAs(token).closeSession();
     // run
     cluster.stopDataService();

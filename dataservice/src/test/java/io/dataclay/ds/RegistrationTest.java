@@ -8,8 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.client.DataServiceClient;
 import io.dataclay.ds.servicer.Messages;
+import io.dataclay.exceptions.ObjectAlreadyExistsException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
-import io.dataclay.exceptions.PermissionDeniedException;
+import io.dataclay.proto.DataServiceMessage;
+import io.dataclay.proto.ExecuteRequest;
+import io.dataclay.proto.ExecuteResult;
+import io.dataclay.proto.Language;
 import io.dataclay.proto.ObjectData;
 import io.dataclay.proto.ObjectInfo;
 import java.nio.file.Files;
@@ -17,13 +21,20 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Objects made persistent without an alias reach the Logic Module in the background, and always. */
+/** A make_persistent is acknowledged only once the Logic Module registered its objects. */
 @Timeout(90)
 class RegistrationTest {
   @TempDir Path tmp;
@@ -38,6 +49,28 @@ class RegistrationTest {
 
   private Map<String, String> kvPool() {
     return Map.of("DATACLAY_STORE", "kv", "DATACLAY_STORE_PATH", tmp.resolve("pool").toString());
+  }
+
+  // Registers {@code id} directly with the Logic Module, as this backend's object of another class.
+  private void registerElsewhere(UUID id) {
+    cluster.lmAs(cluster.backendToken()).registerObjects(List.of(ObjectInfo.newBuilder().setId(id.toString())
+        .setClassName("shapes.Other").setLanguage(Language.PYTHON).setDataset(TestCluster.ADMIN)
+        .setMasterBackendId(cluster.node().identity().id().toString()).build()), null, null);
+  }
+
+  private void awaitRegistered(UUID id) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (true) {
+      try {
+        cluster.adminLm().getObjectInfo(id.toString());
+        return;
+      } catch (ObjectDoesNotExistException e) {
+        if (System.nanoTime() > deadline) {
+          throw e;
+        }
+        Thread.sleep(20);
+      }
+    }
   }
 
   @Test
@@ -59,47 +92,92 @@ class RegistrationTest {
   }
 
   @Test
-  void objects_made_persistent_one_by_one_reach_the_logic_module_a_batch_per_call() throws Exception {
+  void concurrent_make_persistent_calls_share_logic_module_requests() throws Exception {
     // setup
     cluster = TestCluster.start(tmp);
     DataServiceClient ds = cluster.client(cluster.adminToken());
+    ExecutorService writers = Executors.newFixedThreadPool(16);
     long before = cluster.lmCalls("RegisterObjects");
+    List<Future<List<UUID>>> made = new ArrayList<>();
     // run
-    for (int i = 0; i < 200; i++) {
-      ds.makePersistent(List.of(point(UUID.randomUUID(), "p" + i)), null);
+    try {
+      for (int w = 0; w < 16; w++) {
+        made.add(writers.submit(() -> {
+          List<UUID> mine = new ArrayList<>();
+          for (int i = 0; i < 25; i++) {
+            UUID id = UUID.randomUUID();
+            ds.makePersistent(List.of(point(id, "p")), null);
+            mine.add(id);
+          }
+          return mine;
+        }));
+      }
+      List<UUID> all = new ArrayList<>();
+      for (Future<List<UUID>> f : made) {
+        all.addAll(f.get(60, TimeUnit.SECONDS));
+      }
+      // verify: every acknowledged object is registered, in fewer requests than calls
+      long requests = cluster.lmCalls("RegisterObjects") - before;
+      assertEquals(400, cluster.adminLm().getStats().getObjects());
+      for (UUID id : all) {
+        cluster.adminLm().getObjectInfo(id.toString());
+      }
+      assertTrue(requests < 400, requests + " RegisterObjects requests for 400 calls");
+    } finally {
+      writers.shutdownNow();
     }
-    cluster.client(cluster.backendToken()).flushRegistrations(5_000);
-    // verify: every object registered, in far fewer Logic Module calls than objects
-    assertEquals(200, cluster.adminLm().getStats().getObjects());
-    long calls = cluster.lmCalls("RegisterObjects") - before;
-    assertTrue(calls <= 100, calls + " RegisterObjects calls for 200 objects");
   }
 
   @Test
-  void an_object_made_persistent_after_the_registrar_went_idle_is_registered_without_a_flush() throws Exception {
-    // setup: one object registered, then the registrar has nothing queued
+  void an_id_registered_as_another_object_is_refused_to_its_call_and_not_kept() throws Exception {
+    // setup
     cluster = TestCluster.start(tmp);
     DataServiceClient ds = cluster.client(cluster.adminToken());
-    ds.makePersistent(List.of(point(UUID.randomUUID(), "first")), null);
-    cluster.client(cluster.backendToken()).flushRegistrations(5_000);
-    Thread.sleep(100);
+    UUID taken = UUID.randomUUID();
+    registerElsewhere(taken);
+    UUID beside = UUID.randomUUID();
     // run
-    ds.makePersistent(List.of(point(UUID.randomUUID(), "second")), null);
-    // verify: it reaches the Logic Module on its own (GetStats asks no backend to flush)
-    long deadline = System.nanoTime() + 10_000_000_000L;
-    while (cluster.adminLm().getStats().getObjects() < 2 && System.nanoTime() < deadline) {
-      Thread.sleep(10);
-    }
-    assertEquals(2, cluster.adminLm().getStats().getObjects());
+    ObjectAlreadyExistsException e = assertThrows(ObjectAlreadyExistsException.class,
+        () -> ds.makePersistent(List.of(point(beside, "b"), point(taken, "t")), "named"));
+    UUID after = UUID.randomUUID();
+    ds.makePersistent(List.of(point(after, "a")), "named");
+    // verify: nothing of the refused call stays, neither stored nor registered, nor its alias
+    assertTrue(e.getMessage().contains(taken.toString()), e.getMessage());
+    assertFalse(cluster.store().header(beside).isPresent());
+    assertFalse(cluster.store().header(taken).isPresent());
+    assertThrows(ObjectDoesNotExistException.class, () -> cluster.adminLm().getObjectInfo(beside.toString()));
+    assertEquals("shapes.Other", cluster.adminLm().getObjectInfo(taken.toString()).getClassName());
+    assertEquals(after.toString(), cluster.adminLm().getObjectByAlias("named", "").getId());
   }
 
   @Test
-  void only_the_logic_module_may_flush_registrations() throws Exception {
-    cluster = TestCluster.start(tmp);
-    DataServiceClient user = cluster.client(cluster.session("mallory"));
-    assertThrows(PermissionDeniedException.class, () -> user.flushRegistrations(5_000));
-    assertThrows(PermissionDeniedException.class, () -> cluster.client(cluster.adminToken()).flushRegistrations(5_000));
-    cluster.client(cluster.backendToken()).flushRegistrations(5_000);
+  void a_method_whose_new_objects_include_a_registered_id_fails_and_keeps_none_of_them() throws Exception {
+    // setup: a user's object, served by a stand-in environment
+    cluster = TestCluster.withLogicModule(tmp).startDataService(Map.of());
+    String token = cluster.session("jane");
+    DataServiceClient user = cluster.client(token);
+    UUID target = UUID.randomUUID();
+    user.makePersistent(List.of(point(target, "0")), null);
+    UUID taken = UUID.randomUUID();
+    registerElsewhere(taken);
+    UUID fresh = UUID.randomUUID();
+    EnvironmentPeer peer = cluster.attachPeer();
+    // run: the method's result makes a fresh object and one whose ID is taken persistent
+    CompletableFuture<byte[]> call = CompletableFuture.supplyAsync(
+        () -> user.callMethod(target.toString(), "spawn", TestObjects.bytes("()").toByteArray()));
+    ExecuteRequest req = peer.nextExecute();
+    peer.answer(ExecuteResult.newBuilder().setCallId(req.getCallId()).setResult(TestObjects.bytes("ok"))
+        .addNewObjects(point(fresh, "f")).addNewObjects(point(taken, "t")).build());
+    // verify: the call fails naming the ID, the environment drops both, and neither stays
+    ExecutionException e = assertThrows(ExecutionException.class, () -> call.get(10, TimeUnit.SECONDS));
+    assertTrue(e.getCause() instanceof ObjectAlreadyExistsException, String.valueOf(e.getCause()));
+    assertTrue(e.getCause().getMessage().contains(taken.toString()), e.getCause().getMessage());
+    DataServiceMessage evict = peer.next();
+    assertTrue(evict.hasEvict(), evict.toString());
+    assertEquals(Set.of(fresh.toString(), taken.toString()), Set.copyOf(evict.getEvict().getIdsList()));
+    assertFalse(cluster.store().header(fresh).isPresent());
+    assertFalse(cluster.store().header(taken).isPresent());
+    assertThrows(ObjectDoesNotExistException.class, () -> cluster.lmAs(token).getObjectInfo(fresh.toString()));
   }
 
   @Test
@@ -114,22 +192,35 @@ class RegistrationTest {
   }
 
   @Test
-  void objects_stored_but_never_registered_are_registered_at_the_start_after_an_unclean_stop() throws Exception {
-    // setup: an object in the pool that the Logic Module never heard of, as a crash between the
-    // store and the registration leaves it
+  void objects_stored_but_never_registered_are_registered_or_removed_at_the_start_after_an_unclean_stop()
+      throws Exception {
+    // setup: objects in the pool that the Logic Module never heard of, as a crash between the store
+    // and the registration leaves them; one of them has an ID the Logic Module has as another object
     cluster = TestCluster.withLogicModule(tmp).startDataService(kvPool());
     UUID orphan = UUID.randomUUID();
-    ObjectData data = point(orphan, "orphan").toBuilder()
-        .setHeader(point(orphan, "orphan").getHeader().toBuilder().setDataset(TestCluster.ADMIN)).build();
-    cluster.store().put(Messages.storedObject(data, "orphan"));
+    UUID clash = UUID.randomUUID();
+    registerElsewhere(clash);
+    for (UUID id : List.of(orphan, clash)) {
+      ObjectData data = point(id, "orphan").toBuilder()
+          .setHeader(point(id, "orphan").getHeader().toBuilder().setDataset(TestCluster.ADMIN)).build();
+      cluster.store().put(Messages.storedObject(data, "orphan"));
+    }
     assertThrows(ObjectDoesNotExistException.class, () -> cluster.adminLm().getObjectInfo(orphan.toString()));
     cluster.stopDataService();
     Files.delete(cluster.backendDir().resolve("stopped-cleanly"));
     // run
     cluster.restartDataService(kvPool());
-    // verify
+    // verify: the orphan is registered; the clashing leftover is removed, the registered object kept
+    awaitRegistered(orphan);
     ObjectInfo info = cluster.adminLm().getObjectInfo(orphan.toString());
     assertEquals(cluster.node().identity().id().toString(), info.getMasterBackendId());
     assertEquals(TestCluster.ADMIN, info.getDataset());
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (cluster.store().header(clash).isPresent() && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertFalse(cluster.store().header(clash).isPresent());
+    assertEquals("shapes.Other", cluster.adminLm().getObjectInfo(clash.toString()).getClassName());
+    assertTrue(cluster.store().header(orphan).isPresent());
   }
 }

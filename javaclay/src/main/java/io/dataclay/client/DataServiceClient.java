@@ -111,12 +111,6 @@ public final class DataServiceClient implements AutoCloseable {
         .addAllTokenSha256(tokenSha256).setForgetAll(forgetAll).build()));
   }
 
-  /** Returns once every object the backend stored before the call is registered, within {@code timeoutMs}. */
-  public void flushRegistrations(long timeoutMs) {
-    RpcCalls.call(() -> stub.withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS)
-        .flushRegistrations(Empty.getDefaultInstance()));
-  }
-
   /** Engine, pool use, objects and execution environments, within {@code timeoutMs}. */
   public BackendStatus getStatus(long timeoutMs) {
     return RpcCalls.call(() -> stub.withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS)

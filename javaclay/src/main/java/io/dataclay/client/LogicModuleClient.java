@@ -4,6 +4,8 @@ import io.dataclay.proto.AliasRequest;
 import io.dataclay.proto.BackendIdRequest;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.Empty;
+import io.dataclay.proto.ErrorCode;
+import io.dataclay.proto.ErrorInfo;
 import io.dataclay.proto.GarbageReport;
 import io.dataclay.proto.GetModelRequest;
 import io.dataclay.proto.DataContract;
@@ -24,10 +26,12 @@ import io.dataclay.proto.ObjectIdsRequest;
 import io.dataclay.proto.ObjectInfo;
 import io.dataclay.proto.ObjectLocationsRequest;
 import io.dataclay.proto.RegisterObjectsRequest;
+import io.dataclay.proto.RegistrationGroup;
 import io.dataclay.proto.RevokeDataContractRequest;
 import io.dataclay.proto.SetModelRegistrationRequest;
 import io.dataclay.proto.SessionInfo;
 import io.dataclay.proto.ValidateSessionRequest;
+import io.dataclay.rpc.GrpcErrors;
 import io.dataclay.rpc.SessionMetadata;
 import io.dataclay.rpc.TlsSettings;
 import io.grpc.Channel;
@@ -181,13 +185,29 @@ public final class LogicModuleClient implements AutoCloseable {
     return RpcCalls.call(() -> stub.getBackends(Empty.getDefaultInstance()).getBackendsList());
   }
 
-  /** Registers stored objects and, optionally, an alias for one of them, in one transaction. */
+  /**
+   * Registers groups of stored objects (backends only), each all or nothing with its alias and
+   * independently of the others; one outcome per group, in order (code ERROR_UNSPECIFIED: registered).
+   */
+  public List<ErrorInfo> registerGroups(List<RegistrationGroup> groups) {
+    return RpcCalls.call(() -> stub.registerObjects(RegisterObjectsRequest.newBuilder().addAllGroups(groups).build()))
+        .getOutcomesList();
+  }
+
+  /**
+   * Registers stored objects and, optionally, an alias for one of them, as one group.
+   *
+   * @throws io.dataclay.exceptions.DataClayException why the group was refused; nothing of it is registered
+   */
   public void registerObjects(List<ObjectInfo> objects, String alias, String aliasObjectId) {
-    RpcCalls.call(() -> stub.registerObjects(RegisterObjectsRequest.newBuilder()
+    ErrorInfo outcome = registerGroups(List.of(RegistrationGroup.newBuilder()
         .addAllObjects(objects)
         .setAlias(alias == null ? "" : alias)
         .setAliasObjectId(aliasObjectId == null ? "" : aliasObjectId)
-        .build()));
+        .build())).get(0);
+    if (outcome.getCode() != ErrorCode.ERROR_UNSPECIFIED) {
+      throw GrpcErrors.fromInfo(outcome);
+    }
   }
 
   /** Metadata of an object. */

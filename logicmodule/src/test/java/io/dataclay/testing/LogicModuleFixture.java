@@ -9,6 +9,8 @@ import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.ContractRecord;
 import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.MetadataSync;
+import io.dataclay.logic.metadata.ObjectGroup;
+import io.dataclay.logic.metadata.ObjectRecord;
 import io.dataclay.logic.metadata.SessionRecord;
 import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.rpc.TlsSettings;
@@ -134,6 +136,19 @@ public final class LogicModuleFixture implements AutoCloseable {
     service.registerBackend(backendSession(id), new BackendRecord(id, "backend-" + port, "127.0.0.1", port,
         List.of(Language.PYTHON), "kv"));
     return id;
+  }
+
+  /**
+   * Registers {@code objects} as one group (RegisterObjects) with session {@code token}; an empty
+   * alias is none. Throws the group's refusal.
+   */
+  public void register(String token, List<ObjectRecord> objects, String alias, String aliasObjectId) {
+    boolean named = alias != null && !alias.isEmpty();
+    String target = aliasObjectId == null || aliasObjectId.isEmpty() ? null : aliasObjectId;
+    service.registerObjects(token, List.of(new ObjectGroup(objects, named ? alias : null, named && target == null
+        ? "" : target))).get(0).ifPresent(refused -> {
+          throw refused;
+        });
   }
 
   @Override

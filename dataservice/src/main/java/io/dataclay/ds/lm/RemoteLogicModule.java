@@ -3,14 +3,21 @@ package io.dataclay.ds.lm;
 import io.dataclay.ds.service.LogicModuleGateway;
 import io.dataclay.ds.service.ObjectDirectory;
 import io.dataclay.ds.service.ObjectLocation;
+import io.dataclay.ds.service.RegistrationGroup;
 import io.dataclay.ds.service.Session;
 import io.dataclay.ds.servicer.Messages;
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.StoredObject;
+import io.dataclay.exceptions.DataClayException;
+import io.dataclay.exceptions.InternalException;
 import io.dataclay.proto.BackendInfo;
+import io.dataclay.proto.ErrorCode;
+import io.dataclay.proto.ErrorInfo;
 import io.dataclay.proto.ObjectInfo;
+import io.dataclay.rpc.GrpcErrors;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 
 /** The Logic Module as the Data Service logic sees it, over this backend's own session. */
@@ -30,8 +37,27 @@ public final class RemoteLogicModule implements LogicModuleGateway, ObjectDirect
   }
 
   @Override
-  public void registerObjects(List<StoredObject> objects, String alias, UUID aliasObjectId) {
-    admin.client().registerObjects(infos(objects, backendId), alias, alias == null ? null : aliasObjectId.toString());
+  public List<Optional<DataClayException>> registerGroups(List<RegistrationGroup> groups) {
+    List<io.dataclay.proto.RegistrationGroup> wire = new ArrayList<>(groups.size());
+    for (RegistrationGroup g : groups) {
+      io.dataclay.proto.RegistrationGroup.Builder group = io.dataclay.proto.RegistrationGroup.newBuilder()
+          .addAllObjects(infos(g.objects(), backendId));
+      if (g.alias() != null) {
+        group.setAlias(g.alias()).setAliasObjectId(g.aliasObjectId().toString());
+      }
+      wire.add(group.build());
+    }
+    List<ErrorInfo> outcomes = admin.client().registerGroups(wire);
+    if (outcomes.size() != groups.size()) {
+      throw new InternalException("the Logic Module answered " + outcomes.size() + " outcomes for " + groups.size()
+          + " registration groups");
+    }
+    List<Optional<DataClayException>> out = new ArrayList<>(outcomes.size());
+    for (ErrorInfo outcome : outcomes) {
+      out.add(outcome.getCode() == ErrorCode.ERROR_UNSPECIFIED ? Optional.empty()
+          : Optional.of(GrpcErrors.fromInfo(outcome)));
+    }
+    return out;
   }
 
   @Override

@@ -33,22 +33,21 @@ public final class CopyService {
   private final ReplicaSets replicas;
   private final PeerBackends peers;
   private final ObjectDirectory directory;
-  private final LogicModuleGateway registrations;
+  private final IdClaims claims;
   private final ClassAvailability models;
   private final Mastership mastership;
   private final String self;
 
   /** The service of backend {@code self}, whose standing as a master {@code mastership} keeps. */
   public CopyService(ObjectStore store, Environments environments, ReplicaSets replicas, PeerBackends peers,
-      ObjectDirectory directory, LogicModuleGateway registrations, ClassAvailability models, Mastership mastership,
-      UUID self) {
+      ObjectDirectory directory, IdClaims claims, ClassAvailability models, Mastership mastership, UUID self) {
     this.mastership = mastership;
     this.store = store;
     this.environments = environments;
     this.replicas = replicas;
     this.peers = peers;
     this.directory = directory;
-    this.registrations = registrations;
+    this.claims = claims;
     this.models = models;
     this.self = self.toString();
   }
@@ -63,9 +62,9 @@ public final class CopyService {
     if (target != null) {
       requireLive(target);
     }
-    // objects stored here but still queued for registration must be known before their copies are
-    registrations.flush(LogicModuleGateway.FLUSH_TIMEOUT);
     ObjectGraph graph = ObjectGraph.walk(store, directory, session, ids, recursive, false);
+    // an object still being registered would get replicas its registration does not know of
+    claims.requireSettled(graph.local());
     String to = target != null ? target : pickReplicaBackend(graph.local());
     // the objects mastered here are already on this backend: only the others' masters copy theirs
     CopyResult done = to.equals(self) ? new CopyResult(List.of(), to, 0) : replicas.exclusively(() -> {
@@ -107,8 +106,9 @@ public final class CopyService {
       throw new InvalidArgumentException("backend_id is required: the backend to move the objects to");
     }
     requireLive(target);
-    registrations.flush(LogicModuleGateway.FLUSH_TIMEOUT);
     ObjectGraph graph = ObjectGraph.walk(store, directory, session, ids, recursive, true);
+    // an object still being registered would be registered here after it moved away
+    claims.requireSettled(graph.local());
     CopyResult done = new CopyResult(List.of(), target, 0);
     if (!self.equals(target)) {
       done = replicas.exclusively(() -> moveHere(graph.local(), target));

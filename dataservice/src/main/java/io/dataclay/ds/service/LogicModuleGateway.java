@@ -1,18 +1,17 @@
 package io.dataclay.ds.service;
 
 import io.dataclay.ds.store.StoredObject;
-import java.time.Duration;
+import io.dataclay.exceptions.DataClayException;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 
 /**
  * What the Data Service logic asks of the Logic Module, in plain types. Implemented over
- * {@link io.dataclay.client.LogicModuleClient} with the Data Service's administrator session.
+ * {@link io.dataclay.client.LogicModuleClient} with the Data Service's backend session, and by the
+ * {@link GroupCommitRegistrar} in front of it.
  */
 public interface LogicModuleGateway {
-  /** How long a service waits in {@link #flush} before it gives up on the Logic Module. */
-  Duration FLUSH_TIMEOUT = Duration.ofSeconds(5);
-
   /**
    * The session behind a client's token.
    *
@@ -21,18 +20,30 @@ public interface LogicModuleGateway {
   Session validateSession(String token);
 
   /**
-   * Registers objects stored on this backend (master = this backend, dataset = each header's),
-   * and gives {@code alias} (when not null) to {@code aliasObjectId}, in one Logic Module transaction.
+   * Registers groups of objects stored on this backend (master = this backend, dataset = each
+   * header's), each all or nothing with its alias and independently of the others. One outcome per
+   * group, in order: empty when registered (registering again alike from here changes nothing),
+   * else why it was not, e.g. {@link io.dataclay.exceptions.ObjectAlreadyExistsException} naming an
+   * ID registered by another backend or as another object, or
+   * {@link io.dataclay.exceptions.AliasAlreadyExistsException}. Nothing of such a group is
+   * registered; the caller removes what it stored.
    *
-   * @throws io.dataclay.exceptions.AliasAlreadyExistsException when the alias is taken; nothing is registered
+   * @throws io.dataclay.exceptions.BackendUnavailableException when the Logic Module did not answer
+   *     (the groups may or may not be registered: sending them again is safe)
    */
-  void registerObjects(List<StoredObject> objects, String alias, UUID aliasObjectId);
+  List<Optional<DataClayException>> registerGroups(List<RegistrationGroup> groups);
 
   /**
-   * Returns once every registration handed to this gateway before the call has reached the Logic
-   * Module. A gateway that registers synchronously has nothing to wait for.
+   * Registers {@code objects} as one group, with {@code alias} (when not null) given to {@code
+   * aliasObjectId}; returns once the Logic Module accepted them.
    *
-   * @throws io.dataclay.exceptions.BackendUnavailableException when that takes longer than {@code timeout}
+   * @throws DataClayException why not (see {@link #registerGroups}); nothing of them is registered
    */
-  default void flush(Duration timeout) {}
+  default void registerObjects(List<StoredObject> objects, String alias, UUID aliasObjectId) {
+    Optional<DataClayException> refused =
+        registerGroups(List.of(new RegistrationGroup(objects, alias, aliasObjectId))).get(0);
+    if (refused.isPresent()) {
+      throw refused.get();
+    }
+  }
 }

@@ -197,8 +197,8 @@ public final class ResultApplier {
     try {
       lm.registerObjects(created, null, null);
     } catch (RuntimeException e) {
-      // Crash note: if the Data Service dies before this removal, the stored objects stay
-      // unregistered: unreachable garbage (nobody can locate them), never half an object.
+      // Crash note: if the Data Service dies before this removal, its next start registers them
+      // again, or removes them when the Logic Module refuses them: never half an object.
       for (StoredObject o : created) {
         store.remove(o.id());
       }

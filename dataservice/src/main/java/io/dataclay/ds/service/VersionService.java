@@ -66,15 +66,32 @@ public final class VersionService {
     recorder.held(session, List.of(version.id()));
     if (target == null || target.equals(self)) {
       store.put(version);
-      registrations.registerObjects(List.of(version), null, null);
+      // Crash note: stored here and not yet registered, the version is re-registered at the next start.
+      try {
+        registrations.registerObjects(List.of(version), null, null);
+      } catch (RuntimeException refused) {
+        store.remove(version.id());
+        throw refused;
+      }
       return new NewVersion(version, self, 0);
     }
     if (!directory.liveBackends().contains(target)) {
       throw new BackendDoesNotExistException("backend_id: no live backend " + target + " is registered");
     }
     long bytes = peers.storeCopies(target, List.of(new ObjectCopy(version, Set.of())));
-    // Crash note: a version stored there but not yet registered is never found: harmless garbage.
-    directory.registerOn(List.of(version), target);
+    // Crash note: a version stored there but not yet registered is unacknowledged garbage there
+    // (registered again only if that backend stops uncleanly).
+    try {
+      directory.registerOn(List.of(version), target);
+    } catch (RuntimeException refused) {
+      try {
+        peers.deleteObjects(target, List.of(version.id()));
+      } catch (DataClayException e) {
+        LOG.warning("could not remove unregistered version " + version.id() + " from backend " + target
+            + " (it stays there, never read): " + e.getMessage());
+      }
+      throw refused;
+    }
     return new NewVersion(version, target, bytes);
   }
 
@@ -110,9 +127,6 @@ public final class VersionService {
       peers.replaceStates(directory.locate(original).masterBackendId(), List.of(state));
     }
     Set<String> versionReplicas = replicas.of(versionId);
-    // a version made here moments ago may still be queued for registration: unregistered before that
-    // reached the Logic Module, its registration would come after and name an object no backend holds
-    registrations.flush(LogicModuleGateway.FLUSH_TIMEOUT);
     directory.unregister(List.of(versionId));
     copies.removeHere(List.of(versionId));
     for (String backend : versionReplicas) {

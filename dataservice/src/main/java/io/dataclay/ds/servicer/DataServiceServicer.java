@@ -139,10 +139,11 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
       });
       return;
     }
-    // Inline (on the network thread) only what cannot wait: an alias needs the Logic Module's
-    // answer, a big graph takes a while to store, some engines wait on a database, and a class
-    // not known here yet waits for the models to be installed or fetched.
-    if (InlineCall.active() && (!request.getAlias().isEmpty() || request.getSerializedSize() > INLINE_PERSIST_BYTES
+    // Inline (on the network thread) only what cannot wait: a big graph takes a while to store,
+    // some engines wait on a database, and a class not known here yet waits for the models to be
+    // installed or fetched. The Logic Module's answer is not waited for on any thread: the reply
+    // goes when the registration completes.
+    if (InlineCall.active() && (request.getSerializedSize() > INLINE_PERSIST_BYTES
         || !objects.writesWithoutWaiting() || !classesKnownNow(request))) {
       blocking.execute(() -> persist(session, request, observer));
     } else {
@@ -166,12 +167,11 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
   }
 
   private void persist(Session session, MakePersistentRequest request, StreamObserver<Empty> observer) {
-    Replies.now(observer, () -> {
+    Replies.later(observer, () -> {
       List<StoredObject> stored = Messages.storedObjects(request.getObjectsList(), "objects");
       String alias = request.getAlias().isEmpty() ? null : Messages.name(request.getAlias(), "alias");
-      objects.makePersistent(session, stored, alias);
-      return Empty.getDefaultInstance();
-    });
+      return objects.makePersistent(session, stored, alias);
+    }, registered -> Empty.getDefaultInstance());
   }
 
   @Override
@@ -269,15 +269,6 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
         }
         sessions.revoke(request.getTokenSha256List());
       }
-      return Empty.getDefaultInstance();
-    });
-  }
-
-  @Override
-  public void flushRegistrations(Empty request, StreamObserver<Empty> observer) {
-    counters.count("FlushRegistrations");
-    Replies.now(observer, () -> {
-      objects.flushRegistrations(caller());
       return Empty.getDefaultInstance();
     });
   }

@@ -45,9 +45,8 @@ import java.util.logging.Logger;
  * Calls backends over gRPC. Deploys models with DataService.DeployModels (and removes them with
  * RemoveModels) and waits for the confirmations: model changes to one backend run one at a time in
  * the order they were made (backends also order them by revision), different backends in parallel;
- * failures are logged, never raised. Flushes
- * backends' queued registrations with DataService.FlushRegistrations, all backends in parallel.
- * Runs the steps of a garbage collection (Begin/GetReferences/EndCollection, DeleteObjects) on
+ * failures are logged, never raised. Runs the steps of a garbage collection
+ * (Begin/GetReferences/EndCollection, DeleteObjects) on
  * the caller's thread, raising what the backend answered.
  */
 public final class GrpcBackendCalls implements BackendCalls {
@@ -157,39 +156,6 @@ public final class GrpcBackendCalls implements BackendCalls {
         Thread.currentThread().interrupt();
         return;
       }
-    }
-  }
-
-  @Override
-  public void flushRegistrations(List<BackendRecord> backends, String token, Duration timeout) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    List<CompletableFuture<Void>> calls = new ArrayList<>();
-    for (BackendRecord b : backends) {
-      try {
-        calls.add(CompletableFuture.runAsync(() -> flush(b, token, timeout.toMillis()), pool));
-      } catch (RejectedExecutionException e) {
-        return;
-      }
-    }
-    for (CompletableFuture<Void> call : calls) {
-      try {
-        call.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-      } catch (TimeoutException e) {
-        return;
-      } catch (ExecutionException e) {
-        LOG.fine(() -> "flushing registrations failed: " + e.getCause());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
-    }
-  }
-
-  private void flush(BackendRecord b, String token, long timeoutMs) {
-    try {
-      new DataServiceClient(channelFor(b), () -> token).flushRegistrations(timeoutMs);
-    } catch (RuntimeException e) {
-      LOG.fine(() -> "backend " + b.name() + " did not flush its registrations: " + e.getMessage());
     }
   }
 

@@ -2,6 +2,8 @@ package io.dataclay.logic.metadata;
 
 import io.dataclay.common.Language;
 import io.dataclay.exceptions.AliasAlreadyExistsException;
+import io.dataclay.exceptions.DataClayException;
+import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.ObjectAlreadyExistsException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
 import io.dataclay.exceptions.PermissionDeniedException;
@@ -31,33 +33,41 @@ public final class ObjectMetadataStore {
   }
 
   /**
-   * Registers objects and, when {@code alias} is not null, gives it to {@code aliasObjectId} (one
-   * of {@code objects} or an already registered object) in its dataset: all in one transaction,
-   * durable when this returns. Registering an object again with the same master changes nothing.
-   *
-   * @throws AliasAlreadyExistsException when the alias names another object; nothing is registered
-   * @throws ObjectAlreadyExistsException when an object ID is registered with another master
-   * @throws ObjectDoesNotExistException when {@code aliasObjectId} is neither given nor registered
+   * Registers groups of objects, each all or nothing with its alias and independently of the
+   * others, in one transaction, durable when this returns. One outcome per group, in order: empty
+   * when registered, else why it was refused (nothing of that group is registered):
+   * <ul>
+   *   <li>{@link ObjectAlreadyExistsException} naming the ID when an object is registered by
+   *       another master or with another class, language, dataset or original, or appears in an
+   *       earlier group of the request. Registering an object again alike from the same master
+   *       changes nothing (a backend re-registers what it stores after an unclean stop);
+   *   <li>{@link AliasAlreadyExistsException} when the alias names another object;
+   *   <li>{@link ObjectDoesNotExistException} when {@code aliasObjectId} is neither in the group
+   *       nor registered.
+   * </ul>
    */
-  public void register(List<ObjectRecord> objects, String alias, String aliasObjectId) {
-    jdbc.transaction(c -> {
-      insertObjects(c, objects);
-      insertReplicas(c, objects);
-      if (alias != null) {
-        String dataset = null;
-        for (ObjectRecord o : objects) {
-          if (o.id().equals(aliasObjectId)) {
-            dataset = o.dataset();
-          }
-        }
-        if (dataset == null) {
-          dataset = datasetOf(c, aliasObjectId).orElseThrow(() -> new ObjectDoesNotExistException(
-              "alias_object_id: object " + aliasObjectId + " is neither in the request nor registered"));
-        }
-        insertAlias(c, dataset, alias, aliasObjectId);
+  public List<Optional<DataClayException>> register(List<ObjectGroup> groups) {
+    Map<Integer, DataClayException> refused = repeatedIds(groups);
+    // Optimistic: one transaction registers every group not known to be refused. If it finds a
+    // group to refuse, it rolls back and the next one goes without that group, so an accepted
+    // group never carries a refused one's rows. Each round refuses at least one more group; as
+    // conflicts with committed rows are all found in the first, a refusal usually costs one more.
+    while (true) {
+      try {
+        jdbc.transaction(c -> {
+          registerAll(c, groups, refused);
+          return null;
+        });
+        break;
+      } catch (GroupsRefused r) {
+        refused.putAll(r.refusals);
       }
-      return null;
-    });
+    }
+    List<Optional<DataClayException>> outcomes = new ArrayList<>(groups.size());
+    for (int g = 0; g < groups.size(); g++) {
+      outcomes.add(Optional.ofNullable(refused.get(g)));
+    }
+    return outcomes;
   }
 
   /** The object's metadata with its replicas and aliases, if registered. */
@@ -276,24 +286,118 @@ public final class ObjectMetadataStore {
     return jdbc.transaction(c -> c.queryLong("SELECT COUNT(*) FROM aliases"));
   }
 
-  private static void insertObjects(PooledConnection c, List<ObjectRecord> objects) throws SQLException {
-    List<Object[]> rows = new ArrayList<>(objects.size());
-    for (ObjectRecord o : objects) {
-      rows.add(objectRow(o));
+  // An ID in two groups of one request: the later group is refused, as it would be by the row.
+  private static Map<Integer, DataClayException> repeatedIds(List<ObjectGroup> groups) {
+    Map<Integer, DataClayException> refused = new HashMap<>();
+    Map<String, Integer> first = new HashMap<>();
+    for (int g = 0; g < groups.size(); g++) {
+      for (ObjectRecord o : groups.get(g).objects()) {
+        Integer earlier = first.putIfAbsent(o.id(), g);
+        if (earlier != null && earlier != g && !refused.containsKey(g)) {
+          refused.put(g, new ObjectAlreadyExistsException("object " + o.id() + " is already being registered by"
+              + " another call"));
+        }
+      }
+    }
+    return refused;
+  }
+
+  // Registers every group not in {@code skip}; throws GroupsRefused (the caller's transaction
+  // rolls back) when one of them must be refused.
+  private static void registerAll(PooledConnection c, List<ObjectGroup> groups, Map<Integer, DataClayException> skip)
+      throws SQLException {
+    List<Object[]> rows = new ArrayList<>();
+    List<Integer> rowGroup = new ArrayList<>();
+    List<ObjectRecord> rowObject = new ArrayList<>();
+    for (int g = 0; g < groups.size(); g++) {
+      if (!skip.containsKey(g)) {
+        for (ObjectRecord o : groups.get(g).objects()) {
+          rows.add(objectRow(o));
+          rowGroup.add(g);
+          rowObject.add(o);
+        }
+      }
     }
     int[] counts = c.batch(INSERT_OBJECT, rows);
-    for (int i = 0; i < objects.size(); i++) {
-      if (counts[i] == 1) {
+    Map<Integer, DataClayException> refused = new HashMap<>();
+    for (int r = 0; r < rows.size(); r++) {
+      // not inserted (or the driver did not say): only the same object from the same master is fine
+      if (counts[r] != 1 && !refused.containsKey(rowGroup.get(r))) {
+        Optional<DataClayException> conflict = conflict(c, rowObject.get(r));
+        if (conflict.isPresent()) {
+          refused.put(rowGroup.get(r), conflict.get());
+        }
+      }
+    }
+    List<ObjectRecord> accepted = new ArrayList<>();
+    for (int g = 0; g < groups.size(); g++) {
+      ObjectGroup group = groups.get(g);
+      if (skip.containsKey(g) || refused.containsKey(g)) {
         continue;
       }
-      // not inserted (or the driver did not say): only the same object from the same master is fine
-      ObjectRecord o = objects.get(i);
-      Optional<String> master = c.claim(INSERT_OBJECT, objectRow(o),
-          "SELECT master_backend_id FROM objects WHERE id = ?", o.id());
-      if (master.isPresent() && !master.get().equals(o.masterBackendId())) {
-        throw new ObjectAlreadyExistsException("object " + o.id() + " is already registered with master backend "
-            + master.get());
+      if (group.alias() != null) {
+        try {
+          insertAlias(c, aliasDataset(c, group), group.alias(), group.aliasObjectId());
+        } catch (AliasAlreadyExistsException | ObjectDoesNotExistException e) {
+          refused.put(g, e);
+          continue;
+        }
       }
+      accepted.addAll(group.objects());
+    }
+    if (!refused.isEmpty()) {
+      throw new GroupsRefused(refused);
+    }
+    insertReplicas(c, accepted);
+  }
+
+  // Why {@code o} cannot be registered next to the row holding its ID, if it cannot: a row of
+  // another master, class, language, dataset or original is another object.
+  private static Optional<DataClayException> conflict(PooledConnection c, ObjectRecord o) throws SQLException {
+    for (int attempt = 0; attempt < 3; attempt++) {
+      Optional<String[]> held = c.queryOne("SELECT class_name, language, dataset, master_backend_id, version_of"
+              + " FROM objects WHERE id = ?",
+          rs -> new String[] {rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5)},
+          o.id());
+      if (held.isEmpty()) {
+        // removed since the insert looked (a concurrent unregistration): try again
+        if (c.update(INSERT_OBJECT, objectRow(o)) == 1) {
+          return Optional.empty();
+        }
+        continue;
+      }
+      String[] h = held.get();
+      if (!h[3].equals(o.masterBackendId())) {
+        return Optional.of(new ObjectAlreadyExistsException("object " + o.id() + " is already registered by another"
+            + " backend: choose a new ID"));
+      }
+      boolean alike = h[0].equals(o.className()) && h[1].equals(o.language().name()) && h[2].equals(o.dataset())
+          && (h[4] == null ? "" : h[4]).equals(o.versionOf());
+      // The message says which ID, never what the other object is (its dataset is not the caller's to learn).
+      return alike ? Optional.empty() : Optional.of(new ObjectAlreadyExistsException("object " + o.id()
+          + " is already registered as another object: choose a new ID"));
+    }
+    throw new InternalException("object " + o.id() + " kept appearing and vanishing under a concurrent writer");
+  }
+
+  private static String aliasDataset(PooledConnection c, ObjectGroup group) throws SQLException {
+    for (ObjectRecord o : group.objects()) {
+      if (o.id().equals(group.aliasObjectId())) {
+        return o.dataset();
+      }
+    }
+    return datasetOf(c, group.aliasObjectId()).orElseThrow(() -> new ObjectDoesNotExistException(
+        "alias_object_id: object " + group.aliasObjectId() + " is neither in the request nor registered"));
+  }
+
+  /** What {@link #registerAll} found to refuse; the transaction rolls back as it passes. */
+  private static final class GroupsRefused extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    private final transient Map<Integer, DataClayException> refusals;
+
+    GroupsRefused(Map<Integer, DataClayException> refusals) {
+      super(null, null, false, false);
+      this.refusals = refusals;
     }
   }
 

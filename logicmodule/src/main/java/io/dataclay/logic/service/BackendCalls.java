@@ -7,8 +7,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What the Logic Module asks of backends: installing and removing models, flushing queued registrations, and
- * the steps of a garbage collection.
+ * What the Logic Module asks of backends: installing and removing models, forgetting closed
+ * sessions, the steps of a garbage collection, snapshots and promotions.
  */
 public interface BackendCalls extends AutoCloseable {
   /**
@@ -34,13 +34,6 @@ public interface BackendCalls extends AutoCloseable {
    */
   void sessionsClosed(List<BackendRecord> backends, List<String> tokenSha256, boolean forgetAll, String token,
       Duration wait);
-
-  /**
-   * Asks each backend to register every object it has stored (backends register objects made
-   * persistent without an alias in the background); returns when all answered or after
-   * {@code timeout}. Never throws: a backend that does not answer is simply not waited for.
-   */
-  void flushRegistrations(List<BackendRecord> backends, String token, Duration timeout);
 
   /** Receives one stored object's ID and the IDs it references. */
   @FunctionalInterface

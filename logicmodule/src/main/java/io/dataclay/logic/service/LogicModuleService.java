@@ -3,6 +3,7 @@ package io.dataclay.logic.service;
 import io.dataclay.common.ClusterSecret;
 import io.dataclay.common.FailureThrottle;
 import io.dataclay.common.Language;
+import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.NotAuthenticatedException;
 import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.ImportTables;
@@ -10,10 +11,12 @@ import io.dataclay.logic.metadata.ContractRecord;
 import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.ModelRecord;
 import io.dataclay.logic.metadata.ModelStore;
+import io.dataclay.logic.metadata.ObjectGroup;
 import io.dataclay.logic.metadata.ObjectRecord;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -91,7 +94,7 @@ public final class LogicModuleService {
     this.systemToken = accounts.openSystemSession();
     this.models = new ModelService(store, accounts, backends, backendCalls, () -> systemToken,
         settings.maxModelBytes());
-    this.objects = new ObjectService(store, accounts, backends, backendCalls, () -> systemToken);
+    this.objects = new ObjectService(store, accounts, backends);
     this.collector = new GarbageCollector(store, accounts, backends, backendCalls, () -> systemToken);
     this.snapshots = new SnapshotCoordinator(store, backends, backendCalls::snapshots, () -> systemToken,
         Executors.newCachedThreadPool(r -> {
@@ -264,9 +267,12 @@ public final class LogicModuleService {
     return backends.all();
   }
 
-  /** Registers stored objects and an optional alias in one transaction (backends only). */
-  public void registerObjects(String token, List<ObjectRecord> objectList, String alias, String aliasObjectId) {
-    objects.registerObjects(caller(token), objectList, alias, aliasObjectId);
+  /**
+   * Registers groups of stored objects, each all or nothing with its alias, in one transaction
+   * (backends only); one outcome per group, empty when registered (see {@link ObjectService#registerObjects}).
+   */
+  public List<Optional<DataClayException>> registerObjects(String token, List<ObjectGroup> groups) {
+    return objects.registerObjects(caller(token), groups);
   }
 
   /** The metadata of an object in one of the caller's datasets. */

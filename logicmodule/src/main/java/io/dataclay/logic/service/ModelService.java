@@ -25,7 +25,6 @@ public final class ModelService {
   private static final Logger LOG = Logger.getLogger(ModelService.class.getName());
   // each DeployModels call has a 30 s deadline; a backend slower than this is left to fetch the model
   private static final Duration DEPLOY_WAIT = Duration.ofSeconds(30);
-  private static final Duration FLUSH_TIMEOUT = Duration.ofSeconds(5);
   private static final int MAX_TYPE = 1024;
   private static final int MAX_SIGNATURE = 4096;
 
@@ -116,8 +115,6 @@ public final class ModelService {
   public long remove(Session caller, String namespace, boolean force) {
     Checks.name("namespace", namespace);
     requireOwnerOrAdmin(caller, namespace, "remove");
-    // objects stored without an alias reach the Logic Module in the background: count them too
-    deployer.flushRegistrations(backends.alive(), systemToken.get(), FLUSH_TIMEOUT);
     ModelStore.Removal removal = store.models().remove(namespace, force).orElseThrow(() -> notRegistered(namespace));
     if (!removal.removed()) {
       throw new NamespaceConflictException("model '" + namespace + "' still has " + removal.objects()

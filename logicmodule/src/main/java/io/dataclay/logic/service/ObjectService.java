@@ -1,15 +1,17 @@
 package io.dataclay.logic.service;
 
 import io.dataclay.exceptions.AliasDoesNotExistException;
+import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
 import io.dataclay.logic.metadata.MetadataStore;
+import io.dataclay.logic.metadata.ObjectGroup;
 import io.dataclay.logic.metadata.ObjectRecord;
+import java.util.ArrayList;
 import java.util.HashSet;
-import java.time.Duration;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Supplier;
 
 /**
  * Object metadata and aliases. Backends register objects and record their copies (backend
@@ -17,90 +19,56 @@ import java.util.function.Supplier;
  * naming and un-naming to those that may also change it.
  */
 public final class ObjectService {
-  private static final Duration FLUSH_TIMEOUT = Duration.ofSeconds(5);
-
   private final MetadataStore store;
   private final AccountService accounts;
   private final BackendRegistry backends;
-  private final BackendCalls calls;
-  private final Supplier<String> systemToken;
 
-  ObjectService(MetadataStore store, AccountService accounts, BackendRegistry backends, BackendCalls calls,
-      Supplier<String> systemToken) {
+  ObjectService(MetadataStore store, AccountService accounts, BackendRegistry backends) {
     this.store = store;
     this.accounts = accounts;
     this.backends = backends;
-    this.calls = calls;
-    this.systemToken = systemToken;
   }
 
   /**
-   * Registers objects stored by a backend and, when {@code alias} is not empty, names
-   * {@code aliasObjectId} with it in that object's dataset: all or nothing, durable on return.
-   * Registering the same objects again from the same master changes nothing.
+   * Registers groups of objects stored by backends (backend sessions only), in one transaction:
+   * each group all or nothing with its alias, whatever happens to the others, durable on return.
+   * One outcome per group, in order: empty when registered, else why it was refused, a malformed
+   * group included (INVALID_ARGUMENT naming {@code groups[i]}'s field). Registering the same
+   * objects again from the same master changes nothing.
    */
-  public void registerObjects(Session caller, List<ObjectRecord> objects, String alias, String aliasObjectId) {
+  public List<Optional<DataClayException>> registerObjects(Session caller, List<ObjectGroup> groups) {
     caller.requireBackend("RegisterObjects");
-    if (objects.isEmpty()) {
-      throw Checks.invalid("objects", "at least one object is required");
+    if (groups.isEmpty()) {
+      throw Checks.invalid("groups", "at least one group is required");
     }
-    // a batch repeats few classes, datasets and backends: each distinct value is checked once,
-    // and field names for messages are only built on failure (10,000 objects is a normal batch)
-    Set<String> ids = new HashSet<>();
-    Set<String> classes = new HashSet<>();
-    Set<String> datasets = new HashSet<>();
-    Set<String> masters = new HashSet<>();
-    for (int i = 0; i < objects.size(); i++) {
-      ObjectRecord o = objects.get(i);
-      if (!Checks.isCanonicalUuid(o.id())) {
-        Checks.uuid(at(i, "id"), o.id());
-      }
-      if (!ids.add(o.id())) {
-        throw Checks.invalid(at(i, "id"), o.id() + " appears twice");
-      }
-      if (classes.add(o.className())) {
-        Checks.className(at(i, "class_name"), o.className());
-      }
-      if (datasets.add(o.dataset())) {
-        Checks.name(at(i, "dataset"), o.dataset());
-        accounts.requireDatasetExists(o.dataset());
-      }
-      if (masters.add(o.masterBackendId())) {
-        backends.requireRegistered(at(i, "master_backend_id"), o.masterBackendId());
-      }
-      for (int r = 0; r < o.replicaBackendIds().size(); r++) {
-        backends.requireRegistered(at(i, "replica_backend_ids[" + r + "]"), o.replicaBackendIds().get(r));
-      }
-      if (!o.aliases().isEmpty()) {
-        throw Checks.invalid(at(i, "aliases"), "must be empty: an alias is registered with the request's alias field");
-      }
-      if (!o.versionOf().isEmpty()) {
-        Checks.uuid(at(i, "version_of"), o.versionOf());
+    // a request carries few classes, datasets and backends: each distinct value is checked once,
+    // and field names for messages are only built on failure (10,000 objects is a normal request)
+    GroupChecks checks = new GroupChecks();
+    List<Optional<DataClayException>> outcomes = new ArrayList<>(groups.size());
+    List<ObjectGroup> valid = new ArrayList<>(groups.size());
+    for (int g = 0; g < groups.size(); g++) {
+      try {
+        checks.check(groups.get(g), "groups[" + g + "].");
+        valid.add(groups.get(g));
+        outcomes.add(Optional.empty());
+      } catch (DataClayException refused) {
+        outcomes.add(Optional.of(refused));
       }
     }
-    boolean named = alias != null && !alias.isEmpty();
-    if (named) {
-      Checks.alias("alias", alias);
-      Checks.uuid("alias_object_id", aliasObjectId);
-    } else if (aliasObjectId != null && !aliasObjectId.isEmpty()) {
-      throw Checks.invalid("alias_object_id", "given without an alias");
+    Iterator<Optional<DataClayException>> registered = store.objects().register(valid).iterator();
+    for (int g = 0; g < outcomes.size(); g++) {
+      if (outcomes.get(g).isEmpty()) {
+        outcomes.set(g, registered.next());
+      }
     }
-    store.objects().register(objects, named ? alias : null, named ? aliasObjectId : null);
+    return outcomes;
   }
 
-  /**
-   * The metadata of an object the caller may see. Backends register objects made persistent
-   * without an alias in the background, so before answering that an object does not exist the
-   * live backends are asked to flush what they have queued, and the lookup is made again.
-   */
+  /** The metadata of an object the caller may see. */
   public ObjectRecord info(Session caller, String id) {
     Checks.uuid("id", id);
-    Optional<ObjectRecord> found = store.objects().find(id);
-    if (found.isEmpty()) {
-      calls.flushRegistrations(backends.alive(), systemToken.get(), FLUSH_TIMEOUT);
-      found = store.objects().find(id);
-    }
-    ObjectRecord o = found.orElseThrow(() -> new ObjectDoesNotExistException("object " + id + " does not exist"));
+    ObjectRecord o = store.objects().find(id)
+        .orElseThrow(() -> new ObjectDoesNotExistException("object " + id + " does not exist"));
     caller.requireDataset(o.dataset());
     return o;
   }
@@ -179,16 +147,70 @@ public final class ObjectService {
     }
   }
 
+  /** The checks of one request's groups, each distinct class, dataset and backend checked once. */
+  private final class GroupChecks {
+    private final Set<String> classes = new HashSet<>();
+    private final Set<String> datasets = new HashSet<>();
+    private final Set<String> masters = new HashSet<>();
+
+    /** Throws why the group is malformed or names a dataset or backend that does not exist. */
+    void check(ObjectGroup group, String at) {
+      List<ObjectRecord> objects = group.objects();
+      if (objects.isEmpty()) {
+        throw Checks.invalid(at + "objects", "at least one object is required");
+      }
+      Set<String> ids = new HashSet<>();
+      for (int i = 0; i < objects.size(); i++) {
+        ObjectRecord o = objects.get(i);
+        if (!Checks.isCanonicalUuid(o.id())) {
+          Checks.uuid(field(at, i, "id"), o.id());
+        }
+        if (!ids.add(o.id())) {
+          throw Checks.invalid(field(at, i, "id"), o.id() + " appears twice");
+        }
+        if (!classes.contains(o.className())) {
+          Checks.className(field(at, i, "class_name"), o.className());
+          classes.add(o.className());
+        }
+        if (!datasets.contains(o.dataset())) {
+          Checks.name(field(at, i, "dataset"), o.dataset());
+          accounts.requireDatasetExists(o.dataset());
+          datasets.add(o.dataset());
+        }
+        if (!masters.contains(o.masterBackendId())) {
+          backends.requireRegistered(field(at, i, "master_backend_id"), o.masterBackendId());
+          masters.add(o.masterBackendId());
+        }
+        for (int r = 0; r < o.replicaBackendIds().size(); r++) {
+          backends.requireRegistered(field(at, i, "replica_backend_ids[" + r + "]"), o.replicaBackendIds().get(r));
+        }
+        if (!o.aliases().isEmpty()) {
+          throw Checks.invalid(field(at, i, "aliases"), "must be empty: an alias is registered with the group's"
+              + " alias field");
+        }
+        if (!o.versionOf().isEmpty()) {
+          Checks.uuid(field(at, i, "version_of"), o.versionOf());
+        }
+      }
+      if (group.alias() != null) {
+        Checks.alias(at + "alias", group.alias());
+        Checks.uuid(at + "alias_object_id", group.aliasObjectId());
+      } else if (group.aliasObjectId() != null) {
+        throw Checks.invalid(at + "alias_object_id", "given without an alias");
+      }
+    }
+  }
+
+  private static String field(String group, int index, String name) {
+    return group + "objects[" + index + "]." + name;
+  }
+
   long objectCount() {
     return store.objects().countObjects();
   }
 
   long aliasCount() {
     return store.objects().countAliases();
-  }
-
-  private static String at(int index, String field) {
-    return "objects[" + index + "]." + field;
   }
 
   private static String datasetOf(Session caller, String dataset) {

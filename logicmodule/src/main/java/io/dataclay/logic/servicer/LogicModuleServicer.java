@@ -1,7 +1,8 @@
 package io.dataclay.logic.servicer;
 
+import io.dataclay.exceptions.DataClayException;
 import io.dataclay.logic.metadata.ContractRecord;
-import io.dataclay.logic.metadata.ObjectRecord;
+import io.dataclay.logic.metadata.ObjectGroup;
 import io.dataclay.logic.service.CollectionResult;
 import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.logic.service.RegisteredBackend;
@@ -21,6 +22,7 @@ import io.dataclay.proto.SnapshotInfo;
 import io.dataclay.proto.SnapshotRequest;
 import io.dataclay.proto.DataContractList;
 import io.dataclay.proto.Empty;
+import io.dataclay.proto.ErrorInfo;
 import io.dataclay.proto.GarbageReport;
 import io.dataclay.proto.GetModelRequest;
 import io.dataclay.proto.HealthResponse;
@@ -43,6 +45,7 @@ import io.dataclay.proto.ObjectInfo;
 import io.dataclay.proto.ObjectInfoList;
 import io.dataclay.proto.ObjectLocationsRequest;
 import io.dataclay.proto.RegisterObjectsRequest;
+import io.dataclay.proto.RegisterObjectsResponse;
 import io.dataclay.proto.RevokeDataContractRequest;
 import io.dataclay.proto.RemoveModelRequest;
 import io.dataclay.proto.RemoveModelResponse;
@@ -54,7 +57,10 @@ import io.dataclay.rpc.ServerCalls;
 import io.dataclay.rpc.SessionMetadata;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The Logic Module's gRPC adapter: counts every call by RPC name, converts messages, lets the
@@ -236,16 +242,33 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   }
 
   @Override
-  public void registerObjects(RegisterObjectsRequest r, StreamObserver<Empty> out) {
+  public void registerObjects(RegisterObjectsRequest r, StreamObserver<RegisterObjectsResponse> out) {
     service.countCall("RegisterObjects");
     ServerCalls.respond(out, () -> {
-      List<ObjectRecord> objects = new ArrayList<>(r.getObjectsCount());
-      for (int i = 0; i < r.getObjectsCount(); i++) {
-        objects.add(ProtoMapping.toRecord(r.getObjects(i), "objects[" + i + "]."));
+      // a group that cannot even be read (an unknown language) is refused alone, as the service
+      // refuses a malformed group: the others are registered all the same
+      List<ObjectGroup> readable = new ArrayList<>(r.getGroupsCount());
+      ErrorInfo[] outcomes = new ErrorInfo[r.getGroupsCount()];
+      for (int g = 0; g < r.getGroupsCount(); g++) {
+        try {
+          readable.add(ProtoMapping.toGroup(r.getGroups(g), "groups[" + g + "]."));
+        } catch (DataClayException e) {
+          outcomes[g] = refusal(e);
+        }
       }
-      service.registerObjects(token(), objects, r.getAlias(), r.getAliasObjectId());
-      return EMPTY;
+      Iterator<Optional<DataClayException>> registered = readable.isEmpty() && r.getGroupsCount() > 0
+          ? Collections.emptyIterator() : service.registerObjects(token(), readable).iterator();
+      RegisterObjectsResponse.Builder answer = RegisterObjectsResponse.newBuilder();
+      for (ErrorInfo outcome : outcomes) {
+        answer.addOutcomes(outcome != null ? outcome
+            : registered.next().map(LogicModuleServicer::refusal).orElse(ErrorInfo.getDefaultInstance()));
+      }
+      return answer.build();
     });
+  }
+
+  private static ErrorInfo refusal(DataClayException e) {
+    return ErrorInfo.newBuilder().setCode(e.code()).setMessage(String.valueOf(e.getMessage())).build();
   }
 
   @Override

@@ -4,6 +4,7 @@ import com.google.protobuf.ByteString;
 import io.dataclay.common.Language;
 import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.ModelRecord;
+import io.dataclay.logic.metadata.ObjectGroup;
 import io.dataclay.logic.metadata.ObjectRecord;
 import io.dataclay.logic.service.Checks;
 import io.dataclay.logic.service.RegisteredBackend;
@@ -15,6 +16,7 @@ import io.dataclay.proto.MethodDescription;
 import io.dataclay.proto.Model;
 import io.dataclay.proto.ModelFile;
 import io.dataclay.proto.ObjectInfo;
+import io.dataclay.proto.RegistrationGroup;
 import io.dataclay.proto.SessionInfo;
 import java.util.ArrayList;
 import java.util.List;
@@ -131,6 +133,17 @@ public final class ProtoMapping {
   public static ObjectRecord toRecord(ObjectInfo o, String at) {
     return new ObjectRecord(o.getId(), o.getClassName(), language(at + "language", o.getLanguage()), o.getDataset(),
         o.getMasterBackendId(), o.getReplicaBackendIdsList(), o.getAliasesList(), o.getVersionOf());
+  }
+
+  /** A registration group read from the wire ({@code at}: its field path, for messages); an empty alias is none. */
+  public static ObjectGroup toGroup(RegistrationGroup g, String at) {
+    List<ObjectRecord> objects = new ArrayList<>(g.getObjectsCount());
+    for (int i = 0; i < g.getObjectsCount(); i++) {
+      objects.add(toRecord(g.getObjects(i), at + "objects[" + i + "]."));
+    }
+    boolean named = !g.getAlias().isEmpty();
+    return new ObjectGroup(objects, named ? g.getAlias() : null,
+        named || !g.getAliasObjectId().isEmpty() ? g.getAliasObjectId() : null);
   }
 
   /** The wire form of an object's metadata. */

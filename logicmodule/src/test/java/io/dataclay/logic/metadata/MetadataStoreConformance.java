@@ -3,12 +3,14 @@ package io.dataclay.logic.metadata;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.client.LogicModuleClient;
 import io.dataclay.common.Language;
 import io.dataclay.exceptions.AliasAlreadyExistsException;
+import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.NamespaceConflictException;
 import io.dataclay.exceptions.ObjectAlreadyExistsException;
@@ -34,6 +36,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -297,8 +300,8 @@ abstract class MetadataStoreConformance {
   void removing_a_model_is_refused_while_objects_of_its_classes_exist_unless_forced_and_frees_its_namespace() {
     // setup: one object of the model's class, one of another class
     store.models().register(model("shop", "alice", Language.PYTHON, "shop/a.py"));
-    store.objects().register(List.of(new ObjectRecord(UUID.randomUUID().toString(), "shop.Person", Language.PYTHON,
-        "alice", backend, List.of(), List.of(), ""), object("alice")), null, null);
+    Registrations.register(store, List.of(new ObjectRecord(UUID.randomUUID().toString(), "shop.Person",
+        Language.PYTHON, "alice", backend, List.of(), List.of(), ""), object("alice")), null, null);
     // run
     ModelStore.Removal refused = store.models().remove("shop", false).orElseThrow();
     boolean keptAfterRefusal = store.models().find("shop").isPresent();
@@ -364,7 +367,7 @@ abstract class MetadataStoreConformance {
     ObjectRecord child = new ObjectRecord(UUID.randomUUID().toString(), "app.Address", Language.PYTHON, "alice",
         backend, List.of(replica), List.of(), root.id());
     // run
-    store.objects().register(List.of(root, child), "home", root.id());
+    Registrations.register(store, List.of(root, child), "home", root.id());
     // verify
     ObjectRecord found = store.objects().find(root.id()).orElseThrow();
     assertEquals(List.of("home"), found.aliases());
@@ -388,7 +391,7 @@ abstract class MetadataStoreConformance {
     store.backends().upsert(new BackendRecord(third, "b3", "127.0.0.1", 7003, List.of(Language.PYTHON), "kv"));
     ObjectRecord o = object("alice");
     ObjectRecord plain = object("alice");
-    store.objects().register(List.of(o, plain), null, null);
+    Registrations.register(store, List.of(o, plain), null, null);
     String unknown = UUID.randomUUID().toString();
     // run
     store.objects().addReplicas(List.of(o.id(), unknown), second, backend);
@@ -412,19 +415,19 @@ abstract class MetadataStoreConformance {
   void registering_the_same_objects_again_from_the_same_master_changes_nothing() {
     // setup
     ObjectRecord o = object("alice");
-    store.objects().register(List.of(o), "a", o.id());
+    Registrations.register(store, List.of(o), "a", o.id());
     // run
-    store.objects().register(List.of(o), "a", o.id());
+    Registrations.register(store, List.of(o), "a", o.id());
     // verify
     assertEquals(1, store.objects().countObjects());
     assertEquals(1, store.objects().countAliases());
   }
 
   @Test
-  void an_object_id_registered_with_another_master_is_refused_with_the_whole_batch() {
+  void an_object_id_registered_with_another_master_is_refused_with_its_whole_group() {
     // setup
     ObjectRecord o = object("alice");
-    store.objects().register(List.of(o), null, null);
+    Registrations.register(store, List.of(o), null, null);
     String other = UUID.randomUUID().toString();
     store.backends().upsert(new BackendRecord(other, "b2", "127.0.0.1", 7002, List.of(Language.PYTHON), "kv"));
     ObjectRecord moved = new ObjectRecord(o.id(), o.className(), o.language(), o.dataset(), other, List.of(),
@@ -432,22 +435,22 @@ abstract class MetadataStoreConformance {
     ObjectRecord fresh = object("alice");
     // run
     assertThrows(ObjectAlreadyExistsException.class,
-        () -> store.objects().register(List.of(fresh, moved), null, null));
+        () -> Registrations.register(store, List.of(fresh, moved), null, null));
     // verify
     assertTrue(store.objects().find(fresh.id()).isEmpty());
     assertEquals(backend, store.objects().find(o.id()).orElseThrow().masterBackendId());
   }
 
   @Test
-  void a_taken_alias_refuses_the_whole_batch() {
+  void a_taken_alias_refuses_its_whole_group() {
     // setup
     ObjectRecord first = object("alice");
-    store.objects().register(List.of(first), "taken", first.id());
+    Registrations.register(store, List.of(first), "taken", first.id());
     ObjectRecord a = object("alice");
     ObjectRecord b = object("alice");
     // run
     assertThrows(AliasAlreadyExistsException.class,
-        () -> store.objects().register(List.of(a, b), "taken", b.id()));
+        () -> Registrations.register(store, List.of(a, b), "taken", b.id()));
     // verify
     assertTrue(store.objects().find(a.id()).isEmpty());
     assertTrue(store.objects().find(b.id()).isEmpty());
@@ -455,10 +458,167 @@ abstract class MetadataStoreConformance {
   }
 
   @Test
+  void groups_of_one_request_are_registered_or_refused_each_on_its_own() {
+    // setup: registered objects, a taken alias, and another backend
+    ObjectRecord existing = object("alice");
+    Registrations.register(store, List.of(existing), "taken", existing.id());
+    ObjectRecord again = object("alice");
+    ObjectRecord another = object("alice");
+    Registrations.register(store, List.of(again, another), null, null);
+    String other = UUID.randomUUID().toString();
+    store.backends().upsert(new BackendRecord(other, "b2", "127.0.0.1", 7002, List.of(Language.PYTHON), "kv"));
+    store.accounts().create(account("bob"));
+    ObjectRecord fresh1 = object("alice");
+    ObjectRecord fresh2 = object("alice");
+    ObjectRecord beside = object("alice");
+    ObjectRecord namedTaken = object("alice");
+    ObjectRecord named = object("alice");
+    ObjectRecord otherDataset = object("alice");
+    List<ObjectGroup> groups = List.of(
+        new ObjectGroup(List.of(fresh1, fresh2), null, null),
+        new ObjectGroup(List.of(beside, withMaster(existing, other)), null, null),
+        new ObjectGroup(List.of(namedTaken), "taken", namedTaken.id()),
+        new ObjectGroup(List.of(named), "new", named.id()),
+        new ObjectGroup(List.of(again), null, null),
+        new ObjectGroup(List.of(otherDataset, new ObjectRecord(another.id(), another.className(),
+            another.language(), "bob", backend, List.of(), List.of(), "")), null, null));
+    // run
+    List<Optional<DataClayException>> outcomes = store.objects().register(groups);
+    // verify: each group's fate is its own
+    assertEquals(6, outcomes.size());
+    assertTrue(outcomes.get(0).isEmpty());
+    assertInstanceOf(ObjectAlreadyExistsException.class, outcomes.get(1).orElseThrow());
+    assertTrue(outcomes.get(1).get().getMessage().contains(existing.id()), outcomes.get(1).get().getMessage());
+    assertInstanceOf(AliasAlreadyExistsException.class, outcomes.get(2).orElseThrow());
+    assertTrue(outcomes.get(3).isEmpty());
+    assertTrue(outcomes.get(4).isEmpty(), "registering alike from the same master changes nothing");
+    assertInstanceOf(ObjectAlreadyExistsException.class, outcomes.get(5).orElseThrow());
+    assertFalse(outcomes.get(5).get().getMessage().contains("bob"), "the other object's dataset is not told");
+    for (ObjectRecord kept : List.of(fresh1, fresh2, named)) {
+      assertTrue(store.objects().find(kept.id()).isPresent(), kept.id());
+    }
+    for (ObjectRecord dropped : List.of(beside, namedTaken, otherDataset)) {
+      assertTrue(store.objects().find(dropped.id()).isEmpty(), dropped.id());
+    }
+    assertEquals(named.id(), store.objects().findByAlias("alice", "new").orElseThrow().id());
+    assertEquals(existing.id(), store.objects().findByAlias("alice", "taken").orElseThrow().id());
+    assertEquals(backend, store.objects().find(existing.id()).orElseThrow().masterBackendId());
+    assertEquals("alice", store.objects().find(another.id()).orElseThrow().dataset());
+    assertEquals(3 + 3, store.objects().countObjects());
+  }
+
+  @Test
+  void an_id_in_two_groups_of_one_request_is_registered_by_the_first_only() {
+    // setup
+    ObjectRecord shared = object("alice");
+    ObjectRecord beside = object("alice");
+    // run
+    List<Optional<DataClayException>> outcomes = store.objects().register(List.of(
+        new ObjectGroup(List.of(shared), null, null), new ObjectGroup(List.of(beside, shared), null, null)));
+    // verify
+    assertTrue(outcomes.get(0).isEmpty());
+    assertInstanceOf(ObjectAlreadyExistsException.class, outcomes.get(1).orElseThrow());
+    assertTrue(outcomes.get(1).get().getMessage().contains(shared.id()));
+    assertTrue(store.objects().find(beside.id()).isEmpty());
+    assertEquals(1, store.objects().countObjects());
+  }
+
+  @Test
+  void an_id_registered_as_another_class_is_refused_even_from_the_same_master() {
+    // setup
+    ObjectRecord o = object("alice");
+    Registrations.register(store, List.of(o), null, null);
+    ObjectRecord otherClass = new ObjectRecord(o.id(), "app.Address", o.language(), o.dataset(), backend,
+        List.of(), List.of(), "");
+    ObjectRecord asVersion = new ObjectRecord(o.id(), o.className(), o.language(), o.dataset(), backend,
+        List.of(), List.of(), UUID.randomUUID().toString());
+    // run / verify
+    assertThrows(ObjectAlreadyExistsException.class, () -> Registrations.register(store, List.of(otherClass), null,
+        null));
+    assertThrows(ObjectAlreadyExistsException.class, () -> Registrations.register(store, List.of(asVersion), null,
+        null));
+    assertEquals("app.Person", store.objects().find(o.id()).orElseThrow().className());
+    assertEquals("", store.objects().find(o.id()).orElseThrow().versionOf());
+  }
+
+  @Test
+  void concurrent_requests_with_colliding_ids_never_drop_another_group() throws Exception {
+    // setup: writers on backends of their own; in every round each sends fresh objects and one
+    // group naming the round's contested ID, which only one of them may get
+    int writers = 6;
+    int rounds = 15;
+    List<String> masters = new ArrayList<>();
+    for (int w = 0; w < writers; w++) {
+      String b = UUID.randomUUID().toString();
+      store.backends().upsert(new BackendRecord(b, "w" + w, "127.0.0.1", 7100 + w, List.of(Language.PYTHON), "kv"));
+      masters.add(b);
+    }
+    List<String> contested = new ArrayList<>();
+    for (int r = 0; r < rounds; r++) {
+      contested.add(UUID.randomUUID().toString());
+    }
+    AtomicIntegerArray winners = new AtomicIntegerArray(rounds);
+    ExecutorService pool = Executors.newFixedThreadPool(writers);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<List<String>>> results = new ArrayList<>();
+    try {
+      for (int w = 0; w < writers; w++) {
+        String master = masters.get(w);
+        results.add(pool.submit(() -> {
+          go.await();
+          List<String> mine = new ArrayList<>();
+          for (int r = 0; r < rounds; r++) {
+            List<ObjectGroup> groups = new ArrayList<>();
+            for (int g = 0; g < 3; g++) {
+              ObjectRecord a = withMaster(object("alice"), master);
+              ObjectRecord b = withMaster(object("alice"), master);
+              mine.add(a.id());
+              mine.add(b.id());
+              groups.add(new ObjectGroup(List.of(a, b), null, null));
+            }
+            groups.add(1, new ObjectGroup(List.of(new ObjectRecord(contested.get(r), "app.Person", Language.PYTHON,
+                "alice", master, List.of(), List.of(), "")), null, null));
+            List<Optional<DataClayException>> outcomes = store.objects().register(groups);
+            for (int g = 0; g < groups.size(); g++) {
+              if (g == 1) {
+                winners.addAndGet(r, outcomes.get(g).isEmpty() ? 1 : 0);
+              } else if (outcomes.get(g).isPresent()) {
+                throw new AssertionError("a group of fresh objects was refused: " + outcomes.get(g).get());
+              }
+            }
+          }
+          return mine;
+        }));
+      }
+      // run
+      go.countDown();
+      List<String> registered = new ArrayList<>();
+      for (Future<List<String>> f : results) {
+        registered.addAll(f.get(60, TimeUnit.SECONDS));
+      }
+      // verify: every fresh object is there, and each contested ID went to exactly one writer
+      for (String id : registered) {
+        assertTrue(store.objects().find(id).isPresent(), id);
+      }
+      for (int r = 0; r < rounds; r++) {
+        assertEquals(1, winners.get(r), "round " + r);
+      }
+      assertEquals(registered.size() + rounds, store.objects().countObjects());
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  private static ObjectRecord withMaster(ObjectRecord o, String master) {
+    return new ObjectRecord(o.id(), o.className(), o.language(), o.dataset(), master, o.replicaBackendIds(),
+        o.aliases(), o.versionOf());
+  }
+
+  @Test
   void an_alias_for_an_unknown_object_is_refused() {
     // run
     assertThrows(ObjectDoesNotExistException.class,
-        () -> store.objects().register(List.of(object("alice")), "x", UUID.randomUUID().toString()));
+        () -> Registrations.register(store, List.of(object("alice")), "x", UUID.randomUUID().toString()));
     // verify
     assertEquals(0, store.objects().countObjects());
   }
@@ -476,7 +636,7 @@ abstract class MetadataStoreConformance {
         Callable<Boolean> attempt = () -> {
           go.await();
           try {
-            store.objects().register(List.of(o), "race", o.id());
+            Registrations.register(store, List.of(o), "race", o.id());
             return true;
           } catch (AliasAlreadyExistsException e) {
             return false;
@@ -550,7 +710,7 @@ abstract class MetadataStoreConformance {
     // setup
     ObjectRecord o = object("alice");
     ObjectRecord other = object("alice");
-    store.objects().register(List.of(o, other), null, null);
+    Registrations.register(store, List.of(o, other), null, null);
     // run
     store.objects().addAlias("alice", "n1", o.id());
     store.objects().addAlias("alice", "n1", o.id());
@@ -569,7 +729,7 @@ abstract class MetadataStoreConformance {
     store.backends().upsert(new BackendRecord(second, "b2", "127.0.0.1", 7002, List.of(Language.PYTHON), "kv"));
     ObjectRecord mine = object("alice");
     ObjectRecord other = object("alice");
-    store.objects().register(List.of(mine, other), null, null);
+    Registrations.register(store, List.of(mine, other), null, null);
     store.objects().addReplicas(List.of(mine.id(), other.id()), second, backend);
     // run / verify: the replica's backend is not the master of either object
     assertThrows(PermissionDeniedException.class,
@@ -590,7 +750,7 @@ abstract class MetadataStoreConformance {
     String third = UUID.randomUUID().toString();
     ObjectRecord replicated = object("alice");
     ObjectRecord unreplicated = object("alice");
-    store.objects().register(List.of(replicated, unreplicated), null, null);
+    Registrations.register(store, List.of(replicated, unreplicated), null, null);
     store.objects().addReplicas(List.of(replicated.id()), second, backend);
     store.objects().addReplicas(List.of(replicated.id()), third, backend);
     // run: the unreplicated object's chosen backend holds no replica of it, so it stays
@@ -626,7 +786,7 @@ abstract class MetadataStoreConformance {
     store.backends().upsert(new BackendRecord(second, "b2", "127.0.0.1", 7002, List.of(Language.PYTHON), "kv"));
     ObjectRecord gone = object("alice");
     ObjectRecord kept = object("alice");
-    store.objects().register(List.of(gone, kept), "gone-alias", gone.id());
+    Registrations.register(store, List.of(gone, kept), "gone-alias", gone.id());
     store.objects().addAlias("alice", "kept-alias", kept.id());
     store.objects().addReplicas(List.of(gone.id(), kept.id()), second, backend);
     // run
@@ -650,7 +810,7 @@ abstract class MetadataStoreConformance {
     ObjectRecord plain = object("alice");
     ObjectRecord version = new ObjectRecord(UUID.randomUUID().toString(), "app.Person", Language.PYTHON, "alice",
         second, List.of(), List.of(), named.id());
-    store.objects().register(List.of(named, plain, version), "n1", named.id());
+    Registrations.register(store, List.of(named, plain, version), "n1", named.id());
     store.objects().addAlias("alice", "n2", named.id());
     store.objects().addReplicas(List.of(plain.id()), second, backend);
     // run
@@ -674,7 +834,7 @@ abstract class MetadataStoreConformance {
       batch.add(object("alice"));
     }
     // run
-    store.objects().register(batch, "first", batch.get(0).id());
+    Registrations.register(store, batch, "first", batch.get(0).id());
     // verify
     assertEquals(10_000, store.objects().countObjects());
     assertEquals(batch.get(9_999).id(), store.objects().find(batch.get(9_999).id()).orElseThrow().id());
@@ -688,7 +848,7 @@ abstract class MetadataStoreConformance {
     store.sessions().insert(new SessionRecord("tok", "bob", "shared", Long.MAX_VALUE, false, false, null));
     store.models().register(model("shop", "alice", Language.PYTHON, "shop/a.py"));
     ObjectRecord o = object("shared");
-    store.objects().register(List.of(o), "kept", o.id());
+    Registrations.register(store, List.of(o), "kept", o.id());
     // run
     MetadataStore again = reopen();
     // verify

@@ -114,11 +114,11 @@ abstract class SnapshotMetadataContract {
   @Test
   void aCommitThatFindsAnyConflictRegistersNothing() {
     List<Consumer<List<String>>> conflicts = List.of(
-        ids -> store.objects().register(List.of(new ObjectRecord(ids.get(1), "app.Person", Language.PYTHON, "admin",
-            b1, List.of(), List.of(), "")), null, null),
+        ids -> Registrations.register(store, List.of(new ObjectRecord(ids.get(1), "app.Person", Language.PYTHON,
+            "admin", b1, List.of(), List.of(), "")), null, null),
         ids -> {
           ObjectRecord other = object("carol");
-          store.objects().register(List.of(other), "first", other.id());
+          Registrations.register(store, List.of(other), "first", other.id());
         },
         ids -> store.imports().stageCopies(IMPORT, b2, List.of(new ImportTables.StagedCopy(ids.get(2), b2, "app.Person",
             Language.PYTHON, "carol", null, List.of()))),
@@ -202,13 +202,13 @@ abstract class SnapshotMetadataContract {
   void aCutDoesNotSeeWhatIsWrittenAfterItOpened() {
     // setup
     ObjectRecord before = object("admin");
-    store.objects().register(List.of(before), "before", before.id());
+    Registrations.register(store, List.of(before), "before", before.id());
     // run
     List<String> seen = new ArrayList<>();
     List<String> aliases = new ArrayList<>();
     try (MetadataCut cut = store.openCut()) {
       ObjectRecord after = object("admin");
-      store.objects().register(List.of(after), "after", after.id());
+      Registrations.register(store, List.of(after), "after", after.id());
       store.objects().addReplicas(List.of(before.id()), b2, b1);
       Iterator<MetadataCut.ObjectCopies> objects = cut.objects(null);
       objects.forEachRemaining(o -> seen.add(o.id() + " " + o.replicas()));

@@ -80,7 +80,7 @@ class SqliteMetadataStoreTest extends MetadataStoreConformance {
   @Test
   void a_version_2_database_keeps_administrators_models_published_and_unpublishes_the_others() throws Exception {
     // setup: the models a Logic Module of schema version 2 wrote (every account used every model)
-    Files.createDirectories(dir.resolve("v2"));
+    Files.createDirectories(dir.resolve("v2"), PrivatePaths.DIRECTORY);
     String url = "jdbc:sqlite:" + dir.resolve("v2").resolve("metadata.db");
     try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
       for (String sql : List.of(
@@ -96,6 +96,7 @@ class SqliteMetadataStoreTest extends MetadataStoreConformance {
         s.execute(sql);
       }
     }
+    Files.setPosixFilePermissions(dir.resolve("v2").resolve("metadata.db"), PosixFilePermissions.fromString("rw-------"));
     // run
     try (MetadataStore upgraded = MetadataStore.open(url, MetadataSync.NORMAL)) {
       boolean toolsAtFirst = upgraded.models().find("tools").orElseThrow().published();

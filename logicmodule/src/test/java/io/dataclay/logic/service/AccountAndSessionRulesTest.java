@@ -186,7 +186,7 @@ class AccountAndSessionRulesTest {
     for (String user : List.of(alice, lm.adminToken)) {
       assertThrows(PermissionDeniedException.class, () -> lm.service.validateSession(user, alice));
       assertThrows(PermissionDeniedException.class, () -> lm.service.heartbeat(user, backend, 0, 0, List.of()));
-      assertThrows(PermissionDeniedException.class, () -> lm.service.registerObjects(user, List.of(), "", ""));
+      assertThrows(PermissionDeniedException.class, () -> lm.service.registerObjects(user, List.of()));
       assertThrows(PermissionDeniedException.class, () -> lm.service.unregisterObjects(user, List.of("x")));
       assertThrows(PermissionDeniedException.class, () -> lm.service.replicatedObjects(user, backend));
     }

@@ -52,7 +52,7 @@ class FailoverTest {
     first = lm.backend(7002);
     second = lm.backend(7003);
     object = UUID.randomUUID().toString();
-    lm.service.registerObjects(lm.backendSession(master), List.of(new ObjectRecord(object, "app.Person",
+    lm.register(lm.backendSession(master), List.of(new ObjectRecord(object, "app.Person",
         Language.PYTHON, "admin", master, List.of(first, second), List.of(), "")), "", "");
   }
 
@@ -223,9 +223,6 @@ class FailoverTest {
     @Override
     public void sessionsClosed(List<BackendRecord> backends, List<String> tokenSha256, boolean forgetAll,
         String token, Duration wait) {}
-
-    @Override
-    public void flushRegistrations(List<BackendRecord> backends, String token, Duration timeout) {}
 
     @Override
     public void beginCollection(BackendRecord backend, long collectionId, String token) {}

@@ -54,7 +54,7 @@ class GarbageCollectorTest {
       objects.add(new ObjectRecord(UUID.randomUUID().toString(), "app.Person", Language.PYTHON, "admin", backend,
           List.of(), List.of(), ""));
     }
-    lm.service.registerObjects(lm.backendToken, objects, "", "");
+    lm.register(lm.backendToken, objects, "", "");
     return objects.stream().map(ObjectRecord::id).toList();
   }
 

@@ -12,6 +12,7 @@ import io.dataclay.exceptions.NamespaceConflictException;
 import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.logic.metadata.ModelRecord;
 import io.dataclay.logic.metadata.ModelStore;
+import io.dataclay.logic.metadata.ObjectGroup;
 import io.dataclay.logic.metadata.ObjectRecord;
 import io.dataclay.testing.LogicModuleFixture;
 import java.nio.file.Path;
@@ -219,8 +220,8 @@ class ModelRulesTest {
     // setup: one object of the model's class
     String bob = lm.modeler("bob");
     lm.service.registerModel(alice, model("shop", "shop/models.py", "shop.models.Item"));
-    lm.store.objects().register(List.of(new ObjectRecord(UUID.randomUUID().toString(), "shop.models.Item",
-        Language.PYTHON, "alice", lm.backendId, List.of(), List.of(), "")), null, null);
+    lm.store.objects().register(List.of(new ObjectGroup(List.of(new ObjectRecord(UUID.randomUUID().toString(),
+        "shop.models.Item", Language.PYTHON, "alice", lm.backendId, List.of(), List.of(), "")), null, null)));
     // run
     ClassNotRegisteredException byStranger = assertThrows(ClassNotRegisteredException.class,
         () -> lm.service.removeModel(bob, "shop", true));

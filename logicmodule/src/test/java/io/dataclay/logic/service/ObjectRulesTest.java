@@ -1,6 +1,7 @@
 package io.dataclay.logic.service;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -8,15 +9,18 @@ import io.dataclay.common.Language;
 import io.dataclay.exceptions.AliasAlreadyExistsException;
 import io.dataclay.exceptions.AliasDoesNotExistException;
 import io.dataclay.exceptions.BackendDoesNotExistException;
+import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.DatasetDoesNotExistException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectAlreadyExistsException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
 import io.dataclay.exceptions.PermissionDeniedException;
+import io.dataclay.logic.metadata.ObjectGroup;
 import io.dataclay.logic.metadata.ObjectRecord;
 import io.dataclay.testing.LogicModuleFixture;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -56,7 +60,7 @@ class ObjectRulesTest {
     // setup
     ObjectRecord o = object("alice");
     // run
-    lm.service.registerObjects(lm.backendToken, List.of(o), "p1", o.id());
+    lm.register(lm.backendToken, List.of(o), "p1", o.id());
     // verify
     assertEquals(List.of("p1"), lm.service.getObjectInfo(alice, o.id()).aliases());
     assertEquals(o.id(), lm.service.getObjectByAlias(alice, "p1", "").id());
@@ -68,7 +72,7 @@ class ObjectRulesTest {
   void objects_of_a_dataset_are_hidden_from_sessions_without_access_until_granted() {
     // setup
     ObjectRecord o = object("alice");
-    lm.service.registerObjects(lm.backendToken, List.of(o), "p1", o.id());
+    lm.register(lm.backendToken, List.of(o), "p1", o.id());
     // run / verify: refused
     assertThrows(PermissionDeniedException.class, () -> lm.service.getObjectInfo(bob, o.id()));
     assertThrows(PermissionDeniedException.class, () -> lm.service.getObjectByAlias(bob, "p1", "alice"));
@@ -86,11 +90,11 @@ class ObjectRulesTest {
   void a_taken_alias_registers_nothing() {
     // setup
     ObjectRecord first = object("alice");
-    lm.service.registerObjects(lm.backendToken, List.of(first), "p1", first.id());
+    lm.register(lm.backendToken, List.of(first), "p1", first.id());
     ObjectRecord second = object("alice");
     // run
     assertThrows(AliasAlreadyExistsException.class,
-        () -> lm.service.registerObjects(lm.backendToken, List.of(second), "p1", second.id()));
+        () -> lm.register(lm.backendToken, List.of(second), "p1", second.id()));
     // verify
     assertThrows(ObjectDoesNotExistException.class, () -> lm.service.getObjectInfo(alice, second.id()));
   }
@@ -101,8 +105,8 @@ class ObjectRulesTest {
     ObjectRecord mine = object("alice");
     ObjectRecord his = object("bob");
     // run
-    lm.service.registerObjects(lm.backendToken, List.of(mine), "home", mine.id());
-    lm.service.registerObjects(lm.backendToken, List.of(his), "home", his.id());
+    lm.register(lm.backendToken, List.of(mine), "home", mine.id());
+    lm.register(lm.backendToken, List.of(his), "home", his.id());
     // verify
     assertEquals(mine.id(), lm.service.getObjectByAlias(alice, "home", "").id());
     assertEquals(his.id(), lm.service.getObjectByAlias(bob, "home", "").id());
@@ -112,12 +116,12 @@ class ObjectRulesTest {
   void re_registration_is_idempotent_from_the_same_master_and_refused_from_another() {
     // setup
     ObjectRecord o = object("alice");
-    lm.service.registerObjects(lm.backendToken, List.of(o), "", "");
+    lm.register(lm.backendToken, List.of(o), "", "");
     String other = lm.backend(7002);
     // run
-    lm.service.registerObjects(lm.backendToken, List.of(o), "", "");
+    lm.register(lm.backendToken, List.of(o), "", "");
     // verify
-    assertThrows(ObjectAlreadyExistsException.class, () -> lm.service.registerObjects(lm.backendToken,
+    assertThrows(ObjectAlreadyExistsException.class, () -> lm.register(lm.backendToken,
         List.of(new ObjectRecord(o.id(), o.className(), o.language(), o.dataset(), other, List.of(), List.of(), "")),
         "", ""));
     assertEquals(backend, lm.service.getObjectInfo(alice, o.id()).masterBackendId());
@@ -127,12 +131,43 @@ class ObjectRulesTest {
   void objects_must_name_an_existing_dataset_and_registered_backends() {
     ObjectRecord o = object("nowhere");
     assertThrows(DatasetDoesNotExistException.class,
-        () -> lm.service.registerObjects(lm.backendToken, List.of(o), "", ""));
+        () -> lm.register(lm.backendToken, List.of(o), "", ""));
     ObjectRecord stray = new ObjectRecord(UUID.randomUUID().toString(), "app.P", Language.PYTHON, "alice",
         UUID.randomUUID().toString(), List.of(), List.of(), "");
     BackendDoesNotExistException e = assertThrows(BackendDoesNotExistException.class,
-        () -> lm.service.registerObjects(lm.backendToken, List.of(stray), "", ""));
-    assertTrue(e.getMessage().startsWith("objects[0].master_backend_id:"), e.getMessage());
+        () -> lm.register(lm.backendToken, List.of(stray), "", ""));
+    assertTrue(e.getMessage().startsWith("groups[0].objects[0].master_backend_id:"), e.getMessage());
+  }
+
+  @Test
+  void a_malformed_or_refused_group_leaves_the_other_groups_of_its_request_registered() {
+    // setup
+    ObjectRecord first = object("alice");
+    ObjectRecord malformed = new ObjectRecord("x", "app.P", Language.PYTHON, "alice", backend, List.of(), List.of(),
+        "");
+    ObjectRecord nowhere = object("nowhere");
+    ObjectRecord last = object("bob");
+    // run
+    List<Optional<DataClayException>> outcomes = lm.service.registerObjects(lm.backendToken, List.of(
+        new ObjectGroup(List.of(first), null, null), new ObjectGroup(List.of(object("alice"), malformed), null, null),
+        new ObjectGroup(List.of(nowhere), null, null), new ObjectGroup(List.of(last), "home", last.id())));
+    // verify
+    assertTrue(outcomes.get(0).isEmpty());
+    assertInstanceOf(InvalidArgumentException.class, outcomes.get(1).orElseThrow());
+    assertTrue(outcomes.get(1).get().getMessage().startsWith("groups[1].objects[1].id:"), outcomes.get(1).get()
+        .getMessage());
+    assertInstanceOf(DatasetDoesNotExistException.class, outcomes.get(2).orElseThrow());
+    assertTrue(outcomes.get(3).isEmpty());
+    assertEquals(first.id(), lm.service.getObjectInfo(alice, first.id()).id());
+    assertEquals(last.id(), lm.service.getObjectByAlias(bob, "home", "").id());
+    assertEquals(2, lm.service.stats(lm.adminToken).objects());
+  }
+
+  @Test
+  void a_registration_request_without_groups_is_refused() {
+    InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
+        () -> lm.service.registerObjects(lm.backendToken, List.of()));
+    assertTrue(e.getMessage().startsWith("groups:"), e.getMessage());
   }
 
   @Test
@@ -145,21 +180,21 @@ class ObjectRulesTest {
         backend, List.of(), List.of("sneaky"), "");
     ObjectRecord badVersion = new ObjectRecord(UUID.randomUUID().toString(), "app.P", Language.PYTHON, "alice",
         backend, List.of(), List.of(), "v1");
-    assertField("objects:", List.of(), "", "");
-    assertField("objects[1].id:", List.of(good, badId), "", "");
-    assertField("objects[1].id:", List.of(good, good), "", "");
-    assertField("objects[0].class_name:", List.of(badClass), "", "");
-    assertField("objects[0].aliases:", List.of(withAliases), "", "");
-    assertField("objects[0].version_of:", List.of(badVersion), "", "");
-    assertField("alias:", List.of(good), "  spaced", good.id());
-    assertField("alias_object_id:", List.of(good), "a", "nope");
-    assertField("alias_object_id:", List.of(good), "", good.id());
+    assertField("groups[0].objects:", List.of(), "", "");
+    assertField("groups[0].objects[1].id:", List.of(good, badId), "", "");
+    assertField("groups[0].objects[1].id:", List.of(good, good), "", "");
+    assertField("groups[0].objects[0].class_name:", List.of(badClass), "", "");
+    assertField("groups[0].objects[0].aliases:", List.of(withAliases), "", "");
+    assertField("groups[0].objects[0].version_of:", List.of(badVersion), "", "");
+    assertField("groups[0].alias:", List.of(good), "  spaced", good.id());
+    assertField("groups[0].alias_object_id:", List.of(good), "a", "nope");
+    assertField("groups[0].alias_object_id:", List.of(good), "", good.id());
     assertEquals(0, lm.service.stats(lm.adminToken).objects());
   }
 
   private void assertField(String field, List<ObjectRecord> objects, String alias, String aliasObjectId) {
     InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
-        () -> lm.service.registerObjects(lm.backendToken, objects, alias, aliasObjectId));
+        () -> lm.register(lm.backendToken, objects, alias, aliasObjectId));
     assertTrue(e.getMessage().startsWith(field), e.getMessage());
   }
 
@@ -167,7 +202,7 @@ class ObjectRulesTest {
   void deleting_an_alias_frees_it_and_deleting_a_missing_one_is_an_error() {
     // setup
     ObjectRecord o = object("alice");
-    lm.service.registerObjects(lm.backendToken, List.of(o), "p1", o.id());
+    lm.register(lm.backendToken, List.of(o), "p1", o.id());
     // run
     lm.service.deleteAlias(alice, "p1", "");
     // verify
@@ -183,7 +218,7 @@ class ObjectRulesTest {
     ObjectRecord a = object("alice");
     ObjectRecord b = object("alice");
     // run
-    lm.service.registerObjects(lm.backendToken, List.of(a, b), "p1", a.id());
+    lm.register(lm.backendToken, List.of(a, b), "p1", a.id());
     // verify
     Stats s = lm.service.stats(lm.adminToken);
     assertEquals(2, s.objects());

@@ -14,6 +14,8 @@ import io.dataclay.logic.LogicModuleServer;
 import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.ClassDescription;
+import io.dataclay.proto.ErrorCode;
+import io.dataclay.proto.ErrorInfo;
 import io.dataclay.proto.FieldDescription;
 import io.dataclay.proto.Language;
 import io.dataclay.proto.LogicModuleStats;
@@ -21,6 +23,7 @@ import io.dataclay.proto.MethodDescription;
 import io.dataclay.proto.Model;
 import io.dataclay.proto.ModelFile;
 import io.dataclay.proto.ObjectInfo;
+import io.dataclay.proto.RegistrationGroup;
 import io.dataclay.proto.SessionInfo;
 import io.dataclay.testing.LogicModuleFixture;
 import io.grpc.ManagedChannel;
@@ -209,6 +212,26 @@ class LogicModuleServicerTest {
     assertThrows(PermissionDeniedException.class,
         () -> alice.registerBackend(backend(UUID.randomUUID().toString(), 7001)));
     assertTrue(admin.getBackends().isEmpty());
+  }
+
+  @Test
+  void a_group_that_cannot_be_read_is_refused_alone_and_a_request_without_groups_as_a_whole() {
+    // setup
+    cluster.registerBackend(backend(lm.backendId, 7001));
+    ObjectInfo good = object("admin", lm.backendId);
+    ObjectInfo unreadable = object("admin", lm.backendId).toBuilder().setLanguageValue(7).build();
+    // run
+    List<ErrorInfo> outcomes = cluster.registerGroups(List.of(
+        RegistrationGroup.newBuilder().addObjects(unreadable).build(),
+        RegistrationGroup.newBuilder().addObjects(good).setAlias("kept").setAliasObjectId(good.getId()).build()));
+    // verify
+    assertEquals(ErrorCode.INVALID_ARGUMENT, outcomes.get(0).getCode());
+    assertTrue(outcomes.get(0).getMessage().startsWith("groups[0].objects[0].language"), outcomes.get(0).getMessage());
+    assertEquals(ErrorInfo.getDefaultInstance(), outcomes.get(1));
+    assertEquals(good.getId(), admin.getObjectByAlias("kept", "").getId());
+    InvalidArgumentException none =
+        assertThrows(InvalidArgumentException.class, () -> cluster.registerGroups(List.of()));
+    assertTrue(none.getMessage().startsWith("groups:"), none.getMessage());
   }
 
   @Test
