@@ -18,6 +18,8 @@ from fuzz.world import (JAVA_PROBE_ANSWER, JAVA_PROBE_ARGS, SECRET_NAME, SECRET_
 # request) are expected and only counted.
 _BAD_LOG = re.compile(r" SEVERE |Traceback \(most recent call last\)|OutOfMemoryError|StackOverflowError|"
                       r"Exception in thread|FATAL|core dumped|A fatal error has been detected")
+# the Data Service's line for an execution environment that exited without being asked to
+_ENV_CRASH = re.compile(r"the execution environment .* exited with code")
 _SECRETS = (SECRET_NAME.encode(), SECRET_VAULT.encode())
 MiB = 1 << 20
 
@@ -41,10 +43,9 @@ class Oracle:
         self.cluster = cluster
         self.world = world
         self.rss_growth_limit = rss_growth_limit
+        # execution-environment processes come and go (one per account, restarted when a model they
+        # ran is withdrawn): one that dies unasked shows in its Data Service's log (_ENV_CRASH)
         self.processes = dict(cluster.pids())
-        for name in list(self.processes):
-            if name != "logicmodule":
-                self.processes[f"{name}/ee"] = cluster.ee_pid(name)
         self.rss_start = {name: rss(pid) for name, pid in self.processes.items()}
         self.rss_peak = dict(self.rss_start)
         self._log_offsets = {log: log.stat().st_size for log in self._logs()}
@@ -96,7 +97,7 @@ class Oracle:
             for line in chunk[:end].decode(errors="replace").splitlines():
                 if " WARNING " in line or line.startswith("WARNING"):
                     self.warning_lines += 1
-                if _BAD_LOG.search(line):
+                if _BAD_LOG.search(line) or _ENV_CRASH.search(line):
                     out.append(f"{log.name}: {line[:400]}")
         return out
 

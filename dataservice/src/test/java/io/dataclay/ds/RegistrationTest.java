@@ -161,10 +161,10 @@ class RegistrationTest {
     UUID taken = UUID.randomUUID();
     registerElsewhere(taken);
     UUID fresh = UUID.randomUUID();
-    EnvironmentPeer peer = cluster.attachPeer();
     // run: the method's result makes a fresh object and one whose ID is taken persistent
     CompletableFuture<byte[]> call = CompletableFuture.supplyAsync(
         () -> user.callMethod(target.toString(), "spawn", TestObjects.bytes("()").toByteArray()));
+    EnvironmentPeer peer = cluster.attach(); // jane's environment process, started by her call
     ExecuteRequest req = peer.nextExecute();
     peer.answer(ExecuteResult.newBuilder().setCallId(req.getCallId()).setResult(TestObjects.bytes("ok"))
         .addNewObjects(point(fresh, "f")).addNewObjects(point(taken, "t")).build());

@@ -224,21 +224,28 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
     models = List.copyOf(usable);
     EnvironmentLink to = ready;
     if (to != null) {
-      services.blocking().execute(() -> to.send(deployMessage(models)));
+      to.send(deployMessage(models)); // queued: a call submitted after this returns runs with them
     }
   }
 
+  /**
+   * Restarts the process if it ran any call: code of the withdrawn models may have been loaded and
+   * may still run. One that ran nothing never loaded model code, and the deployment sent before
+   * this already took their files away.
+   */
   @Override
   public void withdraw(Collection<String> namespaces) {
     EnvironmentSupervisor s;
     EnvironmentSupervisor.Spawn current;
+    EnvironmentLink l;
     synchronized (this) {
       s = supervisor;
       current = s == null ? null : s.current();
+      l = link;
     }
-    if (current != null) {
+    if (current != null && l != null && l.submitted() > 0) {
       LOG.info("restarting the execution environment of " + account + ": models " + namespaces + " were withdrawn");
-      s.terminate(current);
+      s.terminate(current, "models " + namespaces + " were withdrawn");
     }
   }
 
@@ -387,9 +394,10 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
       return;
     }
     if (byEnvironment) {
-      services.timer().schedule(() -> s.terminate(owner), LEAVE_GRACE_MS, TimeUnit.MILLISECONDS);
+      services.timer().schedule(() -> s.terminate(owner, "it left on its own, to load changed model code"),
+          LEAVE_GRACE_MS, TimeUnit.MILLISECONDS);
     } else {
-      s.terminate(owner);
+      s.terminate(owner, "its link ended");
     }
   }
 

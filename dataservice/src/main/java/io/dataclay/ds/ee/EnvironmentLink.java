@@ -25,6 +25,7 @@ import io.dataclay.proto.LoadRequest;
 import io.dataclay.proto.RelayRequest;
 import io.dataclay.rpc.GrpcErrors;
 import java.io.IOException;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -47,8 +48,11 @@ import java.util.logging.Logger;
  * stored by the {@link io.dataclay.ds.service.ResultApplier} before their call completes (so one
  * object's deltas apply in the order the environment sent them); loads and relays are answered
  * off the reader, in the session of the call in flight they name. Requests are written by the
- * calling thread (no hop), except where that thread must not block. When the link ends, every
- * call in flight fails with BACKEND_UNAVAILABLE.
+ * calling thread (no hop), except where that thread must not block. Model deployments and
+ * evictions are queued, written in order by the pool (a process that stops reading blocks no
+ * caller of {@link #send} or {@link #evict}), and a request submitted once they returned is
+ * written after them: the process has the models and has dropped the objects before it runs the
+ * call. When the link ends, every call in flight fails with BACKEND_UNAVAILABLE.
  *
  * <p>Everything the process sends is hostile input: a frame that does not parse, a load or relay
  * naming no call in flight on this link, or a result for an unknown call ends or is refused, and
@@ -79,6 +83,8 @@ final class EnvironmentLink {
   private final Set<UUID> loaded = ConcurrentHashMap.newKeySet();
   private final AtomicLong callIds = new AtomicLong();
   private final AtomicBoolean closed = new AtomicBoolean();
+  // Frames to write in order, the head being written by the pool; guarded by itself.
+  private final ArrayDeque<byte[]> ordered = new ArrayDeque<>();
   private volatile EnvironmentHello hello;
 
   /** A link over {@code stream} to {@code owner}'s current process. */
@@ -103,6 +109,11 @@ final class EnvironmentLink {
   /** The process's hello, or null before it arrived. */
   EnvironmentHello hello() {
     return hello;
+  }
+
+  /** Calls submitted to the process since it started. */
+  long submitted() {
+    return callIds.get();
   }
 
   /** Calls sent and not yet answered. */
@@ -136,10 +147,13 @@ final class EnvironmentLink {
     }
     byte[] body = executeMessage(callId, request).toByteArray();
     try {
+      if (queuedBehind(body)) {
+        return true;
+      }
       if (!InlineCall.active()) {
         stream.write(body);
       } else if (!writesAtOnce(body) || !stream.tryWrite(body)) {
-        writeOnPool(body);
+        queue(body);
       }
     } catch (IOException e) {
       close("writing to the execution environment failed: " + e.getMessage());
@@ -147,8 +161,19 @@ final class EnvironmentLink {
     return true;
   }
 
-  /** Writes a deploy message; dropped when the link has ended (a new process gets the models afresh). */
+  /**
+   * Queues a deploy or evict message, written by the pool after every message queued before it and
+   * before any request submitted after this returns; dropped when the link has ended (a new
+   * process gets the models afresh and has loaded nothing).
+   */
   void send(DataServiceMessage message) {
+    if (!closed.get()) {
+      queue(message.toByteArray());
+    }
+  }
+
+  /** Writes an answer to the process's own request (load, relay) now, on the calling pool thread. */
+  private void answer(DataServiceMessage message) {
     if (closed.get()) {
       return;
     }
@@ -161,9 +186,9 @@ final class EnvironmentLink {
 
   /**
    * Sends an eviction of those of {@code ids} this process loaded (none: nothing is sent) and
-   * forgets them; the future completes once the frame is written, so a call sent afterwards sees
-   * the eviction. Written on the pool, never on the reader (which would deadlock with a process
-   * blocked writing results the reader does not read).
+   * forgets them; once the future completes (at once: the frame is queued), a call submitted
+   * afterwards is written after the eviction. Written on the pool, never on the reader (which would
+   * deadlock with a process blocked writing results the reader does not read).
    */
   CompletableFuture<Void> evict(Collection<UUID> ids) {
     List<String> held = new ArrayList<>();
@@ -175,13 +200,8 @@ final class EnvironmentLink {
     if (held.isEmpty() || closed.get()) {
       return CompletableFuture.completedFuture(null);
     }
-    DataServiceMessage message = DataServiceMessage.newBuilder()
-        .setEvict(io.dataclay.proto.EvictRequest.newBuilder().addAllIds(held)).build();
-    try {
-      return CompletableFuture.runAsync(() -> send(message), services.blocking());
-    } catch (RejectedExecutionException shuttingDown) {
-      return CompletableFuture.completedFuture(null);
-    }
+    send(DataServiceMessage.newBuilder().setEvict(io.dataclay.proto.EvictRequest.newBuilder().addAllIds(held)).build());
+    return CompletableFuture.completedFuture(null);
   }
 
   /** Records that the process holds {@code id} in memory (before its state is read for it). */
@@ -223,20 +243,55 @@ final class EnvironmentLink {
     return body.length <= MAX_INLINE_FRAME_BYTES && pending.size() <= MAX_INLINE_IN_FLIGHT;
   }
 
-  private void writeOnPool(byte[] body) {
+  // Queues `body` behind what is queued, if anything is: true when it was queued.
+  private boolean queuedBehind(byte[] body) {
+    synchronized (ordered) {
+      if (ordered.isEmpty()) {
+        return false;
+      }
+      ordered.addLast(body);
+      return true;
+    }
+  }
+
+  // Queues `body`; the first frame queued starts the pool writing the queue, in order.
+  private void queue(byte[] body) {
+    synchronized (ordered) {
+      ordered.addLast(body);
+      if (ordered.size() > 1) {
+        return; // the pool is writing the queue
+      }
+    }
     try {
-      services.blocking().execute(() -> {
-        if (closed.get()) {
-          return;
-        }
+      services.blocking().execute(this::writeQueued);
+    } catch (RejectedExecutionException shuttingDown) {
+      close("the Data Service is shutting down");
+    }
+  }
+
+  // A frame leaves the queue once written, so that a request finding the queue non-empty goes behind it.
+  private void writeQueued() {
+    while (true) {
+      byte[] head;
+      synchronized (ordered) {
+        head = ordered.peekFirst();
+      }
+      if (head == null) {
+        return;
+      }
+      if (!closed.get()) {
         try {
-          stream.write(body);
+          stream.write(head);
         } catch (IOException e) {
           close("writing to the execution environment failed: " + e.getMessage());
         }
-      });
-    } catch (RejectedExecutionException shuttingDown) {
-      close("the Data Service is shutting down");
+      }
+      synchronized (ordered) {
+        ordered.pollFirst();
+        if (ordered.isEmpty()) {
+          return;
+        }
+      }
     }
   }
 
@@ -359,13 +414,13 @@ final class EnvironmentLink {
 
   private void onLoad(LoadRequest request) {
     Session session = sessionOf(request.getCallId());
-    services.run(() -> services.loads().serve(this, session, request), reply -> send(
+    services.run(() -> services.loads().serve(this, session, request), reply -> answer(
         DataServiceMessage.newBuilder().setLoaded(reply).build()));
   }
 
   private void onRelay(RelayRequest request) {
     Session session = sessionOf(request.getCallId());
-    services.relay().serve(session, request).thenAccept(reply -> send(
+    services.relay().serve(session, request).thenAccept(reply -> answer(
         DataServiceMessage.newBuilder().setRelayed(reply).build()));
   }
 

@@ -18,9 +18,11 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -250,13 +252,21 @@ public final class EnvironmentPool implements ExecutionEnvironment {
   @Override
   public void withdraw(Collection<String> namespaces) {
     List<AccountEnvironment> envs;
+    Set<AccountEnvironment> hadThem = new HashSet<>();
     synchronized (this) {
-      namespaces.forEach(models::remove);
       envs = new ArrayList<>(byAccount.values());
+      for (AccountEnvironment env : envs) {
+        if (usableBy(env.session()).stream().anyMatch(m -> namespaces.contains(m.namespace()))) {
+          hadThem.add(env);
+        }
+      }
+      namespaces.forEach(models::remove);
     }
     for (AccountEnvironment env : envs) {
       env.deploy(usableBy(env.session()));
-      env.withdraw(namespaces);
+      if (hadThem.contains(env)) {
+        env.withdraw(namespaces);
+      }
     }
   }
 

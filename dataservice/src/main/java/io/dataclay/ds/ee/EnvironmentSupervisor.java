@@ -58,6 +58,8 @@ public final class EnvironmentSupervisor {
   private boolean started;
   private boolean closed;
   private ScheduledFuture<?> pendingRestart;
+  private Spawn stopping;
+  private String stopReason = "";
 
   /** A supervisor of {@code command} run with {@code environment}, named {@code name} in the log. */
   public EnvironmentSupervisor(List<String> command, Map<String, String> environment,
@@ -91,11 +93,18 @@ public final class EnvironmentSupervisor {
     return restarts.get();
   }
 
-  /** Stops {@code spawn}'s process (SIGTERM, SIGKILL after 2 s); its exit triggers the restart. */
-  public void terminate(Spawn spawn) {
+  /**
+   * Stops {@code spawn}'s process (SIGTERM, SIGKILL after 2 s) for {@code reason}; its exit
+   * triggers the restart, logged as asked for rather than as a failure.
+   */
+  public void terminate(Spawn spawn, String reason) {
     Process p = spawn.process();
     if (p == null || !p.isAlive()) {
       return;
+    }
+    synchronized (this) {
+      stopping = spawn;
+      stopReason = reason;
     }
     List<ProcessHandle> family = stop(p);
     timer.schedule(() -> kill(p, family), KILL_AFTER_MS, TimeUnit.MILLISECONDS);
@@ -177,8 +186,13 @@ public final class EnvironmentSupervisor {
     }
     long lived = System.currentTimeMillis() - spawn.startedAtMs();
     long delay = backoff.delayAfter(exitCode, lived);
-    LOG.log(Level.WARNING, "the execution environment " + name + " (pid " + spawn.pid() + ") exited with code "
-        + exitCode + " after " + lived + " ms; restarting in " + delay + " ms");
+    if (spawn == stopping) {
+      LOG.info("the execution environment " + name + " (pid " + spawn.pid() + ") was stopped (" + stopReason
+          + ") after " + lived + " ms; starting it again in " + delay + " ms");
+    } else {
+      LOG.log(Level.WARNING, "the execution environment " + name + " (pid " + spawn.pid() + ") exited with code "
+          + exitCode + " after " + lived + " ms; restarting in " + delay + " ms");
+    }
     pendingRestart = timer.schedule(this::restart, delay, TimeUnit.MILLISECONDS);
   }
 

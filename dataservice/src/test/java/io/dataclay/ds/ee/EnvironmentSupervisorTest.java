@@ -133,7 +133,7 @@ class EnvironmentSupervisorTest {
     waitUntil(() -> s.current() != null && s.current().alive());
     EnvironmentSupervisor.Spawn first = s.current();
     // run
-    s.terminate(first);
+    s.terminate(first, "the test asked");
     waitUntil(() -> spawns.size() >= 2 && s.current().alive());
     // verify: SIGTERM ended the first, a second generation runs
     assertFalse(first.alive());
