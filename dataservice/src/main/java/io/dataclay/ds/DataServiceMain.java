@@ -61,7 +61,8 @@ public final class DataServiceMain {
       node = DataServiceNode.start(config, store, listener, admin);
     } catch (Exception e) {
       store.close();
-      exit(1, "could not start: " + e.getMessage());
+      // a file-system exception's message is only the path: its kind says what went wrong
+      exit(1, "could not start: " + (e instanceof java.nio.file.FileSystemException ? e.toString() : e.getMessage()));
       return;
     }
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -9,7 +9,10 @@ import io.dataclay.ds.service.Session;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.QuotaExceededException;
 import java.io.IOException;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
@@ -74,7 +77,7 @@ public final class EnvironmentPool implements ExecutionEnvironment {
     this.waitMs = waitMs;
     this.tmpRoot = tmpRoot;
     this.usable = usable;
-    recreate(tmpRoot);
+    prepareRoot();
     this.sweeper = services.timer().scheduleWithFixedDelay(this::stopIdle, SWEEP_MS, SWEEP_MS, TimeUnit.MILLISECONDS);
     services.timer().execute(this::refillSpare);
   }
@@ -340,9 +343,38 @@ public final class EnvironmentPool implements ExecutionEnvironment {
     sweeper.cancel(false);
     envs.parallelStream().forEach(AccountEnvironment::close);
     try {
-      removeTree(tmpRoot);
+      removeOwn();
+      Files.deleteIfExists(tmpRoot); // the last pool of the backend to stop removes the root
+    } catch (DirectoryNotEmptyException anotherPoolsDirectoriesRemain) {
+      // removed by the pool that stops last
     } catch (IOException e) {
-      LOG.warning("could not remove " + tmpRoot + ": " + e.getMessage());
+      LOG.warning("could not remove the directories of the " + language + " environments in " + tmpRoot + ": "
+          + e.getMessage());
+    }
+  }
+
+  // The root shared by the backend's pools (0700), without what this language's processes of an
+  // earlier run left in it; another language's pool, started at the same time, is left alone.
+  private void prepareRoot() throws IOException {
+    Files.createDirectories(tmpRoot.getParent());
+    try {
+      Files.createDirectory(tmpRoot, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    } catch (FileAlreadyExistsException exists) {
+      if (!Files.isDirectory(tmpRoot, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        throw exists;
+      }
+    }
+    removeOwn();
+  }
+
+  private void removeOwn() throws IOException {
+    String prefix = language.name().toLowerCase() + "-";
+    try (Stream<Path> entries = Files.list(tmpRoot)) {
+      for (Path p : entries.filter(e -> e.getFileName().toString().startsWith(prefix)).toList()) {
+        removeTree(p);
+      }
+    } catch (NoSuchFileException gone) {
+      // nothing to remove
     }
   }
 
@@ -353,14 +385,28 @@ public final class EnvironmentPool implements ExecutionEnvironment {
     Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
   }
 
-  // Removes without following links: a link a process left is removed, not what it points to.
+  // Removes without following links: a link a process left is removed, not what it points to. A
+  // process of an earlier run still dying may add a file meanwhile: the walk is tried again.
   private static void removeTree(Path dir) throws IOException {
-    if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-      return;
-    }
-    try (Stream<Path> walk = Files.walk(dir)) {
-      for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(p);
+    for (int attempt = 1; ; attempt++) {
+      if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        return;
+      }
+      try (Stream<Path> walk = Files.walk(dir)) {
+        for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+          Files.deleteIfExists(p);
+        }
+        return;
+      } catch (DirectoryNotEmptyException | NoSuchFileException | java.io.UncheckedIOException raced) {
+        if (attempt == 5) {
+          throw raced instanceof java.io.UncheckedIOException u ? u.getCause() : (IOException) raced;
+        }
+        try {
+          Thread.sleep(100);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IOException("interrupted while removing " + dir, e);
+        }
       }
     }
   }
