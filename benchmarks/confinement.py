@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """What confining model code costs, and what it buys (issue 21), on one-backend `kv` clusters started
-in this run: the default (every account's Python and Java methods in a confined process of its own)
-against the unconfined modes a single-tenant cluster may choose (DATACLAY_EE_CONFINEMENT=none,
+in this run: the default (every account's Python and Java methods in a confined process of its own,
+one spare process started ahead), the same without the spare, against the unconfined modes a single-tenant cluster may choose (DATACLAY_EE_CONFINEMENT=none,
 DATACLAY_JAVA_EE=in-process).
 
 Per mode:
@@ -9,8 +9,9 @@ Per mode:
     p50/p99 after warm-up, from one client;
   - a Java method call (the Java wordcount's TextStats.topWords), p50/p99 of the last of
     benchmarks/java's rounds;
-  - an environment's start-up: the first method call of a new account (its process starts for it)
-    against the same account's next call, over several accounts;
+  - an environment's start-up: the first method call of a new account (it takes the spare process,
+    or without one its process starts for it) against the same account's next call, over several
+    accounts;
   - a killed environment: the time from SIGKILL of an account's process to its next call answered;
   - one account's flood of slow calls (16 at once, 2 s each, without pause) against another
     account's quick calls: their p99 against the same account's p99 on the idle backend.
@@ -34,6 +35,7 @@ HOSTILE = REPO / "tests" / "hostile_models"
 EXAMPLE = REPO / "examples" / "java-wordcount"
 MODES = {
     "confined (default)": {},
+    "confined, no spare process (DATACLAY_EE_SPARES=0)": {"DATACLAY_EE_SPARES": "0"},
     "unconfined (none + Java in-process)": {"DATACLAY_EE_CONFINEMENT": "none", "DATACLAY_JAVA_EE": "in-process"},
 }
 
@@ -177,7 +179,7 @@ def run_mode(name: str, settings: dict, calls: int, how_many: int, java: bool) -
         starts = [output(client(cluster, n, FIRST_CALL)) for n in names]
         f50, f99 = p50_p99([s["first"] for s in starts])
         n50, _ = p50_p99([s["next"] for s in starts])
-        print(f"  first call of a new account (its environment starts) p50 {ms(f50)}  max {ms(f99)}"
+        print(f"  first call of a new account p50 {ms(f50)}  max {ms(f99)}"
               f"  (next call p50 {ms(n50)}, n={how_many})")
         killed = []
         for n, s in zip(names[:5], starts[:5]):
