@@ -30,7 +30,10 @@ def test_fuzzed_messages_to_every_rpc_get_typed_answers_and_break_nothing(make_c
         assert report.corpus["pickle"] > 100 and report.corpus["kryo"] > 50
         assert report.checks > 20
 
-        # the oracle itself: it sees a payload that ran code, a stack trace in a log and a dead server
+        # the oracle itself: it sees a payload that ran code, a stack trace in a log, an environment
+        # that exited unasked, and model code that read what it should not (here a system file the
+        # sandbox does expose, standing in for an escape)
+        campaign.oracle._escapes.append(("read", "/usr/lib/os-release"))
         world.marker.touch()
         log = sorted((cluster.home / "logs").glob("backend-1*.log"))[0]
         with log.open("a") as f:
@@ -43,6 +46,7 @@ def test_fuzzed_messages_to_every_rpc_get_typed_answers_and_break_nothing(make_c
             found += "\n".join(campaign.oracle.check())
             time.sleep(0.1)
         assert "ran code" in found and "injected by the test" in found, found
+        assert "model code escaped: read('/usr/lib/os-release',)" in found, found
         assert "backend-2.log" in found and "exited with code" in found, found
     finally:
         campaign.close()

@@ -1,9 +1,10 @@
 """What must hold while fuzzing, checked against the real cluster: every server process (the Logic
-Module, each Data Service and its Python execution environment) is the same live process it was
-at the start and stays within a memory bound; no crafted payload created the marker file; known-
-good calls on objects the fuzzer never names still answer with the right values; the servers'
-logs hold no SEVERE line, Python traceback or JVM error; and no reply to another identity carries
-the administrator's secrets."""
+Module, each Data Service) is the same live process it was at the start and stays within a memory
+bound, and no execution environment exits unasked; no crafted payload created the marker file;
+known-good calls on objects the fuzzer never names still answer with the right values; a plain
+user's model code, confined, is refused each read of the cluster's secrets and each connection
+to its ports; the servers' logs hold no SEVERE line, Python traceback or JVM error; and no reply
+to another identity carries the administrator's secrets."""
 from __future__ import annotations
 
 import pathlib
@@ -12,6 +13,7 @@ import re
 
 from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
 
+from fuzz.identities import USER, USER_PASSWORD
 from fuzz.world import (JAVA_PROBE_ANSWER, JAVA_PROBE_ARGS, SECRET_NAME, SECRET_VAULT, SENTINEL_VALUE, World)
 
 # Lines that mean a server hit something it did not handle. WARNING lines (one per malformed
@@ -55,6 +57,15 @@ class Oracle:
         lm.close()
         self._lm = LogicModuleClient(world.lm_address, self._token)
         self._ds = {b.id: DataServiceClient(b.address, self._token) for b in world.backends}
+        user = LogicModuleClient(world.lm_address)
+        user_token = user.new_session(USER, USER_PASSWORD).token
+        user.close()
+        self._user_ds = {b.id: DataServiceClient(b.address, user_token) for b in world.backends}
+        home = cluster.home
+        # what the user's model code must never reach from its execution environment
+        self._escapes = [("read", str(home / "client.properties")), ("read", str(home / "lm" / "metadata.db")),
+                         *(("read", str(f)) for f in sorted(home.rglob("*.secret"))),
+                         ("listdir", str(home)), ("connect", "127.0.0.1", cluster.port)]
         self.good_calls = 0
 
     def _logs(self) -> list[pathlib.Path]:
@@ -82,6 +93,7 @@ class Oracle:
             problems.append(f"a crafted payload ran code: {self.world.marker} exists")
         problems += self._bad_log_lines()
         problems += self._good_calls()
+        problems += self._confined()
         return problems
 
     def _bad_log_lines(self) -> list[str]:
@@ -123,8 +135,25 @@ class Oracle:
         self.good_calls += 1
         return problems
 
+    def _confined(self) -> list[str]:
+        """The user's model code, on each backend, tries to read the cluster's secrets and reach the
+        Logic Module: each attempt must report a refusal."""
+        problems = []
+        for backend in self.world.backends:
+            ds = self._user_ds[backend.id]
+            for method, *args in self._escapes:
+                try:
+                    outcome = pickle.loads(ds.call_method(self.world.probes[backend.id], method,
+                                                          pickle.dumps((tuple(args), {}), protocol=5)))
+                except Exception as e:
+                    problems.append(f"{backend.name}: the probe's {method}{tuple(args)} failed: {e!r}")
+                    continue
+                if not str(outcome).startswith("refused"):
+                    problems.append(f"{backend.name}: model code escaped: {method}{tuple(args)} -> {outcome!r}")
+        return problems
+
     def close(self) -> None:
         """Closes the oracle's own session and channels."""
-        for ds in self._ds.values():
+        for ds in [*self._ds.values(), *self._user_ds.values()]:
             ds.close()
         self._lm.close()

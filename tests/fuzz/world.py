@@ -1,7 +1,9 @@
 """What the fuzzer prepares on a running cluster before it sends anything: accounts, a Java model,
 objects for the fuzzed messages to aim at (per owner and backend: "fodder"), objects only the
-oracle uses ("sentinels", whose IDs the fuzzer never sees) and secrets of the administrator's
-dataset that no other identity may read. Setup goes through the ordinary clients from 127.0.0.1."""
+oracle uses ("sentinels", whose IDs the fuzzer never sees), secrets of the administrator's
+dataset that no other identity may read, and a plain user's probe per backend: an object of a
+hostile model (tests/hostile_models) whose methods try, from inside their execution environment,
+to read the cluster's secrets and reach its ports. Setup goes through the ordinary clients from 127.0.0.1."""
 from __future__ import annotations
 
 import dataclasses
@@ -18,6 +20,8 @@ from fuzz.identities import LOGIN, LOGIN_PASSWORD, USER, USER_PASSWORD
 from fuzz.payloads import kryo_args, kryo_string
 
 JAVA_SOURCE = pathlib.Path(__file__).with_name("java") / "fuzzjava" / "Vault.java"
+HOSTILE = pathlib.Path(__file__).resolve().parents[1] / "hostile_models"
+PROBE = "hostile.probes.Probe"
 JARS = pathlib.Path(__file__).resolve().parents[2] / "pyclay" / "dataclay" / "_internal" / "jars"
 COUNTER, PERSON, NODE, VAULT = "people.model.Counter", "people.model.Person", "people.model.Node", "fuzzjava.Vault"
 SENTINEL_VALUE = 41
@@ -44,6 +48,7 @@ class World:
     sentinels: dict[str, dict[str, str]]         # backend ID -> kind -> object ID
     secret_person: str                           # a Person of the administrator's dataset, on backends[0]
     secret_vault: str                            # a Vault of the administrator's dataset, on backends[0]
+    probes: dict[str, str]                       # backend ID -> the user's Probe there
     marker: pathlib.Path                         # created only if a crafted payload ran code
 
     def backend(self, object_owner: str, kind: str, index: int) -> tuple[Backend, str]:
@@ -95,11 +100,14 @@ def prepare(cluster, workdir: pathlib.Path | None = None) -> World:
     lm.new_account(USER, USER_PASSWORD)
     lm.new_account(LOGIN, LOGIN_PASSWORD)
     register_java_model(cluster, workdir)
+    # the administrator's models are every account's: the user may call the probes'
+    cluster.dataclaycmd("NewModel", cluster.admin_user(), "-", "hostile", str(HOSTILE), "python")
     backends = [Backend(b.id, b.name, f"{b.host}:{b.port}") for b in sorted(lm.get_backends(), key=lambda b: b.name)]
     user_token = LogicModuleClient(lm_address).new_session(USER, USER_PASSWORD).token
     admin_ds = [DataServiceClient(b.address, lm.token) for b in backends]
     user_ds = [DataServiceClient(b.address, user_token) for b in backends]
     fodder = {"admin": _owned_objects(admin_ds), "user": _owned_objects(user_ds)}
+    probes = {b.id: _store(ds, _python_object(PROBE, note="fuzz")) for b, ds in zip(backends, user_ds)}
     sentinels = {}
     for b, ds in zip(backends, admin_ds):
         vault = _store(ds, _java_object())
@@ -110,7 +118,7 @@ def prepare(cluster, workdir: pathlib.Path | None = None) -> World:
     # aliases make every prepared object a root: a fuzzed CollectGarbage must leave them be
     user_lm = LogicModuleClient(lm_address, user_token)
     user_lm.new_alias("fz-user-counter", fodder["user"]["counter"][0])
-    for n, oid in enumerate(oid for ids in fodder["user"].values() for oid in ids):
+    for n, oid in enumerate([*(oid for ids in fodder["user"].values() for oid in ids), *probes.values()]):
         user_lm.new_alias(f"fz-root-{n}", oid)
     user_lm.close()
     lm.new_alias("fz-admin-counter", fodder["admin"]["counter"][0])
@@ -122,4 +130,4 @@ def prepare(cluster, workdir: pathlib.Path | None = None) -> World:
         ds.close()
     lm.close()
     marker = workdir / "pwned-marker"
-    return World(lm_address, backends, admin, fodder, sentinels, secret_person, secret_vault, marker)
+    return World(lm_address, backends, admin, fodder, sentinels, secret_person, secret_vault, probes, marker)
