@@ -3,12 +3,17 @@ durability, `dataclay status`, and a Java and a Python client sharing one alias 
 model is examples/java-wordcount (built and enhanced by its Maven project, registered with
 `dataclaycmd NewModel ... java`); the client program below is compiled against it with javac."""
 import json
+import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import textwrap
+import time
 
 import pytest
+
+from dataclay._internal.rpc import LogicModuleClient
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "java-wordcount"
@@ -244,3 +249,26 @@ def test_java_objects_survive_a_cluster_restart(jcluster, java_client):
     seen = java(jcluster, java_client, "count", "jtext-durable")
     # verify
     assert seen == {"id": made["id"], "a": 4}
+
+
+def test_java_call_on_a_halted_backend_raises_backend_unavailable_naming_it(jcluster, java_client):
+    # setup: a Java object, and the Data Service holding it
+    made = java(jcluster, java_client, "persist", "jtext-halted", "a b")
+    lm = LogicModuleClient(f"127.0.0.1:{jcluster.port}")
+    lm.token = lm.new_session(jcluster.admin_user(), jcluster.admin_password(), "").token
+    name = next(b.name for b in lm.get_backends() if b.id == made["location"])
+    pid = jcluster.pids()[name]
+    # run: the call while that Data Service is stopped (SIGSTOP: it neither answers nor closes)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        seen = java(jcluster, java_client, "count", "jtext-halted")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    # verify: BackendUnavailable naming the backend, not "does not exist"; it serves again once resumed
+    assert seen.get("error") == "BackendUnavailableException", seen
+    assert made["location"] in seen["message"], seen
+    deadline = time.monotonic() + 30
+    while not all(b.alive for b in lm.get_backends()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert java(jcluster, java_client, "count", "jtext-halted")["a"] == 1
+    lm.close()

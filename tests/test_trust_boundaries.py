@@ -15,7 +15,7 @@ import grpc
 import pytest
 
 from dataclay.exceptions import (
-    InvalidArgumentError, NotAuthenticatedError, PermissionDeniedError)
+    InvalidArgumentError, NotAuthenticatedError, ObjectDoesNotExistError, ObjectNotHereError, PermissionDeniedError)
 from dataclay._internal.proto import common_pb2, dataservice_pb2 as ds_pb2, dataservice_pb2_grpc
 from dataclay._internal.proto import logicmodule_pb2 as lm_pb2
 from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
@@ -104,7 +104,7 @@ def test_a_client_cannot_forge_a_version_of_another_datasets_object(cluster, mal
     assert isinstance(error, InvalidArgumentError) and "version_of" in str(error)
     assert isinstance(replica_error, InvalidArgumentError) and "master_backend_id" in str(replica_error)
     ds = DataServiceClient(backend_address(mallory, victim["backends"][0]), mallory.token)
-    with pytest.raises(PermissionDeniedError):
+    with pytest.raises(ObjectNotHereError):  # as for an object this backend does not hold
         ds.consolidate_version(victim["counter"])
     assert victim_value(cluster) == 5
 
@@ -122,9 +122,9 @@ def test_a_version_consolidates_only_into_an_original_the_session_may_change(clu
             plain = "not a version"
         print(json.dumps({"value": c.get(), "plain": plain}))
     """)
-    # run: a version of the victim's object cannot even be made
+    # run: a version of the victim's object cannot even be made (refused as if it were not there)
     ds = DataServiceClient(backend_address(mallory, victim["backends"][0]), mallory.token)
-    with pytest.raises(PermissionDeniedError):
+    with pytest.raises(ObjectNotHereError):
         ds.new_version(victim["counter"])
     # verify
     assert mine == {"value": 42, "plain": "not a version"}
@@ -173,7 +173,7 @@ def test_backend_only_rpcs_are_refused_to_users_and_administrators(cluster, mall
     assert victim_value(cluster) == 5
 
 
-def test_every_call_on_another_datasets_object_is_refused(cluster, mallory, victim):
+def test_every_call_on_another_datasets_object_is_refused_as_if_it_did_not_exist(cluster, mallory, victim):
     ds = DataServiceClient(backend_address(mallory, victim["backends"][0]), mallory.token)
     other = victim["backends"][1]
     attempts = {
@@ -185,10 +185,11 @@ def test_every_call_on_another_datasets_object_is_refused(cluster, mallory, vict
         "NewVersion": lambda: ds.new_version(victim["counter"]),
         "Move": lambda: ds.move(victim["counter"], other),
     }
+    # a backend answers as for an object it does not store, the Logic Module as for an unknown ID
     for rpc, attempt in attempts.items():
-        with pytest.raises(PermissionDeniedError):
+        with pytest.raises(ObjectNotHereError, match="is not on this backend|is not stored on this backend"):
             attempt()
-    with pytest.raises(PermissionDeniedError):
+    with pytest.raises(ObjectDoesNotExistError, match="does not exist"):
         mallory.get_object_info(victim["counter"])
     assert victim_value(cluster) == 5
 
@@ -218,11 +219,15 @@ def _node_referencing(address: str, token: str, referenced: str, hint: str) -> s
     return mine
 
 
-def test_a_recursive_move_or_replica_stops_at_an_object_the_session_may_not_use(cluster, mallory, victim):
-    # setup: mallory's node beside the victim's, referencing it
+def test_a_recursive_move_or_replica_stops_at_an_object_the_session_may_not_change(cluster, victim):
+    # setup: the node of an account that may read the victim's (a reference needs that), referencing it
+    cluster.dataclaycmd("NewAccount", "copier", "copier-password-1")
+    cluster.dataclaycmd("NewDataContract", cluster.admin_user(), "-", cluster.admin_user(), "copier", "--read-only")
+    copier = LogicModuleClient(f"127.0.0.1:{cluster.port}")
+    copier.token = copier.new_session("copier", "copier-password-1", "").token
     home, target = victim["backends"]
-    mine = _node_referencing(backend_address(mallory, home), mallory.token, victim["node"], home)
-    ds = DataServiceClient(backend_address(mallory, home), mallory.token)
+    mine = _node_referencing(backend_address(copier, home), copier.token, victim["node"], home)
+    ds = DataServiceClient(backend_address(copier, home), copier.token)
     # run
     with pytest.raises(PermissionDeniedError):
         ds.move(mine, target, recursive=True)
@@ -236,8 +241,10 @@ def test_a_recursive_move_or_replica_stops_at_an_object_the_session_may_not_use(
 
 def test_another_master_asked_to_copy_on_a_clients_behalf_checks_that_client(make_cluster, tmp_path):
     # setup: three backends; the victim's node on the first, mallory's node on the second referencing it
+    # (she may read the victim's dataset: a reference needs that; copying needs more)
     cluster = make_cluster(backends=3)
     cluster.dataclaycmd("NewAccount", MALLORY, MALLORY_PW)
+    cluster.dataclaycmd("NewDataContract", cluster.admin_user(), "-", cluster.admin_user(), MALLORY, "--read-only")
     made = client(cluster, """
         from people.model import Node
         b = sorted(api.get_backends(), key=lambda i: api.get_backends()[i].name)
@@ -432,7 +439,8 @@ def test_a_revoked_contract_stops_a_running_client_within_a_second(cluster, vict
         proc.kill()
     # verify
     seen = json.loads(out.strip().splitlines()[-1])
-    assert seen["error"] in ("PermissionDeniedError", "NotAuthenticatedError"), seen
+    # an object of a dataset no longer granted looks like one that does not exist (no ID oracle)
+    assert seen["error"] in ("ObjectDoesNotExistError", "NotAuthenticatedError"), seen
     assert seen["refused_at"] - revoked_at < 1.0, seen
 
 

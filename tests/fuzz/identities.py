@@ -1,7 +1,7 @@
 """Who the fuzzer speaks as: no session, bogus tokens, an ordinary user with no data contract,
-an administrator, and a backend (a session opened with the cluster secret, as a Data Service does).
-Each sends from a loopback address of its own (see peers.py) and can be renewed when a fuzzed
-CloseSession closed its session."""
+an administrator, and a backend (a session opened with the cluster secret, its ID then registered,
+as a Data Service does). Each sends from a loopback address of its own (see peers.py) and can be
+renewed when a fuzzed CloseSession closed its session."""
 from __future__ import annotations
 
 import hashlib
@@ -81,6 +81,15 @@ class SessionOpener:
         return self._stub.NewBackendSession(lm_pb2.NewBackendSessionRequest(
             backend_id=backend_id, issued_at_ms=now, nonce=nonce, proof=proof), timeout=60)
 
+    def registered_backend(self, backend_id: str) -> lm_pb2.SessionInfo:
+        """A backend session for `backend_id`, registered as a backend at 127.0.0.1:1 (nothing listens there):
+        the Logic Module serves a backend session nothing but RegisterBackend until its ID is registered."""
+        session = self.backend(backend_id)
+        self._stub.RegisterBackend(common_pb2.BackendInfo(
+            id=backend_id, name="fuzz-backend", host="127.0.0.1", port=1, languages=[common_pb2.PYTHON],
+            store_engine="kv"), metadata=(("dataclay-session", session.token),), timeout=60)
+        return session
+
     def close(self, token: str) -> None:
         """Closes a session."""
         self._stub.CloseSession(common_pb2.Empty(), metadata=(("dataclay-session", token),), timeout=60)
@@ -96,7 +105,7 @@ def open_identities(opener: SessionOpener, admin: tuple[str, str], seed: int) ->
     opener.close(closed)
     ip = {name: f"127.0.0.{2 + i}" for i, name in enumerate(NAMES)}
     fuzz_backend_id = str(uuid.UUID(int=random.Random(seed).getrandbits(128), version=4))
-    backend = Identity("backend", ip["backend"], lambda: opener.backend(fuzz_backend_id))
+    backend = Identity("backend", ip["backend"], lambda: opener.registered_backend(fuzz_backend_id))
     backend.backend_id = fuzz_backend_id
     return {
         "none": Identity("none", ip["none"]),

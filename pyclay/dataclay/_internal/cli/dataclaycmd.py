@@ -24,6 +24,7 @@ USAGE = """usage: dataclaycmd COMMAND ARGS...
   NewAccount <user> <pass>                                  create an account (needs the administrator)
   NewDataContract <user> <pass> <dataset> <beneficiary> [--read-only] [--begins DATE] [--expires DATE]
                                                             grant beneficiary access to user's dataset
+                                                            (a new one must be named <user>.<name>)
   RevokeDataContract <user> <pass> <dataset> <beneficiary>  take a data contract back
   GetDataContracts <user> <pass>                            list the contracts of user's datasets and to user
   GrantModelRegistration <user> <pass> <account>            let account register models (administrators)

@@ -13,7 +13,8 @@ from dataclay._internal.model.states import HINT_KEY, ID_KEY
 from dataclay._internal.rpc.aio import AsyncDataServiceClient, AsyncLogicModuleClient
 from dataclay._internal.rpc.convert import object_info_record
 from dataclay._internal.runtime.router import (
-    LOOKUP_TIMEOUT, ROUTING_FAILURES, BackendRouter, UnregisteredBackendError, failover_candidates, most_telling)
+    LOOKUP_TIMEOUT, ROUTING_FAILURES, BackendRouter, UnregisteredBackendError, failover_candidates, most_telling,
+    naming_backend)
 
 T = TypeVar("T")
 
@@ -72,7 +73,14 @@ class AsyncRouter:
     async def on_backend(self, backend_id: str, op: Callable[[AsyncDataServiceClient], Awaitable[T]],
                          idempotent: bool) -> T:
         """`await op(client)` on a backend; an unreachable backend is looked up again and retried once when safe
-        (not when it stayed silent for the liveness bound)."""
+        (not when it stayed silent for the liveness bound). A BackendUnavailableError names the backend."""
+        try:
+            return await self._on_backend(backend_id, op, idempotent)
+        except BackendUnavailableError as e:
+            raise naming_backend(e, backend_id, self._router.cached_backends().get(backend_id)) from None
+
+    async def _on_backend(self, backend_id: str, op: Callable[[AsyncDataServiceClient], Awaitable[T]],
+                          idempotent: bool) -> T:
         started = time.monotonic()
         try:
             result = await op(await self.data_service(backend_id))

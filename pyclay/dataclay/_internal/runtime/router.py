@@ -138,7 +138,14 @@ class BackendRouter:
 
     def on_backend(self, backend_id: str, op: Callable[[DataServiceClient], T], idempotent: bool) -> T:
         """`op(client)` on a backend; an unreachable backend is looked up again and retried once when safe
-        (not when it stayed silent for the liveness bound: then its copies elsewhere are tried at once)."""
+        (not when it stayed silent for the liveness bound: then its copies elsewhere are tried at once).
+        A BackendUnavailableError names the backend."""
+        try:
+            return self._on_backend(backend_id, op, idempotent)
+        except BackendUnavailableError as e:
+            raise naming_backend(e, backend_id, self._backends.get(backend_id)) from None
+
+    def _on_backend(self, backend_id: str, op: Callable[[DataServiceClient], T], idempotent: bool) -> T:
         started = time.monotonic()
         try:
             result = op(self.data_service(backend_id))
@@ -216,6 +223,14 @@ class BackendRouter:
             self.backends(refresh=True)
         except DataClayException:
             pass  # the Logic Module is down too: retry at the address we knew
+
+
+def naming_backend(error: BackendUnavailableError, backend_id: str, record) -> BackendUnavailableError:
+    """`error`, its message led by the backend it came from (name, ID and address when known)."""
+    if backend_id in str(error):
+        return error
+    where = f"backend {record.name} ({backend_id}, {record.address})" if record is not None else f"backend {backend_id}"
+    return BackendUnavailableError(f"{where} is unavailable: {error}", connect_failed=error.connect_failed)
 
 
 def python_backends(backends: dict) -> list:

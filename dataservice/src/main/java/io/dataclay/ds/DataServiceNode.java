@@ -34,6 +34,7 @@ import io.dataclay.ds.service.ModelRegistry;
 import io.dataclay.ds.service.ModelService;
 import io.dataclay.ds.service.ObjectService;
 import io.dataclay.ds.service.Reconciliation;
+import io.dataclay.ds.service.ReferenceAccess;
 import io.dataclay.ds.service.ReferenceRecorder;
 import io.dataclay.ds.service.ResultApplier;
 import io.dataclay.ds.service.Session;
@@ -126,10 +127,12 @@ public final class DataServiceNode implements AutoCloseable {
     ClassAvailability classes = new ClassAvailability(registry, config.eeWaitMs());
     CallCounters counters = new CallCounters();
     RemoteLogicModule directory = new RemoteLogicModule(admin, id);
+    ReferenceAccess references = new ReferenceAccess(store, directory);
     Mastership mastership = new Mastership(id, System::nanoTime);
     peers = new RemotePeers(admin, config.tls(), mastership::ownTerm);
     ReplicaSets replicas = new ReplicaSets(peers, directory, mastership, calls);
-    ResultApplier applier = new ResultApplier(store, lm, claims, calls, replicas, recorder, classes, environments);
+    ResultApplier applier = new ResultApplier(store, lm, claims, calls, replicas, recorder, classes, environments,
+        references);
     relay = new CallRelay(() -> admin.client().getBackends(), config.lmHost(), config.lmPort(), config.tls());
     addEnvironments(config, id, new LinkServices(applier, new StateLoads(store), relay, calls, timer), applier, store,
         registry);
@@ -155,7 +158,7 @@ public final class DataServiceNode implements AutoCloseable {
         });
     exports = new SnapshotExports(snapshotStore, staging::stagedIds, snapshotTimer, SnapshotExports.defaultBudget());
     DataServiceServicer dataService = new DataServiceServicer(sessions,
-        new ObjectService(store, lm, classes, claims, recorder), new ExecutionService(store, environments, recorder, classes, replicas, calls),
+        new ObjectService(store, lm, classes, claims, recorder, references), new ExecutionService(store, environments, recorder, classes, replicas, calls),
         models,
         status, counters, calls, copies,
         new VersionService(store, copies, replicas, peers, directory, lm, recorder, id), recorder,

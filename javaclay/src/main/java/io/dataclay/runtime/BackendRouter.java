@@ -180,8 +180,29 @@ final class BackendRouter implements AutoCloseable {
    * {@code op} on a backend. When it cannot serve (BACKEND_UNAVAILABLE) its channel is dropped and
    * its address asked again; the call is retried once when {@code idempotent}, or when it never
    * reached the backend (no connection could be made: it may have restarted on another port).
+   * A BackendUnavailableException names the backend.
    */
   <T> T onBackend(UUID backend, boolean idempotent, Function<DataServiceClient, T> op) {
+    try {
+      return tryBackend(backend, idempotent, op);
+    } catch (BackendUnavailableException e) {
+      throw naming(e, backend);
+    }
+  }
+
+  // The error, its message led by the backend it came from (name and address when known).
+  private BackendUnavailableException naming(BackendUnavailableException e, UUID backend) {
+    String message = String.valueOf(e.getMessage());
+    if (message.contains(backend.toString())) {
+      return e;
+    }
+    BackendInfo b = backends.get(backend);
+    String where = b == null ? "backend " + backend
+        : "backend " + b.name() + " (" + backend + ", " + b.host() + ":" + b.port() + ")";
+    return new BackendUnavailableException(where + " is unavailable: " + message, e.connectFailed());
+  }
+
+  private <T> T tryBackend(UUID backend, boolean idempotent, Function<DataServiceClient, T> op) {
     T result;
     long started = System.nanoTime();
     try {

@@ -81,6 +81,9 @@ public final class LogicModuleFixture implements AutoCloseable {
   public LogicModuleFixture(String url, TestClock clock, BackendCalls calls, long promoteAfterMs) {
     this.clock = clock;
     this.store = MetadataStore.open(url, MetadataSync.NORMAL);
+    // registered (not alive: it never heartbeats) so that its session may make every backend call
+    store.backends().upsert(new BackendRecord(backendId, "fixture-backend", "127.0.0.1", 1, List.of(Language.PYTHON),
+        "kv"));
     this.deployer = calls;
     this.service = new LogicModuleService(store, deployer, new LogicModuleService.Settings(SESSION_TTL,
         BACKEND_TIMEOUT_MS, SECRET, MAX_MODEL_BYTES, () -> true, promoteAfterMs), clock, peer::get);

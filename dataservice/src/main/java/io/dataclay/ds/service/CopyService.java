@@ -55,14 +55,14 @@ public final class CopyService {
   /**
    * Copies objects mastered here (and, when {@code recursive}, what they reference, asking other
    * masters for theirs) to {@code target}, or to the live backend holding fewest of them when
-   * {@code target} is null. Objects the target already holds (as master or replica) are left as they are.
+   * {@code target} is null. The session must be allowed to change every object copied. Objects the target already holds (as master or replica) are left as they are.
    */
   public CopyResult newReplica(Session session, List<UUID> ids, String target, boolean recursive) {
     requireSome(ids);
     if (target != null) {
       requireLive(target);
     }
-    ObjectGraph graph = ObjectGraph.walk(store, directory, session, ids, recursive, false);
+    ObjectGraph graph = ObjectGraph.walk(store, directory, session, ids, recursive);
     // an object still being registered would get replicas its registration does not know of
     claims.requireSettled(graph.local());
     String to = target != null ? target : pickReplicaBackend(graph.local());
@@ -106,7 +106,7 @@ public final class CopyService {
       throw new InvalidArgumentException("backend_id is required: the backend to move the objects to");
     }
     requireLive(target);
-    ObjectGraph graph = ObjectGraph.walk(store, directory, session, ids, recursive, true);
+    ObjectGraph graph = ObjectGraph.walk(store, directory, session, ids, recursive);
     // an object still being registered would be registered here after it moved away
     claims.requireSettled(graph.local());
     CopyResult done = new CopyResult(List.of(), target, 0);

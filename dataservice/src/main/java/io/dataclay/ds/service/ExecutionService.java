@@ -2,7 +2,6 @@ package io.dataclay.ds.service;
 
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.ObjectStore;
-import io.dataclay.exceptions.ObjectNotHereException;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -52,8 +51,7 @@ public final class ExecutionService {
   public CompletableFuture<byte[]> execute(
       Session session, UUID id, ExecutionKind kind, String name, byte[] payload, boolean nested) {
     models.awaitReady(); // a (re)starting backend runs no method before its models are installed
-    ObjectHeader header = store.header(id).orElseThrow(
-        () -> new ObjectNotHereException("object " + id + " is not stored on this backend"));
+    ObjectHeader header = store.header(id).orElseThrow(() -> Permissions.notStoredHere(id));
     if (kind == ExecutionKind.SET_FIELD) {
       Permissions.checkWrite(session, id, header);
     } else {

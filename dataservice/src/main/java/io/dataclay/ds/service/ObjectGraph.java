@@ -1,7 +1,6 @@
 package io.dataclay.ds.service;
 
 import io.dataclay.ds.store.FieldValue;
-import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
@@ -28,15 +27,18 @@ record ObjectGraph(List<UUID> local, Map<String, List<UUID>> remote) {
 
   /**
    * Walks from {@code roots}, which must be mastered here; when {@code recursive}, follows every
-   * reference transitively. Every object reached must be readable by {@code session} (and, with
-   * {@code write}, changeable): those mastered here and the first ones met on other masters are
-   * checked before anything is copied; other masters check what they reach from there themselves,
-   * asked with the same session. A reference to an object nobody knows (a dangling one) is skipped.
+   * reference transitively. Every object reached must be changeable by {@code session}: a replica
+   * or a move places the dataset's data on a backend of the caller's choice, which is the dataset's
+   * writers' decision, not its readers'. Those mastered here and the first ones met on other masters
+   * are checked before anything is copied; other masters check what they reach from there
+   * themselves, asked with the same session. A reference to an object nobody knows (a dangling one)
+   * is skipped.
    */
   static ObjectGraph walk(ObjectStore store, ObjectDirectory directory, Session session, List<UUID> roots,
-      boolean recursive, boolean write) {
+      boolean recursive) {
     for (UUID id : roots) {
-      store.header(id).filter(x -> x.masterBackendId() == null).orElseThrow(
+      // a root the session may not read is answered as one whose master copy is elsewhere (no ID oracle)
+      store.header(id).filter(x -> x.masterBackendId() == null && Permissions.mayRead(session, x)).orElseThrow(
           () -> new ObjectNotHereException("the master copy of object " + id + " is not on this backend"));
     }
     List<UUID> local = new ArrayList<>();
@@ -55,11 +57,11 @@ record ObjectGraph(List<UUID> local, Map<String, List<UUID>> remote) {
         }
         // checked here too, before anything is copied: its master checks it (and what it reaches)
         // again, but a refusal found now changes nothing anywhere
-        check(session, id, where.header(), write);
+        Permissions.checkWrite(session, id, where.header());
         remote.computeIfAbsent(where.masterBackendId(), k -> new ArrayList<>()).add(id);
         continue;
       }
-      check(session, id, here.get().header(), write);
+      Permissions.checkWrite(session, id, here.get().header());
       local.add(id);
       if (recursive) {
         for (FieldValue f : here.get().fields().values()) {
@@ -72,13 +74,5 @@ record ObjectGraph(List<UUID> local, Map<String, List<UUID>> remote) {
       }
     }
     return new ObjectGraph(local, remote);
-  }
-
-  private static void check(Session session, UUID id, ObjectHeader header, boolean write) {
-    if (write) {
-      Permissions.checkWrite(session, id, header);
-    } else {
-      Permissions.check(session, id, header);
-    }
   }
 }

@@ -10,6 +10,7 @@ import io.dataclay.exceptions.ObjectAlreadyExistsException;
 import io.dataclay.exceptions.ObjectNotHereException;
 import io.dataclay.exceptions.PermissionDeniedException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -25,10 +26,12 @@ public final class ObjectService {
   private final ClassAvailability models;
   private final IdClaims claims;
   private final ReferenceRecorder recorder;
+  private final ReferenceAccess references;
 
   /** The service over a store, registering objects through {@code registrar}. */
   public ObjectService(ObjectStore store, GroupCommitRegistrar registrar, ClassAvailability models, IdClaims claims,
-      ReferenceRecorder recorder) {
+      ReferenceRecorder recorder, ReferenceAccess references) {
+    this.references = references;
     this.store = store;
     this.registrar = registrar;
     this.models = models;
@@ -43,7 +46,9 @@ public final class ObjectService {
    * refuses (OBJECT_ALREADY_EXISTS for an ID registered elsewhere, ALIAS_ALREADY_EXISTS) nothing
    * stays stored and the future fails with its error. A client's object carries its class,
    * language and fields; the rest of its header is this server's to set, so an object claiming to
-   * be a version or a replica is refused. Never blocks on the Logic Module.
+   * be a version or a replica is refused, and so is a reference to an object the session may not
+   * read (see {@link ReferenceAccess}). Blocks on the Logic Module only to learn the dataset of a
+   * referenced object on another backend ({@link #referencesDecidedNow} says when it will not).
    */
   public CompletableFuture<Void> makePersistent(Session session, List<StoredObject> objects, String alias) {
     if (objects.isEmpty()) {
@@ -51,6 +56,10 @@ public final class ObjectService {
     }
     Permissions.checkWritable(session, session.dataset());
     List<UUID> ids = checkNew(session, objects);
+    Set<UUID> batch = new HashSet<>(ids);
+    for (int i = 0; i < objects.size(); i++) {
+      references.check(session, objects.get(i).fields(), batch, "objects[" + i + "]");
+    }
     claims.claim(ids);
     CompletableFuture<Void> registered;
     try {
@@ -101,6 +110,11 @@ public final class ObjectService {
     return models.isDecidedNow(language, className);
   }
 
+  /** Whether references to {@code refs} from objects {@code created} are checked without calling the Logic Module. */
+  public boolean referencesDecidedNow(Collection<UUID> refs, Set<UUID> created) {
+    return references.decidedNow(refs, created);
+  }
+
   /** Whether storing small objects never waits on I/O (see {@link ObjectStore#writesWithoutWaiting}). */
   public boolean writesWithoutWaiting() {
     return store.writesWithoutWaiting();
@@ -109,9 +123,10 @@ public final class ObjectService {
   /**
    * The stored form of objects, in the order asked.
    *
-   * @throws ObjectNotHereException naming the first ID this backend does not hold
-   * @throws PermissionDeniedException when the session may not read one of them, or may not use
-   *     the class of one of them (see {@link ClassAvailability#requireUsable})
+   * @throws ObjectNotHereException naming the first ID this backend does not hold, or holds for a
+   *     dataset the session may not read (the same answer: see {@link Permissions#check})
+   * @throws PermissionDeniedException when the session may not use the class of one of them (see
+   *     {@link ClassAvailability#requireUsable})
    * @throws ClassNotRegisteredException when the class of one of them is in no model here, or its
    *     model was withdrawn
    */
@@ -119,8 +134,7 @@ public final class ObjectService {
     List<StoredObject> out = new ArrayList<>(ids.size());
     Set<String> usable = new HashSet<>();
     for (UUID id : ids) {
-      StoredObject o = store.get(id).orElseThrow(
-          () -> new ObjectNotHereException("object " + id + " is not stored on this backend"));
+      StoredObject o = store.get(id).orElseThrow(() -> Permissions.notStoredHere(id));
       Permissions.check(session, id, o.header());
       ObjectHeader h = o.header();
       if (usable.add(h.language() + " " + h.className())) {

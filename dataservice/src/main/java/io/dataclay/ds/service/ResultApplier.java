@@ -10,6 +10,7 @@ import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.ObjectAlreadyExistsException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
@@ -34,15 +35,19 @@ public final class ResultApplier {
   private final ClassAvailability classes;
   private final Environments environments;
   private final ObjectLocks locks = new ObjectLocks();
+  private final ReferenceAccess references;
 
   /**
    * An applier writing to {@code store} and passing changes on to {@code replicas}; Logic Module
    * calls run on {@code blocking}. New objects must be of classes the caller may use ({@code
    * classes}); the other processes of {@code environments} that hold a changed object drop it
-   * before the call is answered.
+   * before the call is answered. A reference the result stores must name an object the caller may
+   * read ({@code references}).
    */
   public ResultApplier(ObjectStore store, LogicModuleGateway lm, IdClaims claims, Executor blocking,
-      ReplicaSets replicas, ReferenceRecorder recorder, ClassAvailability classes, Environments environments) {
+      ReplicaSets replicas, ReferenceRecorder recorder, ClassAvailability classes, Environments environments,
+      ReferenceAccess references) {
+    this.references = references;
     this.classes = classes;
     this.environments = environments;
     this.store = store;
@@ -70,11 +75,22 @@ public final class ResultApplier {
           + created.size() + " new object(s) persistent in dataset " + request.session().dataset() + ", which the"
           + " session of " + request.session().username() + " may only read: nothing of the call was applied"));
     }
-    // the environment says which classes it made objects of: the caller must be allowed to use each
+    // the environment says which classes it made objects of: the caller must be allowed to use each,
+    // and to read each object a new or changed field references. Checking a reference may wait for
+    // the Logic Module (once per object of another backend, then remembered): this thread then
+    // waits, as the environment's next results do behind it.
     try {
       for (int i = 0; i < created.size(); i++) {
         ObjectHeader h = created.get(i).header();
         classes.requireUsableNow(request.session(), h.language(), h.className(), "a new object of the call");
+      }
+      Set<UUID> made = new HashSet<>();
+      created.forEach(o -> made.add(o.id()));
+      for (StoredObject o : created) {
+        references.check(request.session(), o.fields(), made, "new object " + o.id());
+      }
+      for (SequencedDelta d : result.deltas()) {
+        references.check(request.session(), d.delta().changed(), made, "object " + d.delta().id());
       }
     } catch (DataClayException e) {
       return refused(source, result, e);

@@ -144,7 +144,7 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
     // installed or fetched. The Logic Module's answer is not waited for on any thread: the reply
     // goes when the registration completes.
     if (InlineCall.active() && (request.getSerializedSize() > INLINE_PERSIST_BYTES
-        || !objects.writesWithoutWaiting() || !classesKnownNow(request))) {
+        || !objects.writesWithoutWaiting() || !classesKnownNow(request) || !referencesKnownNow(request))) {
       blocking.execute(() -> persist(session, request, observer));
     } else {
       persist(session, request, observer);
@@ -164,6 +164,25 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
       }
     }
     return true;
+  }
+
+  /** Whether the objects referenced are checked without asking the Logic Module (false also for a bad ID). */
+  private boolean referencesKnownNow(MakePersistentRequest request) {
+    Set<UUID> created = new HashSet<>();
+    List<UUID> refs = new ArrayList<>();
+    try {
+      for (ObjectData o : request.getObjectsList()) {
+        created.add(UUID.fromString(o.getId()));
+        for (io.dataclay.proto.Field f : o.getFieldsList()) {
+          for (String r : f.getReferencesList()) {
+            refs.add(UUID.fromString(r));
+          }
+        }
+      }
+    } catch (IllegalArgumentException malformed) {
+      return false; // the pool's conversion says what is wrong
+    }
+    return refs.isEmpty() || objects.referencesDecidedNow(refs, created);
   }
 
   private void persist(Session session, MakePersistentRequest request, StreamObserver<Empty> observer) {

@@ -150,8 +150,8 @@ class LinkRequestsTest {
   void a_load_of_an_object_the_caller_may_not_read_is_refused_whole() throws Exception {
     // run
     LoadReply reply = peer.load(req.getCallId(), mine.toString(), omars.toString());
-    // verify: nothing of omar's, nor of the rest of the request
-    assertRefused(ErrorCode.PERMISSION_DENIED, reply);
+    // verify: nothing of omar's, nor of the rest of the request; refused as if not stored here
+    assertRefused(ErrorCode.OBJECT_NOT_HERE, reply);
     assertTrue(reply.getError().getMessage().contains(omars.toString()), reply.getError().getMessage());
   }
 
@@ -217,7 +217,7 @@ class LinkRequestsTest {
     assertEquals("mine", text(GetObjectsResponse.parseFrom(own.getResponse()).getObjects(0).getFields(0).getValue()));
     assertEquals(0, byAddress.getStatusCode(), byAddress.toString());
     assertEquals(alsoMine.toString(), GetObjectsResponse.parseFrom(byAddress.getResponse()).getObjects(0).getId());
-    assertRefused(ErrorCode.PERMISSION_DENIED, foreign);
+    assertRefused(ErrorCode.OBJECT_NOT_HERE, foreign); // as if not stored here: no ID oracle
   }
 
   @Test

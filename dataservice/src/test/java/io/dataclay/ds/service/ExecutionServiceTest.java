@@ -1,5 +1,7 @@
 package io.dataclay.ds.service;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -68,11 +70,15 @@ class ExecutionServiceTest {
   }
 
   @Test
-  void an_object_of_another_dataset_is_refused_before_any_environment_runs() {
+  void an_object_of_another_dataset_is_refused_before_any_environment_runs_as_if_not_stored_here() {
     UUID id = stored(Language.PYTHON, "bob");
-    PermissionDeniedException e = assertThrows(PermissionDeniedException.class,
+    UUID absent = UUID.randomUUID();
+    ObjectNotHereException e = assertThrows(ObjectNotHereException.class,
         () -> service.execute(ann, id, ExecutionKind.GET_FIELD, "x", new byte[0]));
-    assertTrue(e.getMessage().contains("bob"), e.getMessage());
+    ObjectNotHereException none = assertThrows(ObjectNotHereException.class,
+        () -> service.execute(ann, absent, ExecutionKind.GET_FIELD, "x", new byte[0]));
+    assertEquals(none.getMessage().replace(absent.toString(), "<id>"), e.getMessage().replace(id.toString(), "<id>"));
+    assertFalse(e.getMessage().contains("bob"), e.getMessage());
   }
 
   @Test

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.dataclay.client.DataServiceClient;
 import io.dataclay.ds.TestCluster;
 import io.dataclay.exceptions.NotAuthenticatedException;
-import io.dataclay.exceptions.PermissionDeniedException;
+import io.dataclay.exceptions.ObjectNotHereException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -112,14 +112,15 @@ class SessionsAndPermissionsTest {
     erin.makePersistent(List.of(point(id, "secret")), null);
     DataServiceClient frank = cluster.client(cluster.session("frank"));
     // run
-    PermissionDeniedException read = assertThrows(PermissionDeniedException.class,
+    ObjectNotHereException read = assertThrows(ObjectNotHereException.class,
         () -> frank.getObjects(List.of(id.toString())));
-    PermissionDeniedException call = assertThrows(PermissionDeniedException.class,
+    ObjectNotHereException call = assertThrows(ObjectNotHereException.class,
         () -> frank.callMethod(id.toString(), "get", new byte[0]));
-    assertThrows(PermissionDeniedException.class, () -> frank.getField(id.toString(), "x"));
-    assertThrows(PermissionDeniedException.class, () -> frank.setField(id.toString(), "x", new byte[] {1}));
-    // verify: refused, naming the dataset; a session opened after a data contract may read it
-    assertTrue(read.getMessage().contains("erin"), read.getMessage());
+    assertThrows(ObjectNotHereException.class, () -> frank.getField(id.toString(), "x"));
+    assertThrows(ObjectNotHereException.class, () -> frank.setField(id.toString(), "x", new byte[] {1}));
+    // verify: refused as if not stored here (neither the dataset nor the object's existence told);
+    // a session opened after a data contract may read it
+    assertEquals("object " + id + " is not stored on this backend", read.getMessage());
     assertTrue(call.getMessage().contains(id.toString()), call.getMessage());
     cluster.lmAs(ownerToken).newDataContract("erin", "frank");
     DataServiceClient frankAgain = cluster.client(cluster.session("frank"));

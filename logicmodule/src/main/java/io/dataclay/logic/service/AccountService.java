@@ -206,11 +206,21 @@ public final class AccountService {
     return authenticate(Checks.token("token", clientToken));
   }
 
-  /** Creates an account and its own dataset (administrators only). */
+  /**
+   * Creates an account and its own dataset (administrators only). A name "{@code <account>.<name>}"
+   * of an existing account is refused: such names are that account's datasets.
+   */
   public void newAccount(Session caller, String username, String password, boolean admin) {
     caller.requireAdmin("NewAccount");
     Checks.name("username", username);
     Checks.newPassword("password", password);
+    for (String prefix : dottedPrefixes(username)) {
+      if (store.accounts().find(prefix).isPresent()) {
+        throw Checks.invalid("username", "'" + username + "' is in the dataset namespace of account '" + prefix
+            + "' (its datasets are named '" + prefix + ".<name>'): choose a name that does not start with '"
+            + prefix + ".'");
+      }
+    }
     if (!store.accounts().create(Passwords.newAccount(username, password, admin))) {
       throw new AccountAlreadyExistsException("account '" + username + "' already exists");
     }
@@ -218,7 +228,9 @@ public final class AccountService {
 
   /**
    * Grants {@code contract.beneficiary()} access to a dataset of the caller on the contract's
-   * terms (replacing earlier ones), creating the dataset for the caller when absent.
+   * terms (replacing earlier ones). A dataset that does not exist yet is created for the caller
+   * only when it is named "{@code <caller>.<name>}", so that nobody takes a name an account has or
+   * may get (see {@link #newAccount}); a dataset of another owner is refused.
    */
   public void newDataContract(Session caller, ContractRecord contract) {
     Checks.name("dataset", contract.dataset());
@@ -234,6 +246,14 @@ public final class AccountService {
       throw Checks.invalid("expires_at_ms", "must be after the contract begins (" + Instant.ofEpochMilli(begins)
           + ")");
     }
+    Optional<String> owner = store.accounts().datasetOwner(contract.dataset());
+    if (owner.isPresent() && !owner.get().equals(caller.username())) {
+      throw new PermissionDeniedException("dataset: '" + contract.dataset() + "' belongs to another account;"
+          + " only its owner grants access to it");
+    }
+    if (owner.isEmpty()) {
+      requireOwnNamespace(caller.username(), contract.dataset());
+    }
     if (store.accounts().find(contract.beneficiary()).isEmpty()) {
       throw new AccountDoesNotExistException("beneficiary: account '" + contract.beneficiary() + "' does not exist");
     }
@@ -241,6 +261,31 @@ public final class AccountService {
         contract.readOnly(), begins, contract.expiresAtMs()));
     // sessions list their datasets: the beneficiary's (and a new dataset's owner's) lists changed
     cache.invalidateAll();
+  }
+
+  // A new dataset of an account is "<account>.<name>", and no longer prefix of it names another
+  // account (whose own namespace it would be: account "a.b" owns the names "a.b.*", not "a").
+  private void requireOwnNamespace(String account, String dataset) {
+    boolean inNamespace = dataset.startsWith(account + ".");
+    for (String prefix : dottedPrefixes(dataset)) {
+      if (prefix.length() > account.length() && store.accounts().find(prefix).isPresent()) {
+        inNamespace = false;
+      }
+    }
+    if (!inNamespace) {
+      throw new DatasetDoesNotExistException("dataset: '" + dataset + "' does not exist; a new dataset is created"
+          + " by its owner's first NewDataContract and must be named '" + account + ".<name>' (for example '"
+          + account + "." + dataset + "'), so that it never takes the name of an account");
+    }
+  }
+
+  /** "a", "a.b" for "a.b.c": every name before one of its dots. */
+  private static List<String> dottedPrefixes(String name) {
+    List<String> out = new ArrayList<>();
+    for (int dot = name.indexOf('.'); dot > 0; dot = name.indexOf('.', dot + 1)) {
+      out.add(name.substring(0, dot));
+    }
+    return out;
   }
 
   /** Takes back the contract of {@code beneficiary} on a dataset the caller owns. */

@@ -3,6 +3,7 @@ package io.dataclay.logic.service;
 import io.dataclay.common.ClusterSecret;
 import io.dataclay.common.FailureThrottle;
 import io.dataclay.common.Language;
+import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.NotAuthenticatedException;
 import io.dataclay.logic.metadata.BackendRecord;
@@ -24,7 +25,7 @@ import java.util.function.Supplier;
 /**
  * The Logic Module's logic in plain Java types, one method per RPC. Each method but
  * {@link #health()}, {@link #newSession} and {@link #newBackendSession} first authenticates the
- * caller's {@code token}. Failed log-ins are throttled per account and per peer, unknown tokens
+ * caller's {@code token}; a backend's session serves only RegisterBackend until its ID is registered. Failed log-ins are throttled per account and per peer, unknown tokens
  * per peer.
  */
 public final class LogicModuleService {
@@ -174,9 +175,17 @@ public final class LogicModuleService {
     backendCalls.sessionsClosed(backends.alive(), List.of(hash), false, systemToken, REVOCATION_WAIT);
   }
 
-  /** A client's session as seen by a backend. */
+  /**
+   * A client's session as seen by a backend. The token of a backend that is not registered is not
+   * a backend's credential yet: other backends must not trust it as one.
+   */
   public Session validateSession(String token, String clientToken) {
-    return accounts.validateSession(caller(token), clientToken);
+    Session s = accounts.validateSession(caller(token), clientToken);
+    if (s.backend() && !registered(s)) {
+      throw new NotAuthenticatedException("the token is the session of backend " + s.backendId()
+          + ", which is not registered");
+    }
+    return s;
   }
 
   /** Creates an account (administrators only). */
@@ -242,9 +251,12 @@ public final class LogicModuleService {
     return models.remove(caller(token), namespace, force);
   }
 
-  /** Registers or re-registers a backend (that backend only). */
+  /**
+   * Registers or re-registers a backend (that backend only): the one call a session opened for a
+   * backend ID that is not registered yet may make.
+   */
   public void registerBackend(String token, BackendRecord backend) {
-    backends.register(caller(token), backend);
+    backends.register(caller(token, true), backend);
   }
 
   /**
@@ -335,9 +347,9 @@ public final class LogicModuleService {
     return collector.collect();
   }
 
-  /** Call counters and metadata totals. */
+  /** Call counters and metadata totals (administrators only: they describe every account's use). */
   public Stats stats(String token) {
-    caller(token);
+    caller(token).requireAdmin("GetStats");
     return new Stats(calls.snapshot(), objects.objectCount(), objects.aliasCount(), accounts.openSessions(),
         collector.collectedTotal());
   }
@@ -382,8 +394,15 @@ public final class LogicModuleService {
     return imports.state(caller(token), importId);
   }
 
-  /** The session of {@code token}; a peer that keeps sending unknown tokens is refused for a while. */
+  /**
+   * The session of {@code token}; a peer that keeps sending unknown tokens is refused for a while,
+   * and a backend whose ID is not registered may call nothing but RegisterBackend.
+   */
   private Session caller(String token) {
+    return caller(token, false);
+  }
+
+  private Session caller(String token, boolean registering) {
     String from = peer.get();
     tokensPerPeer.check(from);
     Session s;
@@ -398,6 +417,16 @@ public final class LogicModuleService {
       throw new io.dataclay.exceptions.PermissionDeniedException("a backend session is accepted only from a server"
           + " presenting a certificate of the cluster's CA");
     }
+    if (s.backend() && !registering && !registered(s)) {
+      // NewBackendSession proves the cluster secret for any ID; only a registered ID gets the rest
+      throw new BackendDoesNotExistException("backend " + s.backendId() + " is not registered: its session may"
+          + " call RegisterBackend (for itself) and nothing else until it is");
+    }
     return s;
+  }
+
+  // The Logic Module's own session counts as registered; a backend's once its ID is.
+  private boolean registered(Session s) {
+    return AccountService.LOGIC_MODULE_ID.equals(s.backendId()) || backends.record(s.backendId()) != null;
   }
 }

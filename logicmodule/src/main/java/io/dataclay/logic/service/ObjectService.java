@@ -64,13 +64,14 @@ public final class ObjectService {
     return outcomes;
   }
 
-  /** The metadata of an object the caller may see. */
+  /**
+   * The metadata of an object the caller may see. An object of a dataset the caller may not read
+   * gets the very answer of an unknown ID, so that IDs tell nothing about other datasets.
+   */
   public ObjectRecord info(Session caller, String id) {
     Checks.uuid("id", id);
-    ObjectRecord o = store.objects().find(id)
+    return store.objects().find(id).filter(o -> caller.mayUse(o.dataset()))
         .orElseThrow(() -> new ObjectDoesNotExistException("object " + id + " does not exist"));
-    caller.requireDataset(o.dataset());
-    return o;
   }
 
   /** The metadata of the object an alias names in {@code dataset} (empty: the session's dataset). */

@@ -694,8 +694,9 @@ abstract class MetadataStoreConformance {
         }
         // verify
         assertEquals(1, winners);
-        assertEquals(1, client.getStats().getObjects());
-        assertEquals(1, client.getStats().getAliases());
+        LogicModuleClient admin = new LogicModuleClient(channel, () -> lm.adminToken);
+        assertEquals(1, admin.getStats().getObjects());
+        assertEquals(1, admin.getStats().getAliases());
       } finally {
         channel.shutdownNow();
         server.stop();

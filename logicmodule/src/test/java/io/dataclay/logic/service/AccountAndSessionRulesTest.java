@@ -128,14 +128,14 @@ class AccountAndSessionRulesTest {
     // setup
     String alice = lm.user("alice");
     lm.user("bob");
-    lm.service.newDataContract(alice, LogicModuleFixture.contract("shared", "bob"));
+    lm.service.newDataContract(alice, LogicModuleFixture.contract("alice.shared", "bob"));
     // run
     Session bob = lm.service.newSession("bob", LogicModuleFixture.PASSWORD, "");
-    Session bobOnShared = lm.service.newSession("bob", LogicModuleFixture.PASSWORD, "shared");
+    Session bobOnShared = lm.service.newSession("bob", LogicModuleFixture.PASSWORD, "alice.shared");
     // verify
     assertEquals("bob", bob.dataset());
-    assertEquals(List.of("bob", "shared"), bob.datasets());
-    assertEquals("shared", bobOnShared.dataset());
+    assertEquals(List.of("alice.shared", "bob"), bob.datasets());
+    assertEquals("alice.shared", bobOnShared.dataset());
   }
 
   @Test
@@ -154,15 +154,33 @@ class AccountAndSessionRulesTest {
     // setup
     String alice = lm.user("alice");
     String bob = lm.user("bob");
-    lm.service.newDataContract(alice, LogicModuleFixture.contract("shared", "bob"));
+    lm.service.newDataContract(alice, LogicModuleFixture.contract("alice.shared", "bob"));
     // run / verify
     assertThrows(PermissionDeniedException.class,
-        () -> lm.service.newDataContract(bob, LogicModuleFixture.contract("shared", "bob")));
+        () -> lm.service.newDataContract(bob, LogicModuleFixture.contract("alice.shared", "bob")));
     assertThrows(PermissionDeniedException.class,
         () -> lm.service.newDataContract(bob, LogicModuleFixture.contract("alice", "bob")));
     assertThrows(AccountDoesNotExistException.class,
-        () -> lm.service.newDataContract(alice, LogicModuleFixture.contract("shared", "carol")));
-    assertEquals(List.of("alice", "shared"), lm.service.validateSession(lm.backendToken, alice).datasets());
+        () -> lm.service.newDataContract(alice, LogicModuleFixture.contract("alice.shared", "carol")));
+    assertEquals(List.of("alice", "alice.shared"), lm.service.validateSession(lm.backendToken, alice).datasets());
+  }
+
+  @Test
+  void a_new_dataset_is_named_in_its_owners_namespace_so_no_account_name_can_be_squatted() {
+    // setup
+    String alice = lm.user("alice");
+    lm.user("bob");
+    // run
+    DatasetDoesNotExistException squat = assertThrows(DatasetDoesNotExistException.class,
+        () -> lm.service.newDataContract(alice, LogicModuleFixture.contract("carol", "bob")));
+    lm.service.newDataContract(alice, LogicModuleFixture.contract("alice.notes", "bob"));
+    lm.service.newAccount(lm.adminToken, "carol", "carol-password-1", false);
+    InvalidArgumentException inNamespace = assertThrows(InvalidArgumentException.class,
+        () -> lm.service.newAccount(lm.adminToken, "alice.notes2", "alice-notes-password", false));
+    // verify
+    assertTrue(squat.getMessage().contains("'alice.<name>'"), squat.getMessage());
+    assertTrue(inNamespace.getMessage().contains("namespace of account 'alice'"), inNamespace.getMessage());
+    assertEquals(List.of("carol"), lm.service.newSession("carol", "carol-password-1", "").datasets());
   }
 
   @Test
@@ -173,6 +191,8 @@ class AccountAndSessionRulesTest {
     assertThrows(PermissionDeniedException.class,
         () -> lm.service.newAccount(alice, "bob", "long-enough-password", false));
     assertThrows(PermissionDeniedException.class, () -> lm.service.setModelRegistration(alice, "alice", true));
+    assertThrows(PermissionDeniedException.class, () -> lm.service.stats(alice));
+    assertEquals(0, lm.service.stats(lm.adminToken).objects());
     assertTrue(lm.store.accounts().find("bob").isEmpty());
     assertFalse(lm.store.accounts().find("alice").orElseThrow().mayRegisterModels());
   }
@@ -213,8 +233,15 @@ class AccountAndSessionRulesTest {
     NotAuthenticatedException replay = assertThrows(NotAuthenticatedException.class,
         () -> lm.service.newBackendSession(id, now, "n1", good));
     assertTrue(replay.getMessage().contains("replay"), replay.getMessage());
-    assertTrue(lm.service.validateSession(s.token(), lm.adminToken).admin());
     assertEquals(id, s.backendId());
+    // until its ID is registered, the session may register that backend and do nothing else
+    assertThrows(io.dataclay.exceptions.BackendDoesNotExistException.class,
+        () -> lm.service.validateSession(s.token(), lm.adminToken));
+    assertThrows(NotAuthenticatedException.class, () -> lm.service.validateSession(lm.backendToken, s.token()));
+    lm.service.registerBackend(s.token(), new io.dataclay.logic.metadata.BackendRecord(id, "backend-new", "127.0.0.1",
+        7009, java.util.List.of(io.dataclay.common.Language.PYTHON), "kv"));
+    assertTrue(lm.service.validateSession(s.token(), lm.adminToken).admin());
+    assertEquals(id, lm.service.validateSession(lm.backendToken, s.token()).backendId());
   }
 
   @Test
@@ -254,8 +281,8 @@ class AccountAndSessionRulesTest {
     int later = lm.service.getBackends(alice).size();
     // verify
     assertTrue(refused.getMessage().contains("10.9.9.9"), refused.getMessage());
-    assertEquals(0, fromElsewhere);
-    assertEquals(0, later);
+    assertEquals(1, fromElsewhere); // the fixture's backend
+    assertEquals(1, later);
   }
 
   @Test
@@ -264,14 +291,14 @@ class AccountAndSessionRulesTest {
     String alice = lm.user("alice");
     lm.user("bob");
     long end = lm.clock.millis() + 10_000;
-    lm.service.newDataContract(alice, new io.dataclay.logic.metadata.ContractRecord("shared", "", "bob", true, 0, end));
+    lm.service.newDataContract(alice, new io.dataclay.logic.metadata.ContractRecord("alice.shared", "", "bob", true, 0, end));
     // run
-    Session before = lm.service.newSession("bob", LogicModuleFixture.PASSWORD, "shared");
+    Session before = lm.service.newSession("bob", LogicModuleFixture.PASSWORD, "alice.shared");
     String token = before.token();
     lm.clock.advance(Duration.ofSeconds(11));
     // verify
-    assertEquals(List.of("bob", "shared"), before.datasets());
-    assertEquals(java.util.Set.of("shared"), before.readOnlyDatasets());
+    assertEquals(List.of("alice.shared", "bob"), before.datasets());
+    assertEquals(java.util.Set.of("alice.shared"), before.readOnlyDatasets());
     assertEquals(end, before.accessChangesAtMs());
     NotAuthenticatedException ended = assertThrows(NotAuthenticatedException.class,
         () -> lm.service.validateSession(lm.backendToken, token));
@@ -284,14 +311,14 @@ class AccountAndSessionRulesTest {
     // setup
     String alice = lm.user("alice");
     String bob = lm.user("bob");
-    lm.service.newDataContract(alice, LogicModuleFixture.contract("shared", "bob"));
-    assertEquals(List.of("bob", "shared"), lm.service.validateSession(lm.backendToken, bob).datasets());
+    lm.service.newDataContract(alice, LogicModuleFixture.contract("alice.shared", "bob"));
+    assertEquals(List.of("alice.shared", "bob"), lm.service.validateSession(lm.backendToken, bob).datasets());
     // run
-    assertThrows(PermissionDeniedException.class, () -> lm.service.revokeDataContract(bob, "shared", "bob"));
-    lm.service.revokeDataContract(alice, "shared", "bob");
+    assertThrows(PermissionDeniedException.class, () -> lm.service.revokeDataContract(bob, "alice.shared", "bob"));
+    lm.service.revokeDataContract(alice, "alice.shared", "bob");
     // verify
     assertEquals(List.of("bob"), lm.service.validateSession(lm.backendToken, bob).datasets());
-    assertThrows(AccountDoesNotExistException.class, () -> lm.service.revokeDataContract(alice, "shared", "bob"));
+    assertThrows(AccountDoesNotExistException.class, () -> lm.service.revokeDataContract(alice, "alice.shared", "bob"));
   }
 
   @Test
@@ -304,7 +331,7 @@ class AccountAndSessionRulesTest {
     lm.service.closeSession(alice);
     SessionRevocations.Since closed = lm.service.heartbeat(lm.backendToken, lm.backendId, first.epoch(),
         first.seen(), List.of()).sessions();
-    lm.service.newDataContract(lm.adminToken, LogicModuleFixture.contract("shared", "bob"));
+    lm.service.newDataContract(lm.adminToken, LogicModuleFixture.contract("admin.shared", "bob"));
     SessionRevocations.Since changed = lm.service.heartbeat(lm.backendToken, lm.backendId, closed.epoch(),
         closed.seen(), List.of()).sessions();
     SessionRevocations.Since quiet = lm.service.heartbeat(lm.backendToken, lm.backendId, changed.epoch(),

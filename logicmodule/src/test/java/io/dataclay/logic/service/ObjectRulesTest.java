@@ -73,10 +73,15 @@ class ObjectRulesTest {
     // setup
     ObjectRecord o = object("alice");
     lm.register(lm.backendToken, List.of(o), "p1", o.id());
-    // run / verify: refused
-    assertThrows(PermissionDeniedException.class, () -> lm.service.getObjectInfo(bob, o.id()));
+    // run / verify: refused; by ID, with the very answer an unknown ID gets (no ID oracle)
+    String unknown = java.util.UUID.randomUUID().toString();
+    String hidden = assertThrows(ObjectDoesNotExistException.class, () -> lm.service.getObjectInfo(bob, o.id()))
+        .getMessage();
+    String absent = assertThrows(ObjectDoesNotExistException.class, () -> lm.service.getObjectInfo(bob, unknown))
+        .getMessage();
+    assertEquals(absent.replace(unknown, "<id>"), hidden.replace(o.id(), "<id>"));
     assertThrows(PermissionDeniedException.class, () -> lm.service.getObjectByAlias(bob, "p1", "alice"));
-    assertThrows(PermissionDeniedException.class, () -> lm.service.newAlias(bob, "mine", o.id()));
+    assertThrows(ObjectDoesNotExistException.class, () -> lm.service.newAlias(bob, "mine", o.id()));
     assertThrows(PermissionDeniedException.class, () -> lm.service.deleteAlias(bob, "p1", "alice"));
     // run / verify: granted
     lm.service.newDataContract(alice, LogicModuleFixture.contract("alice", "bob"));

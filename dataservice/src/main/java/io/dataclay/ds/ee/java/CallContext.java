@@ -6,6 +6,7 @@ import io.dataclay.api.ObjectRuntime;
 import io.dataclay.api.ObjectState;
 import io.dataclay.api.ObjectStates;
 import io.dataclay.common.Language;
+import io.dataclay.ds.service.Permissions;
 import io.dataclay.ds.service.SequencedDelta;
 import io.dataclay.ds.service.Session;
 import io.dataclay.ds.store.FieldValue;
@@ -14,7 +15,6 @@ import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectNotHereException;
-import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.serialization.EncodedField;
 import io.dataclay.serialization.ModelFields;
 import io.dataclay.serialization.ObjectCodec;
@@ -71,10 +71,7 @@ final class CallContext implements References, ObjectRuntime {
     StoredObject stored = env.stored(id).orElseThrow(
         () -> new ObjectNotHereException("object " + id + " is not stored on this backend"));
     ObjectHeader h = stored.header();
-    if (!session.mayAccess(h.dataset())) {
-      throw new PermissionDeniedException("object " + id + " belongs to dataset " + h.dataset()
-          + ", which the session of " + session.username() + " may not access");
-    }
+    Permissions.check(session, id, h);
     if (h.language() != Language.JAVA) {
       throw new InvalidArgumentException("object " + id + " is a " + h.language() + " object, not a Java one");
     }

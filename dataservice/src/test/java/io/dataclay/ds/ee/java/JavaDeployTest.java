@@ -14,6 +14,7 @@ import io.dataclay.ds.service.ExecutionKind;
 import io.dataclay.ds.service.ExecutionRequest;
 import io.dataclay.ds.service.IdClaims;
 import io.dataclay.ds.service.ModelBundle;
+import io.dataclay.ds.service.ReferenceAccess;
 import io.dataclay.ds.service.ReferenceRecorder;
 import io.dataclay.ds.service.Mastership;
 import io.dataclay.ds.service.ReplicaSets;
@@ -77,7 +78,7 @@ class JavaDeployTest {
     RemoteLogicModule lm = new RemoteLogicModule(admin, backend);
     ResultApplier applier = new ResultApplier(store, lm, new IdClaims(), executor, new ReplicaSets(null, lm, new Mastership(backend, System::nanoTime), executor),
         new ReferenceRecorder(store, new SessionCache(lm)::resolve, executor, ReferenceRecorder.DEFAULT_BUDGET),
-        new ClassAvailability(new ModelRegistry(), 0), new Environments());
+        new ClassAvailability(new ModelRegistry(), 0), new Environments(), new ReferenceAccess(store, lm));
     env = new JavaEnvironment(store, applier, executor, backend, JavaEnvironmentConfig.from(Map.of()),
         cluster::adminLm, TlsSettings.plaintext(), List::of);
   }
