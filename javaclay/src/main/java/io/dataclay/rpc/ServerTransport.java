@@ -22,8 +22,7 @@ public final class ServerTransport {
   // scan, bytes of garbage): anyone who reaches the port could fill the disk with them. Held here
   // so that java.util.logging keeps the loggers and their limits.
   private static final List<Logger> LIMITED = List.of(
-      RateLimitedLog.limit("io.grpc.netty.shaded.io.grpc.netty.NettyServerTransport"),
-      RateLimitedLog.limit("io.grpc.netty.shaded.io.grpc.netty.NettyServerHandler"));
+      RateLimitedLog.limit("io.grpc.netty.shaded.io.grpc.netty.NettyServerTransport.connections"));
 
   private ServerTransport() {}
 
