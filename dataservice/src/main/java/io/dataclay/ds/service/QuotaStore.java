@@ -37,10 +37,7 @@ public final class QuotaStore implements ObjectStore {
   public static final String MAX_VALUE_SIZE = "DATACLAY_MAX_VALUE_SIZE";
 
   /** Objects and bytes one dataset may hold on this backend (0: unlimited), and the largest single value. */
-  public record Limits(long objects, long bytes, long valueBytes) {
-    /** No quota, no value cap (tests of other things). */
-    public static final Limits NONE = new Limits(0, 0, Long.MAX_VALUE);
-  }
+  public record Limits(long objects, long bytes, long valueBytes) {}
 
   private static final class Usage {
     long objects;
