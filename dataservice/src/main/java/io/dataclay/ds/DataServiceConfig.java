@@ -1,7 +1,6 @@
 package io.dataclay.ds;
 
 import io.dataclay.common.ClusterSecret;
-import io.dataclay.common.Language;
 import io.dataclay.ds.service.QuotaStore;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.client.Channels;
@@ -301,13 +300,9 @@ public final class DataServiceConfig {
     return backendDir.resolve("models").resolve("python");
   }
 
-  /**
-   * Where execution-environment processes of {@code language} get their private directories
-   * (emptied at start). One per language: each pool empties its own at start, while the other may
-   * already be starting a process in its.
-   */
-  public Path environmentsDir(Language language) {
-    return backendDir.resolve("ee-" + language.name().toLowerCase(java.util.Locale.ROOT));
+  /** Where execution-environment processes get their private directories (emptied at start). */
+  public Path environmentsDir() {
+    return backendDir.resolve("ee");
   }
 
   /** Store engine name. */

@@ -274,7 +274,7 @@ public final class DataServiceNode implements AutoCloseable {
     BiPredicate<Session, ModelBundle> usable = (session, model) -> model.usableBy(session);
     if (config.python() != null) {
       environments.add(new EnvironmentPool(EnvironmentLaunch.python(config.python(), settings, passed), services,
-          settings, config.eeWaitMs(), config.environmentsDir(Language.PYTHON), usable));
+          settings, config.eeWaitMs(), config.environmentsDir(), usable));
     }
     if (settings.javaInProcess()) {
       environments.add(new JavaEnvironment(store, applier, calls, id, JavaEnvironmentConfig.from(config.environment()),
@@ -282,7 +282,7 @@ public final class DataServiceNode implements AutoCloseable {
     } else {
       environments.add(new EnvironmentPool(EnvironmentLaunch.java(config.launcherPython(), settings, passed,
           System.getProperty("java.home"), System.getProperty("java.class.path")), services, settings,
-          config.eeWaitMs(), config.environmentsDir(Language.JAVA), usable));
+          config.eeWaitMs(), config.environmentsDir(), usable));
     }
   }
 

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.dataclay.common.Language;
 import io.dataclay.ds.ee.EnvironmentSettings;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.nio.file.Path;
@@ -49,8 +48,7 @@ class DataServiceConfigTest {
     assertEquals("python3", c.python());
     assertEquals(1000, c.heartbeatMs());
     assertEquals(10000, c.eeWaitMs());
-    assertEquals(Path.of("/tmp/dc-home/backends/b1/ee-python"), c.environmentsDir(Language.PYTHON));
-    assertEquals(Path.of("/tmp/dc-home/backends/b1/ee-java"), c.environmentsDir(Language.JAVA));
+    assertEquals(Path.of("/tmp/dc-home/backends/b1/ee"), c.environmentsDir());
   }
 
   @Test
