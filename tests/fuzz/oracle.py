@@ -17,7 +17,8 @@ from fuzz.identities import USER, USER_PASSWORD
 from fuzz.world import (JAVA_PROBE_ANSWER, JAVA_PROBE_ARGS, SECRET_NAME, SECRET_VAULT, SENTINEL_VALUE, World)
 
 # Lines that mean a server hit something it did not handle. WARNING lines (one per malformed
-# request) are expected and only counted.
+# request, at most ten a kind per ten seconds, then one line counting the rest) are expected and
+# only counted.
 _BAD_LOG = re.compile(r" SEVERE |Traceback \(most recent call last\)|OutOfMemoryError|StackOverflowError|"
                       r"Exception in thread|FATAL|core dumped|A fatal error has been detected")
 # the Data Service's line for an execution environment that exited without being asked to

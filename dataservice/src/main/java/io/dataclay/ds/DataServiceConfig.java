@@ -1,6 +1,7 @@
 package io.dataclay.ds;
 
 import io.dataclay.common.ClusterSecret;
+import io.dataclay.ds.service.QuotaStore;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.client.Channels;
 import io.dataclay.exceptions.InvalidArgumentException;
@@ -100,6 +101,19 @@ public final class DataServiceConfig {
    * 768M, sized for the white paper's 512 MB texts.
    */
   public static final String MAX_MESSAGE_SIZE = "DATACLAY_MAX_MESSAGE_SIZE";
+  /**
+   * Largest single field value or method result, e.g. 256M (the default, or
+   * DATACLAY_MAX_MESSAGE_SIZE when that is smaller): a bigger one is refused when written, so no
+   * read can return one.
+   */
+  public static final String MAX_VALUE_SIZE = QuotaStore.MAX_VALUE_SIZE;
+  /** Most objects one dataset may hold on this backend; 0: unlimited. Default 10000000. */
+  public static final String QUOTA_OBJECTS = QuotaStore.QUOTA_OBJECTS;
+  /**
+   * Most bytes of field values one dataset may hold on this backend, e.g. 20G; 0 (the default):
+   * unlimited, bounded only by the store's size. Costs a read of an object on each change of it.
+   */
+  public static final String QUOTA_BYTES = QuotaStore.QUOTA_BYTES;
 
   private final Map<String, String> env;
   private final String lmHost;
@@ -124,6 +138,7 @@ public final class DataServiceConfig {
   private final long unreachableMs;
   private final long eeWaitMs;
   private final int maxMessageBytes;
+  private final QuotaStore.Limits storageLimits;
   private final io.dataclay.ds.ee.EnvironmentSettings environments;
 
   private DataServiceConfig(Map<String, String> env) {
@@ -162,6 +177,14 @@ public final class DataServiceConfig {
           + text(MAX_MESSAGE_SIZE, ""));
     }
     maxMessageBytes = (int) message;
+    long value = bytes(MAX_VALUE_SIZE, text(MAX_VALUE_SIZE, Long.toString(Math.min(256L << 20, message))));
+    if (value < 1024 || value > message) {
+      throw new InvalidArgumentException(MAX_VALUE_SIZE + " must be between 1K and " + MAX_MESSAGE_SIZE + " ("
+          + message + " bytes), not " + text(MAX_VALUE_SIZE, ""));
+    }
+    String quotaBytes = text(QUOTA_BYTES, "0");
+    storageLimits = new QuotaStore.Limits(count(QUOTA_OBJECTS, 10_000_000),
+        "0".equals(quotaBytes) ? 0 : bytes(QUOTA_BYTES, quotaBytes), value);
     environments = io.dataclay.ds.ee.EnvironmentSettings.from(env);
   }
 
@@ -341,6 +364,11 @@ public final class DataServiceConfig {
     return maxMessageBytes;
   }
 
+  /** Per-dataset quotas on this backend and the largest single value. */
+  public QuotaStore.Limits storageLimits() {
+    return storageLimits;
+  }
+
   /** How long a call waits for a (re)starting execution environment, in milliseconds. */
   public long eeWaitMs() {
     return eeWaitMs;
@@ -386,6 +414,22 @@ public final class DataServiceConfig {
       // reported below
     }
     throw new InvalidArgumentException(key + " must be a positive number of milliseconds, not " + v);
+  }
+
+  private long count(String key, long fallback) {
+    String v = text(key, null);
+    if (v == null) {
+      return fallback;
+    }
+    try {
+      long n = Long.parseLong(v.trim());
+      if (n >= 0) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw new InvalidArgumentException(key + " must be a whole number, 0 or more (0: unlimited), not " + v);
   }
 
   private static long bytes(String key, String text) {

@@ -33,6 +33,7 @@ import io.dataclay.ds.service.ModelFiles;
 import io.dataclay.ds.service.ModelRegistry;
 import io.dataclay.ds.service.ModelService;
 import io.dataclay.ds.service.ObjectService;
+import io.dataclay.ds.service.QuotaStore;
 import io.dataclay.ds.service.Reconciliation;
 import io.dataclay.ds.service.ReferenceAccess;
 import io.dataclay.ds.service.ReferenceRecorder;
@@ -121,7 +122,8 @@ public final class DataServiceNode implements AutoCloseable {
     // every component writes through this store: garbage collection sees every reference written,
     // and a snapshot's write gate and copy-on-write see every write
     SnapshotStore snapshotStore = new SnapshotStore(recorder.recordingStore());
-    ObjectStore store = snapshotStore;
+    // quotas and the value cap come first: a refused write reaches nothing below
+    ObjectStore store = new QuotaStore(snapshotStore, config.storageLimits());
     IdClaims claims = new IdClaims();
     ModelRegistry registry = new ModelRegistry();
     ClassAvailability classes = new ClassAvailability(registry, config.eeWaitMs());
@@ -158,7 +160,8 @@ public final class DataServiceNode implements AutoCloseable {
         });
     exports = new SnapshotExports(snapshotStore, staging::stagedIds, snapshotTimer, SnapshotExports.defaultBudget());
     DataServiceServicer dataService = new DataServiceServicer(sessions,
-        new ObjectService(store, lm, classes, claims, recorder, references), new ExecutionService(store, environments, recorder, classes, replicas, calls),
+        new ObjectService(store, lm, classes, claims, recorder, references),
+        new ExecutionService(store, environments, recorder, classes, replicas, calls, config.storageLimits().valueBytes()),
         models,
         status, counters, calls, copies,
         new VersionService(store, copies, replicas, peers, directory, lm, recorder, id), recorder,

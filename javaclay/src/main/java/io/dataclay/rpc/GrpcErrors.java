@@ -2,6 +2,7 @@ package io.dataclay.rpc;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
+import io.dataclay.common.RateLimitedLog;
 import io.dataclay.exceptions.*;
 import io.dataclay.proto.ErrorCode;
 import io.dataclay.proto.ErrorInfo;
@@ -21,6 +22,8 @@ public final class GrpcErrors {
       Metadata.Key.of("dataclay-error-bin", Metadata.BINARY_BYTE_MARSHALLER);
 
   private static final Logger LOG = Logger.getLogger(GrpcErrors.class.getName());
+  // a bug a stranger can trigger must not let them fill the disk with stack traces
+  private static final RateLimitedLog FAILURES = RateLimitedLog.of(LOG);
 
   private GrpcErrors() {}
 
@@ -89,11 +92,11 @@ public final class GrpcErrors {
       info.setCode(d.code()).setMessage(String.valueOf(d.getMessage()));
     } else if (t instanceof Error) {
       // never handed to the caller as a result: a short INTERNAL, the details in this server's log
-      LOG.log(Level.SEVERE, "a call failed with " + t, t);
+      FAILURES.log(Level.SEVERE, "failed call", () -> "a call failed with " + t, t);
       info.setCode(ErrorCode.INTERNAL).setMessage("the server could not complete the call ("
           + t.getClass().getSimpleName() + "); it goes on serving");
     } else {
-      LOG.log(Level.SEVERE, "unexpected failure while serving a call", t);
+      FAILURES.log(Level.SEVERE, "unexpected failure", () -> "unexpected failure while serving a call", t);
       info.setCode(ErrorCode.INTERNAL).setMessage(t.getClass().getName() + ": " + t.getMessage());
     }
     return info.build();

@@ -1,5 +1,6 @@
 package io.dataclay.rpc;
 
+import io.dataclay.common.RateLimitedLog;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.grpc.ForwardingServerCallListener;
 import io.grpc.Metadata;
@@ -9,15 +10,18 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
 import java.io.InputStream;
+import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
  * Answers a request that is not a valid protobuf message of its RPC with INVALID_ARGUMENT (and the
- * usual typed detail) and one WARNING line, instead of grpc-java's INTERNAL and a stack trace per
+ * usual typed detail) and one WARNING line (rate-limited), instead of grpc-java's INTERNAL and a stack trace per
  * request: anyone can send garbage, and the log must stay readable when they do.
  */
 public final class MalformedRequests {
   private static final Logger LOG = Logger.getLogger(MalformedRequests.class.getName());
+  // anyone who reaches the port can send these: a flood writes a bounded number of lines
+  private static final RateLimitedLog WARNINGS = RateLimitedLog.of(LOG);
   // set by the request marshaller when a message does not parse; read by the listener on the same
   // thread, right after (grpc-java parses a request and hands it to onMessage in one go)
   private static final ThreadLocal<String> MALFORMED = new ThreadLocal<>();
@@ -93,7 +97,9 @@ public final class MalformedRequests {
           MALFORMED.remove();
           refused = true;
           String rpc = call.getMethodDescriptor().getBareMethodName();
-          LOG.warning("refused a malformed " + rpc + " request from " + SessionMetadata.currentPeer() + ": " + why);
+          String peer = SessionMetadata.currentPeer();
+          WARNINGS.log(Level.WARNING, "malformed request",
+              () -> "refused a malformed " + rpc + " request from " + peer + ": " + why);
           var status = GrpcErrors.toStatus(new InvalidArgumentException(
               "the " + rpc + " request is not a valid protobuf message (" + why + ")"));
           call.close(status.getStatus(), status.getTrailers());

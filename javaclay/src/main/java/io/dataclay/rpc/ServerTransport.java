@@ -1,11 +1,14 @@
 package io.dataclay.rpc;
 
+import io.dataclay.common.RateLimitedLog;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Logger;
 
 /**
  * Where and how a dataClay server listens: on one address (the host it advertises, or the bind
@@ -15,6 +18,12 @@ import java.util.concurrent.TimeUnit;
  * build their servers here.
  */
 public final class ServerTransport {
+  // gRPC writes a line and a stack trace for every connection that does not speak HTTP/2 (a port
+  // scan, bytes of garbage): anyone who reaches the port could fill the disk with them. Held here
+  // so that java.util.logging keeps the loggers and their limits.
+  private static final List<Logger> LIMITED = List.of(
+      RateLimitedLog.limit("io.grpc.netty.shaded.io.grpc.netty.NettyServerTransport.connections"));
+
   private ServerTransport() {}
 
   /**

@@ -3,6 +3,7 @@ package io.dataclay.logic;
 import io.dataclay.client.Channels;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.logic.metadata.MetadataSync;
+import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.rpc.PemFile;
 import io.dataclay.rpc.TlsSettings;
 import java.nio.file.Path;
@@ -80,6 +81,10 @@ public final class LogicModuleConfig {
   public static final String METADATA_SYNC = "DATACLAY_METADATA_SYNC";
   /** Seconds between garbage collections (0: only when an administrator calls CollectGarbage). */
   public static final String GC_INTERVAL = "DATACLAY_GC_INTERVAL";
+  /** Most sessions one account may hold open at once (closed and expired ones do not count). Default 500. */
+  public static final String MAX_SESSIONS_PER_ACCOUNT = "DATACLAY_MAX_SESSIONS_PER_ACCOUNT";
+  /** New sessions one account may open a second, on average; bursts of ten times as many pass. Default 20. */
+  public static final String SESSIONS_PER_SECOND = "DATACLAY_SESSIONS_PER_SECOND";
 
   static final int DEFAULT_PORT = 11034;
   static final long DEFAULT_SESSION_TTL_HOURS = 168;
@@ -105,6 +110,7 @@ public final class LogicModuleConfig {
   private final long unreachableMs;
   private final MetadataSync metadataSync;
   private final Duration gcInterval;
+  private final LogicModuleService.SessionLimits sessionLimits;
   private final ClusterSecret clusterSecret;
   private final long maxModelBytes;
   private final int maxMessageBytes;
@@ -165,6 +171,10 @@ public final class LogicModuleConfig {
     this.unreachableMs = number(env, UNREACHABLE_MS, Channels.DEFAULT_UNREACHABLE_MS, 0, Integer.MAX_VALUE);
     this.metadataSync = syncOf(env.get(METADATA_SYNC));
     this.gcInterval = Duration.ofSeconds(number(env, GC_INTERVAL, DEFAULT_GC_INTERVAL_SECONDS, 0, 365L * 24 * 3600));
+    long perSecond = number(env, SESSIONS_PER_SECOND, (long) LogicModuleService.SessionLimits.DEFAULT.perSecond(), 1,
+        1_000_000);
+    this.sessionLimits = new LogicModuleService.SessionLimits(number(env, MAX_SESSIONS_PER_ACCOUNT,
+        LogicModuleService.SessionLimits.DEFAULT.maxOpen(), 1, 100_000_000), perSecond, perSecond * 10);
   }
 
   /** The settings of this process's environment (and standard input for the administrator's password). */
@@ -264,6 +274,11 @@ public final class LogicModuleConfig {
   /** SQLite commit durability (ignored for PostgreSQL, whose server settings decide). */
   public MetadataSync metadataSync() {
     return metadataSync;
+  }
+
+  /** Per-account limits on open sessions and on new sessions a second. */
+  public LogicModuleService.SessionLimits sessionLimits() {
+    return sessionLimits;
   }
 
   /** Time between periodic garbage collections; zero when they are disabled. */

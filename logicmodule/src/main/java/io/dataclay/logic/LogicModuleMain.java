@@ -61,7 +61,8 @@ public final class LogicModuleMain {
     try {
       service = new LogicModuleService(store, deployer, new LogicModuleService.Settings(config.sessionTtl(),
           config.backendTimeoutMs(), config.clusterSecret(), config.maxModelBytes(),
-          config.tls().enabled() ? PeerCertificates::callerIsClusterServer : () -> true, config.promoteAfterMs()),
+          config.tls().enabled() ? PeerCertificates::callerIsClusterServer : () -> true, config.promoteAfterMs(),
+          config.sessionLimits()),
           Clock.systemUTC(),
           SessionMetadata::currentPeer);
       bootstrap(service, config);

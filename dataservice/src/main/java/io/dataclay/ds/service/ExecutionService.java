@@ -1,5 +1,6 @@
 package io.dataclay.ds.service;
 
+import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.ObjectStore;
 import java.util.UUID;
@@ -19,6 +20,7 @@ public final class ExecutionService {
   private final ClassAvailability models;
   private final ReplicaSets replicas;
   private final Executor blocking;
+  private final long maxResultBytes;
 
   /**
    * The service over a store and this backend's environments; calls wait for {@code models}' start-up
@@ -28,6 +30,13 @@ public final class ExecutionService {
    */
   public ExecutionService(ObjectStore store, Environments environments, ReferenceRecorder recorder,
       ClassAvailability models, ReplicaSets replicas, Executor blocking) {
+    this(store, environments, recorder, models, replicas, blocking, Long.MAX_VALUE);
+  }
+
+  /** As above; a result (a method's or a field's value) above {@code maxResultBytes} is refused. */
+  public ExecutionService(ObjectStore store, Environments environments, ReferenceRecorder recorder,
+      ClassAvailability models, ReplicaSets replicas, Executor blocking, long maxResultBytes) {
+    this.maxResultBytes = maxResultBytes;
     this.models = models;
     this.blocking = blocking;
     this.replicas = replicas;
@@ -63,10 +72,27 @@ public final class ExecutionService {
     ExecutionRequest request = new ExecutionRequest(session, id, header.className(), kind, name, payload, nested);
     if (!models.isDecidedNow(header.language(), header.className()) && InlineCall.active()) {
       // the class must be fetched first, which may block: not on this network thread
-      return CompletableFuture.supplyAsync(() -> admit(request, header), blocking)
-          .thenCompose(env -> env.execute(request));
+      return bounded(request, CompletableFuture.supplyAsync(() -> admit(request, header), blocking)
+          .thenCompose(env -> env.execute(request)));
     }
-    return admit(request, header).execute(request);
+    return bounded(request, admit(request, header).execute(request));
+  }
+
+  // A result is copied into the reply and the network buffers: one above the value cap is refused
+  // here, before those copies (the call's changes are already stored; only the answer is lost).
+  private CompletableFuture<byte[]> bounded(ExecutionRequest request, CompletableFuture<byte[]> result) {
+    if (maxResultBytes == Long.MAX_VALUE) {
+      return result;
+    }
+    return result.thenApply(value -> {
+      if (value != null && value.length > maxResultBytes) {
+        throw new InvalidArgumentException(String.format("the result of %s '%s' on object %s is %,d bytes, more than"
+            + " %s allows (%,d); the call's changes were stored. Return a smaller value (keep a big one in"
+            + " fields of several objects)", request.kind() == ExecutionKind.GET_FIELD ? "field" : "method",
+            request.name(), request.objectId(), value.length, QuotaStore.MAX_VALUE_SIZE, maxResultBytes));
+      }
+      return value;
+    });
   }
 
   // The class check comes before the environment is looked up: a refused class is refused alike

@@ -1,6 +1,6 @@
 package io.dataclay.ds.servicer;
 
-import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 import io.dataclay.common.Language;
 import io.dataclay.ds.service.BackendIdentity;
 import io.dataclay.ds.service.BackendReport;
@@ -201,7 +201,7 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
       String method = Messages.name(request.getMethod(), "method");
       return execution.execute(caller(), id, ExecutionKind.CALL_METHOD, method, request.getArgs().toByteArray(),
           SessionMetadata.currentCallIsNested());
-    }, value -> CallMethodResponse.newBuilder().setResult(ByteString.copyFrom(value)).build());
+    }, value -> CallMethodResponse.newBuilder().setResult(UnsafeByteOperations.unsafeWrap(value)).build());
   }
 
   @Override
@@ -212,7 +212,7 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
       String field = Messages.name(request.getField(), "field");
       return execution.execute(caller(), id, ExecutionKind.GET_FIELD, field, NO_BYTES,
           SessionMetadata.currentCallIsNested());
-    }, value -> GetFieldResponse.newBuilder().setValue(ByteString.copyFrom(value)).build());
+    }, value -> GetFieldResponse.newBuilder().setValue(UnsafeByteOperations.unsafeWrap(value)).build());
   }
 
   @Override

@@ -50,4 +50,10 @@ public final class SessionStore {
     return jdbc.transaction(c -> c.queryLong("SELECT COUNT(*) FROM sessions WHERE closed = ? AND expires_at_ms > ?",
         false, nowMs));
   }
+
+  /** Sessions of {@code username} neither closed nor expired at {@code nowMs}. */
+  public long countOpenOf(String username, long nowMs) {
+    return jdbc.transaction(c -> c.queryLong("SELECT COUNT(*) FROM sessions WHERE username = ? AND closed = ?"
+        + " AND expires_at_ms > ?", username, false, nowMs));
+  }
 }

@@ -41,14 +41,17 @@ public final class AccountService {
   private final Duration sessionTtl;
   private final Clock clock;
   private final BackendProofs proofs;
+  private final SessionQuota sessionQuota;
   private final SessionCache cache = new SessionCache();
   private final Set<String> knownDatasets = ConcurrentHashMap.newKeySet();
 
-  AccountService(MetadataStore store, Duration sessionTtl, Clock clock, BackendProofs proofs) {
+  AccountService(MetadataStore store, Duration sessionTtl, Clock clock, BackendProofs proofs,
+      LogicModuleService.SessionLimits sessionLimits) {
     this.store = store;
     this.sessionTtl = sessionTtl;
     this.clock = clock;
     this.proofs = proofs;
+    this.sessionQuota = new SessionQuota(sessionLimits, clock::millis);
   }
 
   /**
@@ -89,6 +92,8 @@ public final class AccountService {
    * Logs in: a new session on {@code dataset} (empty: the user's own), which must be owned or granted.
    *
    * @throws NotAuthenticatedException for an unknown user or a wrong password (same message for both)
+   * @throws io.dataclay.exceptions.QuotaExceededException when the account has too many open sessions or opens
+   *     them too fast (see {@link SessionQuota})
    */
   public Session newSession(String username, String password, String dataset) {
     Checks.name("username", username);
@@ -111,8 +116,12 @@ public final class AccountService {
           + " on dataset '" + chosen + "'");
     }
     String token = SessionTokens.newToken();
-    store.sessions().insert(new SessionRecord(SessionTokens.sha256(token), username, chosen,
-        granted.expiresAtMs(), false, account.get().admin(), null));
+    // charged only after the password matched: a stranger cannot use up someone else's quota
+    synchronized (sessionQuota) {
+      sessionQuota.admit(username, store.sessions().countOpenOf(username, now));
+      store.sessions().insert(new SessionRecord(SessionTokens.sha256(token), username, chosen,
+          granted.expiresAtMs(), false, account.get().admin(), null));
+    }
     return new Session(token, username, chosen, granted.datasets(), granted.readOnlyDatasets(),
         granted.expiresAtMs(), granted.admin(), null, granted.accessChangesAtMs());
   }

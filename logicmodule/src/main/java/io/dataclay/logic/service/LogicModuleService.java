@@ -41,11 +41,27 @@ public final class LogicModuleService {
    * accepted only from one.
    */
   public record Settings(Duration sessionTtl, long backendTimeoutMs, ClusterSecret clusterSecret,
-      long maxModelBytes, BooleanSupplier fromClusterServer, long promoteAfterMs) {
+      long maxModelBytes, BooleanSupplier fromClusterServer, long promoteAfterMs, SessionLimits sessionLimits) {
     /** Settings of a cluster without TLS that never promotes replicas. */
     public Settings(Duration sessionTtl, long backendTimeoutMs, ClusterSecret clusterSecret, long maxModelBytes) {
       this(sessionTtl, backendTimeoutMs, clusterSecret, maxModelBytes, () -> true, 0);
     }
+
+    /** Settings with the default session limits. */
+    public Settings(Duration sessionTtl, long backendTimeoutMs, ClusterSecret clusterSecret, long maxModelBytes,
+        BooleanSupplier fromClusterServer, long promoteAfterMs) {
+      this(sessionTtl, backendTimeoutMs, clusterSecret, maxModelBytes, fromClusterServer, promoteAfterMs,
+          SessionLimits.DEFAULT);
+    }
+  }
+
+  /**
+   * Per-account session limits: {@code maxOpen} open sessions at once, {@code perSecond} new ones a
+   * second on average with bursts of {@code burst}.
+   */
+  public record SessionLimits(long maxOpen, double perSecond, long burst) {
+    /** 500 open sessions, 20 new a second, bursts of 200. */
+    public static final SessionLimits DEFAULT = new SessionLimits(500, 20, 200);
   }
 
   /**
@@ -81,7 +97,7 @@ public final class LogicModuleService {
   public LogicModuleService(MetadataStore store, BackendCalls backendCalls, Settings settings, Clock clock,
       Supplier<String> peer) {
     this.accounts = new AccountService(store, settings.sessionTtl(), clock,
-        new BackendProofs(settings.clusterSecret(), clock));
+        new BackendProofs(settings.clusterSecret(), clock), settings.sessionLimits());
     this.backends = new BackendRegistry(store, settings.backendTimeoutMs(), clock);
     this.backendCalls = backendCalls;
     this.peer = peer;
