@@ -9,6 +9,8 @@ import io.dataclay.ds.TestCluster;
 import io.dataclay.ds.TestLogicModule;
 import io.dataclay.ds.lm.BackendSession;
 import io.dataclay.ds.lm.RemoteLogicModule;
+import io.dataclay.proto.BackendInfo;
+import io.dataclay.proto.Language;
 import java.nio.file.Path;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
@@ -29,8 +31,12 @@ class SessionCacheTest {
   @BeforeAll
   static void start() throws Exception {
     cluster = TestCluster.withLogicModule(tmp);
-    admin = BackendSession.over(cluster.lmChannel(), TestLogicModule.SECRET, UUID.randomUUID());
-    cache = new SessionCache(new RemoteLogicModule(admin, UUID.randomUUID()), now::get);
+    UUID backend = UUID.randomUUID();
+    admin = BackendSession.over(cluster.lmChannel(), TestLogicModule.SECRET, backend);
+    // a backend session may validate tokens only once its backend is registered
+    admin.client().registerBackend(BackendInfo.newBuilder().setId(backend.toString()).setName("cache-test")
+        .setHost("127.0.0.1").setPort(1).setStoreEngine("memory").addLanguages(Language.PYTHON).build());
+    cache = new SessionCache(new RemoteLogicModule(admin, backend), now::get);
   }
 
   @AfterAll
