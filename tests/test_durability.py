@@ -16,13 +16,17 @@ WRITER = PRELUDE + textwrap.dedent("""
     backends = sorted(api.get_backends())
     account = Account(f"client-{me}")
     account.make_persistent(alias=f"acct-{me}", backend_id=backends[me % len(backends)])
-    attempt = 0
+    attempt, last_error = 0, None
     while not os.path.exists(stop_file):
         attempt += 1
         amount = me * 1_000_000 + attempt
         try:
             account.deposit(amount)
-        except DataClayException:
+        except DataClayException as e:
+            seen = f"{type(e).__name__}: {e}"[:300]
+            if seen != last_error:  # what a stalled writer met, for the test's message
+                print(f"{time.monotonic():.1f} {seen}", file=sys.stderr, flush=True)
+                last_error = seen
             time.sleep(0.05)
             continue
         print(json.dumps({"ack": amount, "at": time.monotonic()}), flush=True)
@@ -41,6 +45,7 @@ class Writers:
     """Client processes updating their accounts; collects what each had acknowledged."""
 
     def __init__(self, cluster, count, stop_file):
+        self.cluster = cluster
         self.stop_file = stop_file
         self.procs = [cluster.popen_client(WRITER, str(n), str(stop_file)) for n in range(count)]
         self.lines = [[] for _ in self.procs]
@@ -84,7 +89,11 @@ class Writers:
         deadline = time.monotonic() + timeout
         while any(len(self.lines[n]) < goal[n] for n in range(len(self.procs))):
             if time.monotonic() > deadline:
-                raise AssertionError(f"writers stalled: {[len(lines) for lines in self.lines]}{self._exits()}")
+                stalled = [n for n in range(len(self.procs)) if len(self.lines[n]) < goal[n]]
+                raise AssertionError(
+                    f"writers stalled: {[len(lines) for lines in self.lines]}{self._exits()}" + "".join(
+                        f"\nwriter {n} last met:\n{''.join(self.errors[n][-10:])}" for n in stalled)
+                    + f"\n{self.cluster.logs()}")
             time.sleep(0.05)
 
     def _exits(self) -> str:
