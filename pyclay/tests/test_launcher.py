@@ -34,3 +34,61 @@ def test_java_opts_come_before_the_class_archive_and_the_jar(tmp_path):
     assert command[:3] == [settings.java, "-Xmx2g", "-XX:CompileThresholdScaling=0.5"]
     assert command[3].startswith("-XX:ArchiveClassesAtExit=")
     assert command[-2:] == ["-jar", str(jar)]
+
+
+FROZEN_LOGIC_MODULE = """
+import sys, time
+from concurrent import futures
+import grpc
+from dataclay._internal.proto import logicmodule_pb2 as lm, logicmodule_pb2_grpc as lm_grpc
+
+class Backends(lm_grpc.LogicModuleServicer):
+    def GetBackends(self, request, context):
+        return lm.BackendList()
+
+server = grpc.server(futures.ThreadPoolExecutor(2))
+lm_grpc.add_LogicModuleServicer_to_server(Backends(), server)
+port = server.add_insecure_port("127.0.0.1:0")
+server.start()
+print(port, flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_start_asks_a_server_again_that_was_too_busy_to_answer_in_time(tmp_path):
+    # setup: a stand-in Logic Module, frozen (SIGSTOP: as a machine at load 17 may leave a JVM) for
+    # longer than the liveness bound while the launcher asks it something
+    import os
+    import signal
+    import threading
+    import time
+    from dataclay._internal.cli import launcher
+    from dataclay._internal.rpc import LogicModuleClient, channels
+    channels.configure(600)
+    server = subprocess.Popen([sys.executable, "-c", FROZEN_LOGIC_MODULE], stdout=subprocess.PIPE, text=True)
+    client = None
+    try:
+        port = int(server.stdout.readline())
+        client = LogicModuleClient(f"127.0.0.1:{port}")
+        assert client.get_backends() == []
+        os.kill(server.pid, signal.SIGSTOP)
+        threading.Timer(2.0, os.kill, (server.pid, signal.SIGCONT)).start()
+        # run
+        started = time.monotonic()
+        answer = launcher._answered(client.get_backends, time.monotonic() + 30, "the Logic Module")
+        # verify: answered once it thawed, not failed at the first missed ping
+        assert answer == [] and time.monotonic() - started >= 1.5
+        # and past the deadline, the start fails naming the server
+        os.kill(server.pid, signal.SIGSTOP)
+        try:
+            launcher._answered(client.get_backends, time.monotonic() + 1, "the Logic Module")
+            raise AssertionError("a frozen server past the deadline must fail the start")
+        except launcher.StartError as e:
+            assert "the Logic Module did not answer within" in str(e)
+    finally:
+        if client is not None:
+            client.close()
+        os.kill(server.pid, signal.SIGCONT)
+        server.kill()
+        server.wait()
+        channels.configure(channels.DEFAULT_UNREACHABLE_MS)

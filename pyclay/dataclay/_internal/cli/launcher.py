@@ -14,7 +14,8 @@ import sys
 import time
 
 from dataclay._internal import sandbox
-from dataclay.exceptions import DataClayException, InvalidArgumentError, NotAuthenticatedError
+from dataclay.exceptions import (BackendUnavailableError, DataClayException, InvalidArgumentError,
+                                 NotAuthenticatedError)
 from dataclay._internal.cli import class_archives, erasure, snapshot_signing as signing
 from dataclay._internal.cli.certificates import ClusterCertificates
 from dataclay._internal.cli.cluster_state import (
@@ -260,19 +261,20 @@ class LocalCluster:
 
     def _wait_for_backends(self, state: ClusterState, user: str, password: str) -> None:
         client = LogicModuleClient(f"127.0.0.1:{state.lm.port}", tls=self._tls)
+        deadline = time.monotonic() + START_TIMEOUT
         try:
-            client.token = client.new_session(user, password, "").token
+            client.token = _answered(lambda: client.new_session(user, password, "").token, deadline,
+                                     "the Logic Module")
         except NotAuthenticatedError as e:
             raise StartError(
                 f"the Logic Module refused the administrator {user!r} ({e}); its metadata already holds that "
                 f"account with another password: set DATACLAY_USER/DATACLAY_PASSWORD to it") from None
         try:
             names = {b.name for b in state.backends}
-            deadline = time.monotonic() + START_TIMEOUT
             while True:
                 # the Logic Module still calls a backend that was just killed alive for a heartbeat
                 # or two: a restarted one is up once its own port answers as well
-                alive = {b.name for b in client.get_backends()
+                alive = {b.name for b in _answered(client.get_backends, deadline, "the Logic Module")
                          if b.alive and b.port == _port_of(state, b.name) and port_in_use(b.port)}
                 if names <= alive:
                     return
@@ -392,3 +394,15 @@ class LocalCluster:
 
 def _port_of(state: ClusterState, name: str) -> int:
     return next(b.port for b in state.backends if b.name == name)
+
+
+def _answered(call, deadline: float, server: str):
+    """`call()`'s answer; a server too busy to answer in time (a slow machine: a start under load
+    misses the liveness bound, DATACLAY_UNREACHABLE_MS) is asked again until `deadline`."""
+    while True:
+        try:
+            return call()
+        except BackendUnavailableError as e:
+            if time.monotonic() > deadline:
+                raise StartError(f"{server} did not answer within {START_TIMEOUT:.0f} s: {e}") from None
+            time.sleep(0.2)
