@@ -8,7 +8,7 @@ import pytest
 
 from dataclay import DataClayObject, api
 from dataclay.exceptions import (
-    AliasAlreadyExistsError, BackendUnavailableError, InvalidArgumentError, NotAuthenticatedError,
+    AliasAlreadyExistsError, BackendDoesNotExistError, BackendUnavailableError, InvalidArgumentError, NotAuthenticatedError,
     ObjectDoesNotExistError, ObjectNotPersistentError, RemoteError)
 from dataclay._internal.proto import dataservice_pb2
 from dataclay._internal.serialization.decoder import loads, loads_args
@@ -251,3 +251,19 @@ def test_init_without_credentials_says_which_key_is_missing(tmp_path, monkeypatc
     with pytest.raises(InvalidArgumentError, match="DATACLAY_USER"):
         api.init(str(config))
     assert not api.is_initialized()
+
+
+def test_an_unknown_backend_id_is_refused_as_dataclay_4_and_2_programs_expect(cluster):
+    # dataClay 4 raises KeyError for a backend ID it does not know; dataClay 2 programs catch
+    # BackendDoesNotExist: the error is both, and names the ID
+    unknown = str(uuid.uuid4())
+    item = Item("pen", 3)
+    with pytest.raises(KeyError) as as_key:
+        item.make_persistent(backend_id=unknown)
+    assert isinstance(as_key.value, BackendDoesNotExistError) and str(as_key.value).startswith(f"no backend {unknown}")
+    assert not item.is_persistent and all(p.requests == [] for p in cluster.ds)
+    item.make_persistent(backend_id=cluster.ds[0].backend_id)
+    for call in (lambda: item.new_replica(backend_id=unknown), lambda: item.new_version(backend_id=unknown)):
+        with pytest.raises(BackendDoesNotExistError) as refused:
+            call()
+        assert isinstance(refused.value, KeyError)

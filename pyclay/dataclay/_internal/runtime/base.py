@@ -16,7 +16,7 @@ from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.model.states import HINT_KEY, ID_KEY, PROXY, STATE_KEY
 from dataclay._internal.records import ObjectInfoRecord
 from dataclay._internal.rpc.convert import object_info_record
-from dataclay._internal.runtime.router import BackendRouter
+from dataclay._internal.runtime.router import BackendRouter, UnregisteredBackendError
 from dataclay._internal.serialization import exceptions as remote_exceptions
 from dataclay._internal.serialization.decoder import loads
 from dataclay._internal.serialization.encoder import dumps, dumps_args
@@ -288,9 +288,10 @@ class Runtime:
         return dict(self.router.backends(refresh=True))
 
     def _registered_backend(self, backend_id: str) -> None:
-        """Raises BackendDoesNotExistError unless `backend_id` is registered (cached list, then asked again)."""
+        """Raises UnregisteredBackendError (a BackendDoesNotExistError and a KeyError) unless `backend_id`
+        is registered (cached list, then asked again)."""
         if backend_id not in self.router.backends() and backend_id not in self.router.backends(refresh=True):
-            raise BackendDoesNotExistError(f"no backend {backend_id} is registered (see api.get_backends())")
+            raise UnregisteredBackendError(f"no backend {backend_id} is registered (see api.get_backends())")
 
     def proxy_of(self, found, cls: type | None, what: str):
         """The proxy of the object `found` (an ObjectInfo message or record) describes, checked to be a Python

@@ -247,9 +247,14 @@ def failover_candidates(info, failed: str, replicas: bool) -> list:
     return list(dict.fromkeys(b for b in candidates if b and b != failed))
 
 
-class UnregisteredBackendError(BackendDoesNotExistError):
-    """The backend an object was routed to is not registered (as opposed to a request naming an
-    unknown target backend, which the server answers with BACKEND_DOES_NOT_EXIST itself)."""
+class UnregisteredBackendError(BackendDoesNotExistError, KeyError):
+    """The backend an object was routed to, or a call named (`backend_id=`), is not registered (as
+    opposed to a request naming an unknown target backend, which the server answers with
+    BACKEND_DOES_NOT_EXIST itself). Also a KeyError: what dataClay 4 raises for an unknown backend
+    ID, so its programs' `except KeyError` still catches it."""
+
+    def __str__(self) -> str:
+        return Exception.__str__(self)  # not KeyError's, which would quote the message
 
 
 ROUTING_FAILURES = (ObjectNotHereError, UnregisteredBackendError, BackendUnavailableError)
