@@ -246,3 +246,16 @@ def test_a_missing_object_and_a_missing_alias_are_named(client):
         Item.get_by_alias("nothere")
     with pytest.raises(ObjectDoesNotExistError, match=missing):
         Item.get_by_id(missing)
+
+
+def test_deleting_an_alias_that_does_not_exist_does_nothing_as_in_dataclay_4(client, cluster):
+    # setup
+    item = Item("pen", 3)
+    item.make_persistent(alias="pen")
+    Item.delete_alias("pen")
+    # run: again, synchronously and awaited
+    Item.delete_alias("pen")
+    import asyncio
+    asyncio.run(Item.a_delete_alias("pen"))
+    # verify: no error, and the object is still there
+    assert item.get_aliases() == set() and Item.get_by_id(item.getID()) is item

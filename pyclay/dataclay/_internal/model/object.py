@@ -81,7 +81,8 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
     @classmethod
     def delete_alias(cls, alias: str, dataset_name: str | None = None, dataset: str | None = None) -> None:
         """Removes `alias` from `dataset_name` (or `dataset`; default: the session's dataset); the object stays,
-        and garbage collection removes it once nothing else reaches it."""
+        and garbage collection removes it once nothing else reaches it. An alias that does not exist is no
+        error, as in dataClay 4."""
         alias = alias_text(alias, "delete_alias")
         get_runtime().delete_alias(alias, dataset_argument(dataset_name, dataset))
 

@@ -82,8 +82,11 @@ class AsyncRuntime:
         return set((await self.router.object_info(obj.__dict__[ID_KEY], refresh=True)).aliases)
 
     async def delete_alias(self, alias: str, dataset: str | None) -> None:
-        """Removes an alias (the object stays)."""
-        await self.router.lm().delete_alias(alias, dataset or "")
+        """Removes an alias (the object stays); one that does not exist is no error (as in dataClay 4)."""
+        try:
+            await self.router.lm().delete_alias(alias, dataset or "")
+        except AliasDoesNotExistError:
+            pass
 
     async def refresh(self, obj) -> None:
         """Reloads the object's metadata from the Logic Module (see Runtime.refresh)."""

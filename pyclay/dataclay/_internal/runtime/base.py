@@ -131,8 +131,11 @@ class Runtime:
         return self.proxy_of(found, cls, f"alias {alias!r}")
 
     def delete_alias(self, alias: str, dataset: str | None) -> None:
-        """Removes an alias (the object stays)."""
-        self.router.lm().delete_alias(alias, dataset or "")
+        """Removes an alias (the object stays); one that does not exist is no error (as in dataClay 4)."""
+        try:
+            self.router.lm().delete_alias(alias, dataset or "")
+        except AliasDoesNotExistError:
+            pass
 
     def get_by_id(self, object_id, cls: type | None = None) -> object:
         """The object with an ID (checked to be an instance of `cls` when given); its class must be importable here."""
