@@ -81,3 +81,28 @@ def test_malformed_line_and_missing_file_are_reported(tmp_path):
         Config.load(path, env={})
     with pytest.raises(InvalidArgumentError, match="does not exist"):
         Config.load(tmp_path / "missing.properties", env={})
+
+
+def test_dataclay_4_keys_from_the_environment_and_a_dotenv_file_are_read(tmp_path, monkeypatch):
+    # setup: a dataClay 4 program's working directory, with its .env, and a home with a client file
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / ".env", "# the program's own settings too\nAPP_MODE=test\nexport DC_HOST=10.0.0.9\n"
+                             "DC_USERNAME='dora'\nDC_PASSWORD=\"pw with spaces\"\nDC_DATASET=dora\nnot a setting\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    write(home / "client.properties", "DATACLAY_PORT=2000\nDATACLAY_USER=fromfile\n")
+    # run
+    from_dotenv = Config.load(env={"DATACLAY_HOME": str(home)})
+    from_env = Config.load(env={"DATACLAY_HOME": str(home), "DC_PORT": "3000", "DC_USERNAME": "erin"})
+    ours_win = Config.load(env={"DATACLAY_HOME": str(home), "DC_USERNAME": "erin", "DATACLAY_USER": "fay"})
+    # verify: .env over the client file, DC_* variables over .env, DATACLAY_* over DC_*
+    assert (from_dotenv.host, from_dotenv.port, from_dotenv.user, from_dotenv.password, from_dotenv.dataset) == \
+        ("10.0.0.9", 2000, "dora", "pw with spaces", "dora")
+    assert (from_env.port, from_env.user) == (3000, "erin")
+    assert ours_win.user == "fay"
+
+
+def test_without_a_dotenv_file_nothing_changes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = Config.load(env={"DATACLAY_HOME": str(tmp_path)})
+    assert (config.host, config.user) == ("127.0.0.1", None)

@@ -38,6 +38,14 @@ ENVIRONMENT_KEYS = {
     "DATACLAY_EE_PICKLE_ALLOW": "execution environment: the Data Service's DATACLAY_PICKLE_ALLOW",
 }
 
+# dataClay 4's client settings (DC_*, from the environment or a .env file in the working directory)
+# and the keys they stand for here; a DATACLAY_* key that is set wins over its DC_* twin
+DATACLAY4_KEYS = {
+    "DC_HOST": "DATACLAY_HOST", "DC_PORT": "DATACLAY_PORT", "DC_USERNAME": "DATACLAY_USER",
+    "DC_PASSWORD": "DATACLAY_PASSWORD", "DC_DATASET": "DATACLAY_DATASET",
+}
+DOTENV_FILE = ".env"
+
 _GLOBAL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
 
@@ -68,10 +76,13 @@ class Config:
 
     @classmethod
     def load(cls, config_file: str | os.PathLike | None = None, env: dict | None = None) -> "Config":
-        """Reads `config_file` (else $DATACLAY_HOME/client.properties when it exists), then the
-        environment. (Execution environments use EnvironmentConfig: they read no file.)"""
+        """Reads `config_file` (else $DATACLAY_HOME/client.properties when it exists), then dataClay 4's
+        DC_* keys of a .env file in the working directory, then the environment (its DC_* keys, then
+        its DATACLAY_* keys, which win). (Execution environments use EnvironmentConfig: they read no file.)"""
         env = os.environ if env is None else env
-        from_env = {k: v for k, v in env.items() if k in KEYS and v != ""}
+        from_env = {DATACLAY4_KEYS[k]: v for k, v in _dotenv(pathlib.Path(DOTENV_FILE)).items()}
+        from_env.update({DATACLAY4_KEYS[k]: v for k, v in env.items() if k in DATACLAY4_KEYS and v != ""})
+        from_env.update({k: v for k, v in env.items() if k in KEYS and v != ""})
         if config_file is not None:
             path = pathlib.Path(config_file).expanduser()
             if not path.is_file():
@@ -165,6 +176,31 @@ def read_properties(path: pathlib.Path) -> dict[str, str]:
         if not sep or not key.strip():
             raise InvalidArgumentError(f"{path}:{number}: expected KEY=VALUE, found {raw!r}")
         values[key.strip()] = value.strip()
+    return values
+
+
+def _dotenv(path: pathlib.Path) -> dict[str, str]:
+    """The DC_* keys of a dataClay 4 program's .env file (`KEY=value`, `export KEY=value`, quoted values);
+    its other lines are the program's and are left alone. No file: nothing."""
+    try:
+        text = path.read_text()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return {}
+    except (OSError, UnicodeDecodeError) as e:
+        raise InvalidArgumentError(f"cannot read {str(path.resolve())!r} for its DC_* settings: {e}") from None
+    values = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("export "):
+            line = line[len("export "):].lstrip()
+        key, sep, value = line.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or key not in DATACLAY4_KEYS:
+            continue
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        if value:
+            values[key] = value
     return values
 
 

@@ -22,8 +22,11 @@ class ClientRuntime(Runtime):
     def __init__(self, config: Config):
         if not (config.user and config.password):
             where = config.source or "the environment"
-            raise InvalidArgumentError(f"DATACLAY_USER and DATACLAY_PASSWORD must be set ({where} has no "
-                                       f"{'DATACLAY_USER' if not config.user else 'DATACLAY_PASSWORD'})")
+            raise InvalidArgumentError(
+                f"DATACLAY_USER and DATACLAY_PASSWORD must be set ({where} has no "
+                f"{'DATACLAY_USER' if not config.user else 'DATACLAY_PASSWORD'}): set them in the environment or "
+                f"in client.properties, pass them to Client(username=..., password=...), or set dataClay 4's "
+                f"DC_USERNAME and DC_PASSWORD (also read from a .env file in the working directory)")
         self.config = config
         channels.configure(config.unreachable_ms)
         self._lm = LogicModuleClient(config.lm_address, tls=config.tls)
