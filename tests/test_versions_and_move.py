@@ -2,7 +2,8 @@
 until consolidated (a field it deleted is deleted from the original too), versions of versions,
 many versions consolidated in turn, a named version outlives its program and collections (an
 unnamed one does not), consolidating a non-version is a clear error; moves recursive and not keep
-aliases and references working, and moving to an unknown backend is a clear error."""
+aliases and references working, and moving to an unknown backend is a clear error; dataClay 4's
+move(..., remotes=False) moves only what the object's backend masters (on three backends)."""
 import json
 import textwrap
 
@@ -214,6 +215,32 @@ def test_recursive_move_relocates_everything_reached_and_keeps_alias_and_referen
     target = made["backends"][0]
     assert made["locations"] == [[target]] * 3
     assert seen == {"names": ["quin", "sam"], "q_age": 12, "shared_same": True, "locations": [target] * 3}
+
+
+def test_recursive_move_without_remotes_moves_only_what_the_backend_masters_both_styles(make_cluster):
+    cluster = make_cluster(backends=3)
+    # setup: p -> q on the second backend, p -> r on the third; dataClay 4's remotes=False, then the
+    # same awaited; and a volatile object moved
+    made = run(cluster, """
+        import asyncio
+        p = Person("pia", 10); q = Person("quin", 11); r = Person("rex", 12)
+        p.friends.extend([q, r])
+        r.make_persistent(backend_id=BACKENDS[2])
+        p.make_persistent(backend_id=BACKENDS[1])
+        # run
+        p.move(BACKENDS[0], recursive=True, remotes=False)
+        after_sync = [o.get_all_locations() for o in (p, q, r)]
+        asyncio.run(p.a_move(BACKENDS[1], recursive=True, remotes=False))
+        after_async = [o.get_all_locations() for o in (p, q, r)]
+        v = Person("vera", 1)
+        v.move(BACKENDS[2])
+        print(json.dumps({"sync": after_sync, "async": after_async, "volatile": v.get_all_locations(),
+                          "names": p.friend_names(), "backends": BACKENDS}))
+    """)
+    # verify: the remote friend stays where it is; the volatile object is stored on the target
+    b0, b1, b2 = made["backends"][:3]
+    assert made["sync"] == [[b0], [b0], [b2]] and made["async"] == [[b1], [b1], [b2]]
+    assert made["volatile"] == [b2] and made["names"] == ["quin", "rex"]
 
 
 def test_moving_to_an_unknown_backend_is_a_clear_error_and_moves_nothing(cluster):

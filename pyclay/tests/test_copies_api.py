@@ -61,7 +61,6 @@ def replicated(cluster, item, *replica_peers):
     ("new_replica", lambda o: o.new_replica()),
     ("new_version", lambda o: o.new_version()),
     ("consolidate_version", lambda o: o.consolidate_version()),
-    ("move", lambda o: o.move(str(uuid.uuid4()))),
     ("deletePersistent", lambda o: o.deletePersistent()),
 ])
 def test_copy_operations_on_a_volatile_object_raise_object_not_persistent(operation, call):
@@ -265,3 +264,42 @@ def test_a_write_routed_to_a_replica_goes_to_the_master(cluster):
     # verify
     assert answer == 2 and item.__dict__["_dc_hint"] == master.backend_id
     assert len(requests_of(master, dataservice_pb2.CallMethodRequest)) == 1
+
+
+def test_move_without_remotes_asks_for_what_the_backend_masters_only_and_a_volatile_object_is_stored(cluster):
+    # setup: a -> b on backend 0; c volatile
+    a, b, c = Node(1), Node(2), Node(3)
+    a.next = b
+    a.make_persistent(backend_id=cluster.ds[0].backend_id)
+    target = cluster.ds[1]
+    for peer in cluster.ds[:2]:
+        peer.on_move = lambda r: dataservice_pb2.CopiesResponse(object_ids=[a.getID()], backend_id=r.backend_id)
+    # run: dataClay 4's keyword, both styles; and a move of an object never made persistent
+    a.move(target.backend_id, recursive=True, remotes=False)
+    import asyncio
+    asyncio.run(a.a_move(target.backend_id, recursive=True, remotes=True))
+    c.move(cluster.ds[2].backend_id)
+    # verify
+    sent = [r for peer in cluster.ds[:2] for r in requests_of(peer, dataservice_pb2.MoveRequest)]
+    assert [(r.recursive, r.local_only) for r in sent] == [(True, True), (True, False)]
+    stored = requests_of(cluster.ds[2], dataservice_pb2.MakePersistentRequest)
+    assert c.is_persistent and [o.id for r in stored for o in r.objects] == [c.getID()]
+    with pytest.raises(InvalidArgumentError, match="remotes must be True or False"):
+        a.move(target.backend_id, remotes="no")
+
+
+def test_make_persistent_of_a_persistent_object_with_a_backend_moves_it_there_as_in_dataclay_4(cluster):
+    # setup
+    item = Item("pen", 3)
+    item.make_persistent(backend_id=cluster.ds[0].backend_id)
+    for peer in cluster.ds:
+        peer.on_move = lambda r: dataservice_pb2.CopiesResponse(object_ids=[item.getID()], backend_id=r.backend_id)
+    # run: an alias and a backend, then only a backend, awaited
+    item.make_persistent("pen", backend_id=cluster.ds[1].backend_id)
+    import asyncio
+    asyncio.run(item.a_make_persistent(backend_id=cluster.ds[2].backend_id))
+    # verify: the alias, two moves (not recursive), and no second copy stored
+    moves = [(r.backend_id, r.recursive) for peer in cluster.ds for r in requests_of(peer, dataservice_pb2.MoveRequest)]
+    assert moves == [(cluster.ds[1].backend_id, False), (cluster.ds[2].backend_id, False)]
+    assert "pen" in cluster.lm.aliases and item.get_location() == cluster.ds[2].backend_id
+    assert sum(len(requests_of(p, dataservice_pb2.MakePersistentRequest)) for p in cluster.ds) == 1

@@ -87,7 +87,7 @@ class EnvironmentRuntime(Runtime):
         """Not available inside a backend: InvalidArgumentError."""
         raise _client_side("consolidate_version")
 
-    def move(self, obj, backend_id, recursive):
+    def move(self, obj, backend_id, recursive, remotes=True):
         """Not available inside a backend: InvalidArgumentError."""
         raise _client_side("move")
 

@@ -64,14 +64,18 @@ class AsyncMethods:
             return self.get_properties()
         return await _aio().get_properties(self)
 
-    async def a_move(self, backend_id, recursive: bool = False) -> None:
+    async def a_move(self, backend_id, recursive: bool = False, remotes: bool = True) -> None:
         """Awaitable move()."""
-        self._persistent_id("a_move")
         if backend_id is None:
             raise InvalidArgumentError("a_move() needs the backend_id of the backend to move the object to")
         check_recursive(recursive)
+        check_recursive(remotes, "remotes")
         backend = backend_text(backend_id)
-        await _aio().move(self, backend, recursive)
+        if not self.is_persistent:
+            await self.a_make_persistent(backend_id=backend)
+            return
+        self._persistent_id("a_move")
+        await _aio().move(self, backend, recursive, remotes)
 
     async def a_new_version(self, backend_id=None):
         """Awaitable new_version(); returns the version."""

@@ -29,10 +29,10 @@ def backend_text(backend_id) -> str | None:
         raise InvalidArgumentError(f"backend_id must be a backend UUID, not {backend_id!r}") from None
 
 
-def check_recursive(recursive) -> bool:
-    """`recursive` if it is True or False."""
+def check_recursive(recursive, name: str = "recursive") -> bool:
+    """`recursive` (or another flag called `name`) if it is True or False."""
     if not isinstance(recursive, bool):
-        raise InvalidArgumentError(f"recursive must be True or False, not {recursive!r}")
+        raise InvalidArgumentError(f"{name} must be True or False, not {recursive!r}")
     return recursive
 
 

@@ -165,15 +165,21 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
         self._persistent_id("consolidate_version")
         get_runtime().consolidate_version(self)
 
-    def move(self, backend_id, recursive: bool = False) -> None:
+    def move(self, backend_id, recursive: bool = False, remotes: bool = True) -> None:
         """Relocates this object's master copy (and, if `recursive`, those of the objects it references,
-        transitively) to `backend_id`; aliases and references keep reaching it."""
-        self._persistent_id("move")
+        transitively; with `remotes=False`, only those stored where this object is) to `backend_id`;
+        aliases and references keep reaching it. A volatile object is made persistent there instead, as
+        in dataClay 4."""
         if backend_id is None:
             raise InvalidArgumentError("move() needs the backend_id of the backend to move the object to")
         check_recursive(recursive)
+        check_recursive(remotes, "remotes")
         backend = backend_text(backend_id)
-        get_runtime().move(self, backend, recursive)
+        if not self.is_persistent:
+            self.make_persistent(backend_id=backend)
+            return
+        self._persistent_id("move")
+        get_runtime().move(self, backend, recursive, remotes)
 
     def _persistent_id(self, operation: str) -> str:
         oid = self.__dict__.get(ID_KEY)

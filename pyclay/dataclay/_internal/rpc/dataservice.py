@@ -81,11 +81,15 @@ class DataServiceClient(StubClient):
                         version_id=_text("consolidate_version", version_id))
         return self._call(self._stub.ConsolidateVersion, request)
 
-    def move(self, object_id: str, backend_id: str, recursive: bool = False) -> ds_pb2.CopiesResponse:
-        """Relocates an object whose master is here (and, if `recursive`, what it references) to `backend_id`."""
+    def move(self, object_id: str, backend_id: str, recursive: bool = False,
+             local_only: bool = False) -> ds_pb2.CopiesResponse:
+        """Relocates an object whose master is here (and, if `recursive`, what it references: with
+        `local_only`, only what this backend masters) to `backend_id`."""
         _check_bool("move", "recursive", recursive)
+        _check_bool("move", "local_only", local_only)
         request = build(ds_pb2.MoveRequest, "move", object_ids=[_text("move", object_id)],
-                        backend_id=_text("move", backend_id, "backend_id"), recursive=recursive)
+                        backend_id=_text("move", backend_id, "backend_id"), recursive=recursive,
+                        local_only=local_only)
         return self._call(self._stub.Move, request)
 
     def deploy_models(self, models) -> None:

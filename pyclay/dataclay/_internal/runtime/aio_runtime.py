@@ -46,6 +46,8 @@ class AsyncRuntime:
         if d.get(STATE_KEY) is not None:
             if alias:
                 await self.router.lm().new_alias(alias, d[ID_KEY])
+            if backend_id is not None:
+                await self.move(obj, backend_id, False)
             return
         backend = backend_id or await self._choose_backend()
         await self.router.data_service(backend)
@@ -130,12 +132,13 @@ class AsyncRuntime:
                                     replicas=False)
         self.router.cache.forget((vid,))
 
-    async def move(self, obj, backend_id: str, recursive: bool) -> Copies:
-        """Relocates the object's master copy (and, if `recursive`, those of what it references) to `backend_id`."""
+    async def move(self, obj, backend_id: str, recursive: bool, remotes: bool = True) -> Copies:
+        """Relocates the object's master copy (and, if `recursive`, those of what it references: without
+        `remotes`, only those its backend masters) to `backend_id`."""
         self.runtime.check_client_side("move")
         oid = obj.__dict__[ID_KEY]
         await self._registered_backend(backend_id)
-        response = await self.router.on_object(obj, lambda ds: ds.move(oid, backend_id, recursive),
+        response = await self.router.on_object(obj, lambda ds: ds.move(oid, backend_id, recursive, not remotes),
                                                idempotent=False, replicas=False)
         return self.runtime.moved(oid, response)
 

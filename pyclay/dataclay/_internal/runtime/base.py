@@ -110,11 +110,14 @@ class Runtime:
     # ---- persistence ----------------------------------------------------------------------------
 
     def make_persistent(self, obj, alias: str | None, backend_id: str | None, recursive: bool) -> None:
-        """Stores `obj` and the volatile objects it reaches in one backend call; they become proxies."""
+        """Stores `obj` and the volatile objects it reaches in one backend call; they become proxies. An
+        object already persistent gets the alias and, as in dataClay 4, moves to `backend_id` if given."""
         d = obj.__dict__
         if d.get(STATE_KEY) is not None:
             if alias:
                 self.router.lm().new_alias(alias, d[ID_KEY])
+            if backend_id is not None:
+                self.move(obj, backend_id, False)
             return
         backend = backend_id or self.router.choose_backend()
         self.router.data_service(backend)
@@ -240,12 +243,13 @@ class Runtime:
         self.router.on_object(version, lambda ds: ds.consolidate_version(vid), idempotent=False, replicas=False)
         self.router.forget((vid,))
 
-    def move(self, obj, backend_id: str, recursive: bool) -> Copies:
-        """Relocates the object's master copy (and, if `recursive`, those of what it references) to `backend_id`."""
+    def move(self, obj, backend_id: str, recursive: bool, remotes: bool = True) -> Copies:
+        """Relocates the object's master copy (and, if `recursive`, those of what it references: without
+        `remotes`, only those its backend masters) to `backend_id`."""
         oid = obj.__dict__[ID_KEY]
         self._registered_backend(backend_id)
-        response = self.router.on_object(obj, lambda ds: ds.move(oid, backend_id, recursive), idempotent=False,
-                                         replicas=False)
+        response = self.router.on_object(obj, lambda ds: ds.move(oid, backend_id, recursive, not remotes),
+                                         idempotent=False, replicas=False)
         return self.moved(oid, response)
 
     def moved(self, oid: str, response) -> Copies:

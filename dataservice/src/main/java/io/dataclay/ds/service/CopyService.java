@@ -97,10 +97,11 @@ public final class CopyService {
   }
 
   /**
-   * Moves objects mastered here (and, when {@code recursive}, what they reference) to
-   * {@code target}: it becomes their master, keeps their replicas, and the copies here go.
+   * Moves objects mastered here (and, when {@code recursive}, what they reference; with {@code
+   * localOnly}, only what this backend masters) to {@code target}: it becomes their master, keeps
+   * their replicas, and the copies here go.
    */
-  public CopyResult move(Session session, List<UUID> ids, String target, boolean recursive) {
+  public CopyResult move(Session session, List<UUID> ids, String target, boolean recursive, boolean localOnly) {
     requireSome(ids);
     if (target == null) {
       throw new InvalidArgumentException("backend_id is required: the backend to move the objects to");
@@ -114,7 +115,7 @@ public final class CopyService {
       done = replicas.exclusively(() -> moveHere(graph.local(), target));
     }
     for (Map.Entry<String, List<UUID>> e : graph.remote().entrySet()) {
-      if (!e.getKey().equals(target)) {
+      if (!localOnly && !e.getKey().equals(target)) {
         done = done.plus(peers.move(session, e.getKey(), e.getValue(), target, recursive));
       }
     }

@@ -339,7 +339,7 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
   public void move(MoveRequest request, StreamObserver<CopiesResponse> observer) {
     counters.count("Move");
     Replies.now(observer, () -> copiesResponse(copies.move(caller(), ids(request.getObjectIdsList()),
-        optionalBackend(request.getBackendId()), request.getRecursive())));
+        optionalBackend(request.getBackendId()), request.getRecursive(), request.getLocalOnly())));
   }
 
   @Override
