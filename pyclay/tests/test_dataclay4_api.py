@@ -259,3 +259,22 @@ def test_deleting_an_alias_that_does_not_exist_does_nothing_as_in_dataclay_4(cli
     asyncio.run(Item.a_delete_alias("pen"))
     # verify: no error, and the object is still there
     assert item.get_aliases() == set() and Item.get_by_id(item.getID()) is item
+
+
+def test_dc_meta_backends_and_dc_is_registered_read_the_objects_metadata_as_dataclay_4_names_it(client, cluster):
+    # setup
+    item = Item("pen", 3)
+    volatile_meta, volatile_backends, registered_before = item._dc_meta, item.backends, item._dc_is_registered
+    item.make_persistent(alias="pen", backend_id=cluster.ds[0].backend_id)
+    # run
+    meta = item._dc_meta
+    # verify: IDs as text, the same as getID() and get_backends()'s keys
+    assert (volatile_meta.id, volatile_meta.master_backend_id, volatile_backends, registered_before) == \
+        (None, None, set(), False)
+    assert volatile_meta.class_name == meta.class_name == "unitmodels.shop.Item"
+    assert (meta.id, meta.master_backend_id, meta.replica_backend_ids, meta.alias, meta.is_read_only) == \
+        (item.getID(), cluster.ds[0].backend_id, frozenset(), "pen", False)
+    assert meta.dataset_name is None and meta.master_backend_id in client.get_backends()  # the peer keeps no dataset
+    assert item._dc_is_registered and item.backends == {cluster.ds[0].backend_id}
+    with pytest.raises(AttributeError):
+        item._dc_meta = meta

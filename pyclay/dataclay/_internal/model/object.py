@@ -8,7 +8,7 @@ import typing
 import uuid
 
 from dataclay.exceptions import InvalidArgumentError, ObjectNotPersistentError, SerializationError
-from dataclay._internal.model import registry
+from dataclay._internal.model import metadata, registry
 from dataclay._internal.model.active import is_active
 from dataclay._internal.model.async_methods import AsyncMethods
 from dataclay._internal.model.checks import (
@@ -112,6 +112,26 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
     def is_persistent(self) -> PersistenceFlag:
         """Truthy once the object lives in a backend; also callable, `obj.is_persistent()`, as in dataClay 2."""
         return PERSISTENT if self.__dict__.get(STATE_KEY) is not None else VOLATILE
+
+    @property
+    def _dc_is_registered(self) -> bool:
+        """Whether the object is persistent (dataClay 4's name)."""
+        return self.__dict__.get(STATE_KEY) is not None
+
+    @property
+    def _dc_meta(self) -> metadata.ObjectMeta:
+        """The object's metadata under dataClay 4's names (ID, class, dataset, master and replica backends,
+        aliases), fresh from the Logic Module; read-only."""
+        if self.__dict__.get(STATE_KEY) is None:
+            return metadata.volatile(registry.class_name_of(type(self)))
+        return metadata.of_record(get_runtime().object_metadata(self))
+
+    @property
+    def backends(self) -> set:
+        """The IDs of every backend holding a copy (dataClay 4's `obj.backends`); empty while volatile."""
+        if self.__dict__.get(STATE_KEY) is None:
+            return set()
+        return set(get_runtime().get_all_locations(self))
 
     def get_location(self) -> str:
         """The ID of one of the backends holding a copy, chosen at random among those alive."""

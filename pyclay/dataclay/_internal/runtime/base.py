@@ -285,6 +285,10 @@ class Runtime:
             pass  # the Logic Module is down too: the master is all we know
         return chosen or info.master_backend_id
 
+    def object_metadata(self, obj):
+        """The object's ObjectInfoRecord, fresh from the Logic Module."""
+        return self.router.object_info(obj.__dict__[ID_KEY], refresh=True)
+
     def get_all_locations(self, obj) -> list:
         """Every backend ID holding a copy, master first (asked to the Logic Module)."""
         info = self.router.object_info(obj.__dict__[ID_KEY], refresh=True)
