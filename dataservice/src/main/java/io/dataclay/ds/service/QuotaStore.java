@@ -1,20 +1,18 @@
 package io.dataclay.ds.service;
 
-import io.dataclay.exceptions.InvalidArgumentException;
-import io.dataclay.exceptions.QuotaExceededException;
 import io.dataclay.ds.store.FieldValue;
+import io.dataclay.ds.store.ForwardingStore;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.ObjectStore;
-import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
+import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.exceptions.QuotaExceededException;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
-import java.util.function.Consumer;
 
 /**
  * The store with per-dataset quotas and a cap on one value's size, enforced before anything
@@ -28,7 +26,7 @@ import java.util.function.Consumer;
  * Bytes are the sum of field value sizes; counting them costs a read of the object on every
  * change and removal, so that quota is off unless configured.
  */
-public final class QuotaStore implements ObjectStore {
+public final class QuotaStore extends ForwardingStore {
   /** Setting names, for messages (DataServiceConfig reads them). */
   public static final String QUOTA_OBJECTS = "DATACLAY_QUOTA_OBJECTS";
   /** See {@link #QUOTA_OBJECTS}. */
@@ -44,13 +42,12 @@ public final class QuotaStore implements ObjectStore {
     long bytes;
   }
 
-  private final ObjectStore inner;
   private final Limits limits;
   private final Map<String, Usage> usage = new HashMap<>();
 
   /** {@code inner} with {@code limits}; counts what it holds now (one pass over its headers). */
   public QuotaStore(ObjectStore inner, Limits limits) {
-    this.inner = inner;
+    super(inner);
     this.limits = limits;
     if (limits.objects() > 0 || limits.bytes() > 0) {
       inner.forEachId(id -> inner.header(id).ifPresent(h -> {
@@ -211,50 +208,5 @@ public final class QuotaStore implements ObjectStore {
 
   private long sizeOf(UUID id) {
     return inner.get(id).map(StoredObject::valueBytes).orElse(0L);
-  }
-
-  @Override
-  public Optional<StoredObject> get(UUID id) {
-    return inner.get(id);
-  }
-
-  @Override
-  public Optional<Set<UUID>> references(UUID id) {
-    return inner.references(id);
-  }
-
-  @Override
-  public Optional<ObjectHeader> header(UUID id) {
-    return inner.header(id);
-  }
-
-  @Override
-  public long count() {
-    return inner.count();
-  }
-
-  @Override
-  public void forEachId(Consumer<UUID> action) {
-    inner.forEachId(action);
-  }
-
-  @Override
-  public StoreStats stats() {
-    return inner.stats();
-  }
-
-  @Override
-  public boolean writesWithoutWaiting() {
-    return inner.writesWithoutWaiting();
-  }
-
-  @Override
-  public void checkpoint() {
-    inner.checkpoint();
-  }
-
-  @Override
-  public void close() {
-    inner.close();
   }
 }

@@ -1,15 +1,11 @@
 package io.dataclay.ds.snapshot;
 
+import io.dataclay.ds.store.ForwardingStore;
 import io.dataclay.ds.store.ObjectDelta;
-import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.ObjectStore;
-import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
 import java.util.List;
-import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
-import java.util.function.Consumer;
 
 /**
  * The store as the Data Service writes it, for snapshots: every write (put, delta, removal) passes
@@ -18,14 +14,13 @@ import java.util.function.Consumer;
  * ({@link SnapshotCut#beforeWrite}). Reads go straight through. It wraps the garbage collector's
  * recording store, so every write is seen by both.
  */
-public final class SnapshotStore implements ObjectStore {
-  private final ObjectStore inner;
+public final class SnapshotStore extends ForwardingStore {
   private final WriteGate gate = new WriteGate();
   private volatile SnapshotCut cut;
 
   /** Gates the writes of {@code inner}. */
   public SnapshotStore(ObjectStore inner) {
-    this.inner = inner;
+    super(inner);
   }
 
   @Override
@@ -75,50 +70,10 @@ public final class SnapshotStore implements ObjectStore {
     }
   }
 
-  @Override
-  public Optional<StoredObject> get(UUID id) {
-    return inner.get(id);
-  }
-
-  @Override
-  public Optional<Set<UUID>> references(UUID id) {
-    return inner.references(id);
-  }
-
-  @Override
-  public Optional<ObjectHeader> header(UUID id) {
-    return inner.header(id);
-  }
-
-  @Override
-  public long count() {
-    return inner.count();
-  }
-
-  @Override
-  public void forEachId(Consumer<UUID> action) {
-    inner.forEachId(action);
-  }
-
-  @Override
-  public StoreStats stats() {
-    return inner.stats();
-  }
-
   /** False while the gate is closed: a write may then wait, so it must not run on a network thread. */
   @Override
   public boolean writesWithoutWaiting() {
     return inner.writesWithoutWaiting() && !gate.isClosed();
-  }
-
-  @Override
-  public void checkpoint() {
-    inner.checkpoint();
-  }
-
-  @Override
-  public void close() {
-    inner.close();
   }
 
   /** The gate a freeze closes. */
