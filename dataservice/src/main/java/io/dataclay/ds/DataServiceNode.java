@@ -129,7 +129,7 @@ public final class DataServiceNode implements AutoCloseable {
     ClassAvailability classes = new ClassAvailability(registry, config.eeWaitMs());
     CallCounters counters = new CallCounters();
     RemoteLogicModule directory = new RemoteLogicModule(admin, id);
-    ReferenceAccess references = new ReferenceAccess(store, directory);
+    ReferenceAccess references = new ReferenceAccess(store, directory, claims);
     Mastership mastership = new Mastership(id, System::nanoTime);
     peers = new RemotePeers(admin, config.tls(), mastership::ownTerm);
     ReplicaSets replicas = new ReplicaSets(peers, directory, mastership, calls);

@@ -46,6 +46,11 @@ public final class IdClaims {
     }
   }
 
+  /** Whether {@code id} is claimed: its object, if stored here, may yet be refused and removed. */
+  public boolean isClaimed(UUID id) {
+    return claimed.contains(id);
+  }
+
   /** Releases claimed IDs. */
   public void release(Collection<UUID> ids) {
     claimed.removeAll(ids);

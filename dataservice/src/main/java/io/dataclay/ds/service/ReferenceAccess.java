@@ -22,6 +22,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * #MAX_REMEMBERED} objects). The common case, a reference to an object stored here, costs a header
  * read the first time; a reference to an object on another backend costs one Logic Module round
  * trip the first time it is met on this backend.
+ *
+ * <p>An object stored here whose ID is still claimed (its call has not heard from the Logic Module)
+ * is not taken at its header's word: another account may have sent that ID, to be refused and
+ * removed; the Logic Module, which knows only registered objects, is asked instead.
  */
 public final class ReferenceAccess {
   /** How many objects' datasets are remembered; past it, the memory starts again empty. */
@@ -29,12 +33,17 @@ public final class ReferenceAccess {
 
   private final ObjectStore store;
   private final ObjectDirectory directory;
+  private final IdClaims claims;
   private final Map<UUID, String> datasets = new ConcurrentHashMap<>();
 
-  /** Checks against the objects in {@code store}, asking {@code directory} about the others. */
-  public ReferenceAccess(ObjectStore store, ObjectDirectory directory) {
+  /**
+   * Checks against the settled objects in {@code store} (not those {@code claims} holds), asking
+   * {@code directory} about the others.
+   */
+  public ReferenceAccess(ObjectStore store, ObjectDirectory directory, IdClaims claims) {
     this.store = store;
     this.directory = directory;
+    this.claims = claims;
   }
 
   /**
@@ -86,7 +95,7 @@ public final class ReferenceAccess {
   private String datasetKnownNow(UUID id) {
     String dataset = datasets.get(id);
     if (dataset == null) {
-      Optional<ObjectHeader> here = store.header(id);
+      Optional<ObjectHeader> here = claims.isClaimed(id) ? Optional.empty() : store.header(id);
       if (here.isPresent()) {
         dataset = here.get().dataset();
         remember(id, dataset);

@@ -38,12 +38,13 @@ class ReferenceAccessTest {
   private ObjectStore store;
   private final Map<UUID, String> elsewhere = new HashMap<>();
   private final AtomicInteger lookups = new AtomicInteger();
+  private final IdClaims claims = new IdClaims();
   private ReferenceAccess access;
 
   @BeforeEach
   void open() {
     store = MemoryStore.open(new StoreConfig("memory", dir, 64L << 20));
-    access = new ReferenceAccess(store, new Directory());
+    access = new ReferenceAccess(store, new Directory(), claims);
   }
 
   @AfterEach
@@ -103,6 +104,24 @@ class ReferenceAccessTest {
     assertFalse(knownBefore);
     assertTrue(access.decidedNow(List.of(there, storedIn("bob")), Set.of()));
     assertEquals(4, lookups.get());
+  }
+
+  @Test
+  void an_object_stored_here_under_a_claim_is_judged_by_the_logic_module_not_by_its_header() {
+    // setup: alice's acknowledged object, registered; bob sent its ID here too, and his copy is
+    // stored while his call waits for the Logic Module's refusal
+    UUID id = storedIn("bob");
+    elsewhere.put(id, "alice");
+    claims.claim(List.of(id));
+    // run: alice references it meanwhile; then bob's copy is refused and removed
+    assertDoesNotThrow(() -> access.check(ALICE, referencing(id), Set.of(), "objects[0]"));
+    boolean decidedWhileClaimed = access.decidedNow(List.of(id), Set.of());
+    store.remove(id);
+    claims.release(List.of(id));
+    // verify: alice's reference passed on the Logic Module's word, which is remembered
+    assertTrue(decidedWhileClaimed);
+    assertDoesNotThrow(() -> access.check(ALICE, referencing(id), Set.of(), "objects[0]"));
+    assertEquals(1, lookups.get());
   }
 
   /** The Logic Module's record of the objects of {@link #elsewhere}; nothing else is asked. */

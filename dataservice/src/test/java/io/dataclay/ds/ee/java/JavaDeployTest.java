@@ -78,7 +78,7 @@ class JavaDeployTest {
     RemoteLogicModule lm = new RemoteLogicModule(admin, backend);
     ResultApplier applier = new ResultApplier(store, lm, new IdClaims(), executor, new ReplicaSets(null, lm, new Mastership(backend, System::nanoTime), executor),
         new ReferenceRecorder(store, new SessionCache(lm)::resolve, executor, ReferenceRecorder.DEFAULT_BUDGET),
-        new ClassAvailability(new ModelRegistry(), 0), new Environments(), new ReferenceAccess(store, lm));
+        new ClassAvailability(new ModelRegistry(), 0), new Environments(), new ReferenceAccess(store, lm, new IdClaims()));
     env = new JavaEnvironment(store, applier, executor, backend, JavaEnvironmentConfig.from(Map.of()),
         cluster::adminLm, TlsSettings.plaintext(), List::of);
   }
