@@ -27,6 +27,11 @@ JARS = REPO / "pyclay" / "dataclay" / "_internal" / "jars"
 BIN = pathlib.Path(sys.executable).parent
 BACKEND_PORT = 6867
 LM_PORT = 11034
+# How long a read or call on a host that went silent may take, against the default
+# DATACLAY_UNREACHABLE_MS (1.2 s): the silence bound, then a re-route and a fresh connection.
+# On an idle machine it takes 1.0-1.3 s (README, "When hosts fail"); with the suite's two heavy
+# tests sharing 2 cores, up to about 2.3 s was seen. Without the bound it takes TCP's minutes.
+FAILOVER_BOUND_S = 3 * 1.2
 
 LM_COMMAND = 'exec java $DATACLAY_TEST_JVM -XX:SharedArchiveFile="$JARS/logicmodule.jsa" -jar "$JARS/logicmodule.jar"'
 # the README's backend command, word for word but for the paths
