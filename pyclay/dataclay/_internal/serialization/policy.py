@@ -23,6 +23,14 @@ from dataclay._internal.serialization.model_catalog import ModelCatalog, file_of
 from dataclay._internal.serialization.safe_names import REBUILD_VOLATILE, SAFE_GLOBALS
 
 
+CONTRIB = ["dataclay", "contrib"]
+
+
+def _rescan_contrib() -> None:
+    import dataclay.contrib
+    dataclay.contrib.rescan()
+
+
 class ClassPolicy:
     """The allow-list of one unpickling side; resolved globals are cached, refusals are not."""
 
@@ -97,12 +105,20 @@ class BackendClassPolicy(ClassPolicy):
         under models_dir; decided without importing anything."""
         if self.models_dir is None or not module_sources.dotted(module):
             return False
-        top = module.split(".")[0]
-        if top not in sys.modules and not ((self.models_dir / top).is_dir()
-                                           or (self.models_dir / f"{top}.py").is_file()):
+        parts = module.split(".")
+        # dataClay 4's contributed models (dataclay.contrib.<name>...): the two levels above are this
+        # library's own, with no model code; each level from <name> down is judged like any model module
+        shared = len(CONTRIB) if parts[:len(CONTRIB)] == CONTRIB and len(parts) > len(CONTRIB) else 0
+        top = parts[shared]
+        where = self.models_dir.joinpath(*parts[:shared])
+        if not shared and top not in sys.modules and not ((where / top).is_dir() or (where / f"{top}.py").is_file()):
             return False  # not model code: no finder is even asked about it
+        if shared:
+            if not ((where / top).is_dir() or (where / f"{top}.py").is_file()):
+                return False
+            _rescan_contrib()
         found = module_sources.levels(module)
-        return found is not None and all(self._from_models(level) for level in found)
+        return found is not None and all(self._from_models(level) for level in found[shared:])
 
     def _from_models(self, level: module_sources.Level) -> bool:
         paths = _paths(level)

@@ -225,6 +225,11 @@ public final class ModelService {
       if (!paths.add(path)) {
         throw Checks.invalid("files[" + i + "].path", "'" + path + "' appears twice");
       }
+      if (model.language() == Language.PYTHON && inClientLibrary(path.replace('/', '.'))) {
+        throw Checks.invalid("files[" + i + "].path", "'" + path + "' is in the client library's own package,"
+            + " which backends never load from a model: use a package of the model's own (or, for dataClay 4's"
+            + " contributed models, dataclay/contrib/<name>/)");
+      }
     }
     Set<String> names = new HashSet<>();
     for (int i = 0; i < model.classes().size(); i++) {
@@ -233,10 +238,28 @@ public final class ModelService {
       if (!names.add(Checks.className(at + ".name", k.name()))) {
         throw Checks.invalid(at + ".name", "'" + k.name() + "' appears twice");
       }
+      if (model.language() == Language.PYTHON && inClientLibrary(k.name())) {
+        throw Checks.invalid(at + ".name", "'" + k.name() + "' is in the client library's own package, which"
+            + " backends never load from a model: use a package of the model's own (or dataclay.contrib.<name>)");
+      }
       checkMembers(at + ".fields", k.fields(), "type", MAX_TYPE, true);
       // methods may repeat a name: Java overloads differ by signature only
       checkMembers(at + ".methods", k.methods(), "signature", MAX_SIGNATURE, false);
     }
+  }
+
+  /**
+   * Whether a dotted Python name ("dataclay.x.Y", or a file path with dots) falls in the client library's
+   * own packages, dataclay and storage, outside dataClay 4's place for contributed models,
+   * dataclay.contrib.&lt;name&gt;.
+   */
+  static boolean inClientLibrary(String dotted) {
+    String[] parts = dotted.split("\\.");
+    if (!parts[0].equals("dataclay") && !parts[0].equals("storage")) {
+      return false;
+    }
+    return !(parts[0].equals("dataclay") && parts.length > 3 && parts[1].equals("contrib")
+        && !parts[2].equals("__init__"));
   }
 
   private static void checkMembers(String at, List<ModelRecord.Member> members, String detail, int maxDetail,
