@@ -62,7 +62,7 @@ def test_a_calls_check_their_arguments_before_anything_is_sent(cluster):
 
     messages = asyncio.run(main())
     assert "alias must be a non-empty string" in messages[0] and "alias must be a non-empty string" in messages[1]
-    assert "a_add_alias() needs a persistent object" in messages[2] and "a_move() needs" in messages[3]
+    assert "is not registered! a_add_alias() needs a persistent object" in messages[2] and "a_move() needs" in messages[3]
     assert "a_new_version() needs a persistent object" in messages[4] and "must be a UUID" in messages[5]
     assert all(p.requests == [] for p in cluster.ds)
 

@@ -106,7 +106,7 @@ public final class VersionService {
     Permissions.checkWrite(session, versionId, version.header());
     String root = version.header().versionOf();
     if (root == null) {
-      throw new NotAVersionException("object " + versionId + " is not a version: consolidate_version() applies"
+      throw new NotAVersionException("object " + versionId + " is not a version! consolidate_version() applies"
           + " to objects made by new_version()");
     }
     UUID original = UUID.fromString(root);

@@ -423,7 +423,7 @@ public final class ObjectMetadataStore {
             + " ON CONFLICT DO NOTHING", new Object[] {dataset, alias, objectId},
         "SELECT object_id FROM aliases WHERE dataset = ? AND alias = ?", dataset, alias);
     if (holder.isPresent() && !holder.get().equals(objectId)) {
-      throw new AliasAlreadyExistsException("alias '" + alias + "' already exists in dataset '" + dataset + "'");
+      throw new AliasAlreadyExistsException(dataset + "/" + alias + " already exists");
     }
   }
 

@@ -79,8 +79,7 @@ public final class ObjectService {
     Checks.alias("alias", alias);
     String ds = datasetOf(caller, dataset);
     return store.objects().findByAlias(ds, alias)
-        .orElseThrow(() -> new AliasDoesNotExistException("alias '" + alias + "' does not exist in dataset '"
-            + ds + "'"));
+        .orElseThrow(() -> aliasDoesNotExist(alias, dataset, ds));
   }
 
   /** Names an object the caller may change with {@code alias}, in the object's dataset. */
@@ -97,8 +96,18 @@ public final class ObjectService {
     String ds = datasetOf(caller, dataset);
     caller.requireWritable(ds);
     if (!store.objects().deleteAlias(ds, alias)) {
-      throw new AliasDoesNotExistException("alias '" + alias + "' does not exist in dataset '" + ds + "'");
+      throw aliasDoesNotExist(alias, dataset, ds);
     }
+  }
+
+  /**
+   * In dataClay 4's words, which its programs match on: "Alias &lt;dataset&gt;/&lt;alias&gt; does not
+   * exist", where the dataset is None when the caller named none; the dataset searched is said after.
+   */
+  private static AliasDoesNotExistException aliasDoesNotExist(String alias, String named, String searched) {
+    String given = named == null || named.isEmpty() ? "None" : named;
+    return new AliasDoesNotExistException("Alias " + given + "/" + alias + " does not exist"
+        + (given.equals(searched) ? "" : " (searched the session's dataset '" + searched + "')"));
   }
 
   /** Records replicas of objects on {@code backendId} (their master's backend only). */
