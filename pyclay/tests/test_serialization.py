@@ -237,7 +237,7 @@ def test_unpicklable_values_raise_serialization_error_naming_the_value():
 
 def test_volatile_state_with_unknown_fields_is_refused(models_dir):
     data = pickle.dumps(Item("pen", 1), 5).replace(b"price", b"pwned")
-    with pytest.raises(SerializationError, match="no persistent fields"):
+    with pytest.raises(SerializationError, match="no persistent field"):
         loads(data, BackendClassPolicy(models_dir))
 
 

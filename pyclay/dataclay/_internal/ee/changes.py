@@ -13,6 +13,7 @@ import threading
 import time
 
 from dataclay._internal.ee.residency import ResidentObjects, snapshot_value
+from dataclay._internal.model.state import stored_state
 from dataclay._internal.model.states import RESIDENT, STATE_KEY
 from dataclay._internal.records import DeltaRecord, FieldRecord
 from dataclay._internal.serialization.encoder import dumps
@@ -44,14 +45,12 @@ class ChangeCollector:
                 continue
             snapshot = self._residents.snapshots.setdefault(oid, {})
             changed, removed = [], []
-            for name in type(obj)._dc_fields:
+            values = stored_state(obj)
+            for name in [n for n in snapshot if n not in values]:
+                removed.append(name)
+                del snapshot[name]
+            for name, value in values.items():
                 previous = snapshot.get(name)
-                if name not in d:
-                    if previous is not None:
-                        removed.append(name)
-                        del snapshot[name]
-                    continue
-                value = d[name]
                 if previous is not None and previous[1] is value:
                     continue
                 data, references = dumps(value, writer.name, (type(obj).__name__, name))
@@ -67,6 +66,6 @@ class ChangeCollector:
         by_id = {r.id: r for r in records}
         for obj, oid in writer.assigned.values():
             record = by_id[oid]
-            d = obj.__dict__
-            values = {f.name: d[f.name] for f in record.fields}
-            self._residents.adopt(obj, oid, record.dataset, values, {f.name: f.value for f in record.fields})
+            values = stored_state(obj)
+            self._residents.adopt(obj, oid, record.dataset, values, {f.name: f.value for f in record.fields},
+                                  restore=False)

@@ -15,6 +15,7 @@ from dataclay.exceptions import NotAuthenticatedError, ObjectNotHereError, Permi
 from dataclay._internal.ee.calls import current_call
 from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.model.object import DataClayObject
+from dataclay._internal.model.state import forget_state, restore_state, stored_names
 from dataclay._internal.model.states import HINT_KEY, ID_KEY, PROXY, RESIDENT, STATE_KEY
 from dataclay._internal.rpc.convert import object_record
 from dataclay._internal.rpc.errors import error_from_info
@@ -124,21 +125,21 @@ class ResidentObjects:
         self.adopt(obj, record.id, record.dataset, values, {f.name: f.value for f in record.fields})
 
     def _decode(self, obj, record) -> dict:
-        name = type(obj).__name__
-        return {f.name: loads(f.value, self._policy, f"field {name}.{f.name}") for f in record.fields}
+        cls = type(obj)
+        stored_names(cls, [f.name for f in record.fields])
+        return {f.name: loads(f.value, self._policy, f"field {cls.__name__}.{f.name}") for f in record.fields}
 
-    def adopt(self, obj, oid: str, dataset: str, values: dict, stored: dict) -> None:
-        """Makes `obj` the RESIDENT instance of `oid` with field `values`, whose stored bytes are `stored`."""
+    def adopt(self, obj, oid: str, dataset: str, values: dict, stored: dict, restore: bool = True) -> None:
+        """Makes `obj` the RESIDENT instance of `oid` with stored `values`, whose stored bytes are `stored`
+        (`restore`: give `obj` those values, through its class's __setstate__ if it has one; else it has them)."""
         d = obj.__dict__
-        fields = type(obj)._dc_field_set
-        for field, value in values.items():
-            if field in fields:
-                d[field] = value
         self.snapshots[oid] = {f: (stored[f], snapshot_value(values[f])) for f in stored if f in values}
         self._datasets[oid] = dataset
         d[ID_KEY] = oid
         d[HINT_KEY] = self.backend_id
         d[STATE_KEY] = RESIDENT
+        if restore:
+            restore_state(obj, values)
         IDENTITY.adopt(obj, oid)
         self._objects[oid] = obj
 
@@ -147,8 +148,7 @@ class ResidentObjects:
         The caller holds the state lock."""
         d = obj.__dict__
         oid = d[ID_KEY]
-        for field in type(obj)._dc_fields:
-            d.pop(field, None)
+        forget_state(obj)
         d[STATE_KEY] = PROXY
         d[HINT_KEY] = self.backend_id
         self._objects.pop(oid, None)

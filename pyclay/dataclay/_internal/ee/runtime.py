@@ -11,6 +11,7 @@ from dataclay._internal.config import EnvironmentConfig
 from dataclay._internal.ee.changes import ChangeCollector
 from dataclay._internal.ee.relay import LOGIC_MODULE
 from dataclay._internal.ee.residency import ResidentObjects
+from dataclay._internal.model.state import stored_state
 from dataclay._internal.model.states import install_tracker
 from dataclay._internal.rpc import LogicModuleClient
 from dataclay._internal.runtime.base import Runtime
@@ -62,8 +63,7 @@ class EnvironmentRuntime(Runtime):
     def get_properties(self, obj) -> dict:
         """The object's fields: from memory if it is stored here, else from its backend."""
         if self.residents.load(obj):
-            d = obj.__dict__
-            return {name: d[name] for name in type(obj)._dc_fields if name in d}
+            return stored_state(obj)
         return super().get_properties(obj)
 
     def replace_fields(self, obj, values: dict) -> None:

@@ -8,7 +8,7 @@ import typing
 import uuid
 
 from dataclay.exceptions import InvalidArgumentError, ObjectNotPersistentError, SerializationError
-from dataclay._internal.model import metadata, registry
+from dataclay._internal.model import metadata, registry, state
 from dataclay._internal.model.active import is_active
 from dataclay._internal.model.async_methods import AsyncMethods
 from dataclay._internal.model.checks import (
@@ -30,6 +30,8 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
     _dc_field_set: frozenset = frozenset()
     _dc_active_methods: frozenset = frozenset()
     _dc_class_name: str = "dataclay.DataClayObject"
+    _dc_custom_getstate: bool = False
+    _dc_custom_setstate: bool = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -48,6 +50,8 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
         candidates = {name for klass in cls.__mro__ for name, value in vars(klass).items() if is_active(value)}
         cls._dc_active_methods = frozenset(n for n in candidates if is_active(getattr(cls, n, None)))
         cls._dc_class_name = registry.class_name_of(cls)
+        cls._dc_custom_getstate = state.custom_getstate(cls)
+        cls._dc_custom_setstate = state.custom_setstate(cls)
         registry.register(cls)
 
     # ---- persistence and aliases ---------------------------------------------------------------------
@@ -204,8 +208,10 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
     def _persistent_id(self, operation: str) -> str:
         oid = self.__dict__.get(ID_KEY)
         if not oid:
-            raise ObjectNotPersistentError(f"{operation}() needs a persistent object; this "
-                                           f"{type(self).__name__} is volatile: call make_persistent() first")
+            # "is not registered!" is dataClay 4's wording, which its programs match on
+            raise ObjectNotPersistentError(f"this {type(self).__name__} is not registered! {operation}() needs a "
+                                           f"persistent object, and this one is volatile: call make_persistent() "
+                                           f"first")
         return oid
 
     # ---- pickling -------------------------------------------------------------------------------
@@ -213,16 +219,13 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
     def __reduce_ex__(self, protocol):
         d = self.__dict__
         if d.get(STATE_KEY) is None:
-            return rebuild_volatile, (type(self),), {n: d[n] for n in self._dc_fields if n in d}
+            return rebuild_volatile, (type(self),), state.stored_state(self)
         return proxy_for, (type(self), d[ID_KEY], d.get(HINT_KEY, ""))
 
-    def __setstate__(self, state) -> None:
-        if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
+    def __setstate__(self, values) -> None:
+        if not isinstance(values, dict) or not all(isinstance(k, str) for k in values):
             raise SerializationError(f"state of a {type(self).__name__} must be a dict of field names")
-        unknown = set(state) - self._dc_field_set
-        if unknown:
-            raise SerializationError(f"{type(self).__name__} has no persistent fields {sorted(unknown)}")
-        self.__dict__.update(state)
+        self.__dict__.update({name: values[name] for name in state.stored_names(type(self), values)})
 
 
 def rebuild_volatile(cls):

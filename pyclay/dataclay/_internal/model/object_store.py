@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.model.checks import alias_text, backend_text, check_recursive
+from dataclay._internal.model import state
 from dataclay._internal.model.states import STATE_KEY
 from dataclay._internal.runtime.current import get_runtime
 
@@ -56,8 +57,7 @@ class ObjectStoreMethods:
 
 def local_fields(obj) -> dict:
     """The persistent fields an in-memory object has a value for, and their values."""
-    d = obj.__dict__
-    return {name: d[name] for name in type(obj)._dc_fields if name in d}
+    return state.stored_state(obj)
 
 
 def fields_to_copy(target, from_object) -> dict:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dataclay.exceptions import ObjectNotHereError, SerializationError
+from dataclay.exceptions import ObjectNotHereError
 from dataclay._internal.model.object import rebuild_volatile
+from dataclay._internal.model.state import restore_state, stored_names
 from dataclay._internal.model.states import ID_KEY
 from dataclay._internal.serialization.decoder import loads, reference_for
 
@@ -23,12 +24,9 @@ def only_object(found: list, object_id: str):
 def decode_fields(data, policy, resolve: Callable | None = None) -> dict:
     """Field name -> value of a stored object (references resolved by `resolve(pid)`, default: their proxies)."""
     cls = policy.dataclay_class(data.header.class_name)
-    values = {}
-    for field in data.fields:
-        if field.name not in cls._dc_field_set:
-            raise SerializationError(f"{cls._dc_class_name} has no persistent field {field.name!r}")
-        values[field.name] = loads(field.value, policy, f"field {cls.__name__}.{field.name}", resolve)
-    return values
+    stored_names(cls, [field.name for field in data.fields])
+    return {field.name: loads(field.value, policy, f"field {cls.__name__}.{field.name}", resolve)
+            for field in data.fields}
 
 
 def clone(obj, recursive: bool, stored_form: Callable, policy):
@@ -50,5 +48,5 @@ def clone(obj, recursive: bool, stored_form: Callable, policy):
     root = copy_of(obj)
     while pending:
         made, proxy = pending.pop()
-        made.__dict__.update(decode_fields(stored_form(proxy), policy, resolve if recursive else None))
+        restore_state(made, decode_fields(stored_form(proxy), policy, resolve if recursive else None))
     return root

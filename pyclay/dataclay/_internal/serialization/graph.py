@@ -7,6 +7,7 @@ import pickle
 
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.model.object import DataClayObject
+from dataclay._internal.model import state
 from dataclay._internal.model.states import STATE_KEY
 from dataclay._internal.records import FieldRecord, ObjectRecord
 from dataclay._internal.serialization.encoder import (
@@ -54,13 +55,13 @@ class GraphWriter:
 
     def field_records(self, obj, names=None) -> tuple:
         """The FieldRecords of `obj`'s fields (all of its set fields, or only `names`)."""
-        d = obj.__dict__
         cls = type(obj)
+        values = state.stored_state(obj)
         namer = self.name
         out = []
-        for name in (cls._dc_fields if names is None else names):
-            if name in d:
-                value = d[name]
+        for name in (values if names is None else names):
+            if name in values:
+                value = values[name]
                 if type(value) in PLAIN_TYPES:
                     out.append(_field((name, pickle.dumps(value, PROTOCOL), ())))
                 elif isinstance(value, DataClayObject):
