@@ -114,8 +114,10 @@ public final class CopyService {
     if (!self.equals(target)) {
       done = replicas.exclusively(() -> moveHere(graph.local(), target));
     }
+    // Objects reached elsewhere move too; those already on the target are walked there, since what
+    // they reference may still be on other backends (dataClay 4 moves all of it)
     for (Map.Entry<String, List<UUID>> e : graph.remote().entrySet()) {
-      if (!localOnly && !e.getKey().equals(target)) {
+      if (!localOnly) {
         done = done.plus(peers.move(session, e.getKey(), e.getValue(), target, recursive));
       }
     }
