@@ -1,30 +1,71 @@
-"""`obj._dc_meta`: an object's metadata under dataClay 4's names, read-only. IDs are text, as
-everywhere in this API (`getID()`, the keys of `get_backends()`), so that they compare equal."""
+"""`obj._dc_meta`: an object's metadata under dataClay 4's names. IDs are text, as everywhere in
+this API (`getID()`, the keys of `get_backends()`), so that they compare equal.
+
+Read-only, except `master_backend_id`, which dataClay 4 programs may assign: it points this
+program's calls on the object at that backend (a hint, checked by the backend like any other: a
+wrong one costs one redirected call), and reads back as assigned until a call finds the object
+elsewhere."""
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclay._internal.model.checks import backend_text
+from dataclay._internal.model.states import HINT_KEY
+
+ASSIGNED_KEY = "_dc_assigned_master"
+_FIELDS = ("id", "class_name", "dataset_name", "master_backend_id", "replica_backend_ids", "alias", "aliases",
+           "is_read_only")
 
 
-class ObjectMeta(NamedTuple):
+class ObjectMeta:
     """What the Logic Module knows of an object, as dataClay 4's ObjectMetadata names it (a volatile
-    object has only its class)."""
+    object has only its class). `alias` is one of its aliases (dataClay 4 keeps one); `is_read_only` is
+    always False, since a read-only session is what makes an object read-only here."""
 
-    id: str | None
-    class_name: str
-    dataset_name: str | None
-    master_backend_id: str | None
-    replica_backend_ids: frozenset
-    alias: str | None              # one of its aliases (dataClay 4 keeps one), or None
-    aliases: frozenset
-    is_read_only: bool             # always False: a read-only session is what makes an object read-only here
+    __slots__ = _FIELDS + ("_obj",)
+
+    def __init__(self, id, class_name, dataset_name, master_backend_id, replica_backend_ids, alias, aliases,
+                 is_read_only=False, obj=None):
+        values = (id, class_name, dataset_name, master_backend_id, replica_backend_ids, alias, aliases,
+                  is_read_only, obj)
+        for name, value in zip(self.__slots__, values):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        if name != "master_backend_id" or self._obj is None:
+            raise AttributeError(f"_dc_meta.{name} is read-only")
+        backend = backend_text(value)
+        if backend is None:
+            raise AttributeError("_dc_meta.master_backend_id takes a backend ID, not None")
+        d = self._obj.__dict__
+        d[HINT_KEY] = d[ASSIGNED_KEY] = backend
+        object.__setattr__(self, name, backend)
+
+    def __delattr__(self, name):
+        raise AttributeError(f"_dc_meta.{name} is read-only")
+
+    def __eq__(self, other):
+        return isinstance(other, ObjectMeta) and all(getattr(self, f) == getattr(other, f) for f in _FIELDS)
+
+    def __hash__(self):
+        return hash(self.id)
+
+    def __repr__(self) -> str:
+        return "ObjectMeta(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in _FIELDS) + ")"
 
 
-def of_record(info) -> ObjectMeta:
-    """The ObjectMeta of an ObjectInfoRecord."""
+def of_record(info, obj) -> ObjectMeta:
+    """The ObjectMeta of an ObjectInfoRecord, for the persistent object `obj`."""
     replicas = frozenset(b for b in info.replica_backend_ids if b != info.master_backend_id)
     aliases = frozenset(info.aliases)
-    return ObjectMeta(info.id, info.class_name, info.dataset or None, info.master_backend_id or None, replicas,
-                      min(aliases) if aliases else None, aliases, False)
+    master = info.master_backend_id or None
+    d = obj.__dict__
+    assigned = d.get(ASSIGNED_KEY)
+    if assigned is not None:
+        if d.get(HINT_KEY) == assigned:
+            master = assigned  # no call has found the object elsewhere since it was assigned
+        else:
+            d.pop(ASSIGNED_KEY, None)
+    return ObjectMeta(info.id, info.class_name, info.dataset or None, master, replicas,
+                      min(aliases) if aliases else None, aliases, False, obj)
 
 
 def volatile(class_name: str) -> ObjectMeta:

@@ -128,7 +128,7 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
         aliases), fresh from the Logic Module; read-only."""
         if self.__dict__.get(STATE_KEY) is None:
             return metadata.volatile(registry.class_name_of(type(self)))
-        return metadata.of_record(get_runtime().object_metadata(self))
+        return metadata.of_record(get_runtime().object_metadata(self), self)
 
     @property
     def backends(self) -> set:
