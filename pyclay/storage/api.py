@@ -15,6 +15,7 @@ $DATACLAY_HOME/client.properties and the DATACLAY_* environment. A call made in 
 raises StorageStateError; a bad argument raises dataclay.exceptions.InvalidArgumentError."""
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -235,11 +236,18 @@ def _object_id(value) -> str:
     if isinstance(value, uuid.UUID):
         return str(value)
     if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("{"):  # dataClay 4's form: an object's metadata as JSON, with its "id"
+            try:
+                text = str(json.loads(text).get("id", ""))
+            except (ValueError, AttributeError):
+                text = ""
         try:
-            return str(uuid.UUID(value.strip()))
+            return str(uuid.UUID(text))
         except ValueError:
             pass
-    raise InvalidArgumentError(f"id must be an object ID (the UUID text getID() returns), not {value!r}")
+    raise InvalidArgumentError(f"id must be an object ID (the UUID text getID() returns, or dataClay 4's JSON "
+                               f"metadata with an \"id\"), not {value!r}")
 
 
 def _named(backend, operation: str) -> bool:

@@ -7,6 +7,7 @@ import atexit
 
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.config import Config, session_settings
+from dataclay._internal.runtime.backend_client import backend_clients
 from dataclay._internal.runtime.client import ClientRuntime
 from dataclay._internal.runtime.current import get_runtime, install_runtime, peek_runtime, remove_runtime
 
@@ -57,12 +58,15 @@ class Client:
         self.stop()
 
     def get_backends(self) -> dict:
-        """Backend ID -> info with name, host, port, languages and alive (fresh from the Logic Module)."""
-        return self._started("get_backends").get_backends()
+        """Backend ID -> backend with name, host, port, languages and alive (fresh from the Logic Module),
+        and dataClay 4's awaitable flush_all(), new_object_version() and consolidate_object_version()."""
+        runtime = self._started("get_backends")
+        return backend_clients(runtime.get_backends(), runtime)
 
     async def a_get_backends(self) -> dict:
         """Awaitable get_backends()."""
-        return await self._started("a_get_backends").aio().get_backends()
+        runtime = self._started("a_get_backends")
+        return backend_clients(await runtime.aio().get_backends(), runtime)
 
     def _started(self, operation: str) -> ClientRuntime:
         if not self.is_initialized:

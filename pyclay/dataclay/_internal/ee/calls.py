@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 
 _local = threading.local()
+_in_flight: set = set()  # the CallContexts being served, by any thread
+_in_flight_lock = threading.Lock()
 
 
 class CallContext:
@@ -31,8 +33,20 @@ def current_call() -> CallContext | None:
 def enter_call(context: CallContext) -> None:
     """Makes `context` this thread's call."""
     _local.call = context
+    with _in_flight_lock:
+        _in_flight.add(context)
 
 
 def leave_call() -> None:
     """This thread serves no call any more."""
+    context = getattr(_local, "call", None)
     _local.call = None
+    with _in_flight_lock:
+        _in_flight.discard(context)
+
+
+def touched_by_calls() -> set:
+    """The IDs of the objects the calls in flight have touched so far."""
+    with _in_flight_lock:
+        calls = list(_in_flight)
+    return {oid for call in calls for oid in list(call.touched)}

@@ -195,7 +195,7 @@ class LinkSession:
             if kind == "deploy":
                 self._on_deploy(message.deploy)
             elif kind == "evict":
-                self._evict(list(message.evict.ids))
+                self._evict(list(message.evict.ids), idle=message.evict.idle)
             else:
                 _log.warning("ignoring a DataServiceMessage of unknown kind (%d bytes)", message.ByteSize())
         except Exception:  # a failed deploy or evict must not take a thread (or the link) down

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 
 from dataclay.exceptions import NotAuthenticatedError, ObjectNotHereError, PermissionDeniedError
-from dataclay._internal.ee.calls import current_call
+from dataclay._internal.ee.calls import current_call, touched_by_calls
 from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.model.object import DataClayObject
 from dataclay._internal.model.state import forget_state, restore_state, stored_names
@@ -156,6 +156,13 @@ class ResidentObjects:
 
     def _lock_for(self, oid: str) -> threading.Lock:
         return self._locks[hash(oid) % _LOCK_STRIPES]
+
+    def evict_idle(self) -> int:
+        """Unloads every resident object no call in flight has touched (dataClay 4's flush_all); returns how
+        many. A call that touches one of them meanwhile is refused at its end, as after any eviction."""
+        with self._state_lock:
+            busy = touched_by_calls()
+            return self.evict([oid for oid in list(self._objects) if oid not in busy])
 
     def evict(self, ids) -> int:
         """Unloads the resident objects among `ids` and bumps every one's generation; returns how many

@@ -95,13 +95,19 @@ class EnvironmentRuntime(Runtime):
         """Not available inside a backend: InvalidArgumentError."""
         raise _client_side("deletePersistent")
 
-    def evict(self, ids) -> int:
-        """Unloads the resident objects among `ids` (the store's state is authoritative); returns how many were.
+    def evict(self, ids, idle: bool = False) -> int:
+        """Unloads the resident objects among `ids` (the store's state is authoritative), and with `idle`
+        every other one no call in flight has touched; returns how many were.
 
         Under the commit lock: a call collecting deltas must never see an object half unloaded (its
         missing fields would read as removed)."""
         with self.changes.commit_lock:
-            return self.residents.evict(ids)
+            return self.residents.evict(ids) + (self.residents.evict_idle() if idle else 0)
+
+    @property
+    def data_manager(self) -> "DataManager":
+        """dataClay 4's `get_runtime().data_manager`, for model code: `await data_manager.flush_all()`."""
+        return DataManager(self)
 
     def close(self) -> None:
         """Closes the channels to other backends."""
@@ -120,3 +126,15 @@ def _client_side(operation: str) -> InvalidArgumentError:
 def _relayed() -> str:
     """The token the environment's clients put on their calls: none (the Data Service adds the caller's)."""
     return "relayed"
+
+
+class DataManager:
+    """What dataClay 4's data manager offers model code: flush_all() unloads from this process's memory
+    every object of this backend no call in flight is using (the current call's objects stay); each is
+    reloaded from the store, whose state is always current, when next used."""
+
+    def __init__(self, runtime: EnvironmentRuntime):
+        self._runtime = runtime
+
+    async def flush_all(self) -> None:
+        self._runtime.evict((), idle=True)

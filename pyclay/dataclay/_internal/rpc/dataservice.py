@@ -97,6 +97,11 @@ class DataServiceClient(StubClient):
         request = build(logicmodule_pb2.ModelList, "deploy_models", models=list(models))
         return self._call(self._stub.DeployModels, request)
 
+    def flush_all(self) -> int:
+        """Makes this backend's execution environments of the caller drop the objects no call is using;
+        returns how many were told."""
+        return self._call(self._stub.FlushAll, _EMPTY).environments
+
     def get_status(self, timeout: float = 5.0) -> ds_pb2.BackendStatus:
         """Engine, pool use, object count and execution environments, within `timeout` seconds."""
         return self._call(self._stub.GetStatus, _EMPTY, timeout=check_timeout(timeout))

@@ -262,6 +262,16 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
   }
 
   @Override
+  public int unloadIdle(String account) {
+    EnvironmentLink to = ready;
+    if (to == null) {
+      return 0;
+    }
+    to.unloadIdle();
+    return 1;
+  }
+
+  @Override
   public EnvironmentStatus status() {
     return new EnvironmentStatus(language, ready != null, 0, restarts(), calls.sum(), settings.confinement(),
         List.of(process()), problem);

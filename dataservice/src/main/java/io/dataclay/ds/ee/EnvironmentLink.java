@@ -204,6 +204,15 @@ final class EnvironmentLink {
     return CompletableFuture.completedFuture(null);
   }
 
+  /**
+   * Tells the process to drop every object no call in flight has touched; written before any request
+   * submitted after this returns. What it keeps stays marked loaded here: a stale mark costs at most
+   * one needless eviction later, since what the process reloads is the stored state.
+   */
+  void unloadIdle() {
+    send(DataServiceMessage.newBuilder().setEvict(io.dataclay.proto.EvictRequest.newBuilder().setIdle(true)).build());
+  }
+
   /** Records that the process holds {@code id} in memory (before its state is read for it). */
   void holds(UUID id) {
     loaded.add(id);

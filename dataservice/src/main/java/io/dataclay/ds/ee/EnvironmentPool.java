@@ -291,6 +291,12 @@ public final class EnvironmentPool implements ExecutionEnvironment {
     return evictExcept(writer, ids);
   }
 
+  @Override
+  public int unloadIdle(String account) {
+    AccountEnvironment env = byAccount.get(account);
+    return env == null ? 0 : env.unloadIdle(account);
+  }
+
   private CompletableFuture<Void> evictExcept(ExecutionEnvironment writer, Collection<UUID> ids) {
     if (ids.isEmpty()) {
       return CompletableFuture.completedFuture(null);

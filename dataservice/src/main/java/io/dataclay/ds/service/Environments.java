@@ -51,6 +51,11 @@ public final class Environments {
     }
   }
 
+  /** Tells {@code account}'s processes to drop the objects no call is using; returns how many were told. */
+  public int unloadIdle(String account) {
+    return byLanguage.values().stream().mapToInt(env -> env.unloadIdle(account)).sum();
+  }
+
   /**
    * Objects {@code writer}'s call changed in the store: every other process holding them drops
    * them (see {@link ExecutionEnvironment#changed}).

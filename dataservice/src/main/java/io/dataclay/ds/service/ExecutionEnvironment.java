@@ -61,6 +61,15 @@ public interface ExecutionEnvironment {
     return true;
   }
 
+  /**
+   * Drops from memory the objects of {@code account}'s process that no call in flight is using
+   * (FlushAll); returns how many processes were told. In-process environments hold nothing between
+   * calls.
+   */
+  default int unloadIdle(String account) {
+    return 0;
+  }
+
   /** Liveness, process, restarts and calls. */
   EnvironmentStatus status();
 

@@ -22,6 +22,11 @@ public final class ExecutionService {
   private final Executor blocking;
   private final long maxResultBytes;
 
+  /** FlushAll: the caller's processes here drop the objects no call is using; returns how many were told. */
+  public int unloadIdle(Session session) {
+    return environments.unloadIdle(session.username());
+  }
+
   /**
    * The service over a store and this backend's environments; calls wait for {@code models}' start-up
    * install, and replicated objects mastered here are served while {@code replicas} hold the lease.

@@ -30,6 +30,7 @@ import io.dataclay.ds.store.StoredObject;
 import io.dataclay.proto.ApplyDeltasRequest;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.BackendStatus;
+import io.dataclay.proto.FlushAllResponse;
 import io.dataclay.proto.CallMethodRequest;
 import io.dataclay.proto.CallMethodResponse;
 import io.dataclay.proto.CollectionBarrier;
@@ -303,6 +304,12 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
       }
       return toProto(status.report(), recorder.collected());
     });
+  }
+
+  @Override
+  public void flushAll(Empty request, StreamObserver<FlushAllResponse> observer) {
+    counters.count("FlushAll");
+    Replies.now(observer, () -> FlushAllResponse.newBuilder().setEnvironments(execution.unloadIdle(caller())).build());
   }
 
   @Override
