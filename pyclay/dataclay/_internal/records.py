@@ -58,3 +58,4 @@ class ObjectInfoRecord(NamedTuple):
     master_backend_id: str
     replica_backend_ids: tuple
     aliases: tuple
+    version_of: str = ""           # the versioned (original) object's ID when this one is a version

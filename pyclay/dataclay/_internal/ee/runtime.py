@@ -32,6 +32,8 @@ class EnvironmentRuntime(Runtime):
         self.changes = ChangeCollector(self.residents, state_lock)
         install_tracker(self.residents.track)
 
+    persists_arguments = False
+
     def get_field(self, obj, name: str):
         """A field: from memory if the object is stored here, else from its backend."""
         if self.residents.load(obj):

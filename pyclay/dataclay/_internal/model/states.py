@@ -8,6 +8,7 @@ from __future__ import annotations
 STATE_KEY = "_dc_state"
 ID_KEY = "_dc_id"
 HINT_KEY = "_dc_hint"
+VERSIONS_KEY = "_dc_versions"  # a version made here: the IDs of the versions it was made through
 
 
 class _State:

@@ -60,4 +60,5 @@ def backend_record(info: common_pb2.BackendInfo) -> BackendRecord:
 def object_info_record(info: common_pb2.ObjectInfo) -> ObjectInfoRecord:
     """The record of an object's metadata."""
     return ObjectInfoRecord(info.id, info.class_name, language_name(info.language), info.dataset,
-                            info.master_backend_id, tuple(info.replica_backend_ids), tuple(info.aliases))
+                            info.master_backend_id, tuple(info.replica_backend_ids), tuple(info.aliases),
+                            info.version_of)

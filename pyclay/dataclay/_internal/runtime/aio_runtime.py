@@ -9,11 +9,11 @@ import random
 from dataclay.exceptions import (
     AliasDoesNotExistError, BackendDoesNotExistError, BackendUnavailableError, ObjectDoesNotExistError, RemoteError)
 from dataclay._internal.model.identity import IDENTITY
-from dataclay._internal.model.states import ID_KEY, STATE_KEY
+from dataclay._internal.model.states import HINT_KEY, ID_KEY, STATE_KEY
 from dataclay._internal.runtime import local_copies
 from dataclay._internal.runtime.aio_router import AsyncRouter
 from dataclay._internal.runtime.base import (
-    Copies, Version, become_proxies, canonical_id, check_class, graph_of, named_error)
+    Copies, Version, arguments, become_proxies, canonical_id, check_class, graph_of, named_error)
 from dataclay._internal.runtime.router import python_backends
 from dataclay._internal.serialization import exceptions as remote_exceptions
 from dataclay._internal.serialization.decoder import loads
@@ -33,7 +33,12 @@ class AsyncRuntime:
         if runtime.runs_here(obj):
             return await getattr(obj, name)(*args, **kwargs)
         oid = obj.__dict__[ID_KEY]
-        payload = dumps_args(args, kwargs)
+        payload, volatile = arguments(args, kwargs, runtime.persists_arguments)
+        if volatile:
+            for found in volatile:
+                if found.__dict__.get(STATE_KEY) is None:
+                    await self.make_persistent(found, None, obj.__dict__.get(HINT_KEY) or None, True)
+            payload = dumps_args(args, kwargs)
         try:
             data = await self.router.on_object(obj, lambda ds: ds.call_method(oid, name, payload), idempotent=False)
         except RemoteError as e:
@@ -128,9 +133,11 @@ class AsyncRuntime:
         """Gives the versioned (original) object the version's state and retires the version."""
         self.runtime.check_client_side("consolidate_version")
         vid = version.__dict__[ID_KEY]
+        original = (await self.router.object_info(vid)).version_of
         await self.router.on_object(version, lambda ds: ds.consolidate_version(vid), idempotent=False,
                                     replicas=False)
         self.router.cache.forget((vid,))
+        self.runtime.versions_consolidated(version, original)
 
     async def move(self, obj, backend_id: str, recursive: bool, remotes: bool = True) -> Copies:
         """Relocates the object's master copy (and, if `recursive`, those of what it references: without

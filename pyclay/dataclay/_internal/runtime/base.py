@@ -13,13 +13,13 @@ from dataclay.exceptions import (
     InvalidArgumentError, ObjectDoesNotExistError, RemoteError)
 from dataclay._internal.runtime import local_copies
 from dataclay._internal.model.identity import IDENTITY
-from dataclay._internal.model.states import HINT_KEY, ID_KEY, PROXY, STATE_KEY
+from dataclay._internal.model.states import HINT_KEY, ID_KEY, PROXY, STATE_KEY, VERSIONS_KEY
 from dataclay._internal.records import ObjectInfoRecord
 from dataclay._internal.rpc.convert import object_info_record
 from dataclay._internal.runtime.router import BackendRouter, UnregisteredBackendError
 from dataclay._internal.serialization import exceptions as remote_exceptions
 from dataclay._internal.serialization.decoder import loads
-from dataclay._internal.serialization.encoder import dumps, dumps_args
+from dataclay._internal.serialization.encoder import dumps, dumps_args, persistent_pid
 from dataclay._internal.serialization.graph import GraphWriter
 
 PLACED_KEY = "_dc_placed"
@@ -97,10 +97,21 @@ class Runtime:
         data = dumps(value, what=(type(obj).__name__, name))[0]
         self.router.on_object(obj, lambda ds: ds.set_field(oid, name, data), idempotent=True)
 
+    # Whether volatile dataClay objects passed to an active method are made persistent first (clients, as in
+    # dataClay 4); an execution environment passes them by value, and stores those the call keeps.
+    persists_arguments = True
+
     def call_method(self, obj, name: str, args: tuple, kwargs: dict):
-        """Runs an active method in the object's backend and returns its result."""
+        """Runs an active method in the object's backend and returns its result. Volatile dataClay objects
+        among the arguments are first made persistent where the object is, so that the caller's objects are
+        the ones the method stores (as in dataClay 4)."""
         oid = obj.__dict__[ID_KEY]
-        payload = dumps_args(args, kwargs)
+        payload, volatile = arguments(args, kwargs, self.persists_arguments)
+        if volatile:
+            for found in volatile:
+                if found.__dict__.get(STATE_KEY) is None:
+                    self.make_persistent(found, None, obj.__dict__.get(HINT_KEY) or None, True)
+            payload = dumps_args(args, kwargs)
         try:
             data = self.router.on_object(obj, lambda ds: ds.call_method(oid, name, payload), idempotent=False)
         except RemoteError as e:
@@ -233,15 +244,38 @@ class Runtime:
         return self.version_made(obj, response)
 
     def version_made(self, obj, response) -> Version:
-        """The Version a NewVersion response of `obj` stands for (its metadata is cached)."""
+        """The Version a NewVersion response of `obj` stands for (its metadata is cached); it remembers the
+        versions it was made through (when `obj` is itself a version), which follow it when it is consolidated."""
         info = self._python_object(object_info_record(response.version))
-        return Version(IDENTITY.proxy(type(obj), info.id, info.master_backend_id), response.bytes_sent)
+        made = IDENTITY.proxy(type(obj), info.id, info.master_backend_id)
+        source = obj.__dict__
+        through = source.get(VERSIONS_KEY, ()) + ((source[ID_KEY],) if source[ID_KEY] != info.version_of else ())
+        made.__dict__[VERSIONS_KEY] = through
+        return Version(made, response.bytes_sent)
 
     def consolidate_version(self, version) -> None:
         """Gives the versioned (original) object the version's state and retires the version."""
         vid = version.__dict__[ID_KEY]
+        original = self.version_of(version)
         self.router.on_object(version, lambda ds: ds.consolidate_version(vid), idempotent=False, replicas=False)
         self.router.forget((vid,))
+        self.versions_consolidated(version, original)
+
+    def version_of(self, version) -> str:
+        """The ID of the object `version` is a version of ("" if the Logic Module says it is none)."""
+        return self.router.object_info(version.__dict__[ID_KEY]).version_of
+
+    def versions_consolidated(self, version, original: str) -> None:
+        """As in dataClay 4, the consolidated version, and the versions it was made through that this process
+        holds, take the original's identity: they stay usable and stand for the original from now on."""
+        if not original:
+            return
+        through = version.__dict__.get(VERSIONS_KEY, ())
+        for held in (version, *filter(None, map(IDENTITY.get, through))):
+            d = held.__dict__
+            d[ID_KEY] = original
+            d[HINT_KEY] = ""
+            d.pop(VERSIONS_KEY, None)
 
     def move(self, obj, backend_id: str, recursive: bool, remotes: bool = True) -> Copies:
         """Relocates the object's master copy (and, if `recursive`, those of what it references: without
@@ -384,3 +418,19 @@ def canonical_id(object_id) -> str:
         return str(object_id if isinstance(object_id, uuid.UUID) else uuid.UUID(str(object_id)))
     except ValueError:
         raise InvalidArgumentError(f"object_id must be a UUID, not {object_id!r}") from None
+
+
+def arguments(args: tuple, kwargs: dict, find_volatile: bool) -> tuple:
+    """(the encoded arguments, the volatile dataClay objects among them if `find_volatile` and any, which went
+    by value); found while pickling, so arguments without dataClay objects cost nothing more."""
+    if not find_volatile:
+        return dumps_args(args, kwargs), ()
+    volatile = []
+
+    def namer(obj):
+        pid = persistent_pid(obj)
+        if pid is None:
+            volatile.append(obj)
+        return pid
+
+    return dumps_args(args, kwargs, namer), volatile
