@@ -8,8 +8,11 @@ from dataclay._internal.client import Client
 from dataclay._internal.model.active import activemethod
 from dataclay._internal.model.object import DataClayObject
 from dataclay._internal.runtime.current import get_runtime as getRuntime
+from dataclay.alien import AlienDataClayObject
+from dataclay.stub import StubDataClayObject
 
 StorageObject = DataClayObject
 """dataClay 4's (and COMPSs') other name of DataClayObject."""
 
-__all__ = ["Client", "DataClayObject", "StorageObject", "activemethod", "api", "getRuntime"]
+__all__ = ["AlienDataClayObject", "Client", "DataClayObject", "StorageObject", "StubDataClayObject", "activemethod",
+           "api", "getRuntime"]

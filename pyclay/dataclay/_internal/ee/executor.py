@@ -116,7 +116,8 @@ class Executor:
         obj = runtime.residents.target(execution.object_id, execution.class_name)
         cls = type(obj)
         if execution.kind == CALL_METHOD:
-            if execution.name not in cls._dc_active_methods:
+            # __init__ too: StubDataClayObject makes an object, then runs its __init__ where it is stored
+            if execution.name not in cls._dc_active_methods and execution.name != "__init__":
                 raise MethodDoesNotExistError(f"{cls._dc_class_name} has no active method {execution.name!r}")
             args, kwargs = loads_args(execution.payload, runtime.policy)
             return _user_code(getattr(obj, execution.name), args, kwargs)

@@ -67,7 +67,8 @@ def restore_state(obj, values: dict) -> None:
     if its class has one, else as its fields."""
     cls = type(obj)
     if cls._dc_custom_setstate:
-        obj.__setstate__(dict(values))
+        if values:  # nothing stored: an object made by a StubDataClayObject, whose __init__ runs next
+            obj.__setstate__(dict(values))
         return
     d = obj.__dict__
     fields = cls._dc_field_set

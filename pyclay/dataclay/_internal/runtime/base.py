@@ -342,6 +342,10 @@ class Runtime:
         """The proxy of the object `found` (an ObjectInfo message or record) describes, checked to be a Python
         object of a class loadable here and an instance of `cls` (when given); its metadata is cached."""
         info = self._python_object(found if not hasattr(found, "ListFields") else object_info_record(found))
+        if getattr(cls, "_dc_stub", False):  # StubDataClayObject["module.Class"]: stands for that class by name
+            if info.class_name != cls._dc_class_name:
+                raise InvalidArgumentError(f"{what} names a {info.class_name}, which is not a {cls._dc_class_name}")
+            return IDENTITY.proxy(cls, info.id, info.master_backend_id)
         target = self._class_of(info)
         if cls is not None and not issubclass(target, cls):
             raise InvalidArgumentError(f"{what} names a {info.class_name}, which is not a "

@@ -20,7 +20,7 @@ from dataclay._internal.model import registry
 from dataclay._internal.model.object import DataClayObject, rebuild_volatile
 from dataclay._internal.serialization import module_sources
 from dataclay._internal.serialization.model_catalog import ModelCatalog, file_of
-from dataclay._internal.serialization.safe_names import REBUILD_VOLATILE, SAFE_GLOBALS
+from dataclay._internal.serialization.safe_names import LIBRARY_CLASSES, REBUILD_VOLATILE, SAFE_GLOBALS
 
 
 CONTRIB = ["dataclay", "contrib"]
@@ -52,6 +52,8 @@ class ClassPolicy:
             found = getattr(importlib.import_module(module), name)
         elif (module, name) == REBUILD_VOLATILE:
             found = rebuild_volatile
+        elif (module, name) in LIBRARY_CLASSES:
+            found = getattr(importlib.import_module(module), name)
         elif f"{module}.{name}" in self._allow:
             found = _allowed(module, name)
         else:

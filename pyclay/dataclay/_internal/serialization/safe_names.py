@@ -22,5 +22,9 @@ SAFE_GLOBALS: frozenset = frozenset(
 )
 """(module, name) pairs of safe built-in globals."""
 
+LIBRARY_CLASSES: frozenset = frozenset({("dataclay.alien", "AlienDataClayObject")})
+"""(module, name) of the dataClay classes of this library itself, usable by everyone without a model: they
+hold only what the unpickler accepts anyway."""
+
 REBUILD_VOLATILE = ("dataclay._internal.model.object", "rebuild_volatile")
 """The global that rebuilds a dataClay object passed by value (checked to be a dataClay class)."""

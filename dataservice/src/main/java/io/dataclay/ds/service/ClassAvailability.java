@@ -76,8 +76,19 @@ public final class ClassAvailability {
    * waiting or fetching; false means {@link #requireUsable} may have to wait or fetch the models first.
    */
   public boolean isDecidedNow(Language language, String className) {
-    return ready() && registry.modelOf(language, className).isPresent();
+    return isLibraryClass(language, className) || (ready() && registry.modelOf(language, className).isPresent());
   }
+
+  /**
+   * The Python client library's own dataClay classes (dataClay 4's AlienDataClayObject), usable by every
+   * account without a model: they run no code of anybody's, and hold only what the environments'
+   * unpickling accepts anyway.
+   */
+  public static boolean isLibraryClass(Language language, String className) {
+    return language == Language.PYTHON && LIBRARY_CLASSES.contains(className);
+  }
+
+  private static final java.util.Set<String> LIBRARY_CLASSES = java.util.Set.of("dataclay.alien.AlienDataClayObject");
 
   /**
    * Returns normally when {@code session} may use {@code className} (make objects of it persistent,
@@ -101,6 +112,9 @@ public final class ClassAvailability {
    * refused at once. For result checks that run where nothing may block.
    */
   public void requireUsableNow(Session session, Language language, String className, String where) {
+    if (isLibraryClass(language, className)) {
+      return;
+    }
     ModelBundle model = registry.modelOf(language, className).orElseThrow(() -> new ClassNotRegisteredException(
         "class " + className + " (" + where + ", " + language + ") is not in any model deployed on this backend:"
             + " register its model with dataclaycmd NewModel"));
