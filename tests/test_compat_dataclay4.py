@@ -89,7 +89,7 @@ OBJECT_STORE_PROGRAM = textwrap.dedent("""
         local.name = "Kim"
         kim.dc_update(local)
         kim.sync()
-        out = {"copy_persistent": bool(copy.is_persistent), "local_persistent": local.is_persistent(),
+        out = {"copy_persistent": bool(copy.is_persistent), "local_persistent": local.is_persistent,
                "aliases": [aliases, aliases_after], "by_id": Person.get_by_id(kim.getID()) is kim,
                "any_class": StorageObject.get_by_id(kim.getID()) is kim, "properties": kim.get_properties(),
                "backends": backends, "where": kim.get_all_locations()}

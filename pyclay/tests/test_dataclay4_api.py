@@ -102,16 +102,30 @@ def test_storage_object_is_data_clay_object_and_data_clay_exception_its_errors_b
     assert issubclass(AliasDoesNotExistError, DataClayException) and issubclass(InvalidArgumentError, DataClayException)
 
 
-def test_is_persistent_is_truthy_and_callable_as_in_data_clay_2(client):
+def test_is_persistent_is_a_bool_under_a_client_as_in_data_clay_4(client):
     # setup
     item = Item("pen", 3)
-    before = (bool(item.is_persistent), item.is_persistent(), item.is_persistent == False)  # noqa: E712
+    before = item.is_persistent
     # run
     item.make_persistent()
     # verify
-    assert before == (False, False, True)
-    assert item.is_persistent and item.is_persistent() is True and item.is_persistent == True  # noqa: E712
-    assert repr(item.is_persistent) == "True"
+    assert before is False and item.is_persistent is True
+
+
+def test_is_persistent_is_truthy_and_callable_under_api_init_as_in_data_clay_2(cluster):
+    # setup
+    api.init(str(cluster.config))
+    try:
+        item = Item("pen", 3)
+        before = (bool(item.is_persistent), item.is_persistent(), item.is_persistent == False)  # noqa: E712
+        # run
+        item.make_persistent()
+        # verify
+        assert before == (False, False, True)
+        assert item.is_persistent and item.is_persistent() is True and item.is_persistent == True  # noqa: E712
+        assert repr(item.is_persistent) == "True"
+    finally:
+        api.finish()
 
 
 def test_get_by_id_on_a_class_checks_the_class_and_on_the_base_takes_any(client):

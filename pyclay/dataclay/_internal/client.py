@@ -36,6 +36,7 @@ class Client:
             raise InvalidArgumentError("this process already has a dataClay session (api.init() or another "
                                        "Client): stop it (api.finish() or Client.stop()) before starting this one")
         runtime = ClientRuntime(Config.load().overridden(self._settings)).open()
+        runtime.plain_flags = True  # a dataClay 4 program: obj.is_persistent is True or False
         if not install_runtime(runtime):
             runtime.close()
             raise InvalidArgumentError("another dataClay session was opened in this process meanwhile")

@@ -18,7 +18,7 @@ from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.model.object_store import ObjectStoreMethods
 from dataclay._internal.model.persistence_flag import PERSISTENT, VOLATILE, PersistenceFlag
 from dataclay._internal.model.states import HINT_KEY, ID_KEY, STATE_KEY
-from dataclay._internal.runtime.current import get_runtime
+from dataclay._internal.runtime.current import get_runtime, peek_runtime
 
 _RESERVED_PREFIX = "_dc_"
 
@@ -113,9 +113,15 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
         return self.__dict__.get(ID_KEY)
 
     @property
-    def is_persistent(self) -> PersistenceFlag:
-        """Truthy once the object lives in a backend; also callable, `obj.is_persistent()`, as in dataClay 2."""
-        return PERSISTENT if self.__dict__.get(STATE_KEY) is not None else VOLATILE
+    def is_persistent(self) -> PersistenceFlag | bool:
+        """Whether the object lives in a backend. In a process whose session a dataClay 4 `Client` opened, True or
+        False, as dataClay 4 gives it (`obj.is_persistent is True`); otherwise (`api.init()`, COMPSs, no session,
+        model code in a backend) a flag that is truthy and also callable, `obj.is_persistent()`, as dataClay 2
+        programs call it."""
+        persistent = self.__dict__.get(STATE_KEY) is not None
+        if getattr(peek_runtime(), "plain_flags", False):
+            return persistent
+        return PERSISTENT if persistent else VOLATILE
 
     @property
     def _dc_is_registered(self) -> bool:
