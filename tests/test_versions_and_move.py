@@ -1,6 +1,6 @@
 """Versions and moves on a real two-backend cluster: a version changes apart from its original
-until consolidated (a field it deleted is deleted from the original too), versions of versions,
-many versions consolidated in turn, a named version outlives its program and collections (an
+until consolidated (a field it deleted is deleted from the original too), and then stands for the
+original (as in dataClay 4), versions of versions, many versions consolidated in turn, a named version outlives its program and collections (an
 unnamed one does not), consolidating a non-version is a clear error; moves recursive and not keep
 aliases and references working, and moving to an unknown backend is a clear error; dataClay 4's
 move(..., remotes=False) moves only what the object's backend masters (on three backends)."""
@@ -16,14 +16,6 @@ pytestmark = pytest.mark.timeout(300)
 HELPERS = textwrap.dedent("""
     from dataclay.exceptions import BackendDoesNotExistError, NotAVersionError, ObjectDoesNotExistError
     BACKENDS = sorted(api.get_backends())
-
-    def gone(obj):
-        '''How using a retired object fails.'''
-        try:
-            obj.name if isinstance(obj, Person) else obj.value
-            return "still there"
-        except ObjectDoesNotExistError:
-            return "ObjectDoesNotExistError"
 """)
 
 
@@ -45,7 +37,7 @@ def test_version_changes_leave_the_original_untouched_until_consolidated(cluster
         during = {"original": [p.name, p.age], "version": [v.name, v.age], "version_location": v.get_location(),
                   "distinct": v.getID() != p.getID(), "same_class": type(v) is Person}
         v.consolidate_version()
-        print(json.dumps({"during": during, "after": [p.name, p.age], "version": gone(v),
+        print(json.dumps({"during": during, "after": [p.name, p.age], "version": [v.name, v.getID() == p.getID()],
                           "master": BACKENDS[0]}))
     """)
     seen = run(cluster, """
@@ -56,7 +48,7 @@ def test_version_changes_leave_the_original_untouched_until_consolidated(cluster
     during = out["during"]
     assert during["original"] == ["olga", 30] and during["version"] == ["Olga", 31]
     assert during["distinct"] and during["same_class"] and during["version_location"] == out["master"]
-    assert out["after"] == ["Olga", 31] and out["version"] == "ObjectDoesNotExistError"
+    assert out["after"] == ["Olga", 31] and out["version"] == ["Olga", True]
     assert seen == ["Olga", 31, [out["master"]]]
 
 
@@ -103,13 +95,19 @@ def test_version_of_a_version_consolidates_into_the_original(cluster):
         v2.birthday()
         during = [p.name, p.age, v1.name, v1.age, v2.name, v2.age]
         v2.consolidate_version()
-        after_v2 = [p.name, p.age, v1.name, v1.age, gone(v2)]
-        v1.consolidate_version()
-        print(json.dumps({"during": during, "after_v2": after_v2, "after_v1": [p.name, p.age], "v1": gone(v1)}))
+        after_v2 = [p.name, p.age, v1.name, v1.age, v2.name, v2.age]
+        try:
+            v1.consolidate_version()
+            again = "consolidated"
+        except NotAVersionError as e:
+            again = str(e)
+        print(json.dumps({"during": during, "after_v2": after_v2, "again": again,
+                          "ids": [v1.getID() == p.getID(), v2.getID() == p.getID()]}))
     """)
+    # as in dataClay 4: the version consolidated and the one it was made from both stand for the original now
     assert out["during"] == ["ivan", 50, "first", 50, "first", 51]
-    assert out["after_v2"] == ["first", 51, "first", 50, "ObjectDoesNotExistError"]
-    assert out["after_v1"] == ["first", 50] and out["v1"] == "ObjectDoesNotExistError"
+    assert out["after_v2"] == ["first", 51] * 3 and out["ids"] == [True, True]
+    assert "is not a version!" in out["again"]
 
 
 def test_many_versions_of_one_object_are_consolidated_in_turn(cluster):
@@ -117,6 +115,7 @@ def test_many_versions_of_one_object_are_consolidated_in_turn(cluster):
         c = Counter(0)
         c.make_persistent(alias="many", backend_id=BACKENDS[0])
         versions = [c.new_version(backend_id=BACKENDS[i % 2]) for i in range(6)]
+        ids = len({v.getID() for v in versions})
         for i, v in enumerate(versions):
             v.increment(10 * (i + 1))
         untouched = c.get()
@@ -124,12 +123,12 @@ def test_many_versions_of_one_object_are_consolidated_in_turn(cluster):
         for v in versions:
             v.consolidate_version()
             seen.append(Counter.get_by_alias("many").get())
-        print(json.dumps({"untouched": untouched, "seen": seen, "ids": len({v.getID() for v in versions}),
-                          "gone": sorted({gone(v) for v in versions})}))
+        print(json.dumps({"untouched": untouched, "seen": seen, "ids": ids,
+                          "after": sorted({v.get() for v in versions})}))
     """)
     assert out["untouched"] == 0 and out["ids"] == 6
     assert out["seen"] == [10, 20, 30, 40, 50, 60]
-    assert out["gone"] == ["ObjectDoesNotExistError"]
+    assert out["after"] == [60]  # each consolidated version stands for the original
 
 
 def test_a_version_given_an_alias_outlives_its_program_and_collections_and_consolidates_elsewhere(cluster):
@@ -152,11 +151,15 @@ def test_a_version_given_an_alias_outlives_its_program_and_collections_and_conso
             lost = api.get_by_id(sys.argv[1]).get()
         except ObjectDoesNotExistError as e:
             lost = type(e).__name__
+        version_id = v.getID()
         v.consolidate_version()
-        print(json.dumps({"version": v.getID(), "after": Counter.get_by_alias("handed").get(), "lost": lost}))
+        original = Counter.get_by_alias("handed")
+        print(json.dumps({"version": version_id, "after": original.get(), "lost": lost,
+                          "now": [v.getID() == original.getID(), v.get()]}))
     """, made["lost"])
-    # verify: a version is an ordinary object, kept by its alias and collected when nothing reaches it
-    assert out["version"] == made["version"] and out["after"] == 42
+    # verify: a version is an ordinary object, kept by its alias and collected when nothing reaches it;
+    # consolidated, it stands for the original (as in dataClay 4)
+    assert out["version"] == made["version"] and out["after"] == 42 and out["now"] == [True, 42]
     assert out["lost"] == "ObjectDoesNotExistError"
 
 

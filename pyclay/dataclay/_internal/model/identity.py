@@ -37,6 +37,13 @@ class IdentityMap:
         with self._lock:
             self._objects[object_id] = obj
 
+    def forget(self, object_id: str, obj) -> None:
+        """Drops `object_id`'s entry if it is `obj` (an ID that no longer exists, whose instance stands for
+        another object now)."""
+        with self._lock:
+            if self._objects.get(object_id) is obj:
+                del self._objects[object_id]
+
     def __len__(self) -> int:
         return len(self._objects)
 

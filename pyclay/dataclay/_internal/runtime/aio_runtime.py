@@ -116,8 +116,7 @@ class AsyncRuntime:
             await self._registered_backend(backend_id)
         response = await self.router.on_object(obj, lambda ds: ds.new_replica(oid, backend_id or "", recursive),
                                                idempotent=backend_id is not None, replicas=False)
-        self.router.cache.forget((oid, *response.object_ids))
-        return Copies(tuple(response.object_ids), response.backend_id, response.bytes_sent)
+        return self.runtime.replicated(oid, response)
 
     async def new_version(self, obj, backend_id: str | None) -> Version:
         """A version of the object: a copy with its own ID on `backend_id` (None: the master's backend)."""

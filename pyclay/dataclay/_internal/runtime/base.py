@@ -231,7 +231,16 @@ class Runtime:
         # Repeating a replica to a named backend is a no-op on the server, so only then is it safe to resend.
         response = self.router.on_object(obj, lambda ds: ds.new_replica(oid, backend_id or "", recursive),
                                          idempotent=backend_id is not None, replicas=False)
+        return self.replicated(oid, response)
+
+    def replicated(self, oid: str, response) -> Copies:
+        """Records what a NewReplica response says: the copied objects' metadata is stale, and where they were
+        placed is no longer their only copy (get_location() must choose among all of them)."""
         self.router.forget((oid, *response.object_ids))
+        for copied_id in (oid, *response.object_ids):
+            copied = IDENTITY.get(copied_id)
+            if copied is not None:
+                copied.__dict__.pop(PLACED_KEY, None)
         return Copies(tuple(response.object_ids), response.backend_id, response.bytes_sent)
 
     def new_version(self, obj, backend_id: str | None) -> Version:
@@ -271,6 +280,8 @@ class Runtime:
         if not original:
             return
         through = version.__dict__.get(VERSIONS_KEY, ())
+        # the consolidated version's ID is retired everywhere: a lookup of it fails, as from any other program
+        IDENTITY.forget(version.__dict__[ID_KEY], version)
         for held in (version, *filter(None, map(IDENTITY.get, through))):
             d = held.__dict__
             d[ID_KEY] = original
