@@ -150,7 +150,7 @@ def test_an_awaited_async_active_method_runs_in_the_backend(cluster):
     # verify
     [request] = requests_of(cluster.ds[0], dataservice_pb2.CallMethodRequest)
     assert answer == "appraised" and request.method == "appraise" and request.object_id == item.getID()
-    assert pickle.loads(request.args) == ((0.5,), {})
+    assert pickle.loads(request.args) == ((0.5,), {}, True)  # from a Client: model code sees is_persistent as a bool
 
 
 def test_an_awaited_active_method_on_a_volatile_object_runs_here():

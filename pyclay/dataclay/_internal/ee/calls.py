@@ -14,7 +14,7 @@ class CallContext:
     `relay` for, while the call is in flight), the caller, and which resident objects it touched
     (id -> object) at which eviction generation (id -> int)."""
 
-    __slots__ = ("call_id", "username", "dataset", "datasets", "touched", "generations")
+    __slots__ = ("call_id", "username", "dataset", "datasets", "touched", "generations", "created", "plain_flags")
 
     def __init__(self, call_id: int, username: str, dataset: str, datasets: frozenset):
         self.call_id = call_id
@@ -23,6 +23,8 @@ class CallContext:
         self.datasets = datasets
         self.touched: dict = {}
         self.generations: dict = {}
+        self.created: list = []  # dataClay objects model code made during the call (persistent from the start)
+        self.plain_flags = False  # a dataClay 4 program's call: obj.is_persistent is True or False
 
 
 def current_call() -> CallContext | None:
@@ -43,6 +45,21 @@ def leave_call() -> None:
     _local.call = None
     with _in_flight_lock:
         _in_flight.discard(context)
+
+
+class acting_for:
+    """Makes this thread act for `context` (a call in flight on another thread, which waits for it) for the
+    duration of a `with`: its loads and relays are that call's."""
+
+    def __init__(self, context: CallContext | None):
+        self._context = context
+
+    def __enter__(self):
+        self._before = getattr(_local, "call", None)
+        _local.call = self._context
+
+    def __exit__(self, *exc):
+        _local.call = self._before
 
 
 def touched_by_calls() -> set:

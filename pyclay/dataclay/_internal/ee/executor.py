@@ -14,8 +14,9 @@ from dataclay.exceptions import (
 from dataclay._internal.ee.calls import CallContext, enter_call, leave_call
 from dataclay._internal.ee.runtime import EnvironmentRuntime
 from dataclay._internal.model.fields import MISSING, PersistentField
+from dataclay._internal.model.states import PENDING_KEY, STATE_KEY
 from dataclay._internal.serialization import exceptions as remote_exceptions
-from dataclay._internal.serialization.decoder import loads, loads_args
+from dataclay._internal.serialization.decoder import loads, loads_call
 from dataclay._internal.serialization.encoder import dumps
 from dataclay._internal.serialization.graph import GraphWriter
 
@@ -93,6 +94,9 @@ class Executor:
             deliver(failed)
             return failed
         finally:
+            for made in call.created:  # made by the call but never stored: an ordinary volatile object now
+                if made.__dict__.get(STATE_KEY) is None:
+                    made.__dict__.pop(PENDING_KEY, None)
             leave_call()
 
     def _guarded(self, step, execution: Execution, call: CallContext, *args):
@@ -119,7 +123,7 @@ class Executor:
             # __init__ too: StubDataClayObject makes an object, then runs its __init__ where it is stored
             if execution.name not in cls._dc_active_methods and execution.name != "__init__":
                 raise MethodDoesNotExistError(f"{cls._dc_class_name} has no active method {execution.name!r}")
-            args, kwargs = loads_args(execution.payload, runtime.policy)
+            args, kwargs, call.plain_flags = loads_call(execution.payload, runtime.policy)
             return _user_code(getattr(obj, execution.name), args, kwargs)
         if execution.kind == GET_FIELD:
             return _field_value(obj, _field(cls, execution.name))

@@ -16,7 +16,7 @@ from dataclay._internal.ee.calls import current_call, touched_by_calls
 from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.model.object import DataClayObject
 from dataclay._internal.model.state import forget_state, restore_state, stored_names
-from dataclay._internal.model.states import HINT_KEY, ID_KEY, PROXY, RESIDENT, STATE_KEY
+from dataclay._internal.model.states import HINT_KEY, ID_KEY, PENDING_KEY, PROXY, RESIDENT, STATE_KEY
 from dataclay._internal.rpc.convert import object_record
 from dataclay._internal.rpc.errors import error_from_info
 from dataclay._internal.serialization.decoder import loads
@@ -135,6 +135,7 @@ class ResidentObjects:
         d = obj.__dict__
         self.snapshots[oid] = {f: (stored[f], snapshot_value(values[f])) for f in stored if f in values}
         self._datasets[oid] = dataset
+        d.pop(PENDING_KEY, None)
         d[ID_KEY] = oid
         d[HINT_KEY] = self.backend_id
         d[STATE_KEY] = RESIDENT

@@ -12,7 +12,9 @@ from dataclay._internal.ee.changes import ChangeCollector
 from dataclay._internal.ee.relay import LOGIC_MODULE
 from dataclay._internal.ee.residency import ResidentObjects
 from dataclay._internal.model.state import stored_state
-from dataclay._internal.model.states import install_tracker
+from dataclay._internal.ee.calls import acting_for, current_call
+from dataclay._internal.model.states import PENDING_KEY, STATE_KEY, install_creation_hook, install_tracker
+from dataclay._internal.serialization.encoder import new_object_id
 from dataclay._internal.rpc import LogicModuleClient
 from dataclay._internal.runtime.base import Runtime
 from dataclay._internal.runtime.router import BackendRouter
@@ -31,8 +33,15 @@ class EnvironmentRuntime(Runtime):
         self.residents = ResidentObjects(config.backend_id, session, policy, state_lock)
         self.changes = ChangeCollector(self.residents, state_lock)
         install_tracker(self.residents.track)
+        install_creation_hook(_made_by_model_code)
 
     persists_arguments = False
+
+    @property
+    def plain_flags(self) -> bool:
+        """Whether the call this thread serves came from a dataClay 4 program (see Runtime.plain_flags)."""
+        call = current_call()
+        return call is not None and call.plain_flags
 
     def get_field(self, obj, name: str):
         """A field: from memory if the object is stored here, else from its backend."""
@@ -52,6 +61,13 @@ class EnvironmentRuntime(Runtime):
         if self.residents.load(obj):
             return getattr(obj, name)(*args, **kwargs)
         return super().call_method(obj, name, args, kwargs)
+
+    def make_persistent(self, obj, alias, backend_id, recursive) -> None:
+        """As everywhere, except that an object made persistent here is stored in this backend by default, as
+        dataClay 4 stores what its backends make."""
+        if backend_id is None and obj.__dict__.get(STATE_KEY) is None:
+            backend_id = self.backend_id
+        super().make_persistent(obj, alias, backend_id, recursive)
 
     def runs_here(self, obj) -> bool:
         """Whether `obj` is stored in this backend (then loaded, if it was not)."""
@@ -109,7 +125,7 @@ class EnvironmentRuntime(Runtime):
     @property
     def data_manager(self) -> "DataManager":
         """dataClay 4's `get_runtime().data_manager`, for model code: `await data_manager.flush_all()`."""
-        return DataManager(self)
+        return DataManager(self, current_call())
 
     def close(self) -> None:
         """Closes the channels to other backends."""
@@ -130,13 +146,29 @@ def _relayed() -> str:
     return "relayed"
 
 
-class DataManager:
-    """What dataClay 4's data manager offers model code: flush_all() unloads from this process's memory
-    every object of this backend no call in flight is using (the current call's objects stay); each is
-    reloaded from the store, whose state is always current, when next used."""
+def _made_by_model_code(obj) -> None:
+    """An object model code makes during a call is persistent from the start, as in dataClay 4: it has its ID
+    now, and is stored (here) when something needs it stored: a reference from stored state or a result at the
+    end of the call, an alias, make_persistent(), a flush. One nothing reaches by then is never stored."""
+    call = current_call()
+    if call is not None:
+        obj.__dict__[PENDING_KEY] = new_object_id()
+        call.created.append(obj)
 
-    def __init__(self, runtime: EnvironmentRuntime):
+
+class DataManager:
+    """What dataClay 4's data manager offers model code: flush_all() stores the objects the current call made
+    and unloads from this process's memory every object of this backend no call in flight is using (the
+    current call's objects stay); each is reloaded from the store, whose state is always current, when next
+    used."""
+
+    def __init__(self, runtime: EnvironmentRuntime, call):
         self._runtime = runtime
+        self._call = call
 
     async def flush_all(self) -> None:
+        with acting_for(self._call):  # the call waiting for this: what it made is stored in its session
+            for made in list(self._call.created if self._call is not None else ()):
+                if made.__dict__.get(STATE_KEY) is None and PENDING_KEY in made.__dict__:
+                    self._runtime.make_persistent(made, None, None, True)
         self._runtime.evict((), idle=True)

@@ -68,6 +68,11 @@ def of_record(info, obj) -> ObjectMeta:
                       min(aliases) if aliases else None, aliases, False, obj)
 
 
+def made_here(object_id: str, class_name: str, backend_id: str) -> ObjectMeta:
+    """The ObjectMeta of an object model code made during a call in this backend, not stored yet."""
+    return ObjectMeta(object_id, class_name, None, backend_id, frozenset(), None, frozenset(), False)
+
+
 def volatile(class_name: str) -> ObjectMeta:
     """The ObjectMeta of an object that is not persistent."""
     return ObjectMeta(None, class_name, None, None, frozenset(), None, frozenset(), False)

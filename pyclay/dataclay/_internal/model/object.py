@@ -17,7 +17,7 @@ from dataclay._internal.model.fields import MISSING, PersistentField
 from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.model.object_store import ObjectStoreMethods
 from dataclay._internal.model.persistence_flag import PERSISTENT, VOLATILE, PersistenceFlag
-from dataclay._internal.model.states import HINT_KEY, ID_KEY, STATE_KEY
+from dataclay._internal.model.states import CREATION, HINT_KEY, ID_KEY, PENDING_KEY, STATE_KEY
 from dataclay._internal.runtime.current import get_runtime, peek_runtime
 
 _RESERVED_PREFIX = "_dc_"
@@ -53,6 +53,11 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
         cls._dc_custom_getstate = state.custom_getstate(cls)
         cls._dc_custom_setstate = state.custom_setstate(cls)
         registry.register(cls)
+
+    def __new__(cls, *args, **kwargs):
+        obj = super().__new__(cls)
+        CREATION.created(obj)
+        return obj
 
     # ---- persistence and aliases ---------------------------------------------------------------------
 
@@ -105,12 +110,13 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
 
     def get_id(self) -> uuid.UUID | None:
         """The object's ID, or None while it is volatile."""
-        oid = self.__dict__.get(ID_KEY)
+        oid = self.getID()
         return uuid.UUID(oid) if oid else None
 
     def getID(self) -> str | None:
         """The object's ID as text, or None while it is volatile (COMPSs spelling)."""
-        return self.__dict__.get(ID_KEY)
+        d = self.__dict__
+        return d.get(ID_KEY) or d.get(PENDING_KEY)
 
     @property
     def is_persistent(self) -> PersistenceFlag | bool:
@@ -118,21 +124,25 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
         False, as dataClay 4 gives it (`obj.is_persistent is True`); otherwise (`api.init()`, COMPSs, no session,
         model code in a backend) a flag that is truthy and also callable, `obj.is_persistent()`, as dataClay 2
         programs call it."""
-        persistent = self.__dict__.get(STATE_KEY) is not None
+        persistent = self._dc_is_registered
         if getattr(peek_runtime(), "plain_flags", False):
             return persistent
         return PERSISTENT if persistent else VOLATILE
 
     @property
     def _dc_is_registered(self) -> bool:
-        """Whether the object is persistent (dataClay 4's name)."""
-        return self.__dict__.get(STATE_KEY) is not None
+        """Whether the object is persistent (dataClay 4's name); in a backend, objects model code makes are."""
+        d = self.__dict__
+        return d.get(STATE_KEY) is not None or PENDING_KEY in d
 
     @property
     def _dc_meta(self) -> metadata.ObjectMeta:
         """The object's metadata under dataClay 4's names (ID, class, dataset, master and replica backends,
         aliases), fresh from the Logic Module; read-only."""
-        if self.__dict__.get(STATE_KEY) is None:
+        d = self.__dict__
+        if d.get(STATE_KEY) is None:
+            if PENDING_KEY in d:
+                return metadata.made_here(d[PENDING_KEY], type(self)._dc_class_name, get_runtime().backend_id)
             return metadata.volatile(registry.class_name_of(type(self)))
         return metadata.of_record(get_runtime().object_metadata(self), self)
 
@@ -212,6 +222,8 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
         get_runtime().move(self, backend, recursive, remotes)
 
     def _persistent_id(self, operation: str) -> str:
+        if PENDING_KEY in self.__dict__ and self.__dict__.get(STATE_KEY) is None:
+            self.make_persistent()  # made by model code in a backend: stored when something needs it stored
         oid = self.__dict__.get(ID_KEY)
         if not oid:
             # "is not registered!" is dataClay 4's wording, which its programs match on

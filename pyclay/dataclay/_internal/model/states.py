@@ -8,6 +8,7 @@ from __future__ import annotations
 STATE_KEY = "_dc_state"
 ID_KEY = "_dc_id"
 HINT_KEY = "_dc_hint"
+PENDING_KEY = "_dc_pending"    # made by model code during a call in a backend: the ID it is stored under
 VERSIONS_KEY = "_dc_versions"  # a version made here: the IDs of the versions it was made through
 
 
@@ -39,3 +40,19 @@ TRACKER = ResidentTracker()
 def install_tracker(track) -> None:
     """Routes RESIDENT accesses of this process to `track(obj)`."""
     TRACKER.track = track
+
+
+class CreationHook:
+    """Told of every dataClay object made by a constructor; the execution environment installs its own."""
+
+    @staticmethod
+    def created(obj) -> None:
+        """`obj` was just made (outside a backend: nothing to do)."""
+
+
+CREATION = CreationHook()
+
+
+def install_creation_hook(created) -> None:
+    """Routes the objects this process's code makes to `created(obj)`."""
+    CREATION.created = created

@@ -33,12 +33,12 @@ class AsyncRuntime:
         if runtime.runs_here(obj):
             return await getattr(obj, name)(*args, **kwargs)
         oid = obj.__dict__[ID_KEY]
-        payload, volatile = arguments(args, kwargs, runtime.persists_arguments)
+        payload, volatile = arguments(args, kwargs, runtime.persists_arguments, runtime.plain_flags)
         if volatile:
             for found in volatile:
                 if found.__dict__.get(STATE_KEY) is None:
                     await self.make_persistent(found, None, obj.__dict__.get(HINT_KEY) or None, True)
-            payload = dumps_args(args, kwargs)
+            payload = dumps_args(args, kwargs, plain_flags=runtime.plain_flags)
         try:
             data = await self.router.on_object(obj, lambda ds: ds.call_method(oid, name, payload), idempotent=False)
         except RemoteError as e:

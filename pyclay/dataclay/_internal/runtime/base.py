@@ -13,7 +13,7 @@ from dataclay.exceptions import (
     InvalidArgumentError, ObjectDoesNotExistError, RemoteError)
 from dataclay._internal.runtime import local_copies
 from dataclay._internal.model.identity import IDENTITY
-from dataclay._internal.model.states import HINT_KEY, ID_KEY, PROXY, STATE_KEY, VERSIONS_KEY
+from dataclay._internal.model.states import HINT_KEY, ID_KEY, PENDING_KEY, PROXY, STATE_KEY, VERSIONS_KEY
 from dataclay._internal.records import ObjectInfoRecord
 from dataclay._internal.rpc.convert import object_info_record
 from dataclay._internal.runtime.router import BackendRouter, UnregisteredBackendError
@@ -100,18 +100,21 @@ class Runtime:
     # Whether volatile dataClay objects passed to an active method are made persistent first (clients, as in
     # dataClay 4); an execution environment passes them by value, and stores those the call keeps.
     persists_arguments = True
+    # Whether this process's model calls show obj.is_persistent as True or False (a dataClay 4 Client's
+    # process, and model code called by one), or as the callable flag of dataClay 2
+    plain_flags = False
 
     def call_method(self, obj, name: str, args: tuple, kwargs: dict):
         """Runs an active method in the object's backend and returns its result. Volatile dataClay objects
         among the arguments are first made persistent where the object is, so that the caller's objects are
         the ones the method stores (as in dataClay 4)."""
         oid = obj.__dict__[ID_KEY]
-        payload, volatile = arguments(args, kwargs, self.persists_arguments)
+        payload, volatile = arguments(args, kwargs, self.persists_arguments, self.plain_flags)
         if volatile:
             for found in volatile:
                 if found.__dict__.get(STATE_KEY) is None:
                     self.make_persistent(found, None, obj.__dict__.get(HINT_KEY) or None, True)
-            payload = dumps_args(args, kwargs)
+            payload = dumps_args(args, kwargs, plain_flags=self.plain_flags)
         try:
             data = self.router.on_object(obj, lambda ds: ds.call_method(oid, name, payload), idempotent=False)
         except RemoteError as e:
@@ -421,6 +424,7 @@ def become_proxy(obj, oid: str, backend_id: str) -> None:
     d = obj.__dict__
     for name in type(obj)._dc_fields:
         d.pop(name, None)
+    d.pop(PENDING_KEY, None)
     d[ID_KEY] = oid
     d[HINT_KEY] = d[PLACED_KEY] = backend_id
     d[STATE_KEY] = PROXY
@@ -435,11 +439,11 @@ def canonical_id(object_id) -> str:
         raise InvalidArgumentError(f"object_id must be a UUID, not {object_id!r}") from None
 
 
-def arguments(args: tuple, kwargs: dict, find_volatile: bool) -> tuple:
+def arguments(args: tuple, kwargs: dict, find_volatile: bool, plain_flags: bool = False) -> tuple:
     """(the encoded arguments, the volatile dataClay objects among them if `find_volatile` and any, which went
     by value); found while pickling, so arguments without dataClay objects cost nothing more."""
     if not find_volatile:
-        return dumps_args(args, kwargs), ()
+        return dumps_args(args, kwargs, plain_flags=plain_flags), ()
     volatile = []
 
     def namer(obj):
@@ -448,4 +452,4 @@ def arguments(args: tuple, kwargs: dict, find_volatile: bool) -> tuple:
             volatile.append(obj)
         return pid
 
-    return dumps_args(args, kwargs, namer), volatile
+    return dumps_args(args, kwargs, namer, plain_flags), volatile

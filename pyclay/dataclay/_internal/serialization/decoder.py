@@ -61,8 +61,13 @@ def loads(data: bytes, policy, what: str = "value", resolve=None):
 
 def loads_args(data: bytes, policy) -> tuple[tuple, dict]:
     """Decodes method arguments: a pickle of (args_tuple, kwargs_dict)."""
+    return loads_call(data, policy)[:2]
+
+
+def loads_call(data: bytes, policy) -> tuple[tuple, dict, bool]:
+    """Decodes method arguments and whether the caller is a dataClay 4 program (see dumps_args)."""
     value = loads(data, policy, "method arguments")
-    if not (type(value) is tuple and len(value) == 2 and type(value[0]) is tuple and type(value[1]) is dict
-            and all(type(k) is str for k in value[1])):
-        raise SerializationError("method arguments must be a pickle of (args_tuple, kwargs_dict)")
-    return value
+    if not (type(value) is tuple and len(value) in (2, 3) and type(value[0]) is tuple and type(value[1]) is dict
+            and all(type(k) is str for k in value[1]) and (len(value) == 2 or value[2] is True)):
+        raise SerializationError("method arguments must be a pickle of (args_tuple, kwargs_dict[, True])")
+    return value[0], value[1], len(value) == 3

@@ -15,6 +15,7 @@ PROTOCOL = 5
 PID_TAG = "dc"
 PLAIN_TYPES = frozenset({int, float, str, bytes, bool, type(None), complex})
 NO_ARGS = pickle.dumps(((), {}), PROTOCOL)
+NO_ARGS_PLAIN_FLAGS = pickle.dumps(((), {}, True), PROTOCOL)
 """The encoding of a call without arguments."""
 
 
@@ -137,11 +138,13 @@ def _short_string(text: str) -> bytes:
     return b"X" + len(raw).to_bytes(4, "little") + raw
 
 
-def dumps_args(args: tuple, kwargs: dict, namer=persistent_pid) -> bytes:
-    """The encoding of method arguments: pickle of (args_tuple, kwargs_dict)."""
+def dumps_args(args: tuple, kwargs: dict, namer=persistent_pid, plain_flags: bool = False) -> bytes:
+    """The encoding of method arguments: pickle of (args_tuple, kwargs_dict), or (args_tuple, kwargs_dict, True)
+    from a dataClay 4 program, whose model code then sees `obj.is_persistent` as True or False."""
     if not args and not kwargs:
-        return NO_ARGS
-    return dumps((tuple(args), dict(kwargs)), namer, "method arguments")[0]
+        return NO_ARGS_PLAIN_FLAGS if plain_flags else NO_ARGS
+    value = (tuple(args), dict(kwargs), True) if plain_flags else (tuple(args), dict(kwargs))
+    return dumps(value, namer, "method arguments")[0]
 
 
 def new_object_id() -> str:

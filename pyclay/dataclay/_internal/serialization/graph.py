@@ -8,7 +8,7 @@ import pickle
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.model.object import DataClayObject
 from dataclay._internal.model import state
-from dataclay._internal.model.states import STATE_KEY
+from dataclay._internal.model.states import PENDING_KEY, STATE_KEY
 from dataclay._internal.records import FieldRecord, ObjectRecord
 from dataclay._internal.serialization.encoder import (
     PID_TAG, PLAIN_TYPES, PROTOCOL, dumps, new_object_id, persistent_pid, pid_pickle)
@@ -83,7 +83,7 @@ class GraphWriter:
     def _assign(self, obj) -> tuple:
         entry = self.assigned.get(id(obj))
         if entry is None:
-            entry = (obj, new_object_id())
+            entry = (obj, obj.__dict__.get(PENDING_KEY) or new_object_id())
             self.assigned[id(obj)] = entry
             self._queue.append(entry)
         return entry
