@@ -25,6 +25,8 @@ USAGE = """usage: dataclaycmd COMMAND ARGS...
   NewDataContract <user> <pass> <dataset> <beneficiary> [--read-only] [--begins DATE] [--expires DATE]
                                                             grant beneficiary access to user's dataset
                                                             (a new one must be named <user>.<name>)
+  NewDataset <user> <pass> <dataset>                        make a dataset of user's, named <user>.<name>
+                                                            (a session's default dataset is <user> itself)
   RevokeDataContract <user> <pass> <dataset> <beneficiary>  take a data contract back
   GetDataContracts <user> <pass>                            list the contracts of user's datasets and to user
   GrantModelRegistration <user> <pass> <account>            let account register models (administrators)
@@ -101,6 +103,13 @@ def _new_password(config: Config, user: str) -> str:
         raise InvalidArgumentError("password `-` given but neither DATACLAY_NEW_PASSWORD nor standard input "
                                    "holds one")
     return line
+
+
+def new_dataset(config: Config, user: str, password: str, dataset: str) -> str:
+    """Makes a dataset of `user` (its first contract, with `user` itself); existing ones of user's are kept."""
+    with _session(config, user, password) as lm:
+        lm.new_data_contract(dataset, user, read_only=False, begins_at_ms=0, expires_at_ms=0)
+    return f"dataset {dataset} of {user} is ready: Client(..., dataset={dataset!r}) or DATACLAY_DATASET={dataset}"
 
 
 def new_data_contract(config: Config, user: str, password: str, dataset: str, beneficiary: str,
@@ -318,6 +327,7 @@ def _positive_float(text: str, what: str) -> float:
 COMMANDS = {
     "NewAccount": (new_account, 2),
     "NewDataContract": (new_data_contract, (4, 9)),
+    "NewDataset": (new_dataset, (3, 3)),
     "RevokeDataContract": (revoke_data_contract, 4),
     "GetDataContracts": (get_data_contracts, 2),
     "GrantModelRegistration": (grant_model_registration, 3),

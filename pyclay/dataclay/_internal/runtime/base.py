@@ -278,13 +278,22 @@ class Runtime:
         return self.router.object_info(version.__dict__[ID_KEY]).version_of
 
     def versions_consolidated(self, version, original: str) -> None:
-        """As in dataClay 4, the consolidated version, and the versions it was made through that this process
-        holds, take the original's identity: they stay usable and stand for the original from now on."""
+        """As in dataClay 4, the consolidated version, and the versions it was made through (when this program
+        made it), take the original's identity here: they stay usable and stand for the original from now on.
+        Those versions also get the original's new state where they are stored, so that stored references to
+        them read it too (until they are collected)."""
         if not original:
             return
         through = version.__dict__.get(VERSIONS_KEY, ())
         # the consolidated version's ID is retired everywhere: a lookup of it fails, as from any other program
         IDENTITY.forget(version.__dict__[ID_KEY], version)
+        if through:
+            state = self.get_properties(IDENTITY.proxy(type(version), original, ""))
+            for intermediate in through:
+                stale = IDENTITY.proxy(type(version), intermediate, "")
+                if stale.__dict__.get(ID_KEY) == intermediate:
+                    for name, value in state.items():
+                        self.set_field(stale, name, value)
         for held in (version, *filter(None, map(IDENTITY.get, through))):
             d = held.__dict__
             d[ID_KEY] = original
@@ -394,8 +403,10 @@ def _single_copy(oid: str, backend_id: str) -> ObjectInfoRecord:
 
 
 def check_class(obj, cls: type | None, what: str):
-    """`obj` if it is an instance of `cls` (or `cls` is None); InvalidArgumentError naming `what` otherwise."""
-    if cls is not None and not isinstance(obj, cls):
+    """`obj` if it is an instance of `cls` (or `cls` is None, or `obj` is a StubDataClayObject standing for
+    `cls` by name); InvalidArgumentError naming `what` otherwise."""
+    if cls is not None and not isinstance(obj, cls) and not (
+            getattr(obj, "_dc_stub", False) and obj._dc_class_name == cls._dc_class_name):
         raise InvalidArgumentError(f"{what} is a {type(obj)._dc_class_name}, which is not a "
                                    f"{cls.__module__}.{cls.__qualname__}")
     return obj

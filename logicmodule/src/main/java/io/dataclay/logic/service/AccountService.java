@@ -347,7 +347,9 @@ public final class AccountService {
       return;
     }
     if (store.accounts().datasetOwner(dataset).isEmpty()) {
-      throw new DatasetDoesNotExistException("dataset '" + dataset + "' does not exist");
+      throw new DatasetDoesNotExistException("dataset '" + dataset + "' does not exist: its owner makes it with"
+          + " dataclaycmd NewDataset <owner> <password> <owner>." + dataset + " (new datasets are named after their"
+          + " owner; a session's default dataset is the account's own name)");
     }
     knownDatasets.add(dataset);
   }
