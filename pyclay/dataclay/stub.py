@@ -63,6 +63,12 @@ class StubDataClayObject(DataClayObject, metaclass=_StubType):
                                  f"{sorted(cls._dc_stub_fields)})")
 
 
+def declared(class_name: str) -> type | None:
+    """The stub class of `class_name` if this program made one (references to its objects then decode to it)."""
+    with _lock:
+        return _classes.get(class_name)
+
+
 def _stub_class(class_name) -> type:
     if not isinstance(class_name, str) or "." not in class_name:
         raise InvalidArgumentError(f'StubDataClayObject["module.Class"] takes a class name, not {class_name!r}')

@@ -15,11 +15,17 @@ from dataclay._internal.runtime.current import get_runtime, install_runtime, pee
 class Client:
     """A session with the cluster at host:port as `username`, whose new objects go to `dataset`; every
     argument left None comes from the configuration. start() opens it, stop() closes it, and
-    `with Client(...) as client:` does both."""
+    `with Client(...) as client:` does both.
+
+    dataClay 4's other arguments are taken too: there is no separate proxy here, so `proxy_host` and
+    `proxy_port` are where the cluster is reached when `host` and `port` are not given; `local_backend`
+    is accepted and, as in dataClay 4.3.1, changes nothing."""
 
     def __init__(self, host: str | None = None, port: int | None = None, username: str | None = None,
-                 password: str | None = None, dataset: str | None = None):
-        self._settings = session_settings(host, port, username, password, dataset)
+                 password: str | None = None, dataset: str | None = None, local_backend: str | None = None,
+                 proxy_host: str | None = None, proxy_port: int | None = None):
+        self._settings = session_settings(host if host is not None else proxy_host,
+                                          port if port is not None else proxy_port, username, password, dataset)
         self._runtime: ClientRuntime | None = None
 
     @property

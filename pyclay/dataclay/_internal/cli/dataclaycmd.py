@@ -26,7 +26,8 @@ USAGE = """usage: dataclaycmd COMMAND ARGS...
                                                             grant beneficiary access to user's dataset
                                                             (a new one must be named <user>.<name>)
   NewDataset <user> <pass> <dataset>                        make a dataset of user's, named <user>.<name>
-                                                            (a session's default dataset is <user> itself)
+                                                            (administrators: any free name); a session's
+                                                            default dataset is <user> itself
   RevokeDataContract <user> <pass> <dataset> <beneficiary>  take a data contract back
   GetDataContracts <user> <pass>                            list the contracts of user's datasets and to user
   GrantModelRegistration <user> <pass> <account>            let account register models (administrators)

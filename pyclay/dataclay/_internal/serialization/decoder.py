@@ -42,7 +42,11 @@ def reference_for(pid, policy):
     try:
         cls = policy.dataclay_class(pid[2])
     except ClassNotRegisteredError as e:
-        raise SerializationError(f"refused an object reference: {e}") from None
+        # a class this program uses by name only, through StubDataClayObject["module.Class"]: its stub
+        from dataclay.stub import declared
+        cls = declared(pid[2])
+        if cls is None:
+            raise SerializationError(f"refused an object reference: {e}") from None
     return IDENTITY.proxy(cls, object_id, pid[3])
 
 

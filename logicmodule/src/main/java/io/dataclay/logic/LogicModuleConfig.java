@@ -59,6 +59,11 @@ public final class LogicModuleConfig {
   public static final String MAX_MESSAGE_SIZE = "DATACLAY_MAX_MESSAGE_SIZE";
   /** Largest model (sum of its files' bytes) an account may register. Default 16 MiB. */
   public static final String MODEL_MAX_BYTES = "DATACLAY_MODEL_MAX_BYTES";
+  /**
+   * Shortest password a new account may have. Default 12; a deployment may lower it (dataClay 4's examples
+   * use six-character passwords), which makes guessing them easier.
+   */
+  public static final String MIN_PASSWORD_LENGTH = "DATACLAY_MIN_PASSWORD_LENGTH";
   /** Lifetime of a session from NewSession, in hours. */
   public static final String SESSION_TTL_HOURS = "DATACLAY_SESSION_TTL_HOURS";
   /** A backend is alive if it heartbeated within this many milliseconds. */
@@ -113,6 +118,7 @@ public final class LogicModuleConfig {
   private final LogicModuleService.SessionLimits sessionLimits;
   private final ClusterSecret clusterSecret;
   private final long maxModelBytes;
+  private final int minPasswordLength;
   private final int maxMessageBytes;
 
   /**
@@ -159,6 +165,7 @@ public final class LogicModuleConfig {
       throw new IllegalArgumentException(e.getMessage());
     }
     this.maxModelBytes = number(env, MODEL_MAX_BYTES, DEFAULT_MODEL_MAX_BYTES, 1, Integer.MAX_VALUE);
+    this.minPasswordLength = (int) number(env, MIN_PASSWORD_LENGTH, 12, 1, 1024);
     this.maxMessageBytes = (int) size(env, MAX_MESSAGE_SIZE, DEFAULT_MAX_MESSAGE_BYTES, 1 << 20, Integer.MAX_VALUE);
     this.sessionTtl = Duration.ofHours(number(env, SESSION_TTL_HOURS, DEFAULT_SESSION_TTL_HOURS, 1, 24L * 365 * 100));
     this.backendTimeoutMs = number(env, BACKEND_TIMEOUT_MS, DEFAULT_BACKEND_TIMEOUT_MS, 1, Long.MAX_VALUE / 2);
@@ -212,6 +219,11 @@ public final class LogicModuleConfig {
   }
 
   /** Largest model an account may register, in bytes. */
+  /** The shortest password a new account may have. */
+  public int minPasswordLength() {
+    return minPasswordLength;
+  }
+
   public long maxModelBytes() {
     return maxModelBytes;
   }

@@ -8,6 +8,7 @@ import io.dataclay.logic.deploy.GrpcBackendCalls;
 import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.MetadataUnavailableException;
 import io.dataclay.logic.service.AccountService;
+import io.dataclay.logic.service.Checks;
 import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.logic.service.PeriodicCollection;
 import io.dataclay.rpc.PeerCertificates;
@@ -56,6 +57,7 @@ public final class LogicModuleMain {
     }
     LOG.info("metadata database: " + store.describe());
     GrpcBackendCalls deployer = new GrpcBackendCalls(config.tls());
+    Checks.minPasswordLength(config.minPasswordLength());
     LogicModuleServer server;
     LogicModuleService service;
     try {

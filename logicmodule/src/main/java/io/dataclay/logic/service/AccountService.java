@@ -260,7 +260,9 @@ public final class AccountService {
       throw new PermissionDeniedException("dataset: '" + contract.dataset() + "' belongs to another account;"
           + " only its owner grants access to it");
     }
-    if (owner.isEmpty()) {
+    if (owner.isEmpty() && caller.admin()) {
+      requireFreeName(contract.dataset());
+    } else if (owner.isEmpty()) {
       requireOwnNamespace(caller.username(), contract.dataset());
     }
     if (store.accounts().find(contract.beneficiary()).isEmpty()) {
@@ -285,6 +287,20 @@ public final class AccountService {
       throw new DatasetDoesNotExistException("dataset: '" + dataset + "' does not exist; a new dataset is created"
           + " by its owner's first NewDataContract and must be named '" + account + ".<name>' (for example '"
           + account + "." + dataset + "'), so that it never takes the name of an account");
+    }
+  }
+
+  // An administrator may name a new dataset freely (dataClay 4 deployments use names such as "testdata"),
+  // but never with an account's name nor inside an account's namespace ("<account>.<name>").
+  private void requireFreeName(String dataset) {
+    if (store.accounts().find(dataset).isPresent()) {
+      throw Checks.invalid("dataset", "'" + dataset + "' is the name of an account (its own dataset's name)");
+    }
+    for (String prefix : dottedPrefixes(dataset)) {
+      if (store.accounts().find(prefix).isPresent()) {
+        throw Checks.invalid("dataset", "'" + dataset + "' is in the namespace of account '" + prefix + "', whose"
+            + " datasets only it makes");
+      }
     }
   }
 
@@ -348,8 +364,8 @@ public final class AccountService {
     }
     if (store.accounts().datasetOwner(dataset).isEmpty()) {
       throw new DatasetDoesNotExistException("dataset '" + dataset + "' does not exist: its owner makes it with"
-          + " dataclaycmd NewDataset <owner> <password> <owner>." + dataset + " (new datasets are named after their"
-          + " owner; a session's default dataset is the account's own name)");
+          + " dataclaycmd NewDataset <owner> <password> <owner>." + dataset + " (an administrator may also name it '"
+          + dataset + "' and grant it with NewDataContract); a session's default dataset is the account's own name");
     }
     knownDatasets.add(dataset);
   }

@@ -26,8 +26,9 @@ public final class Checks {
   private static final int MAX_CLASS_NAME = 512;
   private static final int MAX_PATH = 1024;
   private static final int MAX_PASSWORD = 1024;
-  /** Shortest password a new account may have. */
+  /** Shortest password a new account may have, by default (DATACLAY_MIN_PASSWORD_LENGTH changes it). */
   public static final int MIN_PASSWORD = 12;
+  private static volatile int minPassword = MIN_PASSWORD;
   private static final int MAX_TOKEN = 256;
 
   private Checks() {}
@@ -128,13 +129,25 @@ public final class Checks {
     return value;
   }
 
-  /** A new account's password: {@value #MIN_PASSWORD}-1024 characters (its value never appears in messages). */
+  /**
+   * A new account's password: at least the configured length (default {@value #MIN_PASSWORD}), at most 1024
+   * characters (its value never appears in messages).
+   */
   public static String newPassword(String field, String value) {
     password(field, value);
-    if (value.length() < MIN_PASSWORD) {
-      throw invalid(field, "must be at least " + MIN_PASSWORD + " characters");
+    if (value.length() < minPassword) {
+      throw invalid(field, "must be at least " + minPassword + " characters (DATACLAY_MIN_PASSWORD_LENGTH on the"
+          + " Logic Module)");
     }
     return value;
+  }
+
+  /** Sets the shortest password new accounts may have, from the Logic Module's configuration (1-1024). */
+  public static void minPasswordLength(int length) {
+    if (length < 1 || length > MAX_PASSWORD) {
+      throw new IllegalArgumentException("the shortest password must be 1-" + MAX_PASSWORD + " characters");
+    }
+    minPassword = length;
   }
 
   /** A session token as sent: non-empty printable ASCII of bounded length (its value never appears in messages). */
