@@ -61,6 +61,23 @@ class ModelRulesTest {
   }
 
   @Test
+  void python_modules_and_classes_in_the_client_librarys_packages_are_refused_but_dataclay_contrib_is_not() {
+    // run
+    ModelRecord contrib = lm.service.registerModel(alice, model("shapes", "dataclay/contrib/shapes/model.py",
+        "dataclay.contrib.shapes.model.Square"));
+    // verify: what would shadow the client library is refused, whichever part names it
+    assertEquals(1, contrib.version());
+    for (String[] bad : new String[][] {
+        {"dataclay/mine.py", "shop.models.Item"}, {"dataclay/contrib/__init__.py", "shop.models.Item"},
+        {"storage/api.py", "shop.models.Item"}, {"shop/models.py", "dataclay.mine.Mine"},
+        {"shop/models.py", "dataclay.contrib.Mine"}}) {
+      InvalidArgumentException refused = assertThrows(InvalidArgumentException.class,
+          () -> lm.service.registerModel(alice, model("bad", bad[0], bad[1])));
+      assertTrue(refused.getMessage().contains("client library's own package"), refused.getMessage());
+    }
+  }
+
+  @Test
   void registering_a_model_needs_an_administrator_or_the_right_an_administrator_grants() {
     // setup
     String carol = lm.user("carol");
