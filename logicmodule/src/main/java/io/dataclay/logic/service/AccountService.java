@@ -260,7 +260,7 @@ public final class AccountService {
       throw new PermissionDeniedException("dataset: '" + contract.dataset() + "' belongs to another account;"
           + " only its owner grants access to it");
     }
-    if (owner.isEmpty() && caller.admin()) {
+    if (owner.isEmpty() && caller.admin() && !contract.dataset().startsWith(caller.username() + ".")) {
       requireFreeName(contract.dataset());
     } else if (owner.isEmpty()) {
       requireOwnNamespace(caller.username(), contract.dataset());

@@ -184,6 +184,24 @@ class AccountAndSessionRulesTest {
   }
 
   @Test
+  void an_administrator_names_a_new_dataset_freely_but_never_an_accounts_name_or_namespace() {
+    // setup
+    lm.user("alice");
+    // run: dataClay 4 deployments name datasets such as "testdata"
+    lm.service.newDataContract(lm.adminToken, LogicModuleFixture.contract("testdata", "alice"));
+    lm.service.newDataContract(lm.adminToken, LogicModuleFixture.contract("admin.own", "alice"));
+    PermissionDeniedException account = assertThrows(PermissionDeniedException.class,
+        () -> lm.service.newDataContract(lm.adminToken, LogicModuleFixture.contract("alice", "alice")));
+    InvalidArgumentException namespace = assertThrows(InvalidArgumentException.class,
+        () -> lm.service.newDataContract(lm.adminToken, LogicModuleFixture.contract("alice.x", "alice")));
+    // verify
+    assertTrue(account.getMessage().contains("belongs to another account"), account.getMessage());
+    assertTrue(namespace.getMessage().contains("namespace of account 'alice'"), namespace.getMessage());
+    assertEquals(List.of("alice", "admin.own", "testdata").stream().sorted().toList(),
+        lm.service.newSession("alice", LogicModuleFixture.PASSWORD, "testdata").datasets().stream().sorted().toList());
+  }
+
+  @Test
   void administrator_only_calls_are_refused_to_other_users() {
     // setup
     String alice = lm.user("alice");
