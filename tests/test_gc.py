@@ -182,6 +182,7 @@ def test_versions_are_collected_like_any_object_and_a_kept_version_keeps_its_ori
         dropped = named.new_version()
         dropped_again = dropped.new_version(backend_id=BACKENDS[1])
         consolidated = named.new_version()
+        consolidated_id = consolidated.getID()  # afterwards it stands for the original, as in dataClay 4
         consolidated.consolidate_version()
         kept = named.new_version(backend_id=BACKENDS[1])
         kept.add_alias("gc-kept-version")
@@ -190,7 +191,7 @@ def test_versions_are_collected_like_any_object_and_a_kept_version_keeps_its_ori
         of_orphan = orphan.new_version()
         of_orphan.add_alias("gc-version-of-orphan")
         print(json.dumps({"named": named.getID(), "dropped": [dropped.getID(), dropped_again.getID()],
-                          "consolidated": consolidated.getID(), "kept": kept.getID(), "orphan": orphan.getID(),
+                          "consolidated": consolidated_id, "kept": kept.getID(), "orphan": orphan.getID(),
                           "of_orphan": of_orphan.getID()}))
     """)
     everything = [made["named"], *made["dropped"], made["consolidated"], made["kept"], made["orphan"],
