@@ -41,6 +41,9 @@ class ModelWatcher:
                 existing.unlink()
                 changed.append(relative)
         importlib.invalidate_caches()
+        contrib = sys.modules.get("dataclay.contrib")
+        if contrib is not None:
+            contrib.rescan()  # a model under dataclay/contrib/<name>/ may have just made that directory
         return [name for name in map(module_name, (p for p in changed if p.endswith(".py")))
                 if name in sys.modules and self._model_file(sys.modules[name]) is not None]
 

@@ -8,12 +8,11 @@ from __future__ import annotations
 from dataclay.exceptions import SerializationError
 
 _RESERVED_PREFIX = "_dc_"
-_OBJECT_GETSTATE = getattr(object, "__getstate__", None)
 
 
 def custom_getstate(cls) -> bool:
     """Whether `cls` (or a base of it other than DataClayObject) defines its own __getstate__."""
-    return getattr(cls, "__getstate__", None) is not _OBJECT_GETSTATE and "__getstate__" in _defined(cls)
+    return "__getstate__" in _defined(cls)
 
 
 def custom_setstate(cls) -> bool:

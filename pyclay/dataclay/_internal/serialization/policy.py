@@ -26,9 +26,10 @@ from dataclay._internal.serialization.safe_names import LIBRARY_CLASSES, REBUILD
 CONTRIB = ["dataclay", "contrib"]
 
 
-def _rescan_contrib() -> None:
-    import dataclay.contrib
-    dataclay.contrib.rescan()
+def _import_contrib() -> None:
+    """Imports dataclay.contrib (a no-op once done): importing it finds the dataclay/contrib directories on
+    sys.path, and a deploy (ee/models.py) looks again for those its models add."""
+    import dataclay.contrib  # noqa: F401
 
 
 class ClassPolicy:
@@ -104,7 +105,7 @@ class BackendClassPolicy(ClassPolicy):
 
     def is_model_module(self, module: str) -> bool:
         """True if `module`, and each package above it, is loaded or would be imported from deployed model code
-        under models_dir; decided without importing anything."""
+        under models_dir; decided without importing any of it (only this library's dataclay.contrib)."""
         if self.models_dir is None or not module_sources.dotted(module):
             return False
         parts = module.split(".")
@@ -113,12 +114,13 @@ class BackendClassPolicy(ClassPolicy):
         shared = len(CONTRIB) if parts[:len(CONTRIB)] == CONTRIB and len(parts) > len(CONTRIB) else 0
         top = parts[shared]
         where = self.models_dir.joinpath(*parts[:shared])
-        if not shared and top not in sys.modules and not ((where / top).is_dir() or (where / f"{top}.py").is_file()):
-            return False  # not model code: no finder is even asked about it
+        deployed = (where / top).is_dir() or (where / f"{top}.py").is_file()
         if shared:
-            if not ((where / top).is_dir() or (where / f"{top}.py").is_file()):
+            if not deployed:
                 return False
-            _rescan_contrib()
+            _import_contrib()
+        elif top not in sys.modules and not deployed:
+            return False  # not model code: no finder is even asked about it
         found = module_sources.levels(module)
         return found is not None and all(self._from_models(level) for level in found[shared:])
 
