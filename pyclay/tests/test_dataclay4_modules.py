@@ -1,4 +1,5 @@
-"""dataClay 4's `dataclay.event_loop` and `dataclay.config`, which its models and programs import."""
+"""dataClay 4's `dataclay.event_loop` and `dataclay.config`, which its models and programs import, and what an
+AlienDataClayObject forwards."""
 import asyncio
 import threading
 
@@ -51,3 +52,23 @@ def test_dataclay_config_gives_the_runtime_and_the_client_settings(monkeypatch, 
     assert (settings.dataclay_host, settings.username) == ("10.1.2.3", "dora")
     with pytest.raises(NotAuthenticatedError, match="no dataClay session"):
         get_runtime()
+
+
+def test_an_alien_object_forwards_only_attribute_names_and_its_operators_to_what_it_wraps():
+    # setup: what a backend runs for a client's AlienDataClayObject call, here on a volatile one
+    from dataclay import AlienDataClayObject
+    from dataclay.exceptions import InvalidArgumentError
+    wrapped = AlienDataClayObject({"a": 1})
+    # verify: names a client sends are attribute names, never dunders beyond the item operators
+    assert wrapped._dc_alien_call("get", "a") == 1 and wrapped._dc_alien_call("__getitem__", "a") == 1
+    for name in ("__class__", "__reduce_ex__", "__init__", "_dc_alien_call", "a b", 3):
+        with pytest.raises(AttributeError):
+            wrapped._dc_alien_call(name)
+        with pytest.raises(AttributeError):
+            wrapped._dc_alien_get(name)
+        with pytest.raises(AttributeError):
+            wrapped._dc_alien_set(name, 1)
+    with pytest.raises(InvalidArgumentError, match="not an operator"):
+        wrapped._dc_alien_apply("exec", "print(1)")
+    with pytest.raises(InvalidArgumentError, match="DataClayObject already"):
+        AlienDataClayObject(AlienDataClayObject([]))

@@ -17,7 +17,7 @@ from dataclay.exceptions import ClassNotRegisteredError, InvalidArgumentError, S
 from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.model.states import PROXY, STATE_KEY
 from dataclay._internal.runtime.base import become_proxy
-from dataclay._internal.serialization.decoder import loads, loads_args
+from dataclay._internal.serialization.decoder import loads, loads_args, loads_call
 from dataclay._internal.serialization.encoder import NO_ARGS, dumps, dumps_args
 from dataclay._internal.serialization.graph import GraphWriter
 from dataclay._internal.serialization.policy import BackendClassPolicy, ClientClassPolicy
@@ -186,6 +186,17 @@ def test_a_refused_argument_inside_method_arguments_is_a_serialization_error(tmp
     with pytest.raises(SerializationError, match="posix.system|os.system"):
         loads_args(pickle.dumps(((_Touch(target),), {}), 5), BackendClassPolicy(models_dir))
     assert not target.exists()
+
+
+def test_a_dataclay_4_callers_flag_is_read_and_any_other_third_element_is_refused(models_dir):
+    policy = BackendClassPolicy(models_dir)
+    # verify: the flag a Client's call carries, and without it
+    assert loads_call(dumps_args((1,), {"a": 2}, plain_flags=True), policy) == ((1,), {"a": 2}, True)
+    assert loads_call(dumps_args((), {}, plain_flags=True), policy) == ((), {}, True)
+    assert loads_call(dumps_args((1,), {}), policy) == ((1,), {}, False)
+    for crafted in (((), {}, False), ((), {}, 1), ((), {}, "yes"), ((), {}, True, True)):
+        with pytest.raises(SerializationError, match="args_tuple, kwargs_dict"):
+            loads_call(pickle.dumps(crafted, 5), policy)
 
 
 def test_malformed_arguments_and_references_are_refused(models_dir):
