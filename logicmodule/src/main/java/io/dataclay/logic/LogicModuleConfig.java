@@ -3,6 +3,7 @@ package io.dataclay.logic;
 import io.dataclay.client.Channels;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.logic.metadata.MetadataSync;
+import io.dataclay.logic.service.Checks;
 import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.rpc.PemFile;
 import io.dataclay.rpc.TlsSettings;
@@ -165,7 +166,7 @@ public final class LogicModuleConfig {
       throw new IllegalArgumentException(e.getMessage());
     }
     this.maxModelBytes = number(env, MODEL_MAX_BYTES, DEFAULT_MODEL_MAX_BYTES, 1, Integer.MAX_VALUE);
-    this.minPasswordLength = (int) number(env, MIN_PASSWORD_LENGTH, 12, 1, 1024);
+    this.minPasswordLength = (int) number(env, MIN_PASSWORD_LENGTH, Checks.MIN_PASSWORD, 1, 1024);
     this.maxMessageBytes = (int) size(env, MAX_MESSAGE_SIZE, DEFAULT_MAX_MESSAGE_BYTES, 1 << 20, Integer.MAX_VALUE);
     this.sessionTtl = Duration.ofHours(number(env, SESSION_TTL_HOURS, DEFAULT_SESSION_TTL_HOURS, 1, 24L * 365 * 100));
     this.backendTimeoutMs = number(env, BACKEND_TIMEOUT_MS, DEFAULT_BACKEND_TIMEOUT_MS, 1, Long.MAX_VALUE / 2);

@@ -4,6 +4,7 @@ import io.dataclay.common.Language;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.ClassNotRegisteredException;
 import io.dataclay.exceptions.PermissionDeniedException;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -21,6 +22,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class ClassAvailability {
   // a client repeating unknown class names costs the Logic Module at most one ListModels per gap
   private static final long MIN_REFRESH_GAP_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+  // the Python library's own dataClay classes (see isLibraryClass)
+  private static final Set<String> LIBRARY_CLASSES = Set.of("dataclay.alien.AlienDataClayObject");
 
   private final ModelRegistry registry;
   private final long waitMs;
@@ -87,8 +90,6 @@ public final class ClassAvailability {
   public static boolean isLibraryClass(Language language, String className) {
     return language == Language.PYTHON && LIBRARY_CLASSES.contains(className);
   }
-
-  private static final java.util.Set<String> LIBRARY_CLASSES = java.util.Set.of("dataclay.alien.AlienDataClayObject");
 
   /**
    * Returns normally when {@code session} may use {@code className} (make objects of it persistent,
