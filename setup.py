@@ -69,7 +69,8 @@ setup(
     packages=find_packages("pyclay", include=["dataclay", "dataclay.*", "storage", "storage.*"]),
     # only the jars: their class archives (.jsa) fit one JDK build and are not shipped (see
     # dataclay/_internal/cli/class_archives.py)
-    package_data={"dataclay": ["py.typed"], "dataclay._internal": ["jars/*.jar", "proto/*.pyi"]},
+    package_data={"dataclay": ["py.typed"], "storage": ["py.typed"],
+                  "dataclay._internal": ["jars/*.jar", "proto/*.pyi"]},
     exclude_package_data={"": ["*.jsa", "*.jsa.new", ".new.jar"]},
     python_requires=">=3.10",
     install_requires=_requirements(),
