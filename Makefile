@@ -24,6 +24,10 @@ build: deps
 	  cmp -s $$jar $(JARS)/$$(basename $$jar) || \
 	  { cp $$jar $(JARS)/.new.jar && mv $(JARS)/.new.jar $(JARS)/$$(basename $$jar); }; done
 	$(PY) pyclay/generate_protos.py
+	# the distribution was called pyclay before 0.9: its egg-info (pyclay/ is on sys.path in an editable
+	# install) and an old editable install would list a second distribution of the same package
+	rm -rf pyclay/pyclay.egg-info
+	if $(PY) -m pip show -q pyclay >/dev/null 2>&1; then $(PY) -m pip uninstall -q -y pyclay; fi
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	$(PY) scripts/class_archives.py
 	# the wheel (dist/pmclay-<version>-py3-none-any.whl): jars and protocol modules included, built from a
