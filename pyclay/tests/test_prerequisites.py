@@ -1,5 +1,6 @@
 """`dataclay start` on a machine that lacks what the servers need: it says what is missing and how to
 get it, and makes and starts nothing (prerequisites.py)."""
+import os
 import shutil
 import subprocess
 import sys
@@ -118,3 +119,8 @@ def test_this_machine_has_pmdk():
     assert prerequisites.missing_libraries(prerequisites.PMDK_LIBRARIES) == []
     check_engine("kv")
 
+
+
+def test_this_machine_can_confine_model_code_and_unconfined_needs_nothing():
+    assert prerequisites.confinement_problem(dict(os.environ)) is None
+    assert prerequisites.confinement_problem({"DATACLAY_EE_CONFINEMENT": "none", "PATH": ""}) is None

@@ -1,6 +1,8 @@
 """What the servers of a local cluster need of this machine, checked by `dataclay start` before it
 makes or starts anything: a Java runtime new enough for the jars, and, for the engines that keep a
-pmem pool (kv, the default, heap and 2lm), PMDK's libraries, which llpl's native code links to.
+pmem pool (kv, the default, heap and 2lm), PMDK's libraries, which llpl's native code links to. A
+machine that cannot confine model code (no bubblewrap, no Landlock or libseccomp) gets a note: objects
+are stored and read there, but their methods cannot run.
 
 A missing PMDK is refused, not worked around: the only engine that needs nothing more is `memory`,
 which keeps nothing across a stop, and a cluster that silently chose it would lose what its user
@@ -115,6 +117,22 @@ def check_engine(engine: str, existing_cluster: str | None = None, libraries: di
             "(DATACLAY_STORE_URL: its JDBC URL)")
     raise PrerequisiteError(f"{problem}.{fix}\n  Nothing was started.")
 
+
+
+def confinement_problem(environ: dict[str, str]) -> str | None:
+    """Why the backends could not start an execution environment on this machine with the cluster's
+    DATACLAY_EE_CONFINEMENT (auto by default), the sandbox's own words; None when they can."""
+    from dataclay._internal.sandbox.launcher import Host, choose_mode
+    from dataclay._internal.sandbox.profiles import SandboxError
+    mode = environ.get("DATACLAY_EE_CONFINEMENT") or "auto"
+    if mode == "none":
+        return None
+    try:
+        choose_mode(mode, Host.detect(mode, environ))
+    except SandboxError as e:
+        return (f"methods of stored objects cannot run on this machine (objects can still be stored and read): "
+                f"{e}. To confine model code, install bubblewrap (Debian/Ubuntu/RHEL: bubblewrap)")
+    return None
 
 
 def _setting(java: str, named_by: str) -> str:
