@@ -71,16 +71,20 @@ api.finish()
 '''
 
 
-def _wheel(scratch: pathlib.Path) -> pathlib.Path:
-    """dist/'s wheel when it is newer than the jars (make build wrote it), else one built now."""
+def _wheel() -> pathlib.Path:
+    """The wheel `make build` wrote to dist/; the test fails when something it is built from changed since
+    (a wheel built here, in the source tree, would race with make build and other workers over build/)."""
     built = REPO / "dist" / WHEEL_NAME
     jars = [JARS / "logicmodule.jar", JARS / "dataservice.jar"]
-    assert all(j.is_file() for j in jars), "run `make build` first: the server jars are missing"
-    if built.is_file() and all(built.stat().st_mtime >= j.stat().st_mtime for j in jars):
-        return built
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                    "-w", str(scratch / "dist"), str(REPO)], check=True, timeout=300, capture_output=True)
-    return scratch / "dist" / WHEEL_NAME
+    sources = [*jars, REPO / "setup.py", REPO / "pyproject.toml", *(REPO / "pyclay" / "dataclay").rglob("*.py"),
+               *(REPO / "pyclay" / "storage").rglob("*.py")]
+    missing = [str(p) for p in [built, *jars] if not p.is_file()]
+    if missing:
+        pytest.fail(f"run `make build` first: {', '.join(missing)} missing")
+    newer = [str(p.relative_to(REPO)) for p in sources if p.stat().st_mtime > built.stat().st_mtime]
+    if newer:
+        pytest.fail(f"run `make build` first: {built} is older than {', '.join(newer[:5])}")
+    return built
 
 
 def _free_port() -> int:
@@ -104,9 +108,9 @@ def _kill_servers(home: pathlib.Path) -> None:
             pass
 
 
-def test_the_wheel_carries_the_servers_and_the_protocol_but_no_tests_or_build_leftovers(tmp_path):
+def test_the_wheel_carries_the_servers_and_the_protocol_but_no_tests_or_build_leftovers():
     # run
-    names = zipfile.ZipFile(_wheel(tmp_path)).namelist()
+    names = zipfile.ZipFile(_wheel()).namelist()
     # verify
     assert "dataclay/_internal/jars/logicmodule.jar" in names
     assert "dataclay/_internal/jars/dataservice.jar" in names
@@ -118,7 +122,7 @@ def test_the_wheel_carries_the_servers_and_the_protocol_but_no_tests_or_build_le
     unwanted = [n for n in names if n.startswith(("tests/", "pyclay/")) or "__pycache__" in n or ".egg-info" in n
                 or n.endswith((".jsa", ".pyc", ".new"))]
     assert unwanted == []
-    entry_points = zipfile.ZipFile(_wheel(tmp_path)).read(f"{DISTRIBUTION}-{VERSION}.dist-info/entry_points.txt")
+    entry_points = zipfile.ZipFile(_wheel()).read(f"{DISTRIBUTION}-{VERSION}.dist-info/entry_points.txt")
     assert b"dataclay = dataclay._internal.cli.cluster:main" in entry_points
     assert b"dataclaycmd = dataclay._internal.cli.dataclaycmd:main" in entry_points
 
@@ -151,7 +155,7 @@ def test_the_tour_runs_from_a_fresh_virtualenv_with_the_wheel_installed(tmp_path
         return result
 
     try:
-        wheel = _wheel(scratch)
+        wheel = _wheel()
         run(sys.executable, "-m", "venv", venv)
         run(bin_dir / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check", wheel, timeout=600)
         model = scratch / "model" / "tour"
