@@ -157,7 +157,7 @@ def test_the_tour_runs_from_a_fresh_virtualenv_with_the_wheel_installed(tmp_path
     try:
         wheel = _wheel()
         run(sys.executable, "-m", "venv", venv)
-        run(bin_dir / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check", wheel, timeout=600)
+        run(bin_dir / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check", wheel, timeout=240)
         model = scratch / "model" / "tour"
         model.mkdir(parents=True)
         (model / "__init__.py").write_text("")

@@ -124,3 +124,17 @@ def test_this_machine_has_pmdk():
 def test_this_machine_can_confine_model_code_and_unconfined_needs_nothing():
     assert prerequisites.confinement_problem(dict(os.environ)) is None
     assert prerequisites.confinement_problem({"DATACLAY_EE_CONFINEMENT": "none", "PATH": ""}) is None
+
+
+def test_dataclay4s_distribution_beside_pmclay_is_noted(tmp_path):
+    # setup: what `pip install dataclay` (dataClay 4) leaves in site-packages
+    info = tmp_path / "dataclay-4.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: dataclay\nVersion: 4.1.0\n")
+    # run
+    note = prerequisites.rival_distribution([str(tmp_path)])
+    # verify
+    assert note is not None and "dataClay 4's `dataclay` 4.1.0 is installed" in note
+    assert "pip uninstall dataclay" in note
+    assert prerequisites.rival_distribution([str(tmp_path / "nothing")]) is None
+    assert prerequisites.rival_distribution() is None  # this environment has pmclay alone

@@ -69,9 +69,8 @@ class LocalCluster:
         state = ClusterState.load(self.home)
         state = self._reconcile(state, store, metadata)
         self._own_pools(state)
-        confinement = prerequisites.confinement_problem(self._server_env({}))
-        if confinement:
-            self.notes.append(confinement)
+        self.notes += filter(None, [prerequisites.confinement_problem(self._server_env({})),
+                                    prerequisites.rival_distribution()])
         self._secure(state, tls)
         user, password = self._administrator(state)
         self._secret_file = self._cluster_secret()

@@ -11,7 +11,9 @@ choice for trying things out."""
 from __future__ import annotations
 
 import ctypes
+import importlib.metadata
 import platform
+import sys
 import re
 import subprocess
 
@@ -132,6 +134,18 @@ def confinement_problem(environ: dict[str, str]) -> str | None:
     except SandboxError as e:
         return (f"methods of stored objects cannot run on this machine (objects can still be stored and read): "
                 f"{e}. To confine model code, install bubblewrap (Debian/Ubuntu/RHEL: bubblewrap)")
+    return None
+
+
+def rival_distribution(path: list[str] | None = None) -> str | None:
+    """A note when dataClay 4's `dataclay` distribution is installed beside pmclay (in `path`, default
+    sys.path): both install the package `dataclay`, so whichever was installed last overwrote the
+    other's files, and uninstalling either breaks the one left."""
+    for found in importlib.metadata.distributions(path=sys.path if path is None else path):
+        if (found.metadata["Name"] or "").lower() == "dataclay":
+            return (f"dataClay 4's `dataclay` {found.version} is installed in this environment too, and both it "
+                    f"and pmclay provide the package `dataclay`: run `pip uninstall dataclay`, then "
+                    f"`pip install --force-reinstall --no-deps pmclay` (pmclay runs dataClay 4 programs unchanged)")
     return None
 
 
