@@ -59,7 +59,8 @@ def test_a_java_too_old_is_refused_with_the_version_needed(tmp_path):
     jdk = _fake_java(tmp_path, 'openjdk version "11.0.22" 2024-01-16')
     result = _start(tmp_path, JAVA_HOME=str(jdk))
     assert result.returncode == 1
-    assert f"{jdk}/bin/java (from JAVA_HOME) is Java 11, and the servers need Java 17 or newer" in result.stderr
+    assert f"{jdk}/bin/java (from JAVA_HOME) is Java 11: too old." in result.stderr
+    assert "The servers need Java 17 or newer" in result.stderr
     assert not (tmp_path / "home").exists()
 
 

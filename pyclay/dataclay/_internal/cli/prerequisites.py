@@ -62,8 +62,7 @@ def check_java(java: str, named_by: str) -> int:
         raise PrerequisiteError(f"`{java} -version` ({_setting(java, named_by)}) did not say which Java it is "
                                 f"(exit {result.returncode}: {said[:200]}).{INSTALL_JAVA}")
     if major < MIN_JAVA:
-        raise PrerequisiteError(f"{java} ({_setting(java, named_by)}) is Java {major}, and the servers need Java "
-                                f"{MIN_JAVA} or newer.{INSTALL_JAVA}")
+        raise PrerequisiteError(f"{java} ({_setting(java, named_by)}) is Java {major}: too old.{INSTALL_JAVA}")
     return major
 
 
