@@ -30,11 +30,12 @@ build: deps
 	if $(PY) -m pip show -q pyclay >/dev/null 2>&1; then $(PY) -m pip uninstall -q -y pyclay; fi
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	$(PY) scripts/class_archives.py
-	# the wheel (dist/pmclay-<version>-py3-none-any.whl): jars and protocol modules included, built from a
-	# clean build/ (setuptools would otherwise carry modules deleted since into it)
-	rm -rf build dist/pmclay-*.whl
+	# the wheel (dist/pmclay-<version>-py3-none-any.whl): jars and protocol modules included, built from
+	# clean setuptools directories (they would otherwise carry modules deleted since into it); the rest of
+	# build/ holds the homes of demo and benchmark clusters
+	rm -rf build/lib build/bdist.* dist/pmclay-*.whl
 	$(PY) -m pip wheel -q --no-deps --no-build-isolation -w dist .
-	rm -rf build
+	rm -rf build/lib build/bdist.*
 
 test: build test-java test-python test-integration
 

@@ -73,7 +73,7 @@ api.finish()
 
 def _wheel() -> pathlib.Path:
     """The wheel `make build` wrote to dist/; the test fails when something it is built from changed since
-    (a wheel built here, in the source tree, would race with make build and other workers over build/)."""
+    (a wheel built here, in the source tree, would race with make build and the other worker over build/lib)."""
     built = REPO / "dist" / WHEEL_NAME
     jars = [JARS / "logicmodule.jar", JARS / "dataservice.jar"]
     sources = [*jars, REPO / "setup.py", REPO / "pyproject.toml", *(REPO / "pyclay" / "dataclay").rglob("*.py"),
@@ -177,6 +177,7 @@ def test_the_tour_runs_from_a_fresh_virtualenv_with_the_wheel_installed(tmp_path
         # verify
         assert "start" in helped.stdout and "stop" in helped.stdout
         assert "dataClay is running" in started.stdout and "store kv" in started.stdout
+        assert started.stderr == ""  # no note: Java, PMDK and confinement are all there, nothing rival installed
         object_id = written.stdout.strip()
         assert uuid.UUID(object_id)
         read_id, name, age, module = read.stdout.split()
