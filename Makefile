@@ -14,7 +14,7 @@ deps:
 	scripts/install-deps.sh
 
 # Java servers (shaded jars placed where the `dataclay` command finds them), Python protocol
-# modules generated from proto/, and pyclay installed (editable) into the virtualenv.
+# modules generated from proto/, pmclay installed (editable) into the virtualenv, and its wheel in dist/.
 build: deps
 	$(MVN) -DskipTests install
 	mkdir -p $(JARS)
@@ -24,8 +24,18 @@ build: deps
 	  cmp -s $$jar $(JARS)/$$(basename $$jar) || \
 	  { cp $$jar $(JARS)/.new.jar && mv $(JARS)/.new.jar $(JARS)/$$(basename $$jar); }; done
 	$(PY) pyclay/generate_protos.py
-	$(PY) -m pip install -q --no-deps -e .
+	# the distribution was called pyclay before 0.9: its egg-info (pyclay/ is on sys.path in an editable
+	# install) and an old editable install would list a second distribution of the same package
+	rm -rf pyclay/pyclay.egg-info
+	if $(PY) -m pip show -q pyclay >/dev/null 2>&1; then $(PY) -m pip uninstall -q -y pyclay; fi
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	$(PY) scripts/class_archives.py
+	# the wheel (dist/pmclay-<version>-py3-none-any.whl): jars and protocol modules included, built from
+	# clean setuptools directories (they would otherwise carry modules deleted since into it); the rest of
+	# build/ holds the homes of demo and benchmark clusters
+	rm -rf build/lib build/bdist.* dist/pmclay-*.whl
+	$(PY) -m pip wheel -q --no-deps --no-build-isolation -w dist .
+	rm -rf build/lib build/bdist.*
 
 test: build test-java test-python test-integration
 
@@ -43,4 +53,4 @@ demo: build
 
 clean:
 	$(MVN) clean
-	rm -rf $(JARS) pyclay/dataclay/_internal/proto build
+	rm -rf $(JARS) pyclay/dataclay/_internal/proto build dist

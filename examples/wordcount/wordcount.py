@@ -16,9 +16,10 @@ try:
     from pycompss.api.api import compss_barrier
     from pycompss.api.parameter import INOUT
     from pycompss.api.task import task
-    LocalRuntime = None
+    UNDER_COMPSS = True
 except ImportError:
     from storage.local_runtime import INOUT, LocalRuntime, compss_barrier, task
+    UNDER_COMPSS = False
 
 from WordCount.classes import TextCollection, TextStats
 
@@ -85,7 +86,7 @@ def main() -> int:
     if args.workers < 0:
         parser.error(f"--workers must be 0 or more, not {args.workers}")
 
-    if LocalRuntime is None:
+    if UNDER_COMPSS:
         run(args.alias, args.result_alias, "COMPSs")
     elif args.workers == 0:
         from storage import api

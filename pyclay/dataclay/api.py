@@ -3,8 +3,11 @@ get_by_id() ask the cluster. Configuration comes from a file and/or DATACLAY_* v
 from __future__ import annotations
 
 import atexit
+import uuid
 
 from dataclay._internal.config import Config
+from dataclay._internal.model.object import DataClayObject
+from dataclay._internal.records import BackendRecord
 from dataclay._internal.runtime.base import canonical_id
 from dataclay._internal.runtime.client import ClientRuntime
 from dataclay._internal.runtime.current import get_runtime, install_runtime, peek_runtime, remove_runtime
@@ -41,11 +44,11 @@ def is_initialized() -> bool:
     return peek_runtime() is not None
 
 
-def get_backends() -> dict:
+def get_backends() -> dict[str, BackendRecord]:
     """Backend ID -> info with name, host, port, languages and alive."""
     return get_runtime().get_backends()
 
 
-def get_by_id(object_id):
+def get_by_id(object_id: str | uuid.UUID) -> DataClayObject:
     """The persistent object with this ID (UUID or text); its class's module must be importable."""
     return get_runtime().get_by_id(canonical_id(object_id))

@@ -7,7 +7,7 @@ from __future__ import annotations
 class DataClayException(Exception):
     """Base of every error the dataClay API raises; `.code` is the protocol ErrorCode name it travels as."""
 
-    code = "INTERNAL"
+    code: str = "INTERNAL"
 
 
 DataClayError = DataClayException

@@ -16,7 +16,7 @@ import time
 from dataclay._internal import sandbox
 from dataclay.exceptions import (BackendUnavailableError, DataClayException, InvalidArgumentError,
                                  NotAuthenticatedError)
-from dataclay._internal.cli import class_archives, erasure, snapshot_signing as signing
+from dataclay._internal.cli import class_archives, erasure, prerequisites, snapshot_signing as signing
 from dataclay._internal.cli.certificates import ClusterCertificates
 from dataclay._internal.cli.cluster_state import (
     ClusterState, ProcessRecord, free_port, port_in_use, read_properties, write_private)
@@ -63,11 +63,14 @@ class LocalCluster:
         keeps TLS on (with the same CA) once a start asked for it."""
         if backends is not None and not 1 <= backends <= 64:
             raise InvalidArgumentError(f"--backends must be between 1 and 64, not {backends}")
+        prerequisites.check_java(self.settings.java, self.settings.java_from)  # before anything is made
         self.check_home(create=True)
         ensure_private_dir(self.logs, "the log directory")
         state = ClusterState.load(self.home)
         state = self._reconcile(state, store, metadata)
         self._own_pools(state)
+        self.notes += filter(None, [prerequisites.confinement_problem(self._server_env({})),
+                                    prerequisites.rival_distribution()])
         self._secure(state, tls)
         user, password = self._administrator(state)
         self._secret_file = self._cluster_secret()
@@ -89,6 +92,10 @@ class LocalCluster:
         url = metadata or self.settings.metadata_url
         if url is not None and not url.startswith("jdbc:"):
             raise InvalidArgumentError(f"--metadata must be a JDBC URL such as jdbc:postgresql://host/db, not {url!r}")
+        # before a new cluster's engine is recorded: a start refused for a missing PMDK leaves the
+        # user free to choose another engine
+        prerequisites.check_engine(state.store if state else engine or "kv",
+                                   existing_cluster=str(self.home) if state else None)
         if state is None:
             root = self.settings.store_path or self.settings.new_store_root()
             state = ClusterState(store=engine or "kv", store_root=str(root), store_size=self.settings.store_size,

@@ -30,13 +30,14 @@ class ClusterSettings:
     store_path: pathlib.Path | None   # DATACLAY_STORE_PATH: directory holding one pool per backend
     store_size: str                   # DATACLAY_STORE_SIZE: pool size per backend (1G)
     store_key_file: pathlib.Path | None  # DATACLAY_STORE_KEY_FILE: key encrypting stored values (backends only)
-    java: str                         # DATACLAY_JAVA: java executable (java on PATH)
+    java: str                         # DATACLAY_JAVA: java executable (else $JAVA_HOME/bin/java, else java on PATH)
     java_opts: tuple[str, ...]        # DATACLAY_JAVA_OPTS: extra JVM options, space-separated
     jars: pathlib.Path                # DATACLAY_JARS: directory with logicmodule.jar and dataservice.jar
     class_archives: str               # DATACLAY_CLASS_ARCHIVES: use (the jars' class archives), off, record
     ca_key_dir: pathlib.Path          # where --tls keeps the CA's key, outside the cluster home
                                       # ($XDG_CONFIG_HOME or ~/.config, then dataclay/ca/<digest of the home>)
     passthrough: dict = field(default_factory=dict)  # other DATACLAY_* keys handed to the servers as they are
+    java_from: str = "PATH"           # which setting named `java`: DATACLAY_JAVA, JAVA_HOME or PATH (for messages)
 
     @classmethod
     def from_env(cls, env: dict | None = None) -> "ClusterSettings":
@@ -65,6 +66,7 @@ class ClusterSettings:
         if class_archives not in MODES:
             raise InvalidArgumentError(
                 f"DATACLAY_CLASS_ARCHIVES must be one of {', '.join(MODES)}, not {class_archives!r}")
+        java, java_from = _java(env)
         return cls(
             home=home,
             port=int(port_text),
@@ -76,7 +78,8 @@ class ClusterSettings:
             store_size=size,
             # absolute: the servers run in DATACLAY_HOME; the Data Service checks the file itself
             store_key_file=pathlib.Path(key_file).expanduser().absolute() if key_file else None,
-            java=env.get("DATACLAY_JAVA") or shutil.which("java") or "java",
+            java=java,
+            java_from=java_from,
             java_opts=tuple((env.get("DATACLAY_JAVA_OPTS") or "").split()),
             jars=pathlib.Path(env.get("DATACLAY_JARS") or default_jars),
             class_archives=class_archives,
@@ -95,6 +98,15 @@ class ClusterSettings:
         still records it gets a new one when it is gone."""
         digest = hashlib.sha256(str(self.home).encode()).hexdigest()[:10]
         return pathlib.Path("/dev/shm") / f"dataclay-{getpass.getuser()}-{digest}"
+
+
+def _java(env: dict) -> tuple[str, str]:
+    """The java executable the servers run on, and the setting that named it."""
+    if env.get("DATACLAY_JAVA"):
+        return env["DATACLAY_JAVA"], "DATACLAY_JAVA"
+    if env.get("JAVA_HOME"):
+        return str(pathlib.Path(env["JAVA_HOME"]).expanduser() / "bin" / "java"), "JAVA_HOME"
+    return shutil.which("java", path=env.get("PATH")) or "java", "PATH"
 
 
 def _ca_key_dir(env: dict, home: pathlib.Path) -> pathlib.Path:

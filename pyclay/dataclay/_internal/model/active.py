@@ -6,21 +6,23 @@ from __future__ import annotations
 
 import functools
 import inspect
+import typing
 
 from dataclay._internal.model.states import RESIDENT, STATE_KEY, TRACKER
 from dataclay._internal.runtime.current import get_runtime
 
 ACTIVE_MARK = "_dc_active"
+_F = typing.TypeVar("_F", bound=typing.Callable[..., typing.Any])
 
 
-def activemethod(func):
+def activemethod(func: _F) -> _F:
     """Decorates a plain method (or an `async def` one) so that calls on a persistent proxy run in the
     object's backend."""
     if isinstance(func, (staticmethod, classmethod, property)) or not callable(func):
         raise TypeError(f"@activemethod decorates plain methods, not {type(func).__name__}")
     active = _awaited(func) if inspect.iscoroutinefunction(func) else _called(func)
     setattr(active, ACTIVE_MARK, True)
-    return active
+    return typing.cast(_F, active)
 
 
 def _called(func):

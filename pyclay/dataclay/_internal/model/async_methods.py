@@ -4,10 +4,16 @@ grpc.aio channels: many of them from one loop are in flight at once, without a t
 need a session in the process (a started dataclay.Client, or dataclay.api.init())."""
 from __future__ import annotations
 
+import typing
+import uuid
+
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.model.checks import (
     alias_text, backend_text, check_recursive, dataset_argument, optional_alias)
 from dataclay._internal.runtime.current import get_runtime
+
+
+_T = typing.TypeVar("_T", bound="AsyncMethods")  # the class (or object) a call is made on
 
 
 def _aio():
@@ -17,7 +23,8 @@ def _aio():
 class AsyncMethods:
     """Mixed into DataClayObject."""
 
-    async def a_make_persistent(self, alias: str | None = None, backend_id=None, recursive: bool = True) -> None:
+    async def a_make_persistent(self, alias: str | None = None, backend_id: str | uuid.UUID | None = None,
+                                recursive: bool = True) -> None:
         """Awaitable make_persistent()."""
         alias = optional_alias(alias, "a_make_persistent")
         check_recursive(recursive)
@@ -25,13 +32,14 @@ class AsyncMethods:
         await _aio().make_persistent(self, alias, backend, recursive)
 
     @classmethod
-    async def a_get_by_alias(cls, alias: str, dataset_name: str | None = None, dataset: str | None = None):
+    async def a_get_by_alias(cls: type[_T], alias: str, dataset_name: str | None = None,
+                             dataset: str | None = None) -> _T:
         """Awaitable get_by_alias()."""
         alias = alias_text(alias, "a_get_by_alias")
         return await _aio().get_by_alias(cls, alias, dataset_argument(dataset_name, dataset))
 
     @classmethod
-    async def a_get_by_id(cls, object_id):
+    async def a_get_by_id(cls: type[_T], object_id: str | uuid.UUID) -> _T:
         """Awaitable get_by_id()."""
         from dataclay._internal.model.object import DataClayObject
         return await _aio().get_by_id(object_id, None if cls is DataClayObject else cls)
@@ -48,7 +56,7 @@ class AsyncMethods:
         self._persistent_id("a_add_alias")
         await _aio().add_alias(self, alias)
 
-    async def a_get_aliases(self) -> set:
+    async def a_get_aliases(self) -> set[str]:
         """Awaitable get_aliases()."""
         self._persistent_id("a_get_aliases")
         return await _aio().get_aliases(self)
@@ -58,13 +66,13 @@ class AsyncMethods:
         self._persistent_id("a_sync")
         await _aio().refresh(self)
 
-    async def a_get_properties(self) -> dict:
+    async def a_get_properties(self) -> dict[str, typing.Any]:
         """Awaitable get_properties()."""
         if not self.is_persistent:
             return self.get_properties()
         return await _aio().get_properties(self)
 
-    async def a_move(self, backend_id, recursive: bool = False, remotes: bool = True) -> None:
+    async def a_move(self, backend_id: str | uuid.UUID, recursive: bool = False, remotes: bool = True) -> None:
         """Awaitable move()."""
         if backend_id is None:
             raise InvalidArgumentError("a_move() needs the backend_id of the backend to move the object to")
@@ -77,7 +85,7 @@ class AsyncMethods:
         self._persistent_id("a_move")
         await _aio().move(self, backend, recursive, remotes)
 
-    async def a_new_version(self, backend_id=None):
+    async def a_new_version(self: _T, backend_id: str | uuid.UUID | None = None) -> _T:
         """Awaitable new_version(); returns the version."""
         self._persistent_id("a_new_version")
         backend = backend_text(backend_id)
@@ -88,7 +96,7 @@ class AsyncMethods:
         self._persistent_id("a_consolidate_version")
         await _aio().consolidate_version(self)
 
-    async def a_new_replica(self, backend_id=None, recursive: bool = True) -> str:
+    async def a_new_replica(self, backend_id: str | uuid.UUID | None = None, recursive: bool = True) -> str:
         """Awaitable new_replica(); returns the ID of the backend the copy went to."""
         self._persistent_id("a_new_replica")
         check_recursive(recursive)

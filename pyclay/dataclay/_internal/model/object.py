@@ -21,6 +21,7 @@ from dataclay._internal.model.states import CREATION, HINT_KEY, ID_KEY, PENDING_
 from dataclay._internal.runtime.current import get_runtime, peek_runtime
 
 _RESERVED_PREFIX = "_dc_"
+_T = typing.TypeVar("_T", bound="DataClayObject")  # the class a class method is called on
 
 
 class DataClayObject(ObjectStoreMethods, AsyncMethods):
@@ -61,7 +62,8 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
 
     # ---- persistence and aliases ---------------------------------------------------------------------
 
-    def make_persistent(self, alias: str | None = None, backend_id=None, recursive: bool = True) -> None:
+    def make_persistent(self, alias: str | None = None, backend_id: str | uuid.UUID | None = None,
+                        recursive: bool = True) -> None:
         """Stores this object and every volatile dataClay object it reaches (one call to one backend).
 
         Afterwards they are proxies: field accesses and active methods go to the backend. On an object
@@ -76,14 +78,14 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
         self.make_persistent(alias)
 
     @classmethod
-    def get_by_alias(cls, alias: str, dataset_name: str | None = None, dataset: str | None = None):
+    def get_by_alias(cls: type[_T], alias: str, dataset_name: str | None = None, dataset: str | None = None) -> _T:
         """The object with `alias` in `dataset_name` (or `dataset`; default: the session's dataset); it must be
         an instance of this class."""
         alias = alias_text(alias, "get_by_alias")
         return get_runtime().get_by_alias(cls, alias, dataset_argument(dataset_name, dataset))
 
     @classmethod
-    def get_by_id(cls, object_id):
+    def get_by_id(cls: type[_T], object_id: str | uuid.UUID) -> _T:
         """The object with this ID (UUID or its text); called on a model class, it must be an instance of it."""
         return get_runtime().get_by_id(object_id, None if cls is DataClayObject else cls)
 
@@ -101,7 +103,7 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
         self._persistent_id("add_alias")
         get_runtime().add_alias(self, alias)
 
-    def get_aliases(self) -> set:
+    def get_aliases(self) -> set[str]:
         """Every alias this persistent object has now."""
         self._persistent_id("get_aliases")
         return get_runtime().get_aliases(self)
@@ -147,7 +149,7 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
         return metadata.of_record(get_runtime().object_metadata(self), self)
 
     @property
-    def backends(self) -> set:
+    def backends(self) -> set[str]:
         """The IDs of every backend holding a copy (dataClay 4's `obj.backends`); empty while volatile."""
         if self.__dict__.get(STATE_KEY) is None:
             return set()
@@ -158,7 +160,7 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
         self._persistent_id("get_location")
         return get_runtime().get_location(self)
 
-    def get_all_locations(self) -> list:
+    def get_all_locations(self) -> list[str]:
         """Every backend ID holding a copy, master first."""
         self._persistent_id("get_all_locations")
         return get_runtime().get_all_locations(self)
@@ -178,7 +180,7 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
 
     # ---- copies: replicas, versions, moves ------------------------------------------------------
 
-    def new_replica(self, backend_id=None, recursive: bool = True) -> str:
+    def new_replica(self, backend_id: str | uuid.UUID | None = None, recursive: bool = True) -> str:
         """Copies this object (and, if `recursive`, every object it references, transitively) to
         `backend_id` (None: a backend without a copy, chosen by the master's); returns that backend's ID.
 
@@ -189,7 +191,7 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
         backend = backend_text(backend_id)
         return get_runtime().new_replica(self, backend, recursive).backend_id
 
-    def new_version(self, backend_id=None):
+    def new_version(self: _T, backend_id: str | uuid.UUID | None = None) -> _T:
         """A version of this object: a new object of the same class with its own ID and a copy of this
         state, on `backend_id` (None: the master's backend). Changing it leaves this object untouched
         until consolidate_version() is called on it. Like any object, a version that no alias, open session
@@ -205,7 +207,7 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
         self._persistent_id("consolidate_version")
         get_runtime().consolidate_version(self)
 
-    def move(self, backend_id, recursive: bool = False, remotes: bool = True) -> None:
+    def move(self, backend_id: str | uuid.UUID, recursive: bool = False, remotes: bool = True) -> None:
         """Relocates this object's master copy (and, if `recursive`, those of the objects it references,
         transitively; with `remotes=False`, only those stored where this object is) to `backend_id`;
         aliases and references keep reaching it. A volatile object is made persistent there instead, as

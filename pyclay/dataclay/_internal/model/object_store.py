@@ -3,23 +3,28 @@ copies of persistent objects (dc_clone) and whole-state updates from local ones 
 object or by alias, and dc_put (make_persistent under a required alias)."""
 from __future__ import annotations
 
+import typing
+import uuid
+
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.model.checks import alias_text, backend_text, check_recursive
 from dataclay._internal.model import state
 from dataclay._internal.model.states import STATE_KEY
 from dataclay._internal.runtime.current import get_runtime
 
+_T = typing.TypeVar("_T", bound="ObjectStoreMethods")  # the class (or object) a call is made on
+
 
 class ObjectStoreMethods:
     """Mixed into DataClayObject."""
 
-    def get_properties(self) -> dict:
+    def get_properties(self) -> dict[str, typing.Any]:
         """The persistent fields that have a value, and their values (read in one call when persistent)."""
         if self.__dict__.get(STATE_KEY) is None:
             return local_fields(self)
         return get_runtime().get_properties(self)
 
-    def dc_clone(self, recursive: bool = False):
+    def dc_clone(self: _T, recursive: bool = False) -> _T:
         """A volatile copy of this persistent object: same class, same field values. Objects it references stay
         references to the persistent ones, unless `recursive`, which copies them too (transitively, each once)."""
         check_recursive(recursive)
@@ -27,13 +32,13 @@ class ObjectStoreMethods:
         return get_runtime().clone(self, recursive)
 
     @classmethod
-    def dc_clone_by_alias(cls, alias: str, recursive: bool = False):
+    def dc_clone_by_alias(cls: type[_T], alias: str, recursive: bool = False) -> _T:
         """dc_clone() of the object with `alias` (in the session's dataset)."""
         alias = alias_text(alias, "dc_clone_by_alias")
         check_recursive(recursive)
         return cls.get_by_alias(alias).dc_clone(recursive)
 
-    def dc_update(self, from_object) -> None:
+    def dc_update(self: _T, from_object: _T) -> None:
         """Gives this persistent object the field values of `from_object` (a local or persistent object of the
         same class) in one atomic update: every copy gets all of them or none. Fields `from_object` has no
         value for keep theirs."""
@@ -41,7 +46,7 @@ class ObjectStoreMethods:
         get_runtime().replace_fields(self, fields_to_copy(self, from_object))
 
     @classmethod
-    def dc_update_by_alias(cls, alias: str, from_object) -> None:
+    def dc_update_by_alias(cls: type[_T], alias: str, from_object: _T) -> None:
         """dc_update(from_object) of the object with `alias` (in the session's dataset)."""
         alias = alias_text(alias, "dc_update_by_alias")
         if not isinstance(from_object, cls):
@@ -49,7 +54,7 @@ class ObjectStoreMethods:
                                        f"not a {type(from_object).__module__}.{type(from_object).__qualname__}")
         cls.get_by_alias(alias).dc_update(from_object)
 
-    def dc_put(self, alias: str, backend_id=None) -> None:
+    def dc_put(self, alias: str, backend_id: str | uuid.UUID | None = None) -> None:
         """make_persistent() under `alias`, which is required (AliasAlreadyExistsError if it is taken)."""
         alias = alias_text(alias, "dc_put")
         self.make_persistent(alias=alias, backend_id=backend_text(backend_id))
