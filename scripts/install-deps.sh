@@ -2,7 +2,8 @@
 # Installs what this project needs and is missing, on Debian: a JDK 17 and Maven, PMDK,
 # the PostgreSQL server binaries (tests start their own server), Python venv support, Slurm
 # and munge (the multi-host tests start their own slurmctld, slurmds and munged), iproute2 and
-# util-linux (namespace hosts), bubblewrap and libseccomp2 (confined execution environments); then
+# util-linux (namespace hosts), bubblewrap and libseccomp2 (confined execution environments), and
+# redis-server (benchmarks/peers.py compares against Redis); then
 # a virtualenv at .venv with the Python requirements. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +28,7 @@ command -v sbatch >/dev/null || missing+=(slurm-client)
 [ -x /usr/sbin/munged ] || missing+=(munge)
 command -v bwrap >/dev/null || missing+=(bubblewrap)
 dpkg -s libseccomp2 >/dev/null 2>&1 || missing+=(libseccomp2)
+command -v redis-server >/dev/null || missing+=(redis-server)
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
