@@ -1,5 +1,11 @@
 """Restricted unpickling: globals go through a ClassPolicy, persistent IDs become the instances
-of the identity map. Whatever the bytes hold, nothing outside the policy is imported or run."""
+of the identity map. Whatever the bytes hold, nothing outside the policy is imported or run.
+
+A pickle first goes through the fast (C) unpickler, which accepts only globals whose construction and
+BUILD state CPython or dataClay check themselves: the safe built-ins, dataClay classes, by-value objects.
+At the first other global (numpy's, DATACLAY_PICKLE_ALLOW entries, plain classes of model modules) it stops
+and the pickle is read again from the start by the checked unpickler, whose BUILD gives numpy objects
+their state only through numpy_values.set_state (numpy's own __setstate__ trusts its input)."""
 from __future__ import annotations
 
 import io
@@ -8,8 +14,22 @@ import uuid
 
 from dataclay.exceptions import ClassNotRegisteredError, DataClayException, SerializationError
 from dataclay._internal.model.identity import IDENTITY
+from dataclay._internal.model.object import DataClayObject
+from dataclay._internal.serialization import numpy_values
+from dataclay._internal.serialization.safe_names import LIBRARY_CLASSES, REBUILD_VOLATILE, SAFE_GLOBALS
 
 PID_TAG = "dc"
+
+
+class _NeedsChecks(Exception):
+    """The fast unpickler met a global whose objects only the checked unpickler may build."""
+
+
+def _fast_enough(module: str, name: str, found) -> bool:
+    """True if the C unpickler may use `found`: a safe built-in, or a dataClay class (not a numpy subclass)."""
+    if (module, name) in SAFE_GLOBALS or (module, name) in LIBRARY_CLASSES or (module, name) == REBUILD_VOLATILE:
+        return True
+    return isinstance(found, type) and issubclass(found, DataClayObject) and not numpy_values.guards_type(found)
 
 
 class _RestrictedUnpickler(pickle.Unpickler):
@@ -19,12 +39,51 @@ class _RestrictedUnpickler(pickle.Unpickler):
         self._resolve = resolve
 
     def find_class(self, module, name):
+        if (module, name) in numpy_values.GLOBALS:
+            raise _NeedsChecks
+        found = self._policy.find_class(module, name)
+        if not _fast_enough(module, name, found):
+            raise _NeedsChecks
+        return found
+
+    def persistent_load(self, pid):
+        if self._resolve is not None:
+            return self._resolve(pid)
+        return reference_for(pid, self._policy)
+
+
+class _CheckedUnpickler(pickle._Unpickler):
+    """The pure-Python unpickler with numpy's globals replaced by checked stand-ins and BUILD checked."""
+
+    dispatch = dict(pickle._Unpickler.dispatch)
+
+    def __init__(self, data: bytes, policy, resolve=None):
+        super().__init__(io.BytesIO(data))
+        self._policy = policy
+        self._resolve = resolve
+        self._fresh = numpy_values.Fresh()
+
+    def find_class(self, module, name):
+        kind = numpy_values.GLOBALS.get((module, name))
+        if kind is not None:
+            return numpy_values.stand_in(kind, module, name, self._fresh)
         return self._policy.find_class(module, name)
 
     def persistent_load(self, pid):
         if self._resolve is not None:
             return self._resolve(pid)
         return reference_for(pid, self._policy)
+
+    def load_build(self):
+        if not self.stack or len(self.stack) < 2:
+            raise SerializationError("a pickle BUILD without an object")
+        inst = self.stack[-2]
+        if numpy_values.guards(inst):
+            numpy_values.set_state(inst, self.stack.pop(), self._fresh)
+            return
+        pickle._Unpickler.load_build(self)
+
+    dispatch[pickle.BUILD[0]] = load_build
 
 
 def reference_for(pid, policy):
@@ -54,7 +113,10 @@ def loads(data: bytes, policy, what: str = "value", resolve=None):
     """Decodes one pickle under `policy` (object references become `resolve(pid)` when given, else their
     instances here); anything refused or malformed raises SerializationError."""
     try:
-        return _RestrictedUnpickler(data, policy, resolve).load()
+        try:
+            return _RestrictedUnpickler(data, policy, resolve).load()
+        except _NeedsChecks:
+            return _CheckedUnpickler(data, policy, resolve).load()
     except SerializationError as e:
         raise SerializationError(f"cannot decode {what}: {e}") from None
     except DataClayException:
