@@ -46,13 +46,15 @@ class ClassPolicy:
 
     def find_class(self, module, name):
         """The global `module.name` if allowed; else SerializationError (nothing imported, nothing run)."""
-        if not (module_sources.dotted(module) and _plain_name(name)):
+        if not (module_sources.dotted(module) and (_plain_name(name) or name.isidentifier())):
             raise SerializationError(f"refused a malformed global reference {module!r}, {name!r}; nothing was "
                                      f"imported")
         found = self._cache.get((module, name))
         if found is not None:
             return found
-        if (module, name) == DEFAULT_DICT:
+        if not _plain_name(name) and not self._listed_dunder(module, name):
+            found = None
+        elif (module, name) == DEFAULT_DICT:
             found = self._defaultdict
         elif (module, name) in SAFE_GLOBALS:
             found = getattr(importlib.import_module(module), name)
@@ -73,6 +75,11 @@ class ClassPolicy:
                 f"nothing was imported for it")
         self._cache[(module, name)] = found
         return found
+
+    def _listed_dunder(self, module: str, name: str) -> bool:
+        """A one-level name with dunders (Cython's `__pyx_unpickle_<Class>`, which pandas pickles use) is
+        accepted only when DATACLAY_PICKLE_ALLOW lists it exactly: it reaches no attribute of another object."""
+        return name.isidentifier() and f"{module}.{name}" in self._allow
 
     def _defaultdict(self, default_factory=None, *rest):
         """collections.defaultdict as a pickle rebuilds it, with a factory that is None or a class this policy
