@@ -158,3 +158,36 @@ def test_pandas_is_refused_with_the_setting_to_add_and_works_once_added(model_di
         assert run(cluster, model_dir, body) == {"sum": 6, "b": ["x", "y", "z"], "same": True, "column": 6}
     finally:
         cluster.stop()
+
+
+def test_proxies_print_class_id_and_alias_and_objects_name_their_backend(model_dir):
+    cluster = started_cluster(backends=2)
+    cluster.register_models("labdata", model_dir)
+    try:
+        made = run(cluster, model_dir, """
+            import asyncio
+            s = Sample(numpy.zeros(1))
+            volatile = repr(s)
+            s.make_persistent("alice")
+            backends = api.get_backends()
+            name = s.get_location_name()
+            print(json.dumps({"volatile": volatile, "stored": repr(s), "id": s.getID(), "name": name,
+                              "expected": backends[s.get_location()].name,
+                              "async": asyncio.run(s.a_get_location_name()),
+                              "names": sorted(b.name for b in backends.values())}))
+        """)
+        assert made["volatile"].startswith("<labdata.model.Sample (volatile, not persistent) at 0x")
+        assert made["stored"] == f"<labdata.model.Sample {made['id']} alias='alice'>"
+        assert made["name"] == made["expected"] == made["async"] and made["name"] in made["names"]
+        assert made["name"] in cluster.status()
+        found = run(cluster, model_dir, f"""
+            by_alias = Sample.get_by_alias("alice")
+            print(json.dumps({{"alias": repr(by_alias), "name": by_alias.get_location_name()}}))
+        """)
+        assert found == {"alias": f"<labdata.model.Sample {made['id']} alias='alice'>", "name": made["name"]}
+        by_id = run(cluster, model_dir, f"""
+            print(json.dumps({{"id": repr(api.get_by_id({made['id']!r}))}}))
+        """)
+        assert by_id == {"id": f"<labdata.model.Sample {made['id']}>"}
+    finally:
+        cluster.stop()

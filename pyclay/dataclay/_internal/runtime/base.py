@@ -356,6 +356,14 @@ class Runtime:
         info = self.router.object_info(obj.__dict__[ID_KEY], refresh=True)
         return [info.master_backend_id] + [b for b in info.replica_backend_ids if b != info.master_backend_id]
 
+    def backend_name(self, backend_id: str) -> str:
+        """A backend's name (as `dataclay status` shows it), from the cached backend list: the Logic Module is
+        asked only for a backend that list does not hold yet."""
+        record = self.router.backends().get(backend_id) or self.router.backends(refresh=True).get(backend_id)
+        if record is None:
+            raise UnregisteredBackendError(f"no backend {backend_id} is registered (see api.get_backends())")
+        return record.name
+
     def get_backends(self) -> dict:
         """Backend ID -> BackendRecord (name, host, port, languages, alive), fresh from the Logic Module."""
         return dict(self.router.backends(refresh=True))
