@@ -107,12 +107,15 @@ def refuse(value, match=None):
 
 
 def test_a_dtype_field_outside_its_item_is_refused():
-    refuse(crafted_dtype("V16", (3, "|", None, ("a",), {"a": (numpy.dtype("<i8"), 1000)}, 16, 1, 16)), "dtype")
+    crafted = crafted_dtype("V16", (3, "|", None, ("a",), {"a": (numpy.dtype("<i8"), 1000)}, 16, 1, 16))
+    assert pickle.loads(pickle.dumps(crafted, 5)).fields["a"][1] == 1000  # numpy itself accepts it
+    refuse(crafted, "dtype")
 
 
 def test_an_object_field_in_a_dtype_cannot_read_raw_bytes_as_pointers():
     # setup: flags 0 claim the dtype holds no objects, so numpy would read the bytes b'AAAA...' as a PyObject*
     lying = crafted_dtype("V16", (3, "|", None, ("a",), {"a": (numpy.dtype("O"), 0)}, 16, 1, 0))
+    assert not pickle.loads(pickle.dumps(lying, 5)).hasobject  # numpy itself believes it
     # run / verify: the dtype is rebuilt as holding objects, and no array of it comes from raw bytes
     refuse(Reduce(core.numeric._frombuffer, (b"A" * 16, lying, (1,), "C")), "holds objects")
     refuse(Reduce(core.multiarray.scalar, (lying, b"A" * 16)), "object fields")
@@ -185,3 +188,13 @@ def test_a_defaultdict_factory_must_be_a_class_this_side_accepts():
     refuse(Reduce(collections.defaultdict, (numpy.frombuffer,)), "DATACLAY_PICKLE_ALLOW")
     refuse(Reduce(collections.defaultdict, (numpy.float64(1),)), "default factory")
     refuse(Reduce(collections.defaultdict, (list, 1)), "default factory")
+
+
+def test_array_classes_are_never_called_so_no_array_holds_uninitialised_memory():
+    # numpy.ndarray((4,)) through REDUCE, NEWOBJ and protocol 0's OBJ: each an array of uninitialised memory
+    crafted = [b"\x80\x02cnumpy\nndarray\nK\x04\x85R.", b"\x80\x02cnumpy\nndarray\nK\x04\x85\x81.",
+               b"(cnumpy\nndarray\nI4\no."]
+    for data in crafted:
+        assert pickle.loads(data).shape == (4,)  # what unrestricted unpickling makes of it
+        with pytest.raises(SerializationError, match="never so"):
+            loads(data, ClientClassPolicy())

@@ -85,6 +85,28 @@ class _CheckedUnpickler(pickle._Unpickler):
 
     dispatch[pickle.BUILD[0]] = load_build
 
+    # Calling an array class directly (REDUCE, NEWOBJ, INST, OBJ) would make an array of uninitialised
+    # memory, whose bytes are whatever this process held there: numpy's pickles never do it.
+    def load_reduce(self):
+        numpy_values.check_callable(self.stack[-2] if len(self.stack) > 1 else None)
+        pickle._Unpickler.load_reduce(self)
+
+    def load_newobj(self):
+        numpy_values.check_callable(self.stack[-2] if len(self.stack) > 1 else None)
+        pickle._Unpickler.load_newobj(self)
+
+    def load_newobj_ex(self):
+        numpy_values.check_callable(self.stack[-3] if len(self.stack) > 2 else None)
+        pickle._Unpickler.load_newobj_ex(self)
+
+    def _instantiate(self, klass, args):
+        numpy_values.check_callable(klass)
+        return pickle._Unpickler._instantiate(self, klass, args)
+
+    dispatch[pickle.REDUCE[0]] = load_reduce
+    dispatch[pickle.NEWOBJ[0]] = load_newobj
+    dispatch[pickle.NEWOBJ_EX[0]] = load_newobj_ex
+
 
 def reference_for(pid, policy):
     """The instance a persistent ID ("dc", id, class_name, backend_hint) stands for."""

@@ -239,3 +239,11 @@ def guards_type(cls: type) -> bool:
     """True if instances of `cls` are numpy objects whose state set_state must check."""
     np = sys.modules.get("numpy")
     return np is not None and issubclass(cls, (np.dtype, np.ndarray, np.generic))
+
+
+def check_callable(target) -> None:
+    """Refuses to call an array class from a pickle (the result would hold uninitialised memory)."""
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(target, type) and issubclass(target, np.ndarray):
+        raise SerializationError(f"refused to call {target.__module__}.{target.__qualname__} from a pickle: numpy "
+                                 f"pickles arrays through _reconstruct or _frombuffer, never so")
