@@ -2,6 +2,7 @@
 arguments and results, computed on in the backend; pandas works once DATACLAY_PICKLE_ALLOW lists what the
 refusal names."""
 import json
+import pathlib
 import textwrap
 
 import pytest
@@ -48,13 +49,11 @@ class Sample(DataClayObject):
         return value
 '''
 
-PANDAS_ALLOW = ",".join([
-    "pandas.DataFrame", "pandas.core.internals.managers.BlockManager", "pandas._libs.internals._unpickle_block",
-    "pandas._libs.arrays.__pyx_unpickle_NDArrayBacked", "pandas.arrays.StringArray", "pandas.StringDtype",
-    "pandas.arrays.DatetimeArray", "pandas.core.indexes.base._new_Index", "pandas.Index", "pandas.RangeIndex",
-    "pandas.Series", "pandas.core.internals.managers.SingleBlockManager",
-])
-"""The DATACLAY_PICKLE_ALLOW value docs/models.md gives for pandas DataFrames and Series (pandas 3)."""
+def pandas_allow() -> str:
+    """The DATACLAY_PICKLE_ALLOW value docs/models.md gives for pandas (tested here, so it cannot rot)."""
+    docs = (pathlib.Path(__file__).parent.parent / "docs" / "models.md").read_text()
+    return next(line.split("=", 1)[1] for line in docs.splitlines() if line.startswith("DATACLAY_PICKLE_ALLOW=pandas"))
+
 
 
 @pytest.fixture(scope="module")
@@ -135,14 +134,15 @@ def test_pandas_is_refused_with_the_setting_to_add_and_works_once_added(model_di
     body = """
         import pandas
         from dataclay.exceptions import SerializationError
-        frame = pandas.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"],
+        frame = pandas.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"], "c": pandas.Categorical(["u", "v", "u"]),
                                   "t": pandas.to_datetime(["2020-01-01"] * 3)})
         s = Sample(numpy.zeros(1))
         s.make_persistent()
         try:
             kept = s.keep(frame)
             print(json.dumps({"sum": int(kept["a"].sum()), "b": list(kept["b"]), "same": bool(kept.equals(frame)),
-                              "column": int(s.keep(frame["a"]).sum())}))
+                              "column": int(s.keep(frame["a"]).sum()),
+                              "when": str(s.keep(pandas.Timestamp("2020-01-02")))}))
         except SerializationError as e:
             print(json.dumps({"refused": str(e)}))
     """
@@ -153,9 +153,10 @@ def test_pandas_is_refused_with_the_setting_to_add_and_works_once_added(model_di
         assert "on the clients and the backends" in refused
     finally:
         cluster.stop()
-    cluster = start(model_dir, extra_env={"DATACLAY_PICKLE_ALLOW": PANDAS_ALLOW})
+    cluster = start(model_dir, extra_env={"DATACLAY_PICKLE_ALLOW": pandas_allow()})
     try:
-        assert run(cluster, model_dir, body) == {"sum": 6, "b": ["x", "y", "z"], "same": True, "column": 6}
+        assert run(cluster, model_dir, body) == {"sum": 6, "b": ["x", "y", "z"], "same": True, "column": 6,
+                                           "when": "2020-01-02 00:00:00"}
     finally:
         cluster.stop()
 
