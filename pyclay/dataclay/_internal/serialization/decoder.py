@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import io
 import pickle
+import struct
+import sys
 import uuid
 
 from dataclay.exceptions import ClassNotRegisteredError, DataClayException, SerializationError
@@ -58,7 +60,8 @@ class _CheckedUnpickler(pickle._Unpickler):
     dispatch = dict(pickle._Unpickler.dispatch)
 
     def __init__(self, data: bytes, policy, resolve=None):
-        super().__init__(io.BytesIO(data))
+        self._source = io.BytesIO(data)
+        super().__init__(self._source)
         self._policy = policy
         self._resolve = resolve
         self._fresh = numpy_values.Fresh()
@@ -103,6 +106,21 @@ class _CheckedUnpickler(pickle._Unpickler):
         numpy_values.check_callable(klass)
         return pickle._Unpickler._instantiate(self, klass, args)
 
+    def load_bytearray8(self):
+        # pickle.py's own copies array data twice; outside a frame (where the pickler puts large data) it is
+        # read straight into the bytearray, as the C unpickler does
+        size, = struct.unpack("<Q", self.read(8))
+        if size > sys.maxsize:
+            raise SerializationError("a pickle BYTEARRAY8 larger than this platform allows")
+        if self._unframer.current_frame is None:
+            data = bytearray(size)
+            if self._source.readinto(data) != size:
+                raise SerializationError("pickle data was truncated")
+        else:
+            data = bytearray(self.read(size))
+        self.append(data)
+
+    dispatch[pickle.BYTEARRAY8[0]] = load_bytearray8
     dispatch[pickle.REDUCE[0]] = load_reduce
     dispatch[pickle.NEWOBJ[0]] = load_newobj
     dispatch[pickle.NEWOBJ_EX[0]] = load_newobj_ex

@@ -154,9 +154,23 @@ def set_state(inst, state, fresh: Fresh) -> None:
         raise SerializationError(f"refused to set the state of a numpy {type(inst).__name__}")
 
 
+_REBUILT: dict = {}
+"""(dtype class, dtype text, state) -> the state numpy gives its rebuild: a state decides its rebuild alone, so
+plain dtypes (whose state is hashable) are rebuilt once per process."""
+_REBUILT_MAX = 1024
+
+
 def _set_dtype_state(np, inst, state) -> None:
     if type(state) is not tuple:
         raise SerializationError("refused a numpy dtype state that is not a tuple")
+    try:
+        key = (type(inst), inst.str, state)
+        known = _REBUILT.get(key)
+    except TypeError:  # a structured dtype's state holds a dict
+        key = known = None
+    if known is not None:
+        inst.__setstate__(known)
+        return
     scratch = np.dtype(inst, False, True)
     try:
         scratch.__setstate__(state)  # stores what it is given: nothing reads it as memory before the rebuild
@@ -168,7 +182,10 @@ def _set_dtype_state(np, inst, state) -> None:
             from None
     if type(rebuilt) is not type(inst):
         raise SerializationError(f"refused a numpy dtype state that turns {inst} into {rebuilt}")
-    inst.__setstate__(rebuilt.__reduce__()[2])
+    rebuilt_state = rebuilt.__reduce__()[2]
+    inst.__setstate__(rebuilt_state)
+    if key is not None and len(_REBUILT) < _REBUILT_MAX:
+        _REBUILT[key] = rebuilt_state
 
 
 def _spec(np, d, depth: int):
