@@ -198,3 +198,11 @@ def test_array_classes_are_never_called_so_no_array_holds_uninitialised_memory()
         assert pickle.loads(data).shape == (4,)  # what unrestricted unpickling makes of it
         with pytest.raises(SerializationError, match="never so"):
             loads(data, ClientClassPolicy())
+
+
+def test_truncated_array_data_is_refused():
+    data = pickle.dumps(numpy.arange(100_000, dtype="f8"), 5)
+    assert b"\x96" in data  # BYTEARRAY8, outside any frame
+    for cut in (len(data) // 2, len(data) - 40):
+        with pytest.raises(SerializationError):
+            loads(data[:cut], ClientClassPolicy())
