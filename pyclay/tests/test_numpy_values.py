@@ -116,11 +116,28 @@ def test_an_object_field_in_a_dtype_cannot_read_raw_bytes_as_pointers():
     # setup: flags 0 claim the dtype holds no objects, so numpy would read the bytes b'AAAA...' as a PyObject*
     lying = crafted_dtype("V16", (3, "|", None, ("a",), {"a": (numpy.dtype("O"), 0)}, 16, 1, 0))
     assert not pickle.loads(pickle.dumps(lying, 5)).hasobject  # numpy itself believes it
-    # run / verify: the dtype is rebuilt as holding objects, and no array of it comes from raw bytes
-    refuse(Reduce(core.numeric._frombuffer, (b"A" * 16, lying, (1,), "C")), "holds objects")
-    refuse(Reduce(core.multiarray.scalar, (lying, b"A" * 16)), "object fields")
-    rebuilt = loads(pickle.dumps(lying, 5), ClientClassPolicy())
-    assert rebuilt.hasobject
+    # run / verify: the dtype would hold objects, which its spec 'V16' does not: refused, alone or in use
+    refuse(lying, "whether it holds objects")
+    refuse(Reduce(core.numeric._frombuffer, (b"A" * 16, lying, (1,), "C")), "whether it holds objects")
+    refuse(Reduce(core.multiarray.scalar, (lying, b"A" * 16)), "whether it holds objects")
+
+
+def test_a_dtype_in_use_cannot_be_turned_into_one_holding_objects_afterwards():
+    # setup: D = dtype('V16'); A = _frombuffer(b'A' * 16, D, (1,), 'C'); then BUILD D with an object field, so
+    # that A's bytes would be read as a pointer (a pickle may BUILD a memoised dtype after using it)
+    state = pickle.dumps((3, "|", None, ("a",), {"a": (numpy.dtype("O"), 0)}, 16, 1, 63), 3)[2:-1]
+    data = (b"\x80\x03cnumpy\ndtype\nX\x03\x00\x00\x00V16\x89\x88\x87Rq\x640"
+            b"cnumpy._core.numeric\n_frombuffer\n(C\x10" + b"A" * 16 + b"h\x64K\x01\x85X\x01\x00\x00\x00CtRq\x650"
+            b"h\x64" + state + b"b0h\x65.")
+    made = pickle.loads(data)  # what unrestricted unpickling makes of it (its items are not read: that would crash)
+    assert made.dtype.hasobject and made.dtype.fields["a"][0] == numpy.dtype("O")
+    # run / verify
+    with pytest.raises(SerializationError, match="whether it holds objects"):
+        loads(data, ClientClassPolicy())
+
+
+def test_a_dtype_cannot_change_its_item_size():
+    refuse(crafted_dtype("V16", (3, "|", None, ("a",), {"a": (numpy.dtype("<i8"), 0)}, 8, 1, 16)), "item size")
 
 
 def test_a_dtype_size_that_lies_is_refused():

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import pickle
 import sys
 import types
 
@@ -123,7 +124,7 @@ def stand_in(kind: str, module: str, name: str, fresh: Fresh):
             dtype = _checked_dtype(np, dtype)
             if dtype.hasobject:
                 raise SerializationError(f"refused a numpy array of dtype {dtype} from raw bytes: it holds objects")
-            if not isinstance(buf, (bytes, bytearray, memoryview, __import__("pickle").PickleBuffer)):
+            if not isinstance(buf, (bytes, bytearray, memoryview, pickle.PickleBuffer)):
                 raise SerializationError(f"refused a numpy array from a {type(buf).__name__}, not a buffer")
             items = _items(shape)
             if order not in ("C", "F") or memoryview(buf).nbytes != items * dtype.itemsize:
@@ -169,9 +170,12 @@ def _set_dtype_state(np, inst, state) -> None:
     except TypeError:  # a structured dtype's state holds a dict
         key = known = None
     if known is not None:
-        inst.__setstate__(known)
+        inst.__setstate__(known)  # cached only after passing every check below for this very key
         return
-    scratch = np.dtype(inst, False, True)
+    # a new dtype of the same text: np.dtype(inst, copy=True) returns inst itself
+    scratch = np.dtype(inst.str, False, True)
+    if scratch is inst or type(scratch) is not type(inst):
+        raise SerializationError(f"refused to set the state of numpy dtype {inst}")
     try:
         scratch.__setstate__(state)  # stores what it is given: nothing reads it as memory before the rebuild
         rebuilt = np.dtype(_spec(np, scratch, 0), align=bool(scratch.isalignedstruct))
@@ -182,6 +186,12 @@ def _set_dtype_state(np, inst, state) -> None:
             from None
     if type(rebuilt) is not type(inst):
         raise SerializationError(f"refused a numpy dtype state that turns {inst} into {rebuilt}")
+    # Arrays or scalars may already use `inst` (a pickle can pass it on before its BUILD): its state may
+    # then change only what is safe for data laid out for it, never the item size or whether it holds objects.
+    if rebuilt.itemsize != inst.itemsize or rebuilt.hasobject != inst.hasobject:
+        raise SerializationError(f"refused a numpy dtype state that turns {inst} into {rebuilt}, changing its item "
+                                 f"size or whether it holds objects (dataClay does not load structured dtypes "
+                                 f"with object fields)")
     rebuilt_state = rebuilt.__reduce__()[2]
     inst.__setstate__(rebuilt_state)
     if key is not None and len(_REBUILT) < _REBUILT_MAX:
