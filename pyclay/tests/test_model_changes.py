@@ -85,3 +85,25 @@ def test_an_unchanged_model_says_so_and_a_new_namespace_says_nothing(tmp_path):
     old.version = 2
     assert report(old, new) == "\nno class, field or active method changed since version 2"
     assert report(None, new) == ""
+
+
+def test_java_models_are_compared_by_their_descriptions_too():
+    from dataclay._internal.proto import common_pb2, logicmodule_pb2
+
+    def java(fields, methods):
+        model = logicmodule_pb2.Model(namespace="shop", language=common_pb2.JAVA, version=1)
+        cls = model.classes.add(name="shop.Box")
+        for name, kind in fields:
+            cls.fields.add(name=name, type=kind)
+        for name, signature in methods:
+            cls.methods.add(name=name, signature=signature)
+        return model
+
+    old = java([("weight", "int")], [("heavier", "heavier(int)")])
+    new = java([("weight", "double"), ("unit", "java.lang.String")], [])
+    assert describe_changes(old, new) == [
+        "shop.Box: field added: unit: java.lang.String (objects stored before have no stored value for it)",
+        "shop.Box: field retyped: weight: int -> double (stored values are not converted: objects stored before "
+        "still hold the old type)",
+        "shop.Box: method removed: heavier(int) (calls to it now fail with MethodDoesNotExistError)",
+    ]

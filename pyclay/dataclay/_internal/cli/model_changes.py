@@ -25,7 +25,8 @@ def describe_changes(old: logicmodule_pb2.Model, new: logicmodule_pb2.Model) -> 
     """One line per change from `old` (the registered model) to `new` (the one being registered)."""
     before = {c.name: c for c in old.classes}
     after = {c.name: c for c in new.classes}
-    defaults = _python_defaults(new) if new.language == common_pb2.PYTHON else {}
+    python = new.language == common_pb2.PYTHON
+    defaults = _python_defaults(new) if python else {}
     lines = []
     for name in sorted(after.keys() - before.keys()):
         lines.append(f"class added: {name}")
@@ -33,11 +34,11 @@ def describe_changes(old: logicmodule_pb2.Model, new: logicmodule_pb2.Model) -> 
         lines.append(f"class removed: {name} (its stored objects stay, but no program can use them until a model "
                      f"with this class is registered again)")
     for name in sorted(before.keys() & after.keys()):
-        lines.extend(_class_changes(name, before[name], after[name], defaults.get(name, set())))
+        lines.extend(_class_changes(name, before[name], after[name], defaults.get(name, set()), python))
     return lines
 
 
-def _class_changes(name: str, old, new, defaults: set) -> list[str]:
+def _class_changes(name: str, old, new, defaults: set, python: bool) -> list[str]:
     lines = []
     old_fields = {f.name: f.type for f in old.fields}
     new_fields = {f.name: f.type for f in new.fields}
@@ -45,6 +46,8 @@ def _class_changes(name: str, old, new, defaults: set) -> list[str]:
         typed = f"{field}: {new_fields[field]}" if new_fields[field] else field
         if field in defaults:
             outcome = "objects stored before read the class-level default"
+        elif not python:
+            outcome = "objects stored before have no stored value for it"
         else:
             outcome = ("objects stored before have no value for it: reading it raises AttributeError until it is "
                        "assigned; a class-level default (" + typed + " = ...) would give them one")
