@@ -7,9 +7,9 @@ backend, on the stored object, and changes are stored at the end of each call li
 active method.
 
 What may be wrapped is what the backends may unpickle (their restricted unpickling is kept): the
-built-in values (containers, numbers, text, dates...), classes of a registered model (a pydantic
-model in a model's module, say) and classes listed in DATACLAY_PICKLE_ALLOW (numpy's, for
-example); anything else is refused with the name to allow. Attributes reach the wrapped object,
+built-in values (containers, numbers, text, dates...), numpy arrays, scalars and dtypes, classes
+of a registered model (a pydantic model in a model's module, say) and classes listed in
+DATACLAY_PICKLE_ALLOW (pandas', for example); anything else is refused with the name to allow. Attributes reach the wrapped object,
 except `alien_object` (the wrapped object itself) and names starting with `_dc_`; of the dunder
 methods, only the operators below are forwarded."""
 from __future__ import annotations

@@ -135,6 +135,12 @@ class RemoteError(DataClayException):
         self.remote_traceback = remote_traceback
 
 
+class FieldNotSetError(RemoteError, AttributeError):
+    """A persistent field read on a proxy has no value in the stored object (an object stored before the model
+    declared the field, or one whose field was deleted): an AttributeError, so hasattr() and getattr(obj, name,
+    default) work on proxies as on local objects."""
+
+
 class StoreFullError(DataClayException):
     """The backend's pool has no room; nothing was written."""
 

@@ -419,17 +419,26 @@ def test_a_failing_model_list_is_a_serialization_error_and_imports_nothing(evil)
 # ---- DATACLAY_PICKLE_ALLOW: exact names -------------------------------------------------------------
 
 
-def test_numpy_values_round_trip_when_its_reconstruction_globals_are_allowed(models_dir):
+def test_numpy_values_round_trip_with_or_without_the_old_allow_entries(models_dir):
     numpy = pytest.importorskip("numpy")
     values = [numpy.arange(5), numpy.arange(6).reshape(2, 3).T, numpy.array([1, "a", None], dtype=object),
               numpy.float64(1.5), numpy.int32(3), numpy.dtype("f8")]
-    for policy in (BackendClassPolicy(models_dir, NUMPY_ALLOW), ClientClassPolicy(NUMPY_ALLOW)):
+    for policy in (BackendClassPolicy(models_dir, NUMPY_ALLOW), ClientClassPolicy(NUMPY_ALLOW),
+                   BackendClassPolicy(models_dir), ClientClassPolicy()):
         for value in values:
             decoded = loads(dumps(value)[0], policy)
             assert type(decoded) is type(value)
             assert numpy.array_equal(decoded, value) if isinstance(value, numpy.ndarray) else decoded == value
-    with pytest.raises(SerializationError, match="numpy.dtype"):
-        loads(dumps(numpy.arange(3))[0], ClientClassPolicy(NUMPY_ALLOW[1:]))
+    with pytest.raises(SerializationError, match="DATACLAY_PICKLE_ALLOW=numpy.load"):
+        loads(pickle.dumps(_Calls(numpy.load, ("x",)), 5), ClientClassPolicy(NUMPY_ALLOW))
+
+
+class _Calls:
+    def __init__(self, function, args):
+        self.function, self.args = function, args
+
+    def __reduce__(self):
+        return self.function, self.args
 
 
 def test_an_allow_entry_admits_its_exact_name_only(evil):

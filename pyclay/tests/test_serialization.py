@@ -213,13 +213,15 @@ def test_malformed_arguments_and_references_are_refused(models_dir):
         loads(b"\x80\x05garbage", policy)
 
 
-def test_numpy_arrays_are_refused_unless_allowed_by_configuration():
+def test_numpy_arrays_load_with_no_setting_and_other_globals_only_when_allowed():
     array = numpy.arange(5)
-    data, _ = dumps(array)
-    with pytest.raises(SerializationError, match="DATACLAY_PICKLE_ALLOW"):
+    assert numpy.array_equal(loads(dumps(array)[0], BackendClassPolicy(None)), array)
+    import ipaddress
+    data, _ = dumps(ipaddress.ip_address("10.0.0.1"))
+    with pytest.raises(SerializationError, match="DATACLAY_PICKLE_ALLOW=ipaddress.IPv4Address"):
         loads(data, BackendClassPolicy(None))
-    allowed = BackendClassPolicy(None, allow=("numpy._core.numeric._frombuffer", "numpy.dtype"))
-    assert numpy.array_equal(loads(data, allowed), array)
+    allowed = BackendClassPolicy(None, allow=("ipaddress.IPv4Address",))
+    assert loads(data, allowed) == ipaddress.ip_address("10.0.0.1")
 
 
 def test_client_policy_loads_importable_dataclay_classes_and_model_exceptions():

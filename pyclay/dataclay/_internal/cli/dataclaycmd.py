@@ -193,11 +193,14 @@ def new_model(config: Config, user: str, password: str, namespace: str, class_pa
         model = read_java_model(namespace, class_path)
     else:
         raise UsageError(f"language must be python or java, not {language!r}")
+    from dataclay._internal.cli import model_changes
     with _session(config, user, password) as lm:
+        before = model_changes.registered(lm, namespace)
         lm.register_model(model)
     names = ", ".join(c.name for c in model.classes)
     unit = "module(s)" if language == "python" else "class file(s)"
-    return f"registered namespace {namespace}: {len(model.files)} {unit}, classes {names}"
+    return (f"registered namespace {namespace}: {len(model.files)} {unit}, classes {names}"
+            + model_changes.report(before, model))
 
 
 def publish_model(config: Config, user: str, password: str, namespace: str) -> str:

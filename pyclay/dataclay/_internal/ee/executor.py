@@ -13,7 +13,7 @@ from dataclay.exceptions import (
     ConcurrentChangeError, DataClayException, InternalError, InvalidArgumentError, MethodDoesNotExistError)
 from dataclay._internal.ee.calls import CallContext, enter_call, leave_call
 from dataclay._internal.ee.runtime import EnvironmentRuntime
-from dataclay._internal.model.fields import MISSING, PersistentField
+from dataclay._internal.model.fields import MISSING, PersistentField, missing_field_message
 from dataclay._internal.model.states import PENDING_KEY, STATE_KEY
 from dataclay._internal.serialization import exceptions as remote_exceptions
 from dataclay._internal.serialization.decoder import loads, loads_call
@@ -191,4 +191,4 @@ def _field_value(obj, name: str):
     default = getattr(type(obj), name, None)
     if isinstance(default, PersistentField) and default.default is not MISSING:
         return default.default
-    raise _UserCodeFailed(AttributeError(f"{type(obj).__name__!r} object has no value for field {name!r}"))
+    raise _UserCodeFailed(AttributeError(missing_field_message(type(obj), name)))

@@ -15,7 +15,7 @@ from dataclay.exceptions import NotAuthenticatedError, ObjectNotHereError, Permi
 from dataclay._internal.ee.calls import current_call, touched_by_calls
 from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.model.object import DataClayObject
-from dataclay._internal.model.state import forget_state, restore_state, stored_names
+from dataclay._internal.model.state import forget_state, loadable_names, restore_state
 from dataclay._internal.model.states import HINT_KEY, ID_KEY, PENDING_KEY, PROXY, RESIDENT, STATE_KEY
 from dataclay._internal.rpc.convert import object_record
 from dataclay._internal.rpc.errors import error_from_info
@@ -126,8 +126,9 @@ class ResidentObjects:
 
     def _decode(self, obj, record) -> dict:
         cls = type(obj)
-        stored_names(cls, [f.name for f in record.fields])
-        return {f.name: loads(f.value, self._policy, f"field {cls.__name__}.{f.name}") for f in record.fields}
+        names = set(loadable_names(cls, [f.name for f in record.fields]))
+        return {f.name: loads(f.value, self._policy, f"field {cls.__name__}.{f.name}") for f in record.fields
+                if f.name in names}
 
     def adopt(self, obj, oid: str, dataset: str, values: dict, stored: dict, restore: bool = True) -> None:
         """Makes `obj` the RESIDENT instance of `oid` with stored `values`, whose stored bytes are `stored`

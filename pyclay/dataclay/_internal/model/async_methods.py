@@ -7,9 +7,11 @@ from __future__ import annotations
 import typing
 import uuid
 
+from dataclay.event_loop import dc_to_thread_io
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.model.checks import (
     alias_text, backend_text, check_recursive, dataset_argument, optional_alias)
+from dataclay._internal.model.metadata import remember_alias
 from dataclay._internal.runtime.current import get_runtime
 
 
@@ -30,13 +32,14 @@ class AsyncMethods:
         check_recursive(recursive)
         backend = backend_text(backend_id)
         await _aio().make_persistent(self, alias, backend, recursive)
+        remember_alias(self, alias)
 
     @classmethod
     async def a_get_by_alias(cls: type[_T], alias: str, dataset_name: str | None = None,
                              dataset: str | None = None) -> _T:
         """Awaitable get_by_alias()."""
         alias = alias_text(alias, "a_get_by_alias")
-        return await _aio().get_by_alias(cls, alias, dataset_argument(dataset_name, dataset))
+        return remember_alias(await _aio().get_by_alias(cls, alias, dataset_argument(dataset_name, dataset)), alias)
 
     @classmethod
     async def a_get_by_id(cls: type[_T], object_id: str | uuid.UUID) -> _T:
@@ -55,11 +58,17 @@ class AsyncMethods:
         alias = alias_text(alias, "a_add_alias")
         self._persistent_id("a_add_alias")
         await _aio().add_alias(self, alias)
+        remember_alias(self, alias)
 
     async def a_get_aliases(self) -> set[str]:
         """Awaitable get_aliases()."""
         self._persistent_id("a_get_aliases")
         return await _aio().get_aliases(self)
+
+    async def a_get_location_name(self) -> str:
+        """Awaitable get_location_name() (it runs in an I/O thread: it needs a call only when nothing is cached)."""
+        self._persistent_id("a_get_location_name")
+        return await dc_to_thread_io(self.get_location_name)
 
     async def a_sync(self) -> None:
         """Awaitable sync()."""

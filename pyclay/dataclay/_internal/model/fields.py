@@ -62,4 +62,13 @@ class PersistentField:
     def _missing(self, obj):
         if self.default is not MISSING:
             return self.default
-        raise AttributeError(f"{type(obj).__name__!r} object has no value for field {self.name!r}")
+        raise AttributeError(missing_field_message(type(obj), self.name), name=self.name, obj=obj)
+
+
+def missing_field_message(cls: type, name: str) -> str:
+    """Why a field has no value, and how a model gives objects stored before the field existed one."""
+    annotation = getattr(cls, "__annotations__", {}).get(name)
+    typed = f": {getattr(annotation, '__name__', annotation)}" if annotation is not None else ""
+    return (f"{cls.__name__!r} object has no value for field {name!r}: it was never assigned or was deleted "
+            f"(objects stored before the model declared the field have none; a class-level default such as "
+            f"`{name}{typed} = ...` gives them one)")

@@ -8,7 +8,7 @@ elsewhere."""
 from __future__ import annotations
 
 from dataclay._internal.model.checks import backend_text
-from dataclay._internal.model.states import HINT_KEY
+from dataclay._internal.model.states import ALIAS_KEY, HINT_KEY, ID_KEY, PENDING_KEY, STATE_KEY
 
 ASSIGNED_KEY = "_dc_assigned_master"
 _FIELDS = ("id", "class_name", "dataset_name", "master_backend_id", "replica_backend_ids", "alias", "aliases",
@@ -76,3 +76,22 @@ def made_here(object_id: str, class_name: str, backend_id: str) -> ObjectMeta:
 def volatile(class_name: str) -> ObjectMeta:
     """The ObjectMeta of an object that is not persistent."""
     return ObjectMeta(None, class_name, None, None, frozenset(), None, frozenset(), False)
+
+
+def remember_alias(obj, alias: str | None):
+    """Notes on `obj` the alias this program stored or found it by (for its repr; no call is made); returns obj."""
+    if alias and obj is not None and hasattr(obj, "__dict__"):
+        obj.__dict__[ALIAS_KEY] = alias
+    return obj
+
+
+def describe(obj) -> str:
+    """`<module.Class ID alias='a'>` for a persistent object, from what it already knows (no call is made);
+    `<module.Class (volatile, not persistent) at 0x...>` otherwise."""
+    d = obj.__dict__
+    name = type(obj)._dc_class_name
+    oid = d.get(ID_KEY) if d.get(STATE_KEY) is not None else d.get(PENDING_KEY)
+    if oid is None:
+        return f"<{name} (volatile, not persistent) at {id(obj):#x}>"
+    alias = d.get(ALIAS_KEY)
+    return f"<{name} {oid}{f' alias={alias!r}' if alias else ''}>"

@@ -72,6 +72,7 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
         check_recursive(recursive)
         backend = backend_text(backend_id)
         get_runtime().make_persistent(self, alias, backend, recursive)
+        metadata.remember_alias(self, alias)
 
     def makePersistent(self, alias: str | None = None) -> None:
         """COMPSs spelling of make_persistent(alias)."""
@@ -82,7 +83,8 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
         """The object with `alias` in `dataset_name` (or `dataset`; default: the session's dataset); it must be
         an instance of this class."""
         alias = alias_text(alias, "get_by_alias")
-        return get_runtime().get_by_alias(cls, alias, dataset_argument(dataset_name, dataset))
+        found = get_runtime().get_by_alias(cls, alias, dataset_argument(dataset_name, dataset))
+        return metadata.remember_alias(found, alias)
 
     @classmethod
     def get_by_id(cls: type[_T], object_id: str | uuid.UUID) -> _T:
@@ -102,11 +104,15 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
         alias = alias_text(alias, "add_alias")
         self._persistent_id("add_alias")
         get_runtime().add_alias(self, alias)
+        metadata.remember_alias(self, alias)
 
     def get_aliases(self) -> set[str]:
         """Every alias this persistent object has now."""
         self._persistent_id("get_aliases")
         return get_runtime().get_aliases(self)
+
+    def __repr__(self) -> str:
+        return metadata.describe(self)
 
     # ---- identity and location ------------------------------------------------------------------
 
@@ -159,6 +165,13 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
         """The ID of one of the backends holding a copy, chosen at random among those alive."""
         self._persistent_id("get_location")
         return get_runtime().get_location(self)
+
+    def get_location_name(self) -> str:
+        """The name (as `dataclay status` and get_backends() show it) of the backend get_location() returns;
+        from the backend list this program already has, when it has one."""
+        self._persistent_id("get_location_name")
+        runtime = get_runtime()
+        return runtime.backend_name(runtime.get_location(self))
 
     def get_all_locations(self) -> list[str]:
         """Every backend ID holding a copy, master first."""

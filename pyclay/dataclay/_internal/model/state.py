@@ -61,6 +61,15 @@ def stored_names(cls, names) -> list:
     return list(names)
 
 
+def loadable_names(cls, names) -> list:
+    """Which of a stored object's entries `names` its class loads now: as stored_names, except that a field the
+    class no longer declares (its model changed since the object was stored) is skipped, not refused. The
+    skipped value stays in the store untouched: it is never decoded, so no change of a call removes it."""
+    if cls._dc_custom_getstate or cls._dc_custom_setstate:
+        return stored_names(cls, names)
+    return [name for name in names if name in cls._dc_field_set]
+
+
 def restore_state(obj, values: dict) -> None:
     """Gives `obj` (its state already set to what it becomes) the stored `values`: through its __setstate__
     if its class has one, else as its fields."""

@@ -9,6 +9,7 @@ STATE_KEY = "_dc_state"
 ID_KEY = "_dc_id"
 HINT_KEY = "_dc_hint"
 PENDING_KEY = "_dc_pending"    # made by model code during a call in a backend: the ID it is stored under
+ALIAS_KEY = "_dc_alias"        # the alias this program last stored or found the object by (repr shows it)
 VERSIONS_KEY = "_dc_versions"  # a version made here: the IDs of the versions it was made through
 
 

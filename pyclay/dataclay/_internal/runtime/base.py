@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from dataclay.exceptions import (
     AliasDoesNotExistError, BackendDoesNotExistError, BackendUnavailableError, ClassNotRegisteredError,
-    InvalidArgumentError, ObjectDoesNotExistError, RemoteError)
+    InvalidArgumentError, FieldNotSetError, ObjectDoesNotExistError, RemoteError)
 from dataclay._internal.runtime import local_copies
 from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.model.states import HINT_KEY, ID_KEY, PENDING_KEY, PROXY, STATE_KEY, VERSIONS_KEY
@@ -88,7 +88,12 @@ class Runtime:
     def get_field(self, obj, name: str):
         """The value of a persistent field, read in the object's backend."""
         oid = obj.__dict__[ID_KEY]
-        data = self.router.on_object(obj, lambda ds: ds.get_field(oid, name), idempotent=True)
+        try:
+            data = self.router.on_object(obj, lambda ds: ds.get_field(oid, name), idempotent=True)
+        except RemoteError as e:
+            if e.remote_type != "builtins.AttributeError":
+                raise
+            raise FieldNotSetError(e.remote_type, e.remote_message, e.remote_args, e.remote_traceback) from None
         return loads(data, self.policy, f"field {type(obj).__name__}.{name}")
 
     def set_field(self, obj, name: str, value) -> None:
@@ -350,6 +355,14 @@ class Runtime:
         """Every backend ID holding a copy, master first (asked to the Logic Module)."""
         info = self.router.object_info(obj.__dict__[ID_KEY], refresh=True)
         return [info.master_backend_id] + [b for b in info.replica_backend_ids if b != info.master_backend_id]
+
+    def backend_name(self, backend_id: str) -> str:
+        """A backend's name (as `dataclay status` shows it), from the cached backend list: the Logic Module is
+        asked only for a backend that list does not hold yet."""
+        record = self.router.backends().get(backend_id) or self.router.backends(refresh=True).get(backend_id)
+        if record is None:
+            raise UnregisteredBackendError(f"no backend {backend_id} is registered (see api.get_backends())")
+        return record.name
 
     def get_backends(self) -> dict:
         """Backend ID -> BackendRecord (name, host, port, languages, alive), fresh from the Logic Module."""

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from dataclay.exceptions import ObjectNotHereError
 from dataclay._internal.model.object import rebuild_volatile
-from dataclay._internal.model.state import restore_state, stored_names
+from dataclay._internal.model.state import loadable_names, restore_state
 from dataclay._internal.model.states import ID_KEY
 from dataclay._internal.serialization.decoder import loads, reference_for
 
@@ -24,9 +24,9 @@ def only_object(found: list, object_id: str):
 def decode_fields(data, policy, resolve: Callable | None = None) -> dict:
     """Field name -> value of a stored object (references resolved by `resolve(pid)`, default: their proxies)."""
     cls = policy.dataclay_class(data.header.class_name)
-    stored_names(cls, [field.name for field in data.fields])
+    names = set(loadable_names(cls, [field.name for field in data.fields]))
     return {field.name: loads(field.value, policy, f"field {cls.__name__}.{field.name}", resolve)
-            for field in data.fields}
+            for field in data.fields if field.name in names}
 
 
 def clone(obj, recursive: bool, stored_form: Callable, policy):

@@ -10,6 +10,7 @@ by name: present in the models directory, or listed by the Logic Module. An acce
 is imported with its packages' `__init__` code, which is code of the same model, checked likewise."""
 from __future__ import annotations
 
+import collections
 import importlib
 import pathlib
 import sys
@@ -21,6 +22,8 @@ from dataclay._internal.model.object import DataClayObject, rebuild_volatile
 from dataclay._internal.serialization import module_sources
 from dataclay._internal.serialization.model_catalog import ModelCatalog, file_of
 from dataclay._internal.serialization.safe_names import LIBRARY_CLASSES, REBUILD_VOLATILE, SAFE_GLOBALS
+
+DEFAULT_DICT = ("collections", "defaultdict")
 
 
 CONTRIB = ["dataclay", "contrib"]
@@ -43,13 +46,17 @@ class ClassPolicy:
 
     def find_class(self, module, name):
         """The global `module.name` if allowed; else SerializationError (nothing imported, nothing run)."""
-        if not (module_sources.dotted(module) and _plain_name(name)):
+        if not (module_sources.dotted(module) and (_plain_name(name) or name.isidentifier())):
             raise SerializationError(f"refused a malformed global reference {module!r}, {name!r}; nothing was "
                                      f"imported")
         found = self._cache.get((module, name))
         if found is not None:
             return found
-        if (module, name) in SAFE_GLOBALS:
+        if not _plain_name(name) and not self._listed_dunder(module, name):
+            found = None
+        elif (module, name) == DEFAULT_DICT:
+            found = self._defaultdict
+        elif (module, name) in SAFE_GLOBALS:
             found = getattr(importlib.import_module(module), name)
         elif (module, name) == REBUILD_VOLATILE:
             found = rebuild_volatile
@@ -61,12 +68,37 @@ class ClassPolicy:
             found = self._model_global(module, name)
         if found is None:
             raise SerializationError(
-                f"refused {module}.{name}: nothing was imported for it. It is not a safe built-in, not a class of "
-                f"a model {self._model_scope} and not listed in DATACLAY_PICKLE_ALLOW; to accept it, list "
-                f"'{module}.{name}' in DATACLAY_PICKLE_ALLOW on the clients and the backends, or, for a model "
-                f"class, register its model (dataclaycmd NewModel) and get its code (dataclaycmd GetStubs)")
+                f"refused to load {module}.{name}: add it to DATACLAY_PICKLE_ALLOW (DATACLAY_PICKLE_ALLOW="
+                f"{module}.{name}, comma-separated with any other entries) on the clients and the backends, or, "
+                f"for a model class, register its model (dataclaycmd NewModel) and get its code (dataclaycmd "
+                f"GetStubs). It is not a safe built-in, a numpy value or a class of a model {self._model_scope}; "
+                f"nothing was imported for it")
         self._cache[(module, name)] = found
         return found
+
+    def _listed_dunder(self, module: str, name: str) -> bool:
+        """A one-level name with dunders (Cython's `__pyx_unpickle_<Class>`, which pandas pickles use) is
+        accepted only when DATACLAY_PICKLE_ALLOW lists it exactly: it reaches no attribute of another object."""
+        return name.isidentifier() and f"{module}.{name}" in self._allow
+
+    def _defaultdict(self, default_factory=None, *rest):
+        """collections.defaultdict as a pickle rebuilds it, with a factory that is None or a class this policy
+        accepts by name (the factory runs later, when model code reads a missing key)."""
+        if rest or not (default_factory is None or self._accepts_factory(default_factory)):
+            raise SerializationError(f"refused a collections.defaultdict whose default factory {default_factory!r} "
+                                     f"is not a class this side accepts by name")
+        return collections.defaultdict(default_factory)
+
+    def _accepts_factory(self, factory) -> bool:
+        if not isinstance(factory, type):
+            return False
+        module, name = getattr(factory, "__module__", None), getattr(factory, "__qualname__", None)
+        if not (isinstance(module, str) and isinstance(name, str)) or (module, name) == DEFAULT_DICT:
+            return False
+        try:
+            return self.find_class(module, name) is factory
+        except SerializationError:
+            return False
 
     def dataclay_class(self, class_name: str) -> type:
         """The dataClay class stored as "module.Class"; ClassNotRegisteredError if it is not allowed here."""
