@@ -101,6 +101,9 @@ final class Schema {
             + " dataset TEXT NOT NULL,"
             + " master_backend_id TEXT NOT NULL,"
             + " version_of TEXT)",
+        // Listing a dataset's objects by class (ListObjects) and counting them (ListDatasets): the one
+        // index on the objects besides the ID's, which each registered object pays for.
+        "CREATE INDEX IF NOT EXISTS objects_by_dataset_class ON objects(dataset, class_name, id)",
         "CREATE TABLE IF NOT EXISTS object_replicas ("
             + " object_id TEXT NOT NULL,"
             + " backend_id TEXT NOT NULL,"
