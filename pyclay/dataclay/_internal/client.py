@@ -8,6 +8,7 @@ import atexit
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.config import Config, session_settings
 from dataclay._internal.runtime.backend_client import backend_clients
+from dataclay._internal.runtime import listing
 from dataclay._internal.runtime.client import ClientRuntime
 from dataclay._internal.runtime.current import get_runtime, install_runtime, peek_runtime, remove_runtime
 
@@ -74,6 +75,40 @@ class Client:
         """Awaitable get_backends()."""
         runtime = self._started("a_get_backends")
         return backend_clients(await runtime.aio().get_backends(), runtime)
+
+    def list_datasets(self, count_objects: bool = True, page_size: int = 0):
+        """The datasets this session may see, as api.list_datasets() (an iterator, a page at a time)."""
+        self._started("list_datasets")
+        return listing.datasets(lambda: self._started("list_datasets").router.lm(), count_objects, page_size)
+
+    def list_aliases(self, pattern: str = "*", dataset: str | None = None, page_size: int = 0):
+        """The aliases matching a glob pattern, as api.list_aliases()."""
+        self._started("list_aliases")
+        return listing.aliases(lambda: self._started("list_aliases").router.lm(), pattern, dataset, page_size)
+
+    def list_objects(self, cls_or_class_name=None, dataset: str | None = None, page_size: int = 0):
+        """The objects of a class, as api.list_objects()."""
+        self._started("list_objects")
+        return listing.objects(lambda: self._started("list_objects").router.lm(), cls_or_class_name, dataset,
+                               page_size)
+
+    def a_list_datasets(self, count_objects: bool = True, page_size: int = 0):
+        """list_datasets() as an asynchronous iterator: `async for d in client.a_list_datasets(): ...`."""
+        self._started("a_list_datasets")
+        return listing.a_datasets(lambda: self._started("a_list_datasets").aio().router.lm(), count_objects,
+                                  page_size)
+
+    def a_list_aliases(self, pattern: str = "*", dataset: str | None = None, page_size: int = 0):
+        """list_aliases() as an asynchronous iterator (`async for`)."""
+        self._started("a_list_aliases")
+        return listing.a_aliases(lambda: self._started("a_list_aliases").aio().router.lm(), pattern, dataset,
+                                 page_size)
+
+    def a_list_objects(self, cls_or_class_name=None, dataset: str | None = None, page_size: int = 0):
+        """list_objects() as an asynchronous iterator (`async for`)."""
+        self._started("a_list_objects")
+        return listing.a_objects(lambda: self._started("a_list_objects").aio().router.lm(), cls_or_class_name,
+                                 dataset, page_size)
 
     def _started(self, operation: str) -> ClientRuntime:
         if not self.is_initialized:

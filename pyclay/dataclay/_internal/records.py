@@ -59,3 +59,27 @@ class ObjectInfoRecord(NamedTuple):
     replica_backend_ids: tuple
     aliases: tuple
     version_of: str = ""           # the versioned (original) object's ID when this one is a version
+
+
+class DatasetRecord(NamedTuple):
+    """A dataset as listed: its owner; what this session may do with its objects: "owner", "read-write" or
+    "read-only" (a data contract), or "none" (an administrator sees every dataset); when that contract ends
+    (epoch milliseconds; 0: never, or no contract); and how many objects it holds (None: not counted)."""
+
+    name: str
+    owner: str
+    access: str
+    contract_expires_at_ms: int = 0
+    objects: int | None = None
+
+
+class AliasRecord(NamedTuple):
+    """An alias as listed, with the object it names: its ID, class ("module.Class" or a Java binary name),
+    language, and the backend holding its master copy."""
+
+    alias: str
+    dataset: str
+    object_id: str
+    class_name: str
+    language: str
+    backend_id: str

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 
 from dataclay.exceptions import DataClayException, InvalidArgumentError
 from dataclay._internal.cli.java_model import read_java_model
+from dataclay._internal.cli.listing_commands import get_aliases, get_datasets, get_objects
 from dataclay._internal.cli.model_files import read_python_model
 from dataclay._internal.config import Config
 from dataclay._internal.proto import common_pb2
@@ -30,6 +31,11 @@ USAGE = """usage: dataclaycmd COMMAND ARGS...
                                                             default dataset is <user> itself
   RevokeDataContract <user> <pass> <dataset> <beneficiary>  take a data contract back
   GetDataContracts <user> <pass>                            list the contracts of user's datasets and to user
+  GetDatasets <user> <pass> [--json] [--limit N]            the datasets user may see: owner, access, objects
+  GetAliases <user> <pass> [<pattern>] [--dataset D] [--json] [--limit N]
+                                                            aliases matching pattern (* any text, ? one character)
+  GetObjects <user> <pass> [<class>] [--dataset D] [--json] [--limit N]
+                                                            objects of a class (default: all): ID, backend, aliases
   GrantModelRegistration <user> <pass> <account>            let account register models (administrators)
   RevokeModelRegistration <user> <pass> <account>           stop account registering models (administrators)
   NewModel <user> <pass> <namespace> <class_path> <python|java>   register a model's classes
@@ -334,6 +340,9 @@ COMMANDS = {
     "NewDataset": (new_dataset, (3, 3)),
     "RevokeDataContract": (revoke_data_contract, 4),
     "GetDataContracts": (get_data_contracts, 2),
+    "GetDatasets": (get_datasets, (2, 5)),
+    "GetAliases": (get_aliases, (2, 8)),
+    "GetObjects": (get_objects, (2, 8)),
     "GrantModelRegistration": (grant_model_registration, 3),
     "RevokeModelRegistration": (revoke_model_registration, 3),
     "NewModel": (new_model, 5),

@@ -1,9 +1,9 @@
 """Conversions between the plain records of dataclay._internal.records and protocol messages."""
 from __future__ import annotations
 
-from dataclay._internal.proto import common_pb2
+from dataclay._internal.proto import common_pb2, logicmodule_pb2
 from dataclay._internal.records import (
-    BackendRecord, FieldRecord, ObjectInfoRecord, ObjectRecord)
+    AliasRecord, BackendRecord, DatasetRecord, FieldRecord, ObjectInfoRecord, ObjectRecord)
 
 _ObjectData = common_pb2.ObjectData
 _PYTHON = common_pb2.PYTHON
@@ -62,3 +62,19 @@ def object_info_record(info: common_pb2.ObjectInfo) -> ObjectInfoRecord:
     return ObjectInfoRecord(info.id, info.class_name, language_name(info.language), info.dataset,
                             info.master_backend_id, tuple(info.replica_backend_ids), tuple(info.aliases),
                             info.version_of)
+
+
+_ACCESS = {logicmodule_pb2.DATASET_ACCESS_OWNER: "owner", logicmodule_pb2.DATASET_ACCESS_READ_WRITE: "read-write",
+           logicmodule_pb2.DATASET_ACCESS_READ_ONLY: "read-only"}
+
+
+def dataset_record(entry: logicmodule_pb2.DatasetEntry) -> DatasetRecord:
+    """The record of a listed dataset (objects None when they were not counted)."""
+    return DatasetRecord(entry.name, entry.owner, _ACCESS.get(entry.access, "none"), entry.contract_expires_at_ms,
+                         entry.objects if entry.objects >= 0 else None)
+
+
+def alias_record(entry: logicmodule_pb2.AliasEntry) -> AliasRecord:
+    """The record of a listed alias."""
+    return AliasRecord(entry.alias, entry.dataset, entry.object_id, entry.class_name, language_name(entry.language),
+                       entry.master_backend_id)

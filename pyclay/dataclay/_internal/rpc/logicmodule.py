@@ -63,6 +63,30 @@ class LogicModuleClient(StubClient):
         """The contracts (DataContract) on the caller's datasets, then those granted to it."""
         return self._call(self._stub.ListDataContracts, _EMPTY, _listed("contracts"))
 
+    def list_datasets(self, page_size: int = 0, page_token: str = "", count_objects: bool = False,
+                      timeout: float | None = None) -> lm_pb2.DatasetPage:
+        """A page of the datasets the session may see (administrators: all), by name; `page_size` 0: 100, at
+        most 1000; `page_token`: the last page's next_page_token ("" to start)."""
+        request = build(lm_pb2.ListDatasetsRequest, "list_datasets", page_size=page_size, page_token=page_token,
+                        count_objects=count_objects)
+        return self._call(self._stub.ListDatasets, request, timeout=check_timeout(timeout))
+
+    def list_aliases(self, pattern: str = "", dataset: str = "", page_size: int = 0, page_token: str = "",
+                     timeout: float | None = None) -> lm_pb2.AliasPage:
+        """A page of the aliases matching `pattern` ('*' any run of characters, '?' one, all else literal; "":
+        all) in `dataset` ("": every dataset the session may see), by dataset then alias."""
+        request = build(lm_pb2.ListAliasesRequest, "list_aliases", pattern=pattern, dataset=dataset,
+                        page_size=page_size, page_token=page_token)
+        return self._call(self._stub.ListAliases, request, timeout=check_timeout(timeout))
+
+    def list_objects(self, class_name: str = "", dataset: str = "", page_size: int = 0, page_token: str = "",
+                     timeout: float | None = None) -> lm_pb2.ObjectPage:
+        """A page of the objects (ObjectInfo, with aliases and replicas) of `class_name` ("": every class) in
+        `dataset` ("": every dataset the session may see), by dataset, class and ID."""
+        request = build(lm_pb2.ListObjectsRequest, "list_objects", class_name=class_name, dataset=dataset,
+                        page_size=page_size, page_token=page_token)
+        return self._call(self._stub.ListObjects, request, timeout=check_timeout(timeout))
+
     def set_model_registration(self, user: str, allowed: bool) -> None:
         """Lets an account register models, or stops it (administrators only)."""
         request = build(lm_pb2.SetModelRegistrationRequest, "set_model_registration", username=user,

@@ -6,6 +6,7 @@ import io.dataclay.runtime.ClientRuntime;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.UUID;
+import java.util.stream.Stream;
 
 /** Starts and ends a Java program's use of dataClay: one session, shared by every thread. */
 public final class DataClay {
@@ -50,5 +51,40 @@ public final class DataClay {
   /** The registered backends by ID (name, address, languages, liveness), fresh from the Logic Module. */
   public static Map<UUID, BackendInfo> getBackends() {
     return Runtimes.current().getBackends();
+  }
+
+  /**
+   * The datasets this session may see, by name, with their object counts: its account's own and
+   * those of data contracts in force (an administrator: every dataset). A lazy stream: the Logic
+   * Module is asked for the next page only when it is needed.
+   */
+  public static Stream<DatasetInfo> listDatasets() {
+    return Runtimes.current().listDatasets(true);
+  }
+
+  /**
+   * The aliases matching {@code pattern} ('*': any run of characters, '?': one, every other
+   * character itself), in every dataset this session may see, by dataset then alias; lazily paged.
+   */
+  public static Stream<AliasInfo> listAliases(String pattern) {
+    return Runtimes.current().listAliases(pattern, null);
+  }
+
+  /** {@link #listAliases(String)} in one dataset (null: every one the session may see). */
+  public static Stream<AliasInfo> listAliases(String pattern, String dataset) {
+    return Runtimes.current().listAliases(pattern, dataset);
+  }
+
+  /** The objects of a model class in every dataset this session may see, by dataset and ID; lazily paged. */
+  public static Stream<StoredObject> listObjects(Class<? extends DataClayObject> modelClass) {
+    return Runtimes.current().listObjects(modelClass.getName(), null);
+  }
+
+  /**
+   * The objects of a class given by name (a Java binary name or Python "module.Class"; null: every
+   * class) in {@code dataset} (null: every one the session may see); lazily paged.
+   */
+  public static Stream<StoredObject> listObjects(String className, String dataset) {
+    return Runtimes.current().listObjects(className, dataset);
   }
 }

@@ -1,8 +1,10 @@
 package io.dataclay.api;
 
+import io.dataclay.exceptions.PermissionDeniedException;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.stream.Stream;
 
 /**
  * What model objects delegate to: the client runtime opened by {@link DataClay#init()}, or the
@@ -56,4 +58,24 @@ public interface ObjectRuntime {
 
   /** The persistent object with this ID (a proxy of its class). */
   DataClayObject getByID(UUID id);
+
+  /** The datasets the session may see, a page at a time (clients only: model code cannot list). */
+  default Stream<DatasetInfo> listDatasets(boolean countObjects) {
+    throw notFromHere("listDatasets");
+  }
+
+  /** The aliases matching a glob pattern in {@code dataset} (null: every one the session may see). */
+  default Stream<AliasInfo> listAliases(String pattern, String dataset) {
+    throw notFromHere("listAliases");
+  }
+
+  /** The objects of a class (null: every class) in {@code dataset} (null: every one the session may see). */
+  default Stream<StoredObject> listObjects(String className, String dataset) {
+    throw notFromHere("listObjects");
+  }
+
+  private static PermissionDeniedException notFromHere(String operation) {
+    return new PermissionDeniedException(operation + " lists what a client session may see: call it from a client"
+        + " program, not from model code running in a backend");
+  }
 }

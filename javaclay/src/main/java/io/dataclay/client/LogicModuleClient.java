@@ -1,5 +1,6 @@
 package io.dataclay.client;
 
+import io.dataclay.proto.AliasPage;
 import io.dataclay.proto.AliasRequest;
 import io.dataclay.proto.BackendIdRequest;
 import io.dataclay.proto.BackendInfo;
@@ -9,10 +10,14 @@ import io.dataclay.proto.ErrorInfo;
 import io.dataclay.proto.GarbageReport;
 import io.dataclay.proto.GetModelRequest;
 import io.dataclay.proto.DataContract;
+import io.dataclay.proto.DatasetPage;
 import io.dataclay.proto.HeartbeatRequest;
 import io.dataclay.proto.HeartbeatResponse;
 import io.dataclay.proto.Language;
+import io.dataclay.proto.ListAliasesRequest;
+import io.dataclay.proto.ListDatasetsRequest;
 import io.dataclay.proto.ListModelsRequest;
+import io.dataclay.proto.ListObjectsRequest;
 import io.dataclay.proto.LogicModuleGrpc;
 import io.dataclay.proto.LogicModuleStats;
 import io.dataclay.proto.Model;
@@ -25,6 +30,7 @@ import io.dataclay.proto.ObjectIdRequest;
 import io.dataclay.proto.ObjectIdsRequest;
 import io.dataclay.proto.ObjectInfo;
 import io.dataclay.proto.ObjectLocationsRequest;
+import io.dataclay.proto.ObjectPage;
 import io.dataclay.proto.RegisterObjectsRequest;
 import io.dataclay.proto.RegistrationGroup;
 import io.dataclay.proto.RevokeDataContractRequest;
@@ -121,6 +127,21 @@ public final class LogicModuleClient implements AutoCloseable {
   /** The contracts on the caller's datasets and those granted to it. */
   public List<DataContract> listDataContracts() {
     return RpcCalls.call(() -> stub.listDataContracts(Empty.getDefaultInstance()).getContractsList());
+  }
+
+  /** A page of the datasets the caller may see (see the ListDatasets RPC). */
+  public DatasetPage listDatasets(ListDatasetsRequest request) {
+    return RpcCalls.call(() -> stub.listDatasets(request));
+  }
+
+  /** A page of the aliases matching a pattern (see the ListAliases RPC). */
+  public AliasPage listAliases(ListAliasesRequest request) {
+    return RpcCalls.call(() -> stub.listAliases(request));
+  }
+
+  /** A page of the objects of a class (see the ListObjects RPC). */
+  public ObjectPage listObjects(ListObjectsRequest request) {
+    return RpcCalls.call(() -> stub.listObjects(request));
   }
 
   /** Lets an account register models, or stops it (administrators only). */

@@ -6,6 +6,9 @@ import io.dataclay.api.ObjectRuntime;
 import io.dataclay.api.ObjectState;
 import io.dataclay.api.ObjectStates;
 import io.dataclay.client.Channels;
+import io.dataclay.api.AliasInfo;
+import io.dataclay.api.DatasetInfo;
+import io.dataclay.api.StoredObject;
 import io.dataclay.client.LogicModuleClient;
 import io.dataclay.exceptions.AliasDoesNotExistException;
 import io.dataclay.exceptions.BackendUnavailableException;
@@ -22,6 +25,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.stream.Stream;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.logging.Logger;
 
@@ -287,6 +291,21 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
   @Override
   public Map<UUID, BackendInfo> getBackends() {
     return router.backends(true);
+  }
+
+  @Override
+  public Stream<DatasetInfo> listDatasets(boolean countObjects) {
+    return Listings.datasets(lm, countObjects);
+  }
+
+  @Override
+  public Stream<AliasInfo> listAliases(String pattern, String dataset) {
+    return Listings.aliases(lm, pattern, dataset);
+  }
+
+  @Override
+  public Stream<StoredObject> listObjects(String className, String dataset) {
+    return Listings.objects(lm, className, dataset);
   }
 
   /** Closes the session (best effort) and every channel. */

@@ -20,6 +20,7 @@ public final class MetadataStore implements AutoCloseable {
   private final ObjectMetadataStore objects;
   private final ImportTables imports;
   private final FailoverStore failover;
+  private final ListingStore listings;
 
   private MetadataStore(String url, SqlDialect dialect, MetadataSync sync, ConnectionPool pool, Jdbc jdbc) {
     this.url = url;
@@ -33,6 +34,7 @@ public final class MetadataStore implements AutoCloseable {
     this.objects = new ObjectMetadataStore(jdbc);
     this.imports = new ImportTables(jdbc);
     this.failover = new FailoverStore(jdbc);
+    this.listings = new ListingStore(jdbc);
   }
 
   /**
@@ -105,6 +107,11 @@ public final class MetadataStore implements AutoCloseable {
    */
   public MetadataCut openCut() {
     return MetadataCut.open(dialect, url, sync);
+  }
+
+  /** Pages of datasets, aliases and objects (access is the caller's to check). */
+  public ListingStore listings() {
+    return listings;
   }
 
   /** Backend terms, promotions and demotions. */

@@ -101,6 +101,11 @@ final class Schema {
             + " dataset TEXT NOT NULL,"
             + " master_backend_id TEXT NOT NULL,"
             + " version_of TEXT)",
+        // Listing a dataset's objects by class (ListObjects) and counting them (ListDatasets): the one
+        // index on the objects besides the ID's. Without the ID in it, a new row lands at the end of
+        // its (dataset, class) run, which costs a registered object about 2 us here, where a key
+        // ending in the (random) ID cost 10 us (a page then sorts its class's rows by ID instead).
+        "CREATE INDEX IF NOT EXISTS objects_by_dataset_class ON objects(dataset, class_name)",
         "CREATE TABLE IF NOT EXISTS object_replicas ("
             + " object_id TEXT NOT NULL,"
             + " backend_id TEXT NOT NULL,"

@@ -14,7 +14,8 @@ import java.util.Properties;
 
 /**
  * The only place where SQLite and PostgreSQL differ: how to connect, session pragmas, the binary
- * column type, and how many connections to keep. All other SQL is written once for both.
+ * column type, how many connections to keep, and how a glob pattern matches text. All other SQL is
+ * written once for both.
  */
 enum SqlDialect {
   SQLITE("BLOB", 1),
@@ -52,6 +53,42 @@ enum SqlDialect {
   /** Connections worth keeping: SQLite serialises writers anyway, so one connection under a lock. */
   int poolSize() {
     return poolSize;
+  }
+
+  /**
+   * A condition true when {@code column} matches the one bound parameter, a pattern made by {@link
+   * #globPattern}. SQLite's LIKE ignores case, PostgreSQL's does not: SQLite uses GLOB (which
+   * respects case) and PostgreSQL LIKE, so that both match the same rows.
+   */
+  String globCondition(String column) {
+    return this == SQLITE ? column + " GLOB ?" : column + " LIKE ? ESCAPE '!'";
+  }
+
+  /**
+   * The pattern for {@link #globCondition} of a user's glob, where '*' stands for any run of
+   * characters, '?' for one character, and every other character for itself: the characters
+   * this dialect's matching would read otherwise are escaped (SQLite GLOB: '[' as "[[]";
+   * PostgreSQL LIKE: '%', '_' and the escape character '!' after a '!'). Quotes and backslashes
+   * need nothing: the pattern is a bound parameter, never part of the SQL text.
+   */
+  String globPattern(String glob) {
+    StringBuilder out = new StringBuilder(glob.length() + 8);
+    for (int i = 0; i < glob.length(); i++) {
+      char ch = glob.charAt(i);
+      if (this == SQLITE) {
+        out.append(ch == '[' ? "[[]" : String.valueOf(ch));
+      } else if (ch == '*') {
+        out.append('%');
+      } else if (ch == '?') {
+        out.append('_');
+      } else {
+        if (ch == '%' || ch == '_' || ch == '!') {
+          out.append('!');
+        }
+        out.append(ch);
+      }
+    }
+    return out.toString();
   }
 
   /** Opens a configured connection in manual-commit mode. */

@@ -324,10 +324,17 @@ public final class AccountService {
     cache.invalidateAll();
   }
 
-  /** The contracts on the caller's datasets, then those granted to the caller. */
+  /**
+   * The contracts on the caller's datasets, then those granted to the caller on others' datasets:
+   * each contract once, also one the caller holds on its own dataset (NewDataset makes one).
+   */
   public List<ContractRecord> listDataContracts(Session caller) {
     List<ContractRecord> out = new ArrayList<>(store.accounts().contractsOn(caller.username()));
-    out.addAll(store.accounts().contractsTo(caller.username()));
+    for (ContractRecord c : store.accounts().contractsTo(caller.username())) {
+      if (!c.owner().equals(caller.username())) {
+        out.add(c);
+      }
+    }
     return out;
   }
 

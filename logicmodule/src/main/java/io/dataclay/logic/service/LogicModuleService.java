@@ -9,6 +9,7 @@ import io.dataclay.exceptions.NotAuthenticatedException;
 import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.ImportTables;
 import io.dataclay.logic.metadata.ContractRecord;
+import io.dataclay.logic.metadata.ListingStore;
 import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.ModelRecord;
 import io.dataclay.logic.metadata.ModelStore;
@@ -75,6 +76,7 @@ public final class LogicModuleService {
   private final BackendRegistry backends;
   private final ModelService models;
   private final ObjectService objects;
+  private final ListingService listings;
   private final GarbageCollector collector;
   private final SnapshotCoordinator snapshots;
   private final ImportCoordinator imports;
@@ -112,6 +114,7 @@ public final class LogicModuleService {
     this.models = new ModelService(store, accounts, backends, backendCalls, () -> systemToken,
         settings.maxModelBytes());
     this.objects = new ObjectService(store, accounts, backends);
+    this.listings = new ListingService(store);
     this.collector = new GarbageCollector(store, accounts, backends, backendCalls, () -> systemToken);
     this.snapshots = new SnapshotCoordinator(store, backends, backendCalls::snapshots, () -> systemToken,
         Executors.newCachedThreadPool(r -> {
@@ -221,7 +224,7 @@ public final class LogicModuleService {
     accessChanged();
   }
 
-  /** The contracts on the caller's datasets and those granted to it. */
+  /** The contracts on the caller's datasets and those granted to it, each once. */
   public List<ContractRecord> listDataContracts(String token) {
     return accounts.listDataContracts(caller(token));
   }
@@ -321,6 +324,24 @@ public final class LogicModuleService {
   /** Removes an alias (dataset empty: the session's dataset). */
   public void deleteAlias(String token, String alias, String dataset) {
     objects.deleteAlias(caller(token), alias, dataset);
+  }
+
+  /** A page of the datasets the caller may see (administrators: all), with object counts if asked. */
+  public Listing.Page<Listing.Dataset> listDatasets(String token, int pageSize, String pageToken,
+      boolean countObjects) {
+    return listings.datasets(caller(token), pageSize, pageToken, countObjects);
+  }
+
+  /** A page of the aliases matching a glob pattern, in one dataset or every one the caller may see. */
+  public Listing.Page<ListingStore.AliasRow> listAliases(String token, String pattern, String dataset, int pageSize,
+      String pageToken) {
+    return listings.aliases(caller(token), pattern, dataset, pageSize, pageToken);
+  }
+
+  /** A page of the objects of a class (empty: all), in one dataset or every one the caller may see. */
+  public Listing.Page<ObjectRecord> listObjects(String token, String className, String dataset, int pageSize,
+      String pageToken) {
+    return listings.objects(caller(token), className, dataset, pageSize, pageToken);
   }
 
   /** Records replicas on a backend (backends only). */

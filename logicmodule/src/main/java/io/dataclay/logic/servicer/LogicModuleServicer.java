@@ -7,6 +7,7 @@ import io.dataclay.logic.service.CollectionResult;
 import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.logic.service.RegisteredBackend;
 import io.dataclay.logic.service.Stats;
+import io.dataclay.proto.AliasPage;
 import io.dataclay.proto.AliasRequest;
 import io.dataclay.proto.BackendIdRequest;
 import io.dataclay.proto.BackendInfo;
@@ -21,6 +22,7 @@ import io.dataclay.proto.SnapshotChunk;
 import io.dataclay.proto.SnapshotInfo;
 import io.dataclay.proto.SnapshotRequest;
 import io.dataclay.proto.DataContractList;
+import io.dataclay.proto.DatasetPage;
 import io.dataclay.proto.Empty;
 import io.dataclay.proto.ErrorInfo;
 import io.dataclay.proto.GarbageReport;
@@ -29,7 +31,10 @@ import io.dataclay.proto.HealthResponse;
 import io.dataclay.proto.HeartbeatRequest;
 import io.dataclay.proto.Demotion;
 import io.dataclay.proto.HeartbeatResponse;
+import io.dataclay.proto.ListAliasesRequest;
+import io.dataclay.proto.ListDatasetsRequest;
 import io.dataclay.proto.ListModelsRequest;
+import io.dataclay.proto.ListObjectsRequest;
 import io.dataclay.proto.LogicModuleGrpc;
 import io.dataclay.proto.LogicModuleStats;
 import io.dataclay.proto.Model;
@@ -44,6 +49,7 @@ import io.dataclay.proto.ObjectIdsRequest;
 import io.dataclay.proto.ObjectInfo;
 import io.dataclay.proto.ObjectInfoList;
 import io.dataclay.proto.ObjectLocationsRequest;
+import io.dataclay.proto.ObjectPage;
 import io.dataclay.proto.RegisterObjectsRequest;
 import io.dataclay.proto.RegisterObjectsResponse;
 import io.dataclay.proto.RevokeDataContractRequest;
@@ -299,6 +305,39 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
     ServerCalls.respond(out, () -> {
       service.deleteAlias(token(), r.getAlias(), r.getDataset());
       return EMPTY;
+    });
+  }
+
+  @Override
+  public void listDatasets(ListDatasetsRequest r, StreamObserver<DatasetPage> out) {
+    service.countCall("ListDatasets");
+    ServerCalls.respond(out, () -> {
+      var page = service.listDatasets(token(), r.getPageSize(), r.getPageToken(), r.getCountObjects());
+      DatasetPage.Builder answer = DatasetPage.newBuilder().setNextPageToken(page.nextPageToken());
+      page.items().forEach(d -> answer.addDatasets(ProtoMapping.toProto(d)));
+      return answer.build();
+    });
+  }
+
+  @Override
+  public void listAliases(ListAliasesRequest r, StreamObserver<AliasPage> out) {
+    service.countCall("ListAliases");
+    ServerCalls.respond(out, () -> {
+      var page = service.listAliases(token(), r.getPattern(), r.getDataset(), r.getPageSize(), r.getPageToken());
+      AliasPage.Builder answer = AliasPage.newBuilder().setNextPageToken(page.nextPageToken());
+      page.items().forEach(a -> answer.addAliases(ProtoMapping.toProto(a)));
+      return answer.build();
+    });
+  }
+
+  @Override
+  public void listObjects(ListObjectsRequest r, StreamObserver<ObjectPage> out) {
+    service.countCall("ListObjects");
+    ServerCalls.respond(out, () -> {
+      var page = service.listObjects(token(), r.getClassName(), r.getDataset(), r.getPageSize(), r.getPageToken());
+      ObjectPage.Builder answer = ObjectPage.newBuilder().setNextPageToken(page.nextPageToken());
+      page.items().forEach(o -> answer.addObjects(ProtoMapping.toProto(o)));
+      return answer.build();
     });
   }
 

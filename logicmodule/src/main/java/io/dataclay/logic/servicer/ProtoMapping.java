@@ -3,14 +3,19 @@ package io.dataclay.logic.servicer;
 import com.google.protobuf.ByteString;
 import io.dataclay.common.Language;
 import io.dataclay.logic.metadata.BackendRecord;
+import io.dataclay.logic.metadata.ListingStore;
 import io.dataclay.logic.metadata.ModelRecord;
 import io.dataclay.logic.metadata.ObjectGroup;
 import io.dataclay.logic.metadata.ObjectRecord;
 import io.dataclay.logic.service.Checks;
+import io.dataclay.logic.service.Listing;
 import io.dataclay.logic.service.RegisteredBackend;
 import io.dataclay.logic.service.Session;
+import io.dataclay.proto.AliasEntry;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.ClassDescription;
+import io.dataclay.proto.DatasetAccess;
+import io.dataclay.proto.DatasetEntry;
 import io.dataclay.proto.FieldDescription;
 import io.dataclay.proto.MethodDescription;
 import io.dataclay.proto.Model;
@@ -144,6 +149,25 @@ public final class ProtoMapping {
     boolean named = !g.getAlias().isEmpty();
     return new ObjectGroup(objects, named ? g.getAlias() : null,
         named || !g.getAliasObjectId().isEmpty() ? g.getAliasObjectId() : null);
+  }
+
+  /** The wire form of a listed dataset. */
+  public static DatasetEntry toProto(Listing.Dataset d) {
+    DatasetAccess access = switch (d.access()) {
+      case OWNER -> DatasetAccess.DATASET_ACCESS_OWNER;
+      case READ_WRITE -> DatasetAccess.DATASET_ACCESS_READ_WRITE;
+      case READ_ONLY -> DatasetAccess.DATASET_ACCESS_READ_ONLY;
+      case NONE -> DatasetAccess.DATASET_ACCESS_NONE;
+    };
+    return DatasetEntry.newBuilder().setName(d.name()).setOwner(d.owner()).setAccess(access)
+        .setContractExpiresAtMs(d.contractExpiresAtMs()).setObjects(d.objects()).build();
+  }
+
+  /** The wire form of a listed alias. */
+  public static AliasEntry toProto(ListingStore.AliasRow a) {
+    return AliasEntry.newBuilder().setAlias(a.alias()).setDataset(a.dataset()).setObjectId(a.objectId())
+        .setClassName(a.className()).setLanguage(toProto(a.language())).setMasterBackendId(a.masterBackendId())
+        .build();
   }
 
   /** The wire form of an object's metadata. */

@@ -12,17 +12,26 @@ import io.dataclay.exceptions.NotAuthenticatedException;
 import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.logic.LogicModuleServer;
 import io.dataclay.logic.service.LogicModuleService;
+import io.dataclay.proto.AliasEntry;
+import io.dataclay.proto.AliasPage;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.ClassDescription;
+import io.dataclay.proto.DatasetAccess;
+import io.dataclay.proto.DatasetEntry;
+import io.dataclay.proto.DatasetPage;
 import io.dataclay.proto.ErrorCode;
 import io.dataclay.proto.ErrorInfo;
 import io.dataclay.proto.FieldDescription;
 import io.dataclay.proto.Language;
+import io.dataclay.proto.ListAliasesRequest;
+import io.dataclay.proto.ListDatasetsRequest;
+import io.dataclay.proto.ListObjectsRequest;
 import io.dataclay.proto.LogicModuleStats;
 import io.dataclay.proto.MethodDescription;
 import io.dataclay.proto.Model;
 import io.dataclay.proto.ModelFile;
 import io.dataclay.proto.ObjectInfo;
+import io.dataclay.proto.ObjectPage;
 import io.dataclay.proto.RegistrationGroup;
 import io.dataclay.proto.SessionInfo;
 import io.dataclay.testing.LogicModuleFixture;
@@ -125,6 +134,24 @@ class LogicModuleServicerTest {
     asAlice.newAlias("item-one", o.getId());
     asAlice.deleteAlias("item-1", "alice");
     assertEquals(List.of("item-one"), asAlice.getObjectInfo(o.getId()).getAliasesList());
+    // listing
+    DatasetPage datasets = asAlice.listDatasets(ListDatasetsRequest.newBuilder().setCountObjects(true).build());
+    assertEquals(List.of(DatasetEntry.newBuilder().setName("alice").setOwner("alice")
+        .setAccess(DatasetAccess.DATASET_ACCESS_OWNER).setObjects(1).build(), DatasetEntry.newBuilder()
+        .setName("alice.shared").setOwner("alice").setAccess(DatasetAccess.DATASET_ACCESS_OWNER).setObjects(0).build()),
+        datasets.getDatasetsList());
+    AliasPage aliases = asAlice.listAliases(ListAliasesRequest.newBuilder().setPattern("item-?ne").build());
+    assertEquals(List.of(AliasEntry.newBuilder().setAlias("item-one").setDataset("alice").setObjectId(o.getId())
+        .setClassName("shop.models.Item").setLanguage(Language.PYTHON).setMasterBackendId(backendId).build()),
+        aliases.getAliasesList());
+    ObjectPage objects = asAlice.listObjects(ListObjectsRequest.newBuilder().setClassName("shop.models.Item")
+        .setPageSize(1).build());
+    assertEquals(List.of(o.toBuilder().addAliases("item-one").build()), objects.getObjectsList());
+    assertEquals("", objects.getNextPageToken());
+    assertThrows(InvalidArgumentException.class, () -> asAlice.listObjects(ListObjectsRequest.newBuilder()
+        .setPageToken("not-a-token").build()));
+    assertThrows(PermissionDeniedException.class, () -> asAlice.listAliases(ListAliasesRequest.newBuilder()
+        .setDataset("admin").build()));
     // stats, then closing the session
     assertThrows(PermissionDeniedException.class, asAlice::getStats);
     LogicModuleStats stats = admin.getStats();
