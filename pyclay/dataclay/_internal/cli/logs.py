@@ -13,15 +13,9 @@ from collections import deque
 
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.cli.cluster_state import ClusterState
+from dataclay._internal.log_lines import escape_controls
 
 POLL_SECONDS = 0.2
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u2028\u2029]")
-
-
-def show_control(line: str) -> str:
-    """`line` with every control character but tab written as an escape (\\x1b, \\u2028)."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
-                        line)
 
 
 def log_files(home: pathlib.Path, server: str | None) -> dict[str, pathlib.Path]:
@@ -86,5 +80,5 @@ def show_logs(home: pathlib.Path, server: str | None, follow: bool, lines: int |
 
 
 def _print(out, name: str, raw: bytes, prefix: bool) -> None:
-    line = show_control(raw.rstrip(b"\r\n").decode("utf-8", "replace"))
+    line = escape_controls(raw.rstrip(b"\r\n").decode("utf-8", "replace"))
     out.write(f"{name} | {line}\n" if prefix else f"{line}\n")
