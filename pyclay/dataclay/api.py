@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 
+from dataclay.exceptions import DataClayException
 from dataclay._internal.config import Config
 from dataclay._internal.runtime.base import canonical_id
 from dataclay._internal.runtime.client import ClientRuntime
@@ -20,7 +21,10 @@ def init(config_file: str | None = None) -> None:
     if peek_runtime() is not None:
         return
     global _exit_hook_registered
-    runtime = ClientRuntime(Config.load(config_file)).open()
+    try:
+        runtime = ClientRuntime(Config.load(config_file)).open()
+    except DataClayException as e:  # its message says what to do: the library's frames would only bury it
+        raise e.with_traceback(None) from None
     if not install_runtime(runtime):
         runtime.close()
         return
