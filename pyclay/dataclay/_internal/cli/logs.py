@@ -27,7 +27,8 @@ def log_files(home: pathlib.Path, server: str | None) -> dict[str, pathlib.Path]
                                    f"`dataclay start`, or set DATACLAY_HOME to the home of the cluster you started")
     state = ClusterState.load(home)
     names = [state.lm.name, *(b.name for b in state.backends)] if state is not None else []
-    names += sorted((p.stem for p in logs.glob("*.log") if p.stem not in names), key=_natural)
+    names += sorted((p.stem for p in logs.glob("*.log") if p.stem not in names),
+                    key=lambda n: (n != "logicmodule", _natural(n)))
     files = {name: logs / f"{name}.log" for name in names if (logs / f"{name}.log").is_file()}
     if server is None:
         return files
@@ -41,9 +42,10 @@ def _natural(name: str):
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
-def show_logs(home: pathlib.Path, server: str | None, follow: bool, lines: int | None, out=sys.stdout) -> None:
-    """Prints the logs (the last `lines` of each when given), then, with `follow`, what is written next,
-    until interrupted."""
+def show_logs(home: pathlib.Path, server: str | None, follow: bool, lines: int | None, out=None) -> None:
+    """Prints the logs to `out` (standard output by default; the last `lines` of each when given), then, with
+    `follow`, what is written next, until interrupted."""
+    out = sys.stdout if out is None else out
     files = log_files(home, server)
     prefix = server is None
     offsets = {}
