@@ -402,7 +402,7 @@ def _port_of(state: ClusterState, name: str) -> int:
     return next(b.port for b in state.backends if b.name == name)
 
 
-def _answered(call, deadline: float, server: str, seconds: float):
+def _answered(call, deadline: float, server: str, seconds: float = START_TIMEOUT):
     """`call()`'s answer; a server too busy to answer in time (a slow machine: a start under load
     misses the liveness bound, DATACLAY_UNREACHABLE_MS) is asked again until `deadline`."""
     while True:
