@@ -37,6 +37,13 @@ def test_a_newline_in_printed_text_starts_a_labelled_line_and_control_characters
     assert lines[1].endswith("forged\\x0d\\x1b[2J\\u2028")
 
 
+def test_bytes_written_to_the_binary_side_become_labelled_lines_too():
+    sink = io.StringIO()
+    out = CallOutput("stdout", sink)
+    _in_call(lambda: (out.buffer.write("caf\u00e9 \x1b\n".encode()), out.buffer.flush()))
+    assert sink.getvalue() == f"call people.model.Person.birthday on {OID}: stdout: caf\u00e9 \\x1b\n"
+
+
 def test_an_unfinished_line_waits_for_its_end_or_a_flush_and_a_long_one_is_cut():
     sink = io.StringIO()
     out = CallOutput("stdout", sink)

@@ -33,6 +33,12 @@ class CallOutput(io.TextIOBase):
         self._name = name
         self._sink = sink
         self._pending = threading.local()
+        self._bytes = _BytesInto(self)
+
+    @property
+    def buffer(self) -> io.RawIOBase:
+        """The binary side (sys.stdout.buffer.write(b"...")): bytes are decoded as UTF-8 and written as text."""
+        return self._bytes
 
     @property
     def encoding(self) -> str:
@@ -80,6 +86,25 @@ class CallOutput(io.TextIOBase):
                 self._sink.flush()
             except (OSError, ValueError):
                 pass  # the Data Service stopped reading: output has nowhere to go
+
+
+class _BytesInto(io.RawIOBase):
+    """Bytes written to a CallOutput's `buffer`: decoded (UTF-8, bad bytes replaced) and written as text."""
+
+    def __init__(self, text: CallOutput):
+        super().__init__()
+        self._text = text
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        data = bytes(data)
+        self._text.write(data.decode("utf-8", "replace"))
+        return len(data)
+
+    def flush(self) -> None:
+        self._text.flush()
 
 
 class CallFormatter(logging.Formatter):
