@@ -13,7 +13,8 @@ import java.util.logging.Logger;
 
 /**
  * Keeps one execution-environment process running: spawns it (its standard input and output are
- * its link, its standard error goes to the Data Service's log, through an {@link ErrorOutput} if given), restarts it with {@link RestartBackoff}
+ * its link, its standard error goes to the Data Service's log, through an {@link ErrorOutput} if
+ * given), restarts it with {@link RestartBackoff}
  * when it exits, counts restarts, and stops it on close (SIGTERM, then SIGKILL after 2 s, with
  * whatever it started that is still its descendant). It gets only the environment it is given.
  *

@@ -32,6 +32,12 @@ final class CallOutput extends OutputStream {
     return new PrintStream(new CallOutput(sink, stream), true, StandardCharsets.UTF_8);
   }
 
+  /** "Class.method on id": a call's label, the method without its JVM descriptor ("say(Ljava/lang/String;)I"). */
+  static String label(String className, String method, Object objectId) {
+    int descriptor = method.indexOf('(');
+    return className + "." + (descriptor < 0 ? method : method.substring(0, descriptor)) + " on " + objectId;
+  }
+
   /**
    * Labels what this thread writes with {@code call} ("Class.method on id"; null: no call) until changed;
    * returns the label it had (to restore when a nested call ends).

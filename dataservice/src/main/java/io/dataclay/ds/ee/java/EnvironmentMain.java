@@ -72,6 +72,10 @@ public final class EnvironmentMain {
     // What model code prints must not reach the link: standard output becomes standard error, each line
     // labelled with the call that printed it (CallOutput).
     PrintStream log = System.err;
+    // this process's own log records: one line each, written to the real standard error (the root
+    // handler takes System.err when it is made, so it is made now, before System.err is replaced)
+    System.setProperty("java.util.logging.SimpleFormatter.format", "%4$s %3$s: %5$s%6$s%n");
+    Logger.getLogger("").getHandlers();
     System.setOut(CallOutput.printStream(log, "stdout"));
     System.setErr(CallOutput.printStream(log, "stderr"));
     System.setIn(new ByteArrayInputStream(new byte[0]));

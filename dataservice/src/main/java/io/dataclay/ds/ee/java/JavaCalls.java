@@ -70,7 +70,7 @@ final class JavaCalls {
       CallContext ctx = new CallContext(host, models, request.session());
       byte[] value = NOTHING;
       DataClayException error = null;
-      String outer = CallOutput.serving(request.className() + "." + request.name() + " on " + request.objectId());
+      String outer = CallOutput.serving(CallOutput.label(request.className(), request.name(), request.objectId()));
       try {
         value = Runtimes.runWith(ctx, () -> perform(ctx, request));
       } catch (DataClayException e) {

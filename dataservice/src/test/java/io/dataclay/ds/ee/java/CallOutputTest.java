@@ -20,6 +20,8 @@ class CallOutputTest {
     out.flush();
     CallOutput.serving(outer);
     out.println("between calls");
+    assertEquals("com.example.Person.say on 42",
+        CallOutput.label("com.example.Person", "say(Ljava/lang/String;)I", 42));
     assertEquals(List.of("call com.example.Person.birthday on 42: stdout: turning 43",
         "call com.example.Person.birthday on 42: stdout: forged line",
         "call com.example.Person.birthday on 42: stdout: unfinished", "stdout: between calls"),
