@@ -2,7 +2,12 @@
 
 A password argument of `-` is read from DATACLAY_PASSWORD (NewAccount's, the new account's
 password, from DATACLAY_NEW_PASSWORD or standard input). The Logic Module's address comes from the
-client configuration (DATACLAY_HOST/DATACLAY_PORT or $DATACLAY_HOME/client.properties)."""
+client configuration (DATACLAY_HOST/DATACLAY_PORT or $DATACLAY_HOME/client.properties).
+
+Each command is one entry of COMMANDS (a Command: what it runs, how many arguments it takes, its
+synopsis, summary, details and example), from which `--help`, `help COMMAND`, `COMMAND --help` and
+the usage printed on a wrong number of arguments are all made. A new command is a function and one
+entry. Commands that print tables take `--json` (one JSON document, fixed keys: see _json_option)."""
 from __future__ import annotations
 
 import datetime
