@@ -76,10 +76,11 @@ def _parser() -> argparse.ArgumentParser:
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing new lines, like tail -f, until Ctrl-C")
     logs.add_argument("-n", "--lines", type=_count, default=None, metavar="N",
                       help="only the last N lines of each log (default: all)")
-    export = commands.add_parser(
-        "export", help="write a consistent snapshot of the cluster that client.properties / DATACLAY_* name (its "
-                       "objects, aliases, replicas, versions, models, accounts, datasets and contracts) to DIR; "
-                       "backup and stage-out")
+    export_help = ("write a consistent snapshot of the cluster that client.properties / DATACLAY_* name (its "
+                   "objects, aliases, replicas, versions, models, accounts, datasets and contracts) to DIR; "
+                   "backup and stage-out")
+    export = commands.add_parser("export", help=export_help, description=export_help[0].upper() + export_help[1:],
+                                 epilog="example: dataclay export /scratch/me/snapshot-1")
     export.add_argument("directory", metavar="DIR", help="a new or empty directory (on a shared file system)")
     export.add_argument("--dataset", default="", metavar="D",
                         help="only dataset D: its objects, aliases, owner and contracts (and every model); references "
@@ -91,9 +92,10 @@ def _parser() -> argparse.ArgumentParser:
                              "made on first need, mode 0600, with its public half beside it in snapshot-signing.pub)")
     export.add_argument("--progress", action="store_true",
                         help="show progress on standard error even when it is not a terminal")
-    load = commands.add_parser(
-        "import", help="load a snapshot from DIR into the cluster client.properties / DATACLAY_* name (new or "
-                       "empty, any size and engines), all or nothing; restore and stage-in")
+    import_help = ("load a snapshot from DIR into the cluster client.properties / DATACLAY_* name (new or "
+                   "empty, any size and engines), all or nothing; restore and stage-in")
+    load = commands.add_parser("import", help=import_help, description=import_help[0].upper() + import_help[1:],
+                               epilog="example: dataclay import --dry-run /scratch/me/snapshot-1")
     load.add_argument("directory", metavar="DIR", help="a directory `dataclay export` wrote")
     load.add_argument("--passwords-file", metavar="FILE", default=None,
                       help="create the snapshot's accounts this cluster lacks (and whose hashes it does not hold or "
