@@ -17,13 +17,16 @@ import java.util.function.Supplier;
  * bytes, every control character (and U+2028/2029) is written as an escape, so no byte it sends can
  * start a line of its own or drive a terminal; and it may write at most {@code bytesPerSecond} bytes
  * a second on average (bursts of {@link #BURST_SECONDS} seconds' worth): what is over is left out,
- * and one line then says how much.
+ * and a line says how much, at most one such line per {@link #NOTE_EVERY_SECONDS} seconds (and one
+ * when the process ends).
  */
 final class EnvironmentOutput implements Runnable {
   /** The longest line copied as one; the rest of a longer line follows as further lines, each marked. */
   static final int MAX_LINE = 4096;
   /** The burst a process may write at once, in seconds of its rate. */
   static final int BURST_SECONDS = 64;
+  /** The least time between two lines saying how much was left out. */
+  static final int NOTE_EVERY_SECONDS = 10;
   private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss");
 
   private final InputStream in;
@@ -37,6 +40,7 @@ final class EnvironmentOutput implements Runnable {
   private long lastNanos;
   private long droppedLines;
   private long droppedBytes;
+  private long lastNoteNanos;
 
   EnvironmentOutput(InputStream in, String language, Supplier<String> account, long pid, PrintStream out,
       long bytesPerSecond, LongSupplier nanoClock) {
@@ -49,6 +53,7 @@ final class EnvironmentOutput implements Runnable {
     this.nanoClock = nanoClock;
     this.tokens = (double) bytesPerSecond * BURST_SECONDS;
     this.lastNanos = nanoClock.getAsLong();
+    this.lastNoteNanos = lastNanos - NOTE_EVERY_SECONDS * 1_000_000_000L;
   }
 
   /** Copies {@code in} to this process's standard error on a daemon thread of its own, until it ends. */
@@ -100,7 +105,9 @@ final class EnvironmentOutput implements Runnable {
       droppedBytes += length + 1;
       return;
     }
-    flushDropped();
+    if (lastNanos - lastNoteNanos >= NOTE_EVERY_SECONDS * 1_000_000_000L) {
+      flushDropped();
+    }
     String text = escape(new String(bytes, 0, length, StandardCharsets.UTF_8));
     out.println(prefix() + (continued ? "(continued) " : "") + text + (cut ? " (cut at " + MAX_LINE + " bytes)" : ""));
   }
@@ -111,6 +118,7 @@ final class EnvironmentOutput implements Runnable {
           + "output: over its limit of " + bytesPerSecond + " bytes/s (" + EnvironmentSettings.OUTPUT_BYTES_S + ")");
       droppedLines = 0;
       droppedBytes = 0;
+      lastNoteNanos = nanoClock.getAsLong();
     }
   }
 

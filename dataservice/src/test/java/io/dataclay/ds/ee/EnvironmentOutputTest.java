@@ -49,6 +49,27 @@ class EnvironmentOutputTest {
   }
 
   @Test
+  void a_sustained_flood_is_counted_in_at_most_one_line_per_ten_seconds() {
+    // 100 bytes/s, burst 6400; a line of 100 bytes every 0.1 s for 60 s: one in ten passes
+    ByteArrayOutputStream log = new ByteArrayOutputStream();
+    byte[] line = ("x".repeat(99) + "\n").getBytes(StandardCharsets.UTF_8);
+    StringBuilder all = new StringBuilder();
+    for (int i = 0; i < 600 + 64; i++) {
+      all.append(new String(line, StandardCharsets.UTF_8));
+    }
+    long[] step = {0};
+    byte[] bytes = all.toString().getBytes(StandardCharsets.UTF_8);
+    // the clock advances 0.1 s each time it is read once the burst is spent
+    java.util.function.LongSupplier clock = () -> step[0]++ < 64 ? 0 : (step[0] - 64) * 100_000_000L;
+    new EnvironmentOutput(new ByteArrayInputStream(bytes), "python", () -> "alice", 42,
+        new PrintStream(log, true, StandardCharsets.UTF_8), 100, clock).run();
+    List<String> lines = log.toString(StandardCharsets.UTF_8).lines().toList();
+    long notes = lines.stream().filter(l -> l.contains("left out")).count();
+    assertTrue(notes >= 5 && notes <= 8, notes + " notes in " + lines.size() + " lines");
+    assertTrue(lines.size() < 64 + 70 + 8, lines.size() + " lines");
+  }
+
+  @Test
   void output_over_the_rate_is_left_out_and_counted_in_one_line() {
     // 10 bytes/s: a burst of 640 bytes; a loop of prints writes 100,000 lines of 10 bytes at once
     byte[] flood = "123456789\n".repeat(100_000).getBytes(StandardCharsets.UTF_8);
