@@ -37,6 +37,7 @@ def test_dataclaycmd_accounts_backends_stubs_and_waits(cluster, tmp_path):
     assert wrong.returncode == 1 and "password" in wrong.stderr.lower()
     usage = cluster.dataclaycmd("NewModel", admin, "-", check=False)
     assert usage.returncode == 2 and "NewModel takes 5 arguments" in usage.stderr
+    assert "usage: dataclaycmd NewModel <user> <pass> <namespace>" in usage.stderr and "GetStubs" not in usage.stderr
 
 
 def test_new_model_runs_no_user_code_and_reaches_backends_that_join_later(make_cluster, tmp_path):
@@ -142,3 +143,28 @@ def test_a_pool_made_by_another_engine_is_refused_at_start_and_left_intact(make_
     assert client(kv, """
         print(json.dumps({"age": Person.get_by_alias("pat").age}))
     """) == {"age": 7}
+
+
+def test_listing_commands_print_one_json_document_and_waits_take_a_timeout(cluster):
+    import json
+    import time
+    admin = cluster.admin_user()
+    # --json: one document on standard output, with fixed keys
+    backends = json.loads(cluster.dataclaycmd("GetBackends", admin, "-", "--json").stdout)
+    assert sorted(b["name"] for b in backends) == ["backend-1", "backend-2"]
+    assert all(set(b) == {"id", "name", "host", "port", "languages", "alive"} and b["alive"] for b in backends)
+    cluster.dataclaycmd("NewDataset", admin, "-", f"{admin}.cli")
+    contracts = json.loads(cluster.dataclaycmd("GetDataContracts", admin, "-", "--json").stdout)
+    assert any(c["dataset"] == f"{admin}.cli" and c["expires"] is None and c["read_only"] is False
+               for c in contracts), contracts
+    status = cluster.dataclay("status", "--json")
+    assert status.returncode == 0 and json.loads(status.stdout)["health"] == "up"
+    # --timeout: a wait that cannot be met gives up when told, naming the option
+    started = time.monotonic()
+    waited = cluster.dataclaycmd("WaitForBackends", "python", "3", "--timeout", "1", check=False)
+    assert waited.returncode == 1 and "after 1 s" in waited.stderr and "--timeout" in waited.stderr
+    assert time.monotonic() - started < 30
+    # help and version need no cluster and name the command
+    assert "WaitForBackends <python|java> <n> [--timeout SECONDS]" in cluster.dataclaycmd("help", "WaitForBackends").stdout
+    assert cluster.dataclay("--version").stdout.startswith("dataclay (pmclay) ")
+    assert "--timeout SECONDS" in cluster.dataclay("start", "--help").stdout

@@ -7,6 +7,7 @@ import atexit
 import uuid
 from typing import Iterator
 
+from dataclay.exceptions import DataClayException
 from dataclay._internal.config import Config
 from dataclay._internal.model.object import DataClayObject
 from dataclay._internal.records import AliasRecord, BackendRecord, DatasetRecord, ObjectInfoRecord
@@ -27,7 +28,10 @@ def init(config_file: str | None = None) -> None:
     if peek_runtime() is not None:
         return
     global _exit_hook_registered
-    runtime = ClientRuntime(Config.load(config_file)).open()
+    try:
+        runtime = ClientRuntime(Config.load(config_file)).open()
+    except DataClayException as e:  # its message says what to do: the library's frames would only bury it
+        raise e.with_traceback(None) from None
     if not install_runtime(runtime):
         runtime.close()
         return

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import atexit
 
-from dataclay.exceptions import InvalidArgumentError
+from dataclay.exceptions import DataClayException, InvalidArgumentError
 from dataclay._internal.config import Config, session_settings
 from dataclay._internal.runtime.backend_client import backend_clients
 from dataclay._internal.runtime import listing
@@ -42,7 +42,10 @@ class Client:
         if peek_runtime() is not None:
             raise InvalidArgumentError("this process already has a dataClay session (api.init() or another "
                                        "Client): stop it (api.finish() or Client.stop()) before starting this one")
-        runtime = ClientRuntime(Config.load().overridden(self._settings)).open()
+        try:
+            runtime = ClientRuntime(Config.load().overridden(self._settings)).open()
+        except DataClayException as e:  # its message says what to do: the library's frames would only bury it
+            raise e.with_traceback(None) from None
         runtime.plain_flags = True  # a dataClay 4 program: obj.is_persistent is True or False
         if not install_runtime(runtime):
             runtime.close()

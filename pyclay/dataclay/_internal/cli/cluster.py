@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dataclay.exceptions import DataClayException
+from dataclay.exceptions import DataClayException, InvalidArgumentError
 from dataclay._internal.cli import import_review
 from dataclay._internal.cli.cluster_state import ClusterState
 from dataclay._internal.cli.launcher import LocalCluster
@@ -13,14 +13,28 @@ from dataclay._internal.cli.settings import ENGINES, ClusterSettings
 from dataclay._internal.cli.snapshot_export import export_snapshot
 from dataclay._internal.cli.snapshot_import import import_snapshot
 from dataclay._internal.config import Config
-from dataclay._internal.cli.status_report import collect_status, format_status
+from dataclay._internal.cli.launcher import START_TIMEOUT, STOP_TIMEOUT
+from dataclay._internal.cli.logs import show_logs
+from dataclay._internal.cli.status_report import TIMEOUT, collect_status, exit_code, format_status, status_json
+from dataclay._internal.version import DISTRIBUTION, VERSION
+
+EPILOGUE = """exit codes: 0 done; 1 failed (the message says why); 2 wrong usage.
+`dataclay status` exits 0 when the Logic Module and every backend answer, 1 when the Logic Module
+does not, 3 when a backend is down or does not answer.
+`dataclay COMMAND --help` explains one command."""
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="dataclay", description="Start, stop and inspect a local dataClay cluster (state in $DATACLAY_HOME).")
+        prog="dataclay", description="Start, stop and inspect a local dataClay cluster (state in $DATACLAY_HOME).",
+        epilog=EPILOGUE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-V", "--version", action="version", version=f"%(prog)s ({DISTRIBUTION}) {VERSION}")
     commands = parser.add_subparsers(dest="command", required=True)
-    start = commands.add_parser("start", help="start the Logic Module and N backends (restarts what is down)")
+    start = commands.add_parser(
+        "start", help="start the Logic Module and N backends (restarts what is down)",
+        description="Start the Logic Module and N backends on this machine (restarts what is down); "
+                    "their logs go to $DATACLAY_HOME/logs (`dataclay logs`).",
+        epilog="example: dataclay start --backends 2 --store kv", formatter_class=argparse.RawDescriptionHelpFormatter)
     start.add_argument("--backends", type=int, default=None, metavar="N",
                        help="number of Data Service backends (default: as many as before, or 1)")
     start.add_argument("--store", choices=ENGINES, default=None,
@@ -30,15 +44,43 @@ def _parser() -> argparse.ArgumentParser:
     start.add_argument("--tls", action="store_true",
                        help="secure every connection with TLS: a private CA and server certificates in "
                             "$DATACLAY_HOME/tls; later starts keep TLS on")
-    stop = commands.add_parser("stop", help="stop every process of the local cluster (clean shutdown)")
+    start.add_argument("--timeout", type=_seconds, default=START_TIMEOUT, metavar="SECONDS",
+                       help=f"how long each server may take to come up (default {START_TIMEOUT:.0f})")
+    stop = commands.add_parser("stop", help="stop every process of the local cluster (clean shutdown)",
+                               description="Stop every process of the local cluster: SIGTERM (a clean shutdown), "
+                                           "SIGKILL after --timeout seconds.", epilog="example: dataclay stop")
+    stop.add_argument("--timeout", type=_seconds, default=STOP_TIMEOUT, metavar="SECONDS",
+                      help=f"how long each server may take to stop before it is killed (default {STOP_TIMEOUT:.0f})")
     stop.add_argument("--erase", action="store_true",
                       help="then overwrite and remove its pools (a postgres backend's rows: deleted) and its state in "
                            "$DATACLAY_HOME (metadata, logs, client.properties), so the next user of the node finds nothing")
-    commands.add_parser("status", help="backends, addresses, liveness, engines and object counts")
-    export = commands.add_parser(
-        "export", help="write a consistent snapshot of the cluster that client.properties / DATACLAY_* name (its "
-                       "objects, aliases, replicas, versions, models, accounts, datasets and contracts) to DIR; "
-                       "backup and stage-out")
+    status = commands.add_parser(
+        "status", help="backends, addresses, liveness, engines and object counts",
+        description="The Logic Module and every backend: addresses, liveness, engines, object counts and "
+                    "execution environments.",
+        epilog="exit codes: 0 all up; 1 the Logic Module does not answer; 3 a backend is down or does not answer.\n"
+               "example: dataclay status --json | jq .health", formatter_class=argparse.RawDescriptionHelpFormatter)
+    status.add_argument("--json", action="store_true",
+                        help="print one JSON document (health: up, degraded or down, then every field) instead of text")
+    status.add_argument("--timeout", type=_seconds, default=TIMEOUT, metavar="SECONDS",
+                        help=f"how long each server may take to answer (default {TIMEOUT:g})")
+    logs = commands.add_parser(
+        "logs", help="show the local cluster's logs (Logic Module and backends; model code's output is in its backend's)",
+        description="Show the logs of the local cluster in $DATACLAY_HOME/logs: logicmodule.log and backend-N.log "
+                    "(a backend's holds its execution environments' lines: what model code prints and logs, with "
+                    "the account and the call). Without SERVER every log, each line prefixed with its server's name.",
+        epilog="examples: dataclay logs backend-1 --follow\n          dataclay logs --lines 20",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    logs.add_argument("server", nargs="?", default=None, metavar="SERVER",
+                      help="one server's log: logicmodule, backend-1, ... (default: all)")
+    logs.add_argument("-f", "--follow", action="store_true", help="keep printing new lines, like tail -f, until Ctrl-C")
+    logs.add_argument("-n", "--lines", type=_count, default=None, metavar="N",
+                      help="only the last N lines of each log (default: all)")
+    export_help = ("write a consistent snapshot of the cluster that client.properties / DATACLAY_* name (its "
+                   "objects, aliases, replicas, versions, models, accounts, datasets and contracts) to DIR; "
+                   "backup and stage-out")
+    export = commands.add_parser("export", help=export_help, description=export_help[0].upper() + export_help[1:],
+                                 epilog="example: dataclay export /scratch/me/snapshot-1")
     export.add_argument("directory", metavar="DIR", help="a new or empty directory (on a shared file system)")
     export.add_argument("--dataset", default="", metavar="D",
                         help="only dataset D: its objects, aliases, owner and contracts (and every model); references "
@@ -50,9 +92,10 @@ def _parser() -> argparse.ArgumentParser:
                              "made on first need, mode 0600, with its public half beside it in snapshot-signing.pub)")
     export.add_argument("--progress", action="store_true",
                         help="show progress on standard error even when it is not a terminal")
-    load = commands.add_parser(
-        "import", help="load a snapshot from DIR into the cluster client.properties / DATACLAY_* name (new or "
-                       "empty, any size and engines), all or nothing; restore and stage-in")
+    import_help = ("load a snapshot from DIR into the cluster client.properties / DATACLAY_* name (new or "
+                   "empty, any size and engines), all or nothing; restore and stage-in")
+    load = commands.add_parser("import", help=import_help, description=import_help[0].upper() + import_help[1:],
+                               epilog="example: dataclay import --dry-run /scratch/me/snapshot-1")
     load.add_argument("directory", metavar="DIR", help="a directory `dataclay export` wrote")
     load.add_argument("--passwords-file", metavar="FILE", default=None,
                       help="create the snapshot's accounts this cluster lacks (and whose hashes it does not hold or "
@@ -88,8 +131,14 @@ def main(argv: list[str] | None = None) -> int:
             return _snapshot(args)
         settings = ClusterSettings.from_env()
         cluster = LocalCluster(settings)
+        if args.command == "logs":
+            if not cluster.check_home():
+                raise InvalidArgumentError(f"no local cluster: DATACLAY_HOME={settings.home} does not exist; start one "
+                                           f"with `dataclay start`, or set DATACLAY_HOME to the cluster's home")
+            show_logs(settings.home, args.server, args.follow, args.lines)
+            return 0
         if args.command == "start":
-            state = cluster.start(args.backends, args.store, args.metadata, tls=args.tls)
+            state = cluster.start(args.backends, args.store, args.metadata, tls=args.tls, timeout=args.timeout)
             for note in cluster.notes:
                 print(f"dataclay start: {note}", file=sys.stderr)
             print(f"dataClay is running: Logic Module on 127.0.0.1:{state.lm.port}, "
@@ -99,21 +148,39 @@ def main(argv: list[str] | None = None) -> int:
             print(f"client configuration: {cluster.client_file} (read by api.init() and dataclaycmd)")
             return 0
         if args.command == "stop":
-            stopped = cluster.stop()
+            stopped = cluster.stop(args.timeout)
             print("stopped " + ", ".join(stopped) if stopped else "nothing was running")
             if args.erase:
                 for line in cluster.erase():
                     print(line)
             return 0
         cluster.check_home()
-        report = collect_status(settings.home, ClusterState.load(settings.home))
-        print(format_status(report))
-        return 0 if report.lm_alive else 1
+        report = collect_status(settings.home, ClusterState.load(settings.home), args.timeout)
+        print(status_json(report) if args.json else format_status(report))
+        return exit_code(report)
     except DataClayException as e:
         print(f"dataclay {args.command}: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        return 130
+        return 0 if args.command == "logs" else 130
+
+
+def _seconds(text: str) -> float:
+    """A --timeout value: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    """A --lines value: a non-negative whole number."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {text!r}")
+    return int(text)
 
 
 def _snapshot(args) -> int:

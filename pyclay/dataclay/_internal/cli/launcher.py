@@ -25,8 +25,8 @@ from dataclay._internal.private_paths import check_private_dir, check_tree, ensu
 from dataclay._internal.rpc import LogicModuleClient
 from dataclay._internal.rpc.tls import ClusterCa
 
-START_TIMEOUT = 90.0
-STOP_TIMEOUT = 20.0
+START_TIMEOUT = 90.0  # default of `dataclay start --timeout`: how long each server may take to come up
+STOP_TIMEOUT = 20.0  # default of `dataclay stop --timeout`: how long a server may take to stop before SIGKILL
 LM_JAR = "logicmodule.jar"
 DS_JAR = "dataservice.jar"
 # what dataClay keeps in DATACLAY_HOME, checked at every start; anything else there is the user's own
@@ -54,13 +54,17 @@ class LocalCluster:
         self.notes: list[str] = []  # what a start found and worked around, for the user to read
         self._secret_file: pathlib.Path | None = None
         self._tls: ClusterCa | None = None
+        self.start_timeout = START_TIMEOUT
 
     # ---- start -------------------------------------------------------------------------------
 
     def start(self, backends: int | None = None, store: str | None = None,
-              metadata: str | None = None, tls: bool = False) -> ClusterState:
-        """Starts whatever is not running; a second start reuses the same pools and metadata, and
-        keeps TLS on (with the same CA) once a start asked for it."""
+              metadata: str | None = None, tls: bool = False, timeout: float = START_TIMEOUT) -> ClusterState:
+        """Starts whatever is not running, waiting up to `timeout` seconds for each step; a second start
+        reuses the same pools and metadata, and keeps TLS on (with the same CA) once a start asked for it."""
+        if not timeout > 0:
+            raise InvalidArgumentError(f"--timeout must be a positive number of seconds, not {timeout}")
+        self.start_timeout = timeout
         if backends is not None and not 1 <= backends <= 64:
             raise InvalidArgumentError(f"--backends must be between 1 and 64, not {backends}")
         prerequisites.check_java(self.settings.java, self.settings.java_from)  # before anything is made
@@ -215,7 +219,7 @@ class LocalCluster:
         # the administrator's password goes on standard input: never into an environment or a command line
         lm.pid = self._spawn(LM_JAR, env, self.logs / "logicmodule.log", stdin_line=password)
         state.save(self.home)
-        deadline = time.monotonic() + START_TIMEOUT
+        deadline = time.monotonic() + self.start_timeout
         # the port first: a gRPC channel refused while the JVM starts backs off, and would then
         # see the Logic Module up to its longest backoff late
         while not port_in_use(lm.port):
@@ -268,10 +272,10 @@ class LocalCluster:
 
     def _wait_for_backends(self, state: ClusterState, user: str, password: str) -> None:
         client = LogicModuleClient(f"127.0.0.1:{state.lm.port}", tls=self._tls)
-        deadline = time.monotonic() + START_TIMEOUT
+        deadline = time.monotonic() + self.start_timeout
         try:
             client.token = _answered(lambda: client.new_session(user, password, "").token, deadline,
-                                     "the Logic Module")
+                                     "the Logic Module", self.start_timeout)
         except NotAuthenticatedError as e:
             raise StartError(
                 f"the Logic Module refused the administrator {user!r} ({e}); its metadata already holds that "
@@ -281,7 +285,8 @@ class LocalCluster:
             while True:
                 # the Logic Module still calls a backend that was just killed alive for a heartbeat
                 # or two: a restarted one is up once its own port answers as well
-                alive = {b.name for b in _answered(client.get_backends, deadline, "the Logic Module")
+                alive = {b.name for b in _answered(client.get_backends, deadline, "the Logic Module",
+                                              self.start_timeout)
                          if b.alive and b.port == _port_of(state, b.name) and port_in_use(b.port)}
                 if names <= alive:
                     return
@@ -290,8 +295,8 @@ class LocalCluster:
                         raise StartError(self._died(f"backend {record.name}", self.logs / f"{record.name}.log"))
                 if time.monotonic() > deadline:
                     missing = ", ".join(sorted(names - alive))
-                    raise StartError(f"backends {missing} did not register within {START_TIMEOUT:.0f} s; "
-                                     f"see {self.logs}")
+                    raise StartError(f"backends {missing} did not register within {self.start_timeout:g} s; "
+                                     f"see {self.logs} (`dataclay logs`), or wait longer with --timeout SECONDS")
                 time.sleep(0.1)
         finally:
             client.close_session()
@@ -344,8 +349,9 @@ class LocalCluster:
 
     # ---- stop --------------------------------------------------------------------------------
 
-    def stop(self) -> list[str]:
-        """Stops every recorded process (backends first, then the Logic Module); returns what it stopped."""
+    def stop(self, timeout: float = STOP_TIMEOUT) -> list[str]:
+        """Stops every recorded process (backends first, then the Logic Module), each SIGKILLed if it is not
+        gone after `timeout` seconds; returns what it stopped."""
         if not self.check_home():
             return []
         state = ClusterState.load(self.home)
@@ -356,11 +362,11 @@ class LocalCluster:
         for record in running:
             record.terminate()
         for record in running:
-            record.wait_or_kill(STOP_TIMEOUT)
+            record.wait_or_kill(timeout)
             stopped.append(record.name)
         if state.lm.running():
             state.lm.terminate()
-            state.lm.wait_or_kill(STOP_TIMEOUT)
+            state.lm.wait_or_kill(timeout)
             stopped.append(state.lm.name)
         for record in state.backends:
             record.pid = 0
@@ -403,7 +409,7 @@ def _port_of(state: ClusterState, name: str) -> int:
     return next(b.port for b in state.backends if b.name == name)
 
 
-def _answered(call, deadline: float, server: str):
+def _answered(call, deadline: float, server: str, seconds: float = START_TIMEOUT):
     """`call()`'s answer; a server too busy to answer in time (a slow machine: a start under load
     misses the liveness bound, DATACLAY_UNREACHABLE_MS) is asked again until `deadline`."""
     while True:
@@ -411,5 +417,5 @@ def _answered(call, deadline: float, server: str):
             return call()
         except BackendUnavailableError as e:
             if time.monotonic() > deadline:
-                raise StartError(f"{server} did not answer within {START_TIMEOUT:.0f} s: {e}") from None
+                raise StartError(f"{server} did not answer within {seconds:g} s: {e}") from None
             time.sleep(0.2)

@@ -3,15 +3,19 @@ durability promise, pool use, object count, whether its stored values are encryp
 execution environments."""
 from __future__ import annotations
 
+import json
 import pathlib
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from dataclay.exceptions import DataClayException
 from dataclay._internal.cli.cluster_state import ClusterState
 from dataclay._internal.config import Config
 from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
 
-TIMEOUT = 3.0
+TIMEOUT = 3.0  # default of `dataclay status --timeout`: how long each server may take to answer
+
+# `dataclay status` exit codes
+EXIT_UP, EXIT_LM_DOWN, EXIT_BACKEND_DOWN = 0, 1, 3
 
 
 @dataclass
@@ -50,8 +54,9 @@ class StatusReport:
     problem: str = ""
 
 
-def collect_status(home: pathlib.Path, state: ClusterState | None) -> StatusReport:
-    """Asks the Logic Module and every backend; a part that does not answer is reported as such."""
+def collect_status(home: pathlib.Path, state: ClusterState | None, timeout: float = TIMEOUT) -> StatusReport:
+    """Asks the Logic Module and every backend, each given `timeout` seconds; a part that does not answer
+    is reported as such."""
     config = Config.load()
     address = f"{config.host}:{config.port}"
     report = StatusReport(lm_address=address, lm_alive=False)
@@ -60,7 +65,7 @@ def collect_status(home: pathlib.Path, state: ClusterState | None) -> StatusRepo
     report.tls = _tls_line(home, state, config)
     lm = LogicModuleClient(address, tls=config.tls)
     try:
-        report.lm_version = lm.health(timeout=TIMEOUT)
+        report.lm_version = lm.health(timeout=timeout)
         report.lm_alive = True
         if not (config.user and config.password):
             report.problem = "no credentials (DATACLAY_USER / DATACLAY_PASSWORD or client.properties) to ask more"
@@ -70,7 +75,7 @@ def collect_status(home: pathlib.Path, state: ClusterState | None) -> StatusRepo
         report.objects, report.aliases, report.sessions = stats.objects, stats.aliases, stats.open_sessions
         report.collected = stats.objects_collected
         for backend in lm.get_backends():
-            report.backends.append(_describe(backend, lm.token, config.tls))
+            report.backends.append(_describe(backend, lm.token, config.tls, timeout))
         lm.close_session()
     except DataClayException as e:
         report.problem = str(e)
@@ -89,14 +94,14 @@ def _tls_line(home: pathlib.Path, state: ClusterState | None, config: Config) ->
     return f"on for every connection ({ca}{where})"
 
 
-def _describe(backend, token: str, tls) -> BackendLine:
+def _describe(backend, token: str, tls, timeout: float) -> BackendLine:
     line = BackendLine(name=backend.name, backend_id=backend.id, address=f"{backend.host}:{backend.port}",
                        alive=backend.alive, engine=backend.store_engine or "?")
     if not backend.alive:
         return line
     ds = DataServiceClient(line.address, token, tls=tls)
     try:
-        status = ds.get_status(timeout=TIMEOUT)
+        status = ds.get_status(timeout=timeout)
         store = status.store
         line.engine, line.durability = store.engine, store.durability
         line.objects, line.used, line.capacity = store.objects, store.used_bytes, store.capacity_bytes
@@ -168,3 +173,22 @@ def format_status(report: StatusReport) -> str:
         if b.problem:
             out.append(f"    {b.problem}")
     return "\n".join(out)
+
+
+def health(report: StatusReport) -> str:
+    """"up" (the Logic Module and every backend answer), "degraded" (a backend is down or does not answer)
+    or "down" (the Logic Module does not answer)."""
+    if not report.lm_alive:
+        return "down"
+    return "degraded" if any(not b.alive or b.problem for b in report.backends) else "up"
+
+
+def exit_code(report: StatusReport) -> int:
+    """What `dataclay status` exits with: 0 up, 1 the Logic Module down, 3 a backend down."""
+    return {"up": EXIT_UP, "down": EXIT_LM_DOWN, "degraded": EXIT_BACKEND_DOWN}[health(report)]
+
+
+def status_json(report: StatusReport) -> str:
+    """The report as one JSON document (`dataclay status --json`): "health" first, then every field of
+    StatusReport and BackendLine under its own name (objects: null when a backend could not say)."""
+    return json.dumps({"health": health(report), **asdict(report)}, indent=2)

@@ -14,10 +14,12 @@ class CallContext:
     `relay` for, while the call is in flight), the caller, and which resident objects it touched
     (id -> object) at which eviction generation (id -> int)."""
 
-    __slots__ = ("call_id", "username", "dataset", "datasets", "touched", "generations", "created", "plain_flags")
+    __slots__ = ("call_id", "username", "dataset", "datasets", "touched", "generations", "created", "plain_flags",
+                 "what")
 
-    def __init__(self, call_id: int, username: str, dataset: str, datasets: frozenset):
+    def __init__(self, call_id: int, username: str, dataset: str, datasets: frozenset, what: str = ""):
         self.call_id = call_id
+        self.what = what  # "module.Class.method on <object ID>": what model code's output is labelled with
         self.username = username
         self.dataset = dataset
         self.datasets = datasets

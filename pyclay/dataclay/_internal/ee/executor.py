@@ -75,7 +75,8 @@ class Executor:
 
         A successful outcome is computed and delivered under the commit lock, so outcomes carrying
         deltas are delivered in the order of their sequence numbers."""
-        call = CallContext(execution.call_id, execution.username, execution.dataset, execution.datasets)
+        call = CallContext(execution.call_id, execution.username, execution.dataset, execution.datasets,
+                           f"{execution.class_name}.{execution.name} on {execution.object_id}")
         enter_call(call)
         try:
             value, failed = self._guarded(self._perform, execution, call)

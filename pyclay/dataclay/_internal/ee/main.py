@@ -11,8 +11,8 @@ import tempfile
 
 def main() -> int:
     """Runs the execution environment; returns its exit code."""
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO,
-                        format="%(asctime)s python-ee[%(process)d] %(levelname)s %(name)s: %(message)s")
+    # the Data Service leads each line with the time, the account and this process's pid
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     log = logging.getLogger("dataclay.ee")
     # First: nothing the Data Service sends (model code, object state) is read before this process is
     # confined as its launcher said (see dataclay._internal.sandbox).
@@ -37,6 +37,8 @@ def main() -> int:
         log.error("bad configuration: %s", e)
         return 2
     link = DataServiceLink.from_standard_streams()
+    from dataclay._internal.ee import output
+    output.capture()
     models = os.path.join(tempfile.gettempdir(), "dataclay-models")
     watcher = ModelWatcher(models)
     sys.path.insert(0, str(watcher.models_dir))

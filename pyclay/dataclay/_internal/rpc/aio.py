@@ -34,6 +34,9 @@ class AsyncCalls:
         target = self._target
         from dataclay._internal.rpc.errors import error_from_rpc
         mapped = error_from_rpc(error)
+        unreached = target.unreached(error, mapped)
+        if unreached is not None:
+            return unreached
         if not target.may_be_tls(error, mapped):
             return mapped
         # The explanation makes a blocking TLS handshake: never on the event loop's thread.

@@ -113,13 +113,28 @@ def open_aio_channel(address: str, tls: ClusterCa | None = None, server_name: st
     return grpc.aio.secure_channel(address, grpc.ssl_channel_credentials(root_certificates=tls.pem), options=options)
 
 
-class ConnectionTarget:
-    """Where a client connects and how; turns a failed call into the dataClay error to raise."""
+LOGIC_MODULE, DATA_SERVICE = "the Logic Module", "the backend"
+# what to do when a server cannot be reached at all
+_ADVICE = {
+    LOGIC_MODULE: "is the cluster running? Start one with 'dataclay start', or set DATACLAY_HOST/DATACLAY_PORT "
+                  "(or DATACLAY_HOME, whose client.properties names the cluster)",
+    DATA_SERVICE: "is it running? 'dataclay status' shows which servers are up; 'dataclay start' restarts a local "
+                  "cluster's",
+}
+_REFUSED = "Connection refused"
+_NO_HOST = ("DNS resolution failed", "errors resolving", "Domain name not found", "Name or service not known")
 
-    def __init__(self, address: str, tls: ClusterCa | None = None, server_name: str | None = None):
+
+class ConnectionTarget:
+    """Where a client connects and how; turns a failed call into the dataClay error to raise. `server`
+    says what listens there (LOGIC_MODULE, DATA_SERVICE), for the message when nothing does."""
+
+    def __init__(self, address: str, tls: ClusterCa | None = None, server_name: str | None = None,
+                 server: str = ""):
         self.address = check_address(address)
         self.tls = tls
         self.server_name = server_name
+        self.server = server
 
     def open(self) -> grpc.Channel:
         """A new channel to this target."""
@@ -133,6 +148,9 @@ class ConnectionTarget:
         """The exception for a failed call: what the server answered, or, when the connection
         could not be made for a reason of TLS, a BackendUnavailableError naming that reason."""
         mapped = error_from_rpc(error)
+        unreached = self.unreached(error, mapped)
+        if unreached is not None:
+            return unreached
         if not self.may_be_tls(error, mapped):
             return mapped
         from dataclay._internal.rpc import tls_probe
@@ -140,6 +158,25 @@ class ConnectionTarget:
         if reason is None:
             return mapped
         return BackendUnavailableError(f"service unavailable: {reason}", connect_failed=mapped.connect_failed)
+
+    def unreached(self, error: grpc.RpcError, mapped: DataClayException) -> BackendUnavailableError | None:
+        """For a call that could not connect because nothing listens at the address or its host has no
+        address: a BackendUnavailableError saying so and what to do (gRPC's own words are noise). Else None."""
+        if not isinstance(mapped, BackendUnavailableError) or error.code() != grpc.StatusCode.UNAVAILABLE:
+            return None
+        if any(key == ERROR_TRAILER for key, _ in (error.trailing_metadata() or ())):
+            return None
+        details = error.details() or ""
+        if _REFUSED in details:
+            reason = "connection refused"
+        elif any(words in details for words in _NO_HOST):
+            reason = f"no host named {self.address.rpartition(':')[0]!r}"
+        else:
+            return None
+        server = self.server or "the server"
+        advice = _ADVICE.get(self.server, "is it running?")
+        return BackendUnavailableError(f"cannot reach {server} at {self.address} ({reason}): {advice}",
+                                       connect_failed=True)
 
     @staticmethod
     def may_be_tls(error: grpc.RpcError, mapped: DataClayException) -> bool:

@@ -8,6 +8,7 @@ from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.proto import common_pb2, dataservice_pb2 as ds_pb2, dataservice_pb2_grpc
 from dataclay._internal.proto import logicmodule_pb2
 from dataclay._internal.rpc.calls import build, check_timeout, client_stream, server_stream
+from dataclay._internal.rpc.channels import DATA_SERVICE
 from dataclay._internal.rpc.convert import add_object_data
 from dataclay._internal.rpc.stub_client import StubClient
 
@@ -25,6 +26,7 @@ class DataServiceClient(StubClient):
     """A client of the Data Service at `address` (see StubClient for the arguments)."""
 
     STUB = dataservice_pb2_grpc.DataServiceStub
+    SERVER = DATA_SERVICE
 
     def make_persistent(self, objects, alias: str | None = None) -> None:
         """Stores a graph of new objects (ObjectRecords or ObjectData; objects[0] gets the alias); durable on return."""

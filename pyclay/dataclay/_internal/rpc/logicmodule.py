@@ -7,6 +7,7 @@ import operator
 
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.proto import common_pb2, logicmodule_pb2 as lm_pb2, logicmodule_pb2_grpc
+from dataclay._internal.rpc.channels import LOGIC_MODULE
 from dataclay._internal.rpc.calls import build, check_timeout, client_stream, server_stream
 from dataclay._internal.rpc.stub_client import StubClient
 
@@ -23,6 +24,7 @@ class LogicModuleClient(StubClient):
     """A client of the Logic Module at `address` (see StubClient for the arguments)."""
 
     STUB = logicmodule_pb2_grpc.LogicModuleStub
+    SERVER = LOGIC_MODULE
 
     def health(self, timeout: float = 5.0) -> str:
         """The Logic Module's version, if it answers within `timeout` seconds."""

@@ -15,11 +15,13 @@ class StubClient:
 
     STUB = None
     """The generated stub class (set by each subclass)."""
+    SERVER = ""
+    """What the server is, for messages ("the Logic Module"; set by each subclass)."""
 
     def __init__(self, address: str, token: str | None = None, *, channel=None, tls: ClusterCa | None = None,
                  server_name: str | None = None):
         self.address = address
-        self._target = ConnectionTarget(address, tls, server_name)
+        self._target = ConnectionTarget(address, tls, server_name, self.SERVER)
         self._owns_channel = channel is None
         self._channel = self._open_channel() if channel is None else channel
         self._stub = self.STUB(self._channel)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import pickle
 
-from dataclay.exceptions import InvalidArgumentError
+from dataclay.exceptions import ClassNotRegisteredError, InvalidArgumentError
 from dataclay._internal.model.object import DataClayObject
 from dataclay._internal.model import state
 from dataclay._internal.model.states import PENDING_KEY, STATE_KEY
@@ -83,7 +83,18 @@ class GraphWriter:
     def _assign(self, obj) -> tuple:
         entry = self.assigned.get(id(obj))
         if entry is None:
+            if type(obj).__module__ == "__main__":
+                raise ClassNotRegisteredError(script_class_message(type(obj).__qualname__))
             entry = (obj, obj.__dict__.get(PENDING_KEY) or new_object_id())
             self.assigned[id(obj)] = entry
             self._queue.append(entry)
         return entry
+
+
+def script_class_message(name: str) -> str:
+    """Why an object of class `name`, defined in the script being run (__main__), cannot be stored, and
+    what to do (the Data Service says the same to clients that send one)."""
+    return (f"class {name} is defined in the script being run (module __main__), and classes defined there can "
+            f"never be stored: backends cannot import a script. Move {name} into a module of its own (e.g. "
+            f"model.py beside the script, then `from model import {name}`) and register that module's directory: "
+            f"dataclaycmd NewModel <user> - <namespace> <directory> python")

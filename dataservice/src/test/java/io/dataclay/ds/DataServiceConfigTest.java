@@ -127,7 +127,7 @@ class DataServiceConfigTest {
     // run
     EnvironmentSettings s = DataServiceConfig.from(env).environments();
     // verify: 0 s is no deadline at all
-    assertEquals(new EnvironmentSettings("none", true, 128, 512, 2, 0, 3, 5000, 0, null, 1), s);
+    assertEquals(new EnvironmentSettings("none", true, 128, 512, 2, 0, 3, 5000, 0, null, 1, 16384), s);
   }
 
   @Test

@@ -79,7 +79,9 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
   /** Starts supervising the process of {@code launch}, whose private directory is {@code tmp}; call once. */
   void start(EnvironmentLaunch launch, String tmp) {
     EnvironmentSupervisor s = new EnvironmentSupervisor(launch.command(slot, tmp), launch.environment(),
-        services.timer(), new RestartBackoff(), this, language.name().toLowerCase() + " environment " + slot);
+        services.timer(), new RestartBackoff(), this, language.name().toLowerCase() + " environment " + slot,
+        (spawn, stderr) -> EnvironmentOutput.copy(stderr, language.name().toLowerCase(), this::account, spawn.pid(),
+            settings.outputBytesPerSecond()));
     synchronized (this) {
       supervisor = s;
     }

@@ -20,9 +20,11 @@ import java.util.Set;
  * @param callTimeoutMs {@value #CALL_TIMEOUT_S}
  * @param launcher {@value #LAUNCHER} (null: the interpreter's {@code -m} form)
  * @param spares {@value #SPARES}
+ * @param outputBytesPerSecond {@value #OUTPUT_BYTES_S}
  */
 public record EnvironmentSettings(String confinement, boolean javaInProcess, int memoryMb, int maxTasks, int threads,
-    int maxQueued, int maxProcesses, long idleMs, long callTimeoutMs, String launcher, int spares) {
+    int maxQueued, int maxProcesses, long idleMs, long callTimeoutMs, String launcher, int spares,
+    int outputBytesPerSecond) {
   /**
    * How model code is confined: {@code auto} (default: bubblewrap's namespaces with the kernel's
    * Landlock, seccomp and limits inside, or those kernel layers alone where bubblewrap cannot run;
@@ -68,6 +70,14 @@ public record EnvironmentSettings(String confinement, boolean javaInProcess, int
    */
   public static final String SPARES = "DATACLAY_EE_SPARES";
 
+  /**
+   * Bytes a second one environment process (one account's, on this backend) may write to the Data
+   * Service's log on average: what model code prints and logs, and the process's own lines. Bursts of
+   * 64 seconds' worth pass; what is over is left out and counted in one line. Default 16384 (16 KiB/s,
+   * bursts of 1 MiB); 0 leaves all of it out.
+   */
+  public static final String OUTPUT_BYTES_S = "DATACLAY_EE_OUTPUT_BYTES_S";
+
   private static final Set<String> MODES = Set.of("auto", "bwrap", "kernel", "none");
 
   /** The settings in {@code env} (unset keys take their defaults). */
@@ -85,7 +95,7 @@ public record EnvironmentSettings(String confinement, boolean javaInProcess, int
         number(env, MAX_QUEUED, 1024, 0, 1 << 24), number(env, MAX_PROCESSES, 64, 1, 100_000),
         number(env, IDLE_S, 600, 1, Integer.MAX_VALUE) * 1000L,
         number(env, CALL_TIMEOUT_S, 1800, 0, Integer.MAX_VALUE) * 1000L, text(env, LAUNCHER, null),
-        number(env, SPARES, 1, 0, 1));
+        number(env, SPARES, 1, 0, 1), number(env, OUTPUT_BYTES_S, 16384, 0, 1 << 30));
   }
 
   private static String text(Map<String, String> env, String key, String fallback) {

@@ -1,6 +1,7 @@
 package io.dataclay.ds.ee;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ScheduledExecutorService;
@@ -12,7 +13,8 @@ import java.util.logging.Logger;
 
 /**
  * Keeps one execution-environment process running: spawns it (its standard input and output are
- * its link, its standard error the Data Service's log), restarts it with {@link RestartBackoff}
+ * its link, its standard error goes to the Data Service's log, through an {@link ErrorOutput} if
+ * given), restarts it with {@link RestartBackoff}
  * when it exits, counts restarts, and stops it on close (SIGTERM, then SIGKILL after 2 s, with
  * whatever it started that is still its descendant). It gets only the environment it is given.
  *
@@ -23,6 +25,12 @@ import java.util.logging.Logger;
 public final class EnvironmentSupervisor {
   private static final long KILL_AFTER_MS = 2000;
   private static final Logger LOG = Logger.getLogger(EnvironmentSupervisor.class.getName());
+
+  /** Takes a started process's standard error (when the supervisor is given one: else it is inherited). */
+  public interface ErrorOutput {
+    /** Reads {@code stderr} of {@code spawn} until it ends, on a thread of its own; returns at once. */
+    void attach(Spawn spawn, InputStream stderr);
+  }
 
   /** What the supervisor tells its owner. Calls are serialised, on the timer's thread. */
   public interface Listener {
@@ -52,6 +60,7 @@ public final class EnvironmentSupervisor {
   private final RestartBackoff backoff;
   private final Listener listener;
   private final String name;
+  private final ErrorOutput errorOutput;
   private volatile Spawn current;
   private long generation;
   private final AtomicInteger restarts = new AtomicInteger();
@@ -64,6 +73,14 @@ public final class EnvironmentSupervisor {
   /** A supervisor of {@code command} run with {@code environment}, named {@code name} in the log. */
   public EnvironmentSupervisor(List<String> command, Map<String, String> environment,
       ScheduledExecutorService timer, RestartBackoff backoff, Listener listener, String name) {
+    this(command, environment, timer, backoff, listener, name, null);
+  }
+
+  /** The same, with each process's standard error handed to {@code errorOutput} (null: inherited). */
+  public EnvironmentSupervisor(List<String> command, Map<String, String> environment,
+      ScheduledExecutorService timer, RestartBackoff backoff, Listener listener, String name,
+      ErrorOutput errorOutput) {
+    this.errorOutput = errorOutput;
     this.command = List.copyOf(command);
     this.environment = Map.copyOf(environment);
     this.timer = timer;
@@ -155,7 +172,8 @@ public final class EnvironmentSupervisor {
       return;
     }
     generation++;
-    ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
+    ProcessBuilder builder = new ProcessBuilder(command).redirectError(
+        errorOutput == null ? ProcessBuilder.Redirect.INHERIT : ProcessBuilder.Redirect.PIPE);
     Map<String, String> env = builder.environment();
     env.clear();
     env.putAll(environment);
@@ -171,6 +189,9 @@ public final class EnvironmentSupervisor {
       return;
     }
     Spawn spawn = new Spawn(generation, process, System.currentTimeMillis());
+    if (errorOutput != null) {
+      errorOutput.attach(spawn, process.getErrorStream());
+    }
     current = spawn;
     listener.spawned(spawn);
     process.onExit().thenRun(() -> timer.execute(() -> onExit(spawn, process.exitValue())));

@@ -116,9 +116,8 @@ public final class ClassAvailability {
     if (isLibraryClass(language, className)) {
       return;
     }
-    ModelBundle model = registry.modelOf(language, className).orElseThrow(() -> new ClassNotRegisteredException(
-        "class " + className + " (" + where + ", " + language + ") is not in any model deployed on this backend:"
-            + " register its model with dataclaycmd NewModel"));
+    ModelBundle model = registry.modelOf(language, className).orElseThrow(
+        () -> new ClassNotRegisteredException(notRegistered(language, className)));
     if (model.withdrawn()) {
       throw new ClassNotRegisteredException("class " + className + " (" + where + ") belongs to model '"
           + model.namespace() + "' of account '" + model.owner() + "', whose right to register models was revoked:"
@@ -132,6 +131,28 @@ public final class ClassAvailability {
           + model.owner() + "' or an administrator to run dataclaycmd PublishModel <user> <password> "
           + model.namespace());
     }
+  }
+
+  /**
+   * What to tell a caller whose class no model here defines: that a class of a Python program's main
+   * script can never be stored, else which command registers the model that defines it.
+   */
+  static String notRegistered(Language language, String className) {
+    if (language == Language.PYTHON && className.startsWith("__main__.")) {
+      String name = className.substring("__main__.".length());
+      return "class " + name + " is defined in the script being run (module __main__), and classes defined there can "
+          + "never be stored: backends cannot import a script. Move " + name + " into a module of its own (e.g. "
+          + "model.py beside the script, then `from model import " + name + "`) and register that module's "
+          + "directory: dataclaycmd NewModel <user> - <namespace> <directory> python";
+    }
+    int dot = className.indexOf('.');
+    if (language == Language.PYTHON) {
+      String top = dot < 0 ? className : className.substring(0, dot);
+      return "class " + className + " is not in any registered model: register the model that "
+          + "defines it with dataclaycmd NewModel <user> - <namespace> <directory holding " + top + "> python";
+    }
+    return "class " + className + " is not in any registered model: register the model that "
+        + "defines it with dataclaycmd NewModel <user> - <namespace> <classes directory or jar> java";
   }
 
   /**

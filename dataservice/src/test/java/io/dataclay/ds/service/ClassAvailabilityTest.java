@@ -52,6 +52,30 @@ class ClassAvailabilityTest {
   }
 
   @Test
+  void an_unknown_class_is_refused_naming_the_command_that_registers_it_and_main_script_classes_as_never_storable() {
+    ClassAvailability classes = new ClassAvailability(registry, 100);
+    classes.markInstalled();
+    classes.refreshWith(() -> {});
+    ClassNotRegisteredException script = assertThrows(ClassNotRegisteredException.class,
+        () -> classes.requireUsableNow(null, Language.PYTHON, "__main__.Point", "objects[0]"));
+    ClassNotRegisteredException unknown = assertThrows(ClassNotRegisteredException.class,
+        () -> classes.requireUsableNow(null, Language.PYTHON, "shapes.model.Square", "objects[0]"));
+    ClassNotRegisteredException java = assertThrows(ClassNotRegisteredException.class,
+        () -> classes.requireUsableNow(null, Language.JAVA, "com.example.Square", "objects[0]"));
+    assertTrue(script.getMessage().contains("class Point is defined in the script being run")
+        && script.getMessage().contains("never be stored")
+        && script.getMessage().contains("dataclaycmd NewModel <user> - <namespace> <directory> python"),
+        script.getMessage());
+    assertTrue(unknown.getMessage().contains("shapes.model.Square")
+        && unknown.getMessage().contains("dataclaycmd NewModel <user> - <namespace> <directory holding shapes> python"),
+        unknown.getMessage());
+    assertTrue(java.getMessage().contains("<classes directory or jar> java"), java.getMessage());
+    for (ClassNotRegisteredException e : List.of(script, unknown, java)) {
+      assertFalse(e.getMessage().contains("objects[0]") || e.getMessage().contains("PYTHON"), e.getMessage());
+    }
+  }
+
+  @Test
   void a_start_up_install_slower_than_the_wait_is_backend_unavailable_not_class_not_registered() {
     ClassAvailability classes = new ClassAvailability(registry, 100);
     BackendUnavailableException e = assertThrows(BackendUnavailableException.class,

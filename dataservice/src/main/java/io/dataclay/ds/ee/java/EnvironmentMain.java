@@ -26,6 +26,7 @@ import java.io.FileDescriptor;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -68,8 +69,15 @@ public final class EnvironmentMain {
   public static void main(String[] args) {
     FileInputStream in = new FileInputStream(FileDescriptor.in);
     FileOutputStream out = new FileOutputStream(FileDescriptor.out);
-    // What model code prints must not reach the link: standard output becomes standard error.
-    System.setOut(System.err);
+    // What model code prints must not reach the link: standard output becomes standard error, each line
+    // labelled with the call that printed it (CallOutput).
+    PrintStream log = System.err;
+    // this process's own log records: one line each, written to the real standard error (the root
+    // handler takes System.err when it is made, so it is made now, before System.err is replaced)
+    System.setProperty("java.util.logging.SimpleFormatter.format", "%4$s %3$s: %5$s%6$s%n");
+    Logger.getLogger("").getHandlers();
+    System.setOut(CallOutput.printStream(log, "stdout"));
+    System.setErr(CallOutput.printStream(log, "stderr"));
     System.setIn(new ByteArrayInputStream(new byte[0]));
     Map<String, String> env = System.getenv();
     UUID backend;

@@ -70,6 +70,7 @@ final class JavaCalls {
       CallContext ctx = new CallContext(host, models, request.session());
       byte[] value = NOTHING;
       DataClayException error = null;
+      String outer = CallOutput.serving(CallOutput.label(request.className(), request.name(), request.objectId()));
       try {
         value = Runtimes.runWith(ctx, () -> perform(ctx, request));
       } catch (DataClayException e) {
@@ -78,6 +79,8 @@ final class JavaCalls {
         error = remoteError(e.getCause());
       } catch (RuntimeException e) {
         error = new InternalException("the Java environment failed running " + request.name() + ": " + e);
+      } finally {
+        CallOutput.serving(outer);
       }
       CallContext.Changes changes;
       try {
