@@ -150,7 +150,7 @@ def test_environment_says_hello_and_answers_calls(environments):
     oid = env.store(Item("pen", 3))
     env.call(7, oid, "unitmodels.shop.Item", "raise_price", 4)
     result = env.result()
-    assert hello.runtime_version.startswith("pyclay") and hello.confinement.startswith("none")
+    assert hello.runtime_version.startswith("pmclay ") and hello.confinement.startswith("none")
     assert result.call_id == 7 and not result.HasField("error")
     assert loads(result.result, ClientClassPolicy()) == 7
     assert [d.id for d in result.deltas] == [oid]

@@ -17,7 +17,8 @@ from peers import DataServicePeer, LogicModulePeer, start_server
 
 ALL_ERRORS = [cls for cls in vars(exceptions).values()
               if isinstance(cls, type) and issubclass(cls, exceptions.DataClayException)
-              and cls not in (exceptions.DataClayException, exceptions.ObjectNotPersistentError, RemoteError,
+              and not issubclass(cls, RemoteError)  # built from the remote type, not by the wire code
+              and cls not in (exceptions.DataClayException, exceptions.ObjectNotPersistentError,
                               exceptions.DoesNotExistError, exceptions.AlreadyExistError)]
 
 

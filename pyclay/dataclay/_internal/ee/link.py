@@ -19,10 +19,11 @@ from dataclay._internal.proto import executionenv_pb2 as ee_pb2
 from dataclay._internal.rpc import DataServiceLink, LinkClosedError, LinkProtocolError
 from dataclay._internal.rpc.convert import add_object_data, add_object_delta
 from dataclay._internal.rpc.errors import error_info_for
+from dataclay._internal.version import DISTRIBUTION, VERSION
 
 _log = logging.getLogger(__name__)
 
-RUNTIME_VERSION = "pyclay 0.1.0"
+RUNTIME_VERSION = f"{DISTRIBUTION} {VERSION}"
 EXIT_DONE, EXIT_LINK_FAILED, EXIT_RESTART = 0, 1, 3
 RESTART_GRACE_SECONDS = 10.0
 _KINDS = {ee_pb2.CALL_METHOD: CALL_METHOD, ee_pb2.GET_FIELD: GET_FIELD, ee_pb2.SET_FIELD: SET_FIELD}
