@@ -5,4 +5,5 @@ programs import it unchanged. It therefore replaces, and cannot sit beside, data
 `dataclay` distribution in one environment."""
 
 DISTRIBUTION = "pmclay"
-VERSION = "0.9.0"
+VERSION = "0.1.0"
+"""The same as the Maven projects' version (pom.xml), which the servers report: one release, one number."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from dataclay.exceptions import DataClayException, InvalidArgumentError
-from dataclay._internal.config import Config
+from dataclay._internal.config import CLIENT_FILE, Config
 from dataclay._internal.proto import common_pb2
 from dataclay._internal.rpc import LogicModuleClient, channels
 from dataclay._internal.runtime.base import Runtime
@@ -22,6 +22,12 @@ class ClientRuntime(Runtime):
     def __init__(self, config: Config):
         if not (config.user and config.password):
             where = config.source or "the environment"
+            if config.source is None and not (config.user or config.password):
+                raise InvalidArgumentError(
+                    f"no client configuration: {config.home / CLIENT_FILE} does not exist and DATACLAY_USER is not set. "
+                    f"Start a local cluster with 'dataclay start' (it writes that file), point DATACLAY_HOME at "
+                    f"the home of a running one, or set DATACLAY_HOST, DATACLAY_PORT, DATACLAY_USER and "
+                    f"DATACLAY_PASSWORD (or pass them to Client(...))")
             raise InvalidArgumentError(
                 f"DATACLAY_USER and DATACLAY_PASSWORD must be set ({where} has no "
                 f"{'DATACLAY_USER' if not config.user else 'DATACLAY_PASSWORD'}): set them in the environment or "
