@@ -13,17 +13,9 @@ import sys
 import time
 
 from _cluster import connected_cluster, p50_p99
+from _timing import timed
 
-
-def timed(fn, n, warmup=2000):
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(n):
-        t = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t)
-    return samples
+WARMUP = 2000  # unmeasured calls before each figure
 
 
 def report(name, samples, baseline_p50=None):
@@ -55,11 +47,11 @@ def main() -> int:
         counter.make_persistent(alias="bench")
         for round_ in range(1, args.rounds + 1):
             print(f"round {round_} of {args.rounds}{' (servers just started)' if round_ == 1 else ''}")
-            base = report("baseline: gRPC round trip (LM Health)", timed(lambda: lm.health(timeout=5), args.n))
-            report("active method, changes state (increment)", timed(counter.increment, args.n), base)
-            report("active method, reads state (get)", timed(counter.get, args.n), base)
-            report("get_by_alias", timed(lambda: Counter.get_by_alias("bench"), args.n), base)
-            one = timed(lambda: Counter(1).make_persistent(), args.n)
+            base = report("baseline: gRPC round trip (LM Health)", timed(lambda: lm.health(timeout=5), args.n, WARMUP))
+            report("active method, changes state (increment)", timed(counter.increment, args.n, WARMUP), base)
+            report("active method, reads state (get)", timed(counter.get, args.n, WARMUP), base)
+            report("get_by_alias", timed(lambda: Counter.get_by_alias("bench"), args.n, WARMUP), base)
+            one = timed(lambda: Counter(1).make_persistent(), args.n, WARMUP)
             report("make_persistent, one small object", one, base)
             print(f"  {'make_persistent one by one':<44} {len(one) / sum(one):9.0f} objects/s")
 

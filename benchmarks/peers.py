@@ -33,6 +33,7 @@ import tempfile
 import time
 
 from _cluster import connected_cluster, p50_p99
+from _timing import timed
 
 
 def _free_port() -> int:
@@ -71,15 +72,6 @@ def redis_server(durable: bool = True):
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def timed(fn, n: int) -> list[float]:
-    samples = []
-    for _ in range(n):
-        t = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t)
-    return samples
-
-
 HERE = pathlib.Path(__file__).resolve().parent
 DATACLAY4_VENV = HERE / ".venv-dataclay4"
 
@@ -116,7 +108,7 @@ def dataclay4_samples(n: int, warmup: int, rounds: int) -> dict[str, list[float]
                "DATACLAY_STORAGE_PATH": storage, "DATACLAY_LOGLEVEL": "WARNING",
                "DATACLAY_METADATA_HOST": "127.0.0.1", "DATACLAY_METADATA_PORT": str(metadata_port),
                "DATACLAY_BACKEND_HOST": "127.0.0.1", "DATACLAY_BACKEND_PORT": str(backend_port),
-               "PYTHONPATH": str(HERE / "peers")})
+               "PYTHONPATH": os.pathsep.join([str(HERE / "peers"), str(HERE)])})
         servers = [subprocess.Popen([str(python), "-m", "dataclay.metadata"], env=env, cwd=storage,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
         try:

@@ -9,20 +9,9 @@ round; the last round is the warm one."""
 import argparse
 import os
 import sys
-import time
 
 from _cluster import REPO, Cluster, p50_p99
-
-
-def timed(fn, n, warmup):
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(n):
-        t = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t)
-    return samples
+from _timing import timed
 
 
 class Side:

@@ -4,19 +4,12 @@ the samples (seconds) as the last line of its output, one JSON document:
 {"update": [...], "read": [...]} (dataClay 4 may log to standard output before it)."""
 import json
 import sys
-import time
 
+from _timing import timed
 from dataclay import Client
 from dataclay4_counter import Counter
 
 
-def timed(fn, n):
-    samples = []
-    for _ in range(n):
-        t = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t)
-    return samples
 
 
 def main():
