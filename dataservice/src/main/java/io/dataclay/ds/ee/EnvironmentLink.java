@@ -1,6 +1,7 @@
 package io.dataclay.ds.ee;
 
 import com.google.protobuf.UnsafeByteOperations;
+import io.dataclay.ds.codec.Messages;
 import io.dataclay.ds.service.DeltaSequences;
 import io.dataclay.ds.service.ExecutionKind;
 import io.dataclay.ds.service.ExecutionRequest;
@@ -8,7 +9,6 @@ import io.dataclay.ds.service.ExecutionResult;
 import io.dataclay.ds.service.InlineCall;
 import io.dataclay.ds.service.SequencedDelta;
 import io.dataclay.ds.service.Session;
-import io.dataclay.ds.servicer.Messages;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.CallTimedOutException;

@@ -1,28 +1,28 @@
 package io.dataclay.ds.lm;
 
+import io.dataclay.ds.codec.Messages;
 import io.dataclay.ds.service.BackendIdentity;
 import io.dataclay.ds.service.Mastership;
 import io.dataclay.ds.service.ModelBundle;
 import io.dataclay.ds.service.ModelCatalog;
 import io.dataclay.ds.service.SessionCache;
-import io.dataclay.proto.HeartbeatResponse;
-import io.dataclay.ds.servicer.Messages;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.NotAuthenticatedException;
 import io.dataclay.proto.BackendInfo;
+import io.dataclay.proto.HeartbeatResponse;
 import io.dataclay.proto.Language;
 import io.dataclay.proto.ModelList;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.function.Function;
-import java.util.function.LongConsumer;
-import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.LongConsumer;
 import java.util.function.Supplier;
 import java.util.logging.Logger;
 

@@ -3,6 +3,7 @@ package io.dataclay.ds.servicer;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.UnsafeByteOperations;
+import io.dataclay.ds.codec.Messages;
 import io.dataclay.ds.service.ObjectCopy;
 import io.dataclay.ds.service.Session;
 import io.dataclay.ds.snapshot.ImportStaging;

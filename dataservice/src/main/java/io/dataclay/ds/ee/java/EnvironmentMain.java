@@ -1,5 +1,6 @@
 package io.dataclay.ds.ee.java;
 
+import io.dataclay.ds.codec.Messages;
 import io.dataclay.ds.ee.FramedStream;
 import io.dataclay.ds.service.ExecutionKind;
 import io.dataclay.ds.service.ExecutionRequest;
@@ -7,7 +8,6 @@ import io.dataclay.ds.service.ExecutionResult;
 import io.dataclay.ds.service.ModelBundle;
 import io.dataclay.ds.service.SequencedDelta;
 import io.dataclay.ds.service.Session;
-import io.dataclay.ds.servicer.Messages;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.InvalidArgumentException;

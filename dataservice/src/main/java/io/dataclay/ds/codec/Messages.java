@@ -1,4 +1,4 @@
-package io.dataclay.ds.servicer;
+package io.dataclay.ds.codec;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.UnsafeByteOperations;
@@ -29,6 +29,8 @@ import java.util.UUID;
 /**
  * Converts protocol messages to the Data Service's plain types and back, validating every field
  * on the way in: a bad field fails with INVALID_ARGUMENT naming it (e.g. "objects[2].header.class_name").
+ * Shared by both directions: the servicer (incoming calls) and the outgoing adapters (execution
+ * environment links, the Logic Module, other backends).
  */
 public final class Messages {
   private Messages() {}
