@@ -11,14 +11,7 @@ import java.util.UUID;
  * {@link io.dataclay.client.LogicModuleClient} with the Data Service's backend session, and by the
  * {@link GroupCommitRegistrar} in front of it.
  */
-public interface LogicModuleGateway {
-  /**
-   * The session behind a client's token.
-   *
-   * @throws io.dataclay.exceptions.NotAuthenticatedException when the token is unknown, closed or expired
-   */
-  Session validateSession(String token);
-
+public interface LogicModuleGateway extends SessionAuthority {
   /**
    * Registers groups of objects stored on this backend (master = this backend, dataset = each
    * header's), each all or nothing with its alias and independently of the others. One outcome per

@@ -32,7 +32,7 @@ public final class SessionCache {
   public static final long REFUSAL_MS = 2_000;
   private static final int PURGE_ABOVE = 4096;
 
-  private final LogicModuleGateway lm;
+  private final SessionAuthority lm;
   private final LongSupplier clock;
   private final FailureThrottle badTokens;
   private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
@@ -44,12 +44,12 @@ public final class SessionCache {
   }
 
   /** A cache that validates through {@code lm}, on the wall clock. */
-  public SessionCache(LogicModuleGateway lm) {
+  public SessionCache(SessionAuthority lm) {
     this(lm, System::currentTimeMillis);
   }
 
   /** A cache on a given clock (epoch milliseconds). */
-  public SessionCache(LogicModuleGateway lm, LongSupplier clock) {
+  public SessionCache(SessionAuthority lm, LongSupplier clock) {
     this.lm = Objects.requireNonNull(lm, "lm");
     this.clock = Objects.requireNonNull(clock, "clock");
     this.badTokens = new FailureThrottle("with unknown session tokens from", 50, Duration.ofSeconds(10),
