@@ -1,11 +1,11 @@
 package io.dataclay.ds.lm;
 
 import io.dataclay.ds.codec.Messages;
-import io.dataclay.ds.service.BackendIdentity;
-import io.dataclay.ds.service.Mastership;
-import io.dataclay.ds.service.ModelBundle;
-import io.dataclay.ds.service.ModelCatalog;
-import io.dataclay.ds.service.SessionCache;
+import io.dataclay.ds.models.ModelBundle;
+import io.dataclay.ds.models.ModelCatalog;
+import io.dataclay.ds.replication.Mastership;
+import io.dataclay.ds.session.SessionCache;
+import io.dataclay.ds.status.BackendIdentity;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.NotAuthenticatedException;
