@@ -1,9 +1,9 @@
 package io.dataclay.ds;
 
-import io.dataclay.common.ClusterSecret;
-import io.dataclay.ds.service.QuotaStore;
-import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.client.Channels;
+import io.dataclay.common.ClusterSecret;
+import io.dataclay.ds.objects.QuotaStore;
+import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.rpc.PemFile;
 import io.dataclay.rpc.TlsSettings;

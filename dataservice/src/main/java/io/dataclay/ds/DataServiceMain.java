@@ -2,7 +2,7 @@ package io.dataclay.ds;
 
 import io.dataclay.client.Channels;
 import io.dataclay.ds.lm.BackendSession;
-import io.dataclay.ds.service.BackendIdentity;
+import io.dataclay.ds.status.BackendIdentity;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.ObjectStores;
 import io.grpc.ServerBuilder;

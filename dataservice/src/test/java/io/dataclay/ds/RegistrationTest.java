@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.client.DataServiceClient;
-import io.dataclay.ds.servicer.Messages;
+import io.dataclay.ds.codec.Messages;
 import io.dataclay.exceptions.ObjectAlreadyExistsException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
 import io.dataclay.proto.DataServiceMessage;

@@ -1,12 +1,12 @@
 package io.dataclay.ds.ee;
 
 import io.dataclay.common.Language;
-import io.dataclay.ds.service.EnvironmentStatus;
-import io.dataclay.ds.service.ExecutionEnvironment;
-import io.dataclay.ds.service.ExecutionRequest;
-import io.dataclay.ds.service.ModelBundle;
-import io.dataclay.ds.service.Session;
-import io.dataclay.ds.servicer.Messages;
+import io.dataclay.ds.codec.Messages;
+import io.dataclay.ds.environments.EnvironmentStatus;
+import io.dataclay.ds.environments.ExecutionEnvironment;
+import io.dataclay.ds.environments.ExecutionRequest;
+import io.dataclay.ds.models.ModelBundle;
+import io.dataclay.ds.session.Session;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.QuotaExceededException;
 import io.dataclay.proto.DataServiceMessage;

@@ -3,7 +3,7 @@ package io.dataclay.ds.ee;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.dataclay.client.Channels;
-import io.dataclay.ds.service.Session;
+import io.dataclay.ds.session.Session;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InvalidArgumentException;

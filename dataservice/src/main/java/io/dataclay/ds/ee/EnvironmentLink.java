@@ -1,14 +1,14 @@
 package io.dataclay.ds.ee;
 
 import com.google.protobuf.UnsafeByteOperations;
-import io.dataclay.ds.service.DeltaSequences;
-import io.dataclay.ds.service.ExecutionKind;
-import io.dataclay.ds.service.ExecutionRequest;
-import io.dataclay.ds.service.ExecutionResult;
-import io.dataclay.ds.service.InlineCall;
-import io.dataclay.ds.service.SequencedDelta;
-import io.dataclay.ds.service.Session;
-import io.dataclay.ds.servicer.Messages;
+import io.dataclay.ds.codec.Messages;
+import io.dataclay.ds.environments.DeltaSequences;
+import io.dataclay.ds.environments.ExecutionKind;
+import io.dataclay.ds.environments.ExecutionRequest;
+import io.dataclay.ds.environments.ExecutionResult;
+import io.dataclay.ds.environments.SequencedDelta;
+import io.dataclay.ds.session.InlineCall;
+import io.dataclay.ds.session.Session;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.CallTimedOutException;
@@ -45,7 +45,7 @@ import java.util.logging.Logger;
 /**
  * The link to one execution-environment process, over its standard input and output. Its reader
  * thread takes the hello (handed to the owner), then every frame in arrival order: results are
- * stored by the {@link io.dataclay.ds.service.ResultApplier} before their call completes (so one
+ * stored by the {@link io.dataclay.ds.execution.ResultApplier} before their call completes (so one
  * object's deltas apply in the order the environment sent them); loads and relays are answered
  * off the reader, in the session of the call in flight they name. Requests are written by the
  * calling thread (no hop), except where that thread must not block. Model deployments and

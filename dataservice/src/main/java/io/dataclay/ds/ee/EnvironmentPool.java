@@ -1,11 +1,11 @@
 package io.dataclay.ds.ee;
 
 import io.dataclay.common.Language;
-import io.dataclay.ds.service.EnvironmentStatus;
-import io.dataclay.ds.service.ExecutionEnvironment;
-import io.dataclay.ds.service.ExecutionRequest;
-import io.dataclay.ds.service.ModelBundle;
-import io.dataclay.ds.service.Session;
+import io.dataclay.ds.environments.EnvironmentStatus;
+import io.dataclay.ds.environments.ExecutionEnvironment;
+import io.dataclay.ds.environments.ExecutionRequest;
+import io.dataclay.ds.models.ModelBundle;
+import io.dataclay.ds.session.Session;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.QuotaExceededException;
 import java.io.IOException;
@@ -20,8 +20,8 @@ import java.util.BitSet;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

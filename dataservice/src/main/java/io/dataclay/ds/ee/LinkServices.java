@@ -1,6 +1,6 @@
 package io.dataclay.ds.ee;
 
-import io.dataclay.ds.service.ResultApplier;
+import io.dataclay.ds.execution.ResultApplier;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;

@@ -1,9 +1,9 @@
 package io.dataclay.ds.ee;
 
 import io.dataclay.common.Language;
-import io.dataclay.ds.service.Permissions;
-import io.dataclay.ds.service.Session;
-import io.dataclay.ds.servicer.Messages;
+import io.dataclay.ds.codec.Messages;
+import io.dataclay.ds.session.Permissions;
+import io.dataclay.ds.session.Session;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.exceptions.DataClayException;

@@ -1,11 +1,11 @@
 package io.dataclay.ds.lm;
 
-import io.dataclay.ds.service.LogicModuleGateway;
-import io.dataclay.ds.service.ObjectDirectory;
-import io.dataclay.ds.service.ObjectLocation;
-import io.dataclay.ds.service.RegistrationGroup;
-import io.dataclay.ds.service.Session;
-import io.dataclay.ds.servicer.Messages;
+import io.dataclay.ds.codec.Messages;
+import io.dataclay.ds.registration.LogicModuleGateway;
+import io.dataclay.ds.registration.ObjectDirectory;
+import io.dataclay.ds.registration.ObjectLocation;
+import io.dataclay.ds.registration.RegistrationGroup;
+import io.dataclay.ds.session.Session;
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.exceptions.DataClayException;

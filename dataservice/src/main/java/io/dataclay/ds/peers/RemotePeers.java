@@ -1,11 +1,11 @@
 package io.dataclay.ds.peers;
 
+import io.dataclay.ds.codec.Messages;
 import io.dataclay.ds.lm.BackendSession;
-import io.dataclay.ds.service.Session;
-import io.dataclay.ds.service.CopyResult;
-import io.dataclay.ds.service.ObjectCopy;
-import io.dataclay.ds.service.PeerBackends;
-import io.dataclay.ds.servicer.Messages;
+import io.dataclay.ds.replication.CopyResult;
+import io.dataclay.ds.replication.ObjectCopy;
+import io.dataclay.ds.replication.PeerBackends;
+import io.dataclay.ds.session.Session;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.proto.CopiedObject;
 import io.dataclay.proto.CopiesResponse;

@@ -1,9 +1,9 @@
 package io.dataclay.ds.servicer;
 
-import io.dataclay.ds.service.ClassAvailability;
-import io.dataclay.ds.service.InlineCall;
-import io.dataclay.ds.service.Session;
-import io.dataclay.ds.service.SessionCache;
+import io.dataclay.ds.models.ClassAvailability;
+import io.dataclay.ds.session.InlineCall;
+import io.dataclay.ds.session.Session;
+import io.dataclay.ds.session.SessionCache;
 import io.dataclay.proto.DataServiceGrpc;
 import io.dataclay.proto.LivenessGrpc;
 import io.dataclay.rpc.SessionMetadata;

@@ -1,6 +1,6 @@
 package io.dataclay.ds.servicer;
 
-import io.dataclay.ds.service.ReferenceRecorder;
+import io.dataclay.ds.collection.ReferenceRecorder;
 import io.dataclay.proto.CollectionBarrier;
 import io.dataclay.proto.HeldObjects;
 import io.dataclay.proto.ObjectReferences;

@@ -1,8 +1,8 @@
 package io.dataclay.ds.snapshot;
 
-import io.dataclay.ds.service.ObjectCopy;
-import io.dataclay.ds.service.Permissions;
-import io.dataclay.ds.service.Session;
+import io.dataclay.ds.replication.ObjectCopy;
+import io.dataclay.ds.session.Permissions;
+import io.dataclay.ds.session.Session;
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoredObject;

@@ -1,7 +1,7 @@
 package io.dataclay.ds.snapshot;
 
-import io.dataclay.ds.service.Permissions;
-import io.dataclay.ds.service.Session;
+import io.dataclay.ds.session.Permissions;
+import io.dataclay.ds.session.Session;
 import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.exceptions.BackendUnavailableException;

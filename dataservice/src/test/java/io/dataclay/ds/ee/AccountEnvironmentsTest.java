@@ -13,7 +13,7 @@ import io.dataclay.client.DataServiceClient;
 import io.dataclay.ds.EnvironmentPeer;
 import io.dataclay.ds.TestCluster;
 import io.dataclay.ds.TestObjects;
-import io.dataclay.ds.service.EnvironmentStatus;
+import io.dataclay.ds.environments.EnvironmentStatus;
 import io.dataclay.exceptions.CallTimedOutException;
 import io.dataclay.exceptions.QuotaExceededException;
 import io.dataclay.proto.ClassDescription;

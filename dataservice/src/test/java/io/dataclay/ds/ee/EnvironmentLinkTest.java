@@ -17,7 +17,7 @@ import io.dataclay.client.DataServiceClient;
 import io.dataclay.common.Language;
 import io.dataclay.ds.EnvironmentPeer;
 import io.dataclay.ds.TestCluster;
-import io.dataclay.ds.service.EnvironmentStatus;
+import io.dataclay.ds.environments.EnvironmentStatus;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.ConcurrentChangeException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;

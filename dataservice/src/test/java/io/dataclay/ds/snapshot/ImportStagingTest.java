@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.common.Language;
-import io.dataclay.ds.service.ObjectCopy;
-import io.dataclay.ds.service.Session;
+import io.dataclay.ds.replication.ObjectCopy;
+import io.dataclay.ds.session.Session;
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoreConfig;

@@ -1,12 +1,12 @@
 package io.dataclay.ds.ee.java;
 
 import io.dataclay.api.DataClayObject;
-import io.dataclay.ds.service.ModelBundle;
+import io.dataclay.ds.models.ModelBundle;
 import io.dataclay.exceptions.ClassNotRegisteredException;
 import io.dataclay.exceptions.NamespaceConflictException;
 import io.dataclay.serialization.AllowList;
-import io.dataclay.serialization.ModelClasses;
 import io.dataclay.serialization.ModelClassPolicy;
+import io.dataclay.serialization.ModelClasses;
 import io.dataclay.serialization.ObjectCodec;
 import java.util.Collection;
 import java.util.HashMap;

@@ -1,13 +1,13 @@
 package io.dataclay.ds.ee.java;
 
+import io.dataclay.ds.codec.Messages;
 import io.dataclay.ds.ee.FramedStream;
-import io.dataclay.ds.service.ExecutionKind;
-import io.dataclay.ds.service.ExecutionRequest;
-import io.dataclay.ds.service.ExecutionResult;
-import io.dataclay.ds.service.ModelBundle;
-import io.dataclay.ds.service.SequencedDelta;
-import io.dataclay.ds.service.Session;
-import io.dataclay.ds.servicer.Messages;
+import io.dataclay.ds.environments.ExecutionKind;
+import io.dataclay.ds.environments.ExecutionRequest;
+import io.dataclay.ds.environments.ExecutionResult;
+import io.dataclay.ds.environments.SequencedDelta;
+import io.dataclay.ds.models.ModelBundle;
+import io.dataclay.ds.session.Session;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.InvalidArgumentException;

@@ -2,7 +2,7 @@ package io.dataclay.ds.ee.java;
 
 import io.dataclay.client.DataServiceClient;
 import io.dataclay.client.LogicModuleClient;
-import io.dataclay.ds.servicer.Messages;
+import io.dataclay.ds.codec.Messages;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.proto.LoadReply;
 import io.dataclay.rpc.GrpcErrors;

@@ -1,6 +1,6 @@
 package io.dataclay.ds.ee.java;
 
-import io.dataclay.ds.service.ModelBundle;
+import io.dataclay.ds.models.ModelBundle;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;

@@ -4,7 +4,7 @@ import io.dataclay.api.DataClayObject;
 import io.dataclay.api.ObjectState;
 import io.dataclay.api.ObjectStates;
 import io.dataclay.client.DataServiceClient;
-import io.dataclay.ds.service.Session;
+import io.dataclay.ds.session.Session;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.ObjectNotHereException;
 import io.dataclay.serialization.ObjectCodec;

@@ -1,7 +1,7 @@
 package io.dataclay.ds.ee.java;
 
 import io.dataclay.api.DataClayObject;
-import io.dataclay.ds.service.Session;
+import io.dataclay.ds.session.Session;
 import io.dataclay.serialization.ObjectCodec;
 import io.dataclay.serialization.References;
 

@@ -9,7 +9,7 @@ import io.dataclay.client.DataServiceClient;
 import io.dataclay.common.Language;
 import io.dataclay.ds.TestCluster;
 import io.dataclay.ds.ee.java.models.Counter;
-import io.dataclay.ds.service.EnvironmentStatus;
+import io.dataclay.ds.environments.EnvironmentStatus;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.exceptions.MethodDoesNotExistException;
 import io.dataclay.exceptions.RemoteException;

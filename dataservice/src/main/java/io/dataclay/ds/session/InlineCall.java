@@ -1,0 +1,38 @@
+package io.dataclay.ds.session;
+
+/**
+ * A call served inline on a network (event-loop) thread, without an executor hop: the session
+ * resolved for it before it started, and the rule that nothing on such a thread may block (no
+ * Logic Module call, no write that could wait). Code that could block asks {@link #active()} and
+ * hands its work to a pool instead.
+ */
+public final class InlineCall {
+  private static final ThreadLocal<Session> SESSION = new ThreadLocal<>();
+
+  private InlineCall() {}
+
+  /** Runs {@code work} on this thread as part of an inline call of {@code session}. */
+  public static void run(Session session, Runnable work) {
+    Session outer = SESSION.get();
+    SESSION.set(session);
+    try {
+      work.run();
+    } finally {
+      if (outer == null) {
+        SESSION.remove();
+      } else {
+        SESSION.set(outer);
+      }
+    }
+  }
+
+  /** Whether the current thread serves an inline call (and so must not block). */
+  public static boolean active() {
+    return SESSION.get() != null;
+  }
+
+  /** The session of the inline call served on this thread, or null when none is. */
+  public static Session session() {
+    return SESSION.get();
+  }
+}
