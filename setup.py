@@ -68,7 +68,7 @@ setup(
     package_dir={"": "pyclay"},
     packages=find_packages("pyclay", include=["dataclay", "dataclay.*", "storage", "storage.*"]),
     # only the jars: their class archives (.jsa) fit one JDK build and are not shipped (see
-    # dataclay/_internal/cli/class_archives.py)
+    # dataclay/_internal/cli/common/class_archives.py)
     package_data={"dataclay": ["py.typed"], "storage": ["py.typed"],
                   "dataclay._internal": ["jars/*.jar", "proto/*.pyi"]},
     exclude_package_data={"": ["*.jsa", "*.jsa.new", ".new.jar"]},
@@ -84,7 +84,7 @@ setup(
     entry_points={
         "console_scripts": [
             "dataclay=dataclay._internal.cli.cluster:main",
-            "dataclaycmd=dataclay._internal.cli.dataclaycmd:main",
+            "dataclaycmd=dataclay._internal.cli.admin.dataclaycmd:main",
         ]
     },
 )

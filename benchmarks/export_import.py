@@ -108,8 +108,8 @@ def main() -> int:
             snap = work / f"snap-{round_}"
             export.append(timed([DATACLAY, "export", str(snap)], source.env))
             snapshot_bytes = sum(p.stat().st_size for p in snap.iterdir())
-            from dataclay._internal.cli import snapshot_signing as signing
-            from dataclay._internal.cli.snapshot_reader import read_snapshot
+            from dataclay._internal.cli.snapshot import snapshot_signing as signing
+            from dataclay._internal.cli.snapshot.snapshot_reader import read_snapshot
             public = source.home / signing.PUBLIC_FILE
             started = time.perf_counter()
             read_snapshot(str(snap), signing.trusted_keys(source.home / signing.KEY_FILE, []), progress=False).close()

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Records the class-data-sharing archives of the server jars (see dataclay._internal.cli.class_archives).
+"""Records the class-data-sharing archives of the server jars (see dataclay._internal.cli.common.class_archives).
 
 Runs a throwaway local cluster (two kv backends) with DATACLAY_CLASS_ARCHIVES=record, drives the
 calls every start and a typical program make (models, make_persistent, aliases, methods, replicas,
@@ -16,9 +16,9 @@ import sys
 import tempfile
 import textwrap
 
-from dataclay._internal.cli.class_archives import archive_of, fresh, recording_of
-from dataclay._internal.cli.cluster_state import free_port
-from dataclay._internal.cli.launcher import DS_JAR, LM_JAR
+from dataclay._internal.cli.common.class_archives import archive_of, fresh, recording_of
+from dataclay._internal.cli.common.cluster_state import free_port
+from dataclay._internal.cli.local.launcher import DS_JAR, LM_JAR
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 JARS = REPO / "pyclay" / "dataclay" / "_internal" / "jars"

@@ -20,7 +20,7 @@ from dataclay.exceptions import (BackendUnavailableError, DatasetDoesNotExistErr
 from dataclay._internal.proto import dataservice_pb2 as ds_pb2, dataservice_pb2_grpc, logicmodule_pb2 as lm_pb2
 from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
 from dataclay._internal.rpc.errors import error_from_rpc
-from dataclay._internal.cli import snapshot_signing as signing
+from dataclay._internal.cli.snapshot import snapshot_signing as signing
 from harness.snapshots import (PAIR_WRITER, TRANSFER_WRITER, StoreCounter, client, holdings, manifest, trust,
                                wait_for_backends, wait_until)
 from test_java_cluster import CLASSES, java, java_client  # noqa: F401 (java_client is a fixture)

@@ -124,7 +124,7 @@ def test_the_wheel_carries_the_servers_and_the_protocol_but_no_tests_or_build_le
     assert unwanted == []
     entry_points = zipfile.ZipFile(_wheel()).read(f"{DISTRIBUTION}-{VERSION}.dist-info/entry_points.txt")
     assert b"dataclay = dataclay._internal.cli.cluster:main" in entry_points
-    assert b"dataclaycmd = dataclay._internal.cli.dataclaycmd:main" in entry_points
+    assert b"dataclaycmd = dataclay._internal.cli.admin.dataclaycmd:main" in entry_points
 
 
 def test_the_tour_runs_from_a_fresh_virtualenv_with_the_wheel_installed(tmp_path):

@@ -8,7 +8,7 @@ import zipfile
 import pytest
 
 from dataclay.exceptions import InvalidArgumentError
-from dataclay._internal.cli.java_model import read_java_model
+from dataclay._internal.cli.admin.java_model import read_java_model
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 JAVACLAY_CLASSES = ROOT / "javaclay" / "target" / "classes"

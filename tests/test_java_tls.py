@@ -12,7 +12,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 
 from conftest import started_cluster
-from dataclay._internal.cli.certificates import make_ca
+from dataclay._internal.cli.local.certificates import make_ca
 from test_java_cluster import EXAMPLE
 from test_tls import expired_logic_module
 

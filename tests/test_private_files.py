@@ -19,8 +19,8 @@ import textwrap
 import pytest
 
 from harness.cluster import REPO, Cluster
-from dataclay._internal.cli.settings import ClusterSettings
-from dataclay._internal.cli.slurm_job import JobDir, JobPlan
+from dataclay._internal.cli.common.settings import ClusterSettings
+from dataclay._internal.cli.slurm.slurm_job import JobDir, JobPlan
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="simulating another user needs root (os.chown)")
 
@@ -293,7 +293,7 @@ def _node(job: JobDir) -> subprocess.CompletedProcess:
     """The wrapper of a backend on node n1, as srun would start it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DATACLAY_", "SLURM"))}
     env["SLURMD_NODENAME"] = "n1"
-    return subprocess.run([sys.executable, "-m", "dataclay._internal.cli.slurm", "node", "backend", str(job.path)],
+    return subprocess.run([sys.executable, "-m", "dataclay._internal.cli.slurm.slurm", "node", "backend", str(job.path)],
                           env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import started_cluster
 from dataclay.exceptions import PermissionDeniedError
-from dataclay._internal.cli import snapshot_format as fmt, snapshot_signing as signing
+from dataclay._internal.cli.snapshot import snapshot_format as fmt, snapshot_signing as signing
 from dataclay._internal.proto import common_pb2, dataservice_pb2 as ds_pb2, logicmodule_pb2 as lm_pb2
 from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
 from harness.snapshots import Crafted, client, facts, lm_stats, logs_in, trust, wait_until

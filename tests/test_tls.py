@@ -18,8 +18,8 @@ from cryptography.hazmat.primitives import serialization
 
 from conftest import started_cluster
 from harness.cluster import REPO
-from dataclay._internal.cli.certificates import issue, key_pem, make_ca
-from dataclay._internal.cli.settings import ClusterSettings
+from dataclay._internal.cli.local.certificates import issue, key_pem, make_ca
+from dataclay._internal.cli.common.settings import ClusterSettings
 
 pytestmark = pytest.mark.timeout(600)
 

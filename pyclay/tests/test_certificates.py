@@ -6,8 +6,8 @@ import stat
 
 from cryptography import x509
 
-from dataclay._internal.cli import certificates
-from dataclay._internal.cli.certificates import ClusterCertificates
+from dataclay._internal.cli.local import certificates
+from dataclay._internal.cli.local.certificates import ClusterCertificates
 
 
 def _mode(path) -> int:

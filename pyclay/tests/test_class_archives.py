@@ -4,8 +4,8 @@ import os
 import pytest
 
 from dataclay.exceptions import InvalidArgumentError
-from dataclay._internal.cli.class_archives import archive_of, jvm_options, recording_of
-from dataclay._internal.cli.settings import ClusterSettings
+from dataclay._internal.cli.common.class_archives import archive_of, jvm_options, recording_of
+from dataclay._internal.cli.common.settings import ClusterSettings
 
 
 @pytest.fixture

@@ -9,9 +9,10 @@ import time
 
 import pytest
 
-from dataclay._internal.cli import cluster, dataclaycmd
-from dataclay._internal.cli.logs import show_logs
-from dataclay._internal.cli.status_report import BackendLine, StatusReport, exit_code, status_json
+from dataclay._internal.cli import cluster
+from dataclay._internal.cli.admin import dataclaycmd
+from dataclay._internal.cli.local.logs import show_logs
+from dataclay._internal.cli.local.status_report import BackendLine, StatusReport, exit_code, status_json
 from dataclay._internal.version import DISTRIBUTION, VERSION
 from dataclay.exceptions import InvalidArgumentError
 

@@ -3,7 +3,7 @@ control characters escaped, a log record kept on one line."""
 import io
 import logging
 
-from dataclay._internal.ee.calls import CallContext, enter_call, leave_call
+from dataclay._internal.ee.call_context import CallContext, enter_call, leave_call
 from dataclay._internal.ee.output import MAX_LINE, CallFormatter, CallOutput
 
 OID = "5f0e3b6c-0000-4000-8000-000000000001"

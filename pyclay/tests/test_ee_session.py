@@ -10,7 +10,7 @@ import tempfile
 
 from dataclay._internal.config import EnvironmentConfig
 from dataclay._internal.ee.executor import Executor
-from dataclay._internal.ee.link import EXIT_DONE, LinkSession
+from dataclay._internal.ee.link_session import EXIT_DONE, LinkSession
 from dataclay._internal.ee.models import ModelWatcher
 from dataclay._internal.ee.runtime import EnvironmentRuntime
 from dataclay._internal.model.identity import IDENTITY

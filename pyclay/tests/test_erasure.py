@@ -3,10 +3,10 @@ touched; and the store key file's path reaching the backends only."""
 import os
 import pathlib
 
-from dataclay._internal.cli import erasure
-from dataclay._internal.cli.cluster_state import ClusterState, ProcessRecord
-from dataclay._internal.cli.launcher import LocalCluster
-from dataclay._internal.cli.settings import ClusterSettings
+from dataclay._internal.cli.common import erasure
+from dataclay._internal.cli.common.cluster_state import ClusterState, ProcessRecord
+from dataclay._internal.cli.local.launcher import LocalCluster
+from dataclay._internal.cli.common.settings import ClusterSettings
 
 
 def _home_of_a_cluster(home: pathlib.Path) -> None:

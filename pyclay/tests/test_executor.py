@@ -17,7 +17,7 @@ from dataclay._internal.ee.executor import CALL_METHOD, GET_FIELD, SET_FIELD, Ex
 from dataclay._internal.ee.runtime import EnvironmentRuntime
 from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.model.states import PROXY, RESIDENT, STATE_KEY
-from dataclay._internal.ee.link import LinkSession
+from dataclay._internal.ee.link_session import LinkSession
 from dataclay._internal.ee.models import ModelWatcher
 from dataclay._internal.ee.relay import AioLinkChannel, LinkChannel
 from dataclay._internal.proto import common_pb2, dataservice_pb2, executionenv_pb2, logicmodule_pb2

@@ -2,9 +2,9 @@
 import subprocess
 import sys
 
-from dataclay._internal.cli.cluster_state import ProcessRecord
-from dataclay._internal.cli.launcher import LocalCluster
-from dataclay._internal.cli.settings import ClusterSettings
+from dataclay._internal.cli.common.cluster_state import ProcessRecord
+from dataclay._internal.cli.local.launcher import LocalCluster
+from dataclay._internal.cli.common.settings import ClusterSettings
 
 
 def test_a_process_just_spawned_counts_as_alive_until_it_exits(tmp_path):
@@ -62,7 +62,7 @@ def test_a_start_asks_a_server_again_that_was_too_busy_to_answer_in_time(tmp_pat
     import signal
     import threading
     import time
-    from dataclay._internal.cli import launcher
+    from dataclay._internal.cli.local import launcher
     from dataclay._internal.rpc import LogicModuleClient, channels
     channels.configure(600)
     server = subprocess.Popen([sys.executable, "-c", FROZEN_LOGIC_MODULE], stdout=subprocess.PIPE, text=True)

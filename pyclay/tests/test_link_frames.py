@@ -9,7 +9,7 @@ import pytest
 
 from dataclay._internal.proto import executionenv_pb2
 from dataclay._internal.rpc import DataServiceLink, LinkClosedError, LinkProtocolError
-from dataclay._internal.rpc.link import READ_BUFFER
+from dataclay._internal.rpc.link_frames import READ_BUFFER
 from peers import read_frame
 
 

@@ -4,8 +4,8 @@ import pytest
 
 from dataclay import DataClayObject
 from dataclay.exceptions import InvalidArgumentError
-from dataclay._internal.cli import dataclaycmd
-from dataclay._internal.cli.listing_commands import _parse, _table, _take
+from dataclay._internal.cli.admin import dataclaycmd
+from dataclay._internal.cli.admin.listing_commands import _parse, _table, _take
 from dataclay._internal.runtime import listing
 
 

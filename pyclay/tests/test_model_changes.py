@@ -2,8 +2,8 @@
 Logic Module keeps (read from real model directories by NewModel's own reader)."""
 import textwrap
 
-from dataclay._internal.cli.model_changes import describe_changes, report
-from dataclay._internal.cli.model_files import read_python_model
+from dataclay._internal.cli.admin.model_changes import describe_changes, report
+from dataclay._internal.cli.admin.model_files import read_python_model
 
 V1 = """
 from dataclay import DataClayObject, activemethod

@@ -6,7 +6,7 @@ import textwrap
 import pytest
 
 from dataclay.exceptions import InvalidArgumentError
-from dataclay._internal.cli.model_files import read_python_model
+from dataclay._internal.cli.admin.model_files import read_python_model
 
 
 def write(root, files: dict) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from dataclay import DataClayObject, activemethod
 from dataclay.exceptions import InvalidArgumentError, NotAuthenticatedError
-from dataclay._internal.ee.calls import CallContext, enter_call, leave_call
+from dataclay._internal.ee.call_context import CallContext, enter_call, leave_call
 from dataclay._internal.model.fields import PersistentField
 from dataclay._internal.model.identity import IDENTITY, IdentityMap
 from dataclay._internal.model.states import PROXY, RESIDENT, STATE_KEY, install_tracker

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from dataclay._internal.cli import prerequisites
-from dataclay._internal.cli.prerequisites import PrerequisiteError, check_engine, check_java, java_major
+from dataclay._internal.cli.local import prerequisites
+from dataclay._internal.cli.local.prerequisites import PrerequisiteError, check_engine, check_java, java_major
 
 ABSENT = {"libdataclay-test-absent.so.1": ("absent-deb1", "absent-rpm")}
 

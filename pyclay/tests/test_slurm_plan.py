@@ -7,9 +7,9 @@ import stat
 import pytest
 
 from dataclay.exceptions import InvalidArgumentError
-from dataclay._internal.cli import slurm
-from dataclay._internal.cli.settings import ClusterSettings
-from dataclay._internal.cli.slurm_job import JobDir, SlurmSettings, allocation, node_dir
+from dataclay._internal.cli.slurm import slurm
+from dataclay._internal.cli.common.settings import ClusterSettings
+from dataclay._internal.cli.slurm.slurm_job import JobDir, SlurmSettings, allocation, node_dir
 
 NODES = ["node1", "node2", "node3"]
 

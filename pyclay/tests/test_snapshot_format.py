@@ -9,9 +9,9 @@ import types
 import pytest
 
 from dataclay.exceptions import BackendUnavailableError, InvalidArgumentError
-from dataclay._internal.cli import snapshot_format as fmt
-from dataclay._internal.cli.import_placement import place
-from dataclay._internal.cli.progress import Progress
+from dataclay._internal.cli.snapshot import snapshot_format as fmt
+from dataclay._internal.cli.snapshot.import_placement import place
+from dataclay._internal.cli.snapshot.progress import Progress
 
 BACKEND = "8407e78d-5a4c-452f-8a14-e77239c510a8"
 
@@ -156,7 +156,7 @@ def test_replicas_beyond_the_backends_there_are_are_counted_as_missing():
 
 
 def test_a_master_copy_is_wrapped_with_its_replicas_without_being_decoded():
-    from dataclay._internal.cli.snapshot_import import _copied
+    from dataclay._internal.cli.snapshot.snapshot_import import _copied
     from dataclay._internal.proto import common_pb2, dataservice_pb2
     data = common_pb2.ObjectData(id="x", header=common_pb2.ObjectHeader(class_name="m.C", dataset="d"),
                                  fields=[common_pb2.Field(name="f", value=b"v" * 300)])

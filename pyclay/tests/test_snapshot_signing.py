@@ -12,8 +12,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from dataclay.exceptions import InvalidArgumentError
-from dataclay._internal.cli import import_review, snapshot_format as fmt, snapshot_signing as signing
-from dataclay._internal.cli.snapshot_reader import read_snapshot
+from dataclay._internal.cli.snapshot import import_review, snapshot_format as fmt, snapshot_signing as signing
+from dataclay._internal.cli.snapshot.snapshot_reader import read_snapshot
 from dataclay._internal.proto import snapshot_pb2
 
 SNAPSHOT_ID = "ab" * 16

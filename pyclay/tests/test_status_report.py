@@ -1,5 +1,5 @@
 """What `dataclay status` prints about each backend's store."""
-from dataclay._internal.cli.status_report import BackendLine, StatusReport, format_status
+from dataclay._internal.cli.local.status_report import BackendLine, StatusReport, format_status
 
 
 def test_status_says_per_backend_whether_values_are_encrypted():

@@ -9,7 +9,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 
 from dataclay.exceptions import BackendUnavailableError, InvalidArgumentError
-from dataclay._internal.cli.certificates import issue, key_pem, make_ca
+from dataclay._internal.cli.local.certificates import issue, key_pem, make_ca
 from dataclay._internal.proto import logicmodule_pb2, logicmodule_pb2_grpc
 from dataclay._internal.rpc import LogicModuleClient
 from dataclay._internal.rpc.tls import ClusterCa

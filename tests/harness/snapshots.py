@@ -14,7 +14,7 @@ import time
 import uuid
 
 from dataclay.exceptions import DataClayException
-from dataclay._internal.cli import snapshot_format as fmt, snapshot_signing as signing
+from dataclay._internal.cli.snapshot import snapshot_format as fmt, snapshot_signing as signing
 from dataclay._internal.config import Config
 from dataclay._internal.proto import common_pb2, logicmodule_pb2 as lm_pb2, snapshot_pb2
 from dataclay._internal.rpc import DataServiceClient, LogicModuleClient

@@ -6,16 +6,16 @@ import argparse
 import sys
 
 from dataclay.exceptions import DataClayException, InvalidArgumentError
-from dataclay._internal.cli import import_review
-from dataclay._internal.cli.cluster_state import ClusterState
-from dataclay._internal.cli.launcher import LocalCluster
-from dataclay._internal.cli.settings import ENGINES, ClusterSettings
-from dataclay._internal.cli.snapshot_export import export_snapshot
-from dataclay._internal.cli.snapshot_import import import_snapshot
+from dataclay._internal.cli.snapshot import import_review
+from dataclay._internal.cli.common.cluster_state import ClusterState
+from dataclay._internal.cli.local.launcher import LocalCluster
+from dataclay._internal.cli.common.settings import ENGINES, ClusterSettings
+from dataclay._internal.cli.snapshot.snapshot_export import export_snapshot
+from dataclay._internal.cli.snapshot.snapshot_import import import_snapshot
 from dataclay._internal.config import Config
-from dataclay._internal.cli.launcher import START_TIMEOUT, STOP_TIMEOUT
-from dataclay._internal.cli.logs import show_logs
-from dataclay._internal.cli.status_report import TIMEOUT, collect_status, exit_code, format_status, status_json
+from dataclay._internal.cli.local.launcher import START_TIMEOUT, STOP_TIMEOUT
+from dataclay._internal.cli.local.logs import show_logs
+from dataclay._internal.cli.local.status_report import TIMEOUT, collect_status, exit_code, format_status, status_json
 from dataclay._internal.version import DISTRIBUTION, VERSION
 
 EPILOGUE = """exit codes: 0 done; 1 failed (the message says why); 2 wrong usage.
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `dataclay` command; returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["slurm"]:
-        from dataclay._internal.cli import slurm
+        from dataclay._internal.cli.slurm import slurm
         return slurm.main(argv[1:])
     args = _parser().parse_args(argv)
     try:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from dataclay.exceptions import (
     ConcurrentChangeError, DataClayException, InternalError, InvalidArgumentError, MethodDoesNotExistError)
-from dataclay._internal.ee.calls import CallContext, enter_call, leave_call
+from dataclay._internal.ee.call_context import CallContext, enter_call, leave_call
 from dataclay._internal.ee.runtime import EnvironmentRuntime
 from dataclay._internal.model.fields import MISSING, PersistentField, missing_field_message
 from dataclay._internal.model.states import PENDING_KEY, STATE_KEY

@@ -25,7 +25,7 @@ def main() -> int:
     from dataclay.exceptions import DataClayException
     from dataclay._internal.config import EnvironmentConfig
     from dataclay._internal.ee.executor import Executor
-    from dataclay._internal.ee.link import LinkSession
+    from dataclay._internal.ee.link_session import LinkSession
     from dataclay._internal.ee.models import ModelWatcher
     from dataclay._internal.ee.relay import AioLinkChannel, LinkChannel
     from dataclay._internal.ee.runtime import EnvironmentRuntime

@@ -10,7 +10,7 @@ import logging
 import sys
 import threading
 
-from dataclay._internal.ee.calls import current_call
+from dataclay._internal.ee.call_context import current_call
 from dataclay._internal.log_lines import escape_controls
 
 MAX_LINE = 4096  # characters of a printed line kept together; a longer one is written in pieces

@@ -9,7 +9,7 @@ import asyncio
 
 import grpc
 
-from dataclay._internal.ee.calls import current_call
+from dataclay._internal.ee.call_context import current_call
 from dataclay._internal.rpc.errors import ERROR_TRAILER
 
 LOGIC_MODULE = "logic-module.dataclay.invalid:11034"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 
 from dataclay.exceptions import NotAuthenticatedError, ObjectNotHereError, PermissionDeniedError
-from dataclay._internal.ee.calls import current_call, touched_by_calls
+from dataclay._internal.ee.call_context import current_call, touched_by_calls
 from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.model.object import DataClayObject
 from dataclay._internal.model.state import forget_state, loadable_names, restore_state

@@ -12,7 +12,7 @@ from dataclay._internal.ee.changes import ChangeCollector
 from dataclay._internal.ee.relay import LOGIC_MODULE
 from dataclay._internal.ee.residency import ResidentObjects
 from dataclay._internal.model.state import stored_state
-from dataclay._internal.ee.calls import acting_for, current_call
+from dataclay._internal.ee.call_context import acting_for, current_call
 from dataclay._internal.model.states import PENDING_KEY, STATE_KEY, install_creation_hook, install_tracker
 from dataclay._internal.serialization.encoder import new_object_id
 from dataclay._internal.rpc import LogicModuleClient

@@ -7,7 +7,7 @@ import operator
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.proto import common_pb2, dataservice_pb2 as ds_pb2, dataservice_pb2_grpc
 from dataclay._internal.proto import logicmodule_pb2
-from dataclay._internal.rpc.calls import build, check_timeout, client_stream, server_stream
+from dataclay._internal.rpc.stub_calls import build, check_timeout, client_stream, server_stream
 from dataclay._internal.rpc.channels import DATA_SERVICE
 from dataclay._internal.rpc.convert import add_object_data
 from dataclay._internal.rpc.stub_client import StubClient

@@ -8,7 +8,7 @@ import operator
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.proto import common_pb2, logicmodule_pb2 as lm_pb2, logicmodule_pb2_grpc
 from dataclay._internal.rpc.channels import LOGIC_MODULE
-from dataclay._internal.rpc.calls import build, check_timeout, client_stream, server_stream
+from dataclay._internal.rpc.stub_calls import build, check_timeout, client_stream, server_stream
 from dataclay._internal.rpc.stub_client import StubClient
 
 _EMPTY = common_pb2.Empty()

@@ -3,7 +3,7 @@ session token every call carries, and one way to make a unary call and map its f
 asyncio twins (rpc/aio.py) change only how the channel is opened and how a call is made."""
 from __future__ import annotations
 
-from dataclay._internal.rpc.calls import unary
+from dataclay._internal.rpc.stub_calls import unary
 from dataclay._internal.rpc.channels import ConnectionTarget, session_metadata
 from dataclay._internal.rpc.tls import ClusterCa
 

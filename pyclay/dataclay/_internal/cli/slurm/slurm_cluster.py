@@ -18,7 +18,7 @@ import sys
 import time
 
 from dataclay.exceptions import DataClayException, NotAuthenticatedError
-from dataclay._internal.cli.slurm_job import JobDir, JobPlan
+from dataclay._internal.cli.slurm.slurm_job import JobDir, JobPlan
 from dataclay._internal.private_paths import open_private
 from dataclay._internal.rpc import LogicModuleClient
 
@@ -74,7 +74,7 @@ class JobCluster:
         log = self.job.logs / f"{name}.log"
         argv = ["srun", "--overlap", "--nodes=1", "--ntasks=1", f"--nodelist={node}", f"--job-name=dataclay-{name}",
                 "--kill-on-bad-exit=0", "--input=none", f"--output={log}", "--unbuffered",
-                sys.executable, "-m", "dataclay._internal.cli.slurm", "node", role, str(self.job.path)]
+                sys.executable, "-m", "dataclay._internal.cli.slurm.slurm", "node", role, str(self.job.path)]
         # srun's --output keeps the mode of a file that is there: made 0600 now, as every file of the job
         os.close(open_private(log))
         with os.fdopen(open_private(self.job.logs / f"srun-{name}.log"), "ab") as srun_log:

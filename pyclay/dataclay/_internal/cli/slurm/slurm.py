@@ -20,10 +20,11 @@ import sys
 import time
 
 from dataclay.exceptions import DataClayException, InvalidArgumentError
-from dataclay._internal.cli import import_review, slurm_node, snapshot_signing as signing
-from dataclay._internal.cli.settings import ClusterSettings, check_engine, check_size
-from dataclay._internal.cli.slurm_cluster import JobCluster
-from dataclay._internal.cli.slurm_job import JobDir, JobPlan, SlurmSettings, allocation
+from dataclay._internal.cli.snapshot import import_review, snapshot_signing as signing
+from dataclay._internal.cli.slurm import slurm_node
+from dataclay._internal.cli.common.settings import ClusterSettings, check_engine, check_size
+from dataclay._internal.cli.slurm.slurm_cluster import JobCluster
+from dataclay._internal.cli.slurm.slurm_job import JobDir, JobPlan, SlurmSettings, allocation
 
 START_TIMEOUT = 180.0
 CONNECTION_KEYS = ("DATACLAY_HOST", "DATACLAY_PORT", "DATACLAY_USER", "DATACLAY_PASSWORD", "DATACLAY_TLS_CA")
@@ -229,7 +230,7 @@ def _start(args, job: JobDir, plan: JobPlan, signals: StopSignals) -> JobCluster
         for model in args.model:
             namespace, language, path = _model(model)
             say(f"registering model {namespace} ({language}) from {path}")
-            command = [sys.executable, "-m", "dataclay._internal.cli.dataclaycmd", "NewModel", plan.user, "-",
+            command = [sys.executable, "-m", "dataclay._internal.cli.admin.dataclaycmd", "NewModel", plan.user, "-",
                        namespace, path, language]
             if subprocess.run(command, env=program_env(job), stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL).returncode != 0:

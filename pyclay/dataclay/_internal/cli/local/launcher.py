@@ -16,11 +16,13 @@ import time
 from dataclay._internal import sandbox
 from dataclay.exceptions import (BackendUnavailableError, DataClayException, InvalidArgumentError,
                                  NotAuthenticatedError)
-from dataclay._internal.cli import class_archives, erasure, prerequisites, snapshot_signing as signing
-from dataclay._internal.cli.certificates import ClusterCertificates
-from dataclay._internal.cli.cluster_state import (
+from dataclay._internal.cli.common import class_archives, erasure
+from dataclay._internal.cli.local import prerequisites
+from dataclay._internal.cli.snapshot import snapshot_signing as signing
+from dataclay._internal.cli.local.certificates import ClusterCertificates
+from dataclay._internal.cli.common.cluster_state import (
     ClusterState, ProcessRecord, free_port, port_in_use, read_properties, write_private)
-from dataclay._internal.cli.settings import ClusterSettings, check_engine
+from dataclay._internal.cli.common.settings import ClusterSettings, check_engine
 from dataclay._internal.private_paths import check_private_dir, check_tree, ensure_private_dir, open_private
 from dataclay._internal.rpc import LogicModuleClient
 from dataclay._internal.rpc.tls import ClusterCa

@@ -28,11 +28,11 @@ import time
 
 from dataclay._internal import sandbox
 from dataclay.exceptions import DataClayException
-from dataclay._internal.cli import class_archives, erasure
-from dataclay._internal.cli.cluster_state import write_private
-from dataclay._internal.cli.launcher import DS_JAR, LM_JAR, SERVER_UMASK
-from dataclay._internal.cli.settings import ClusterSettings
-from dataclay._internal.cli.slurm_job import JobDir, JobPlan, node_dir
+from dataclay._internal.cli.common import class_archives, erasure
+from dataclay._internal.cli.common.cluster_state import write_private
+from dataclay._internal.cli.local.launcher import DS_JAR, LM_JAR, SERVER_UMASK
+from dataclay._internal.cli.common.settings import ClusterSettings
+from dataclay._internal.cli.slurm.slurm_job import JobDir, JobPlan, node_dir
 from dataclay._internal.private_paths import check_ancestors, check_private_dir, ensure_private_dir, open_private
 
 STOP_WAIT = 25.0   # seconds a stopping server gets before SIGKILL (within Slurm's default KillWait of 30 s)

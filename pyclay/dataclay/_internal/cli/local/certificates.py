@@ -24,8 +24,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from dataclay.exceptions import InvalidArgumentError
-from dataclay._internal.cli import erasure
-from dataclay._internal.cli.cluster_state import write_private
+from dataclay._internal.cli.common import erasure
+from dataclay._internal.cli.common.cluster_state import write_private
 from dataclay._internal.private_paths import ensure_private_dir
 
 CA_DAYS = 3650

@@ -13,10 +13,10 @@ import shutil
 import threading
 
 from dataclay.exceptions import DataClayException, InternalError
-from dataclay._internal.cli import snapshot_format as fmt
-from dataclay._internal.cli import snapshot_signing as signing
-from dataclay._internal.cli.admin_session import admin_session
-from dataclay._internal.cli.progress import Progress
+from dataclay._internal.cli.snapshot import snapshot_format as fmt
+from dataclay._internal.cli.snapshot import snapshot_signing as signing
+from dataclay._internal.cli.snapshot.admin_session import admin_session
+from dataclay._internal.cli.snapshot.progress import Progress
 from dataclay._internal.config import Config
 from dataclay._internal.proto import snapshot_pb2
 from dataclay._internal.rpc import DataServiceClient

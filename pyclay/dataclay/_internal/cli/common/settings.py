@@ -11,7 +11,7 @@ import shutil
 from dataclasses import dataclass, field
 
 from dataclay.exceptions import InvalidArgumentError
-from dataclay._internal.cli.class_archives import MODES
+from dataclay._internal.cli.common.class_archives import MODES
 
 ENGINES = ("kv", "heap", "2lm", "postgres", "memory")
 DEFAULT_PORT = 11034
@@ -54,7 +54,7 @@ class ClusterSettings:
         key_file = env.get("DATACLAY_STORE_KEY_FILE")
         size = env.get("DATACLAY_STORE_SIZE") or "1G"
         check_size(size)
-        default_jars = pathlib.Path(__file__).resolve().parent.parent / "jars"
+        default_jars = pathlib.Path(__file__).resolve().parents[2] / "jars"
         own = {"DATACLAY_HOME", "DATACLAY_PORT", "DATACLAY_USER", "DATACLAY_PASSWORD", "DATACLAY_METADATA_URL",
                "DATACLAY_STORE", "DATACLAY_STORE_PATH", "DATACLAY_STORE_SIZE", "DATACLAY_STORE_KEY_FILE", "DATACLAY_JAVA",
                "DATACLAY_JAVA_OPTS", "DATACLAY_JARS", "DATACLAY_CLASS_ARCHIVES", "DATACLAY_HOST",

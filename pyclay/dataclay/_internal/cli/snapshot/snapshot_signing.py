@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from dataclay.exceptions import InvalidArgumentError
-from dataclay._internal.cli import snapshot_format as fmt
+from dataclay._internal.cli.snapshot import snapshot_format as fmt
 
 KEY_FILE = "snapshot-signing.key"
 PUBLIC_FILE = "snapshot-signing.pub"

@@ -8,7 +8,7 @@ import ast
 import pathlib
 
 from dataclay.exceptions import DataClayException
-from dataclay._internal.cli.model_files import module_name
+from dataclay._internal.cli.admin.model_files import module_name
 from dataclay._internal.proto import common_pb2, logicmodule_pb2
 
 

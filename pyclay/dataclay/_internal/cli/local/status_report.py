@@ -8,7 +8,7 @@ import pathlib
 from dataclasses import asdict, dataclass, field
 
 from dataclay.exceptions import DataClayException
-from dataclay._internal.cli.cluster_state import ClusterState
+from dataclay._internal.cli.common.cluster_state import ClusterState
 from dataclay._internal.config import Config
 from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
 

@@ -19,11 +19,11 @@ import time
 from contextlib import contextmanager
 
 from dataclay.exceptions import DataClayException, InvalidArgumentError
-from dataclay._internal.cli.command_help import Command, command_help, command_list, usage_line
-from dataclay._internal.cli import model_changes
-from dataclay._internal.cli.java_model import read_java_model
-from dataclay._internal.cli.listing_commands import get_aliases, get_datasets, get_objects
-from dataclay._internal.cli.model_files import read_python_model
+from dataclay._internal.cli.admin.command_help import Command, command_help, command_list, usage_line
+from dataclay._internal.cli.admin import model_changes
+from dataclay._internal.cli.admin.java_model import read_java_model
+from dataclay._internal.cli.admin.listing_commands import get_aliases, get_datasets, get_objects
+from dataclay._internal.cli.admin.model_files import read_python_model
 from dataclay._internal.config import Config
 from dataclay._internal.proto import common_pb2
 from dataclay._internal.rpc import LogicModuleClient, channels

@@ -24,8 +24,8 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 
 from dataclay.exceptions import InvalidArgumentError
-from dataclay._internal.cli import erasure
-from dataclay._internal.cli.cluster_state import write_private
+from dataclay._internal.cli.common import erasure
+from dataclay._internal.cli.common.cluster_state import write_private
 from dataclay._internal.private_paths import check_private_dir, check_tree, ensure_private_dir, read_private
 
 

@@ -15,7 +15,7 @@ MAX_PAGE = 1000
 
 def _cmd():
     """dataclaycmd, whose session and usage error these commands share (imported late: it lists them)."""
-    from dataclay._internal.cli import dataclaycmd
+    from dataclay._internal.cli.admin import dataclaycmd
     return dataclaycmd
 
 

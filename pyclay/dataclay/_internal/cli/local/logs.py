@@ -12,7 +12,7 @@ import time
 from collections import deque
 
 from dataclay.exceptions import InvalidArgumentError
-from dataclay._internal.cli.cluster_state import ClusterState
+from dataclay._internal.cli.common.cluster_state import ClusterState
 from dataclay._internal.log_lines import escape_controls
 
 POLL_SECONDS = 0.2

@@ -1,0 +1,1 @@
+"""`dataclaycmd`, the administration tool: accounts, datasets, contracts, models, listings."""

@@ -1,0 +1,1 @@
+"""`dataclay slurm`: a cluster inside a Slurm job (the plan, the job directory, each node's servers)."""
