@@ -6,6 +6,7 @@ import io.dataclay.common.Language;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.NotAuthenticatedException;
+import io.dataclay.logic.failover.Failover;
 import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.ImportTables;
 import io.dataclay.logic.metadata.ContractRecord;
@@ -133,7 +134,7 @@ public final class LogicModuleService {
   }
 
   /** The failover logic (tests run its rounds). */
-  Failover failover() {
+  public Failover failover() {
     return failover;
   }
 

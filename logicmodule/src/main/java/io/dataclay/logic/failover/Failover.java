@@ -1,8 +1,10 @@
-package io.dataclay.logic.service;
+package io.dataclay.logic.failover;
 
 import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.FailoverStore.Move;
 import io.dataclay.logic.metadata.MetadataStore;
+import io.dataclay.logic.service.BackendCalls;
+import io.dataclay.logic.service.BackendRegistry;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -55,7 +57,7 @@ public final class Failover implements AutoCloseable {
   /** What a heartbeat answer carries for failover. */
   public record HeartbeatPart(Map<String, Long> terms, long leaseMs, List<Move> demotions, boolean more) {}
 
-  Failover(MetadataStore store, BackendRegistry backends, BackendCalls calls, Supplier<String> systemToken,
+  public Failover(MetadataStore store, BackendRegistry backends, BackendCalls calls, Supplier<String> systemToken,
       long promoteAfterMs) {
     this.store = store;
     this.backends = backends;
