@@ -1,29 +1,15 @@
 package io.dataclay.logic.metadata;
 
-import io.dataclay.testing.PostgresServer;
-import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import io.dataclay.testing.PostgresDatabases;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The metadata conformance suite on a real PostgreSQL server, one fresh database per test. */
 class PostgresMetadataStoreTest extends MetadataStoreConformance {
-  private static final AtomicInteger DATABASES = new AtomicInteger();
-  private static PostgresServer postgres;
-
-  @BeforeAll
-  static void startPostgres() throws Exception {
-    postgres = PostgresServer.start();
-  }
-
-  @AfterAll
-  static void stopPostgres() {
-    if (postgres != null) {
-      postgres.close();
-    }
-  }
+  @RegisterExtension
+  static final PostgresDatabases POSTGRES = new PostgresDatabases("conformance");
 
   @Override
   protected String freshDatabaseUrl() throws Exception {
-    return postgres.createDatabase("conformance_" + DATABASES.incrementAndGet());
+    return POSTGRES.fresh();
   }
 }
