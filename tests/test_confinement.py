@@ -172,6 +172,16 @@ def test_model_code_cannot_use_its_callers_authority_beyond_the_call(cluster):
     assert VICTIM not in contracts
 
 
+def test_model_code_is_told_listing_is_for_clients(cluster):
+    # setup
+    probe = probe_of(cluster, VICTIM, VICTIM_PW)
+    # run: the method lists every object its caller may see
+    [outcome] = attempts(cluster, VICTIM, VICTIM_PW, probe, [["list_every_object"]])
+    # verify: refused by name, with what model code may do instead
+    assert outcome.startswith("refused: PermissionDeniedError") and "ListObjects" in outcome, outcome
+    assert "only calls on data" in outcome, outcome
+
+
 def test_processes_model_code_starts_do_not_outlive_their_backend(cluster):
     # setup: a grandchild in a session of its own, on the second backend
     probe = probe_of(cluster, PLAIN, PLAIN_PW, backend=1)

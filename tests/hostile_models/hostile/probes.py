@@ -126,6 +126,12 @@ class Probe(DataClayObject):
         return _outcome(lambda: get_runtime().router.lm().new_data_contract(dataset, author))
 
     @activemethod
+    def list_every_object(self) -> str:
+        """The listing API from inside a backend: every object the caller's session may see."""
+        from dataclay import api
+        return _outcome(lambda: len(list(api.list_objects())))
+
+    @activemethod
     def spy(self) -> str:
         """Wraps this process's call entry to record every call it serves from now on."""
         from dataclay._internal.ee import executor
