@@ -16,7 +16,9 @@ import uuid
 import pytest
 
 from conftest import started_cluster
-from harness.cluster import REPO, _alive
+from dataclay._internal.processes import runs
+from harness.cluster import REPO
+from harness.waiting import wait_until
 
 VICTIM, VICTIM_PW = "vera", "vera-password-123"
 PLAIN, PLAIN_PW = "pat", "pat-password-1234"
@@ -121,7 +123,7 @@ def test_model_code_cannot_signal_or_trace_the_data_service(cluster):
     # verify: refused (ESRCH: not even visible from the sandbox's PID namespace, or EPERM), and the
     # Data Service is alive and still serving this account
     assert all(o.startswith("refused: E") for o in outcomes[:2] + outcomes[4:]), outcomes
-    assert _alive(ds) and backend_pid(cluster) == ds
+    assert runs(ds) and backend_pid(cluster) == ds
     assert attempts(cluster, PLAIN, PLAIN_PW, probe, [["sleep", 0]]) == [0]
 
 
@@ -191,12 +193,9 @@ def test_processes_model_code_starts_do_not_outlive_their_backend(cluster):
     assert _processes_with(marker), "the grandchild did not start"
     # run: the backend is killed
     cluster.kill("backend-2")
-    deadline = time.monotonic() + 10
-    while _processes_with(marker) and time.monotonic() < deadline:
-        time.sleep(0.1)
     # verify: nothing it started is left; the backend comes back
     try:
-        assert not _processes_with(marker)
+        wait_until(lambda: not _processes_with(marker), 10, "the killed backend's grandchild to end", interval=0.1)
     finally:
         cluster.start()
     assert attempts(cluster, PLAIN, PLAIN_PW, probe, [["sleep", 0]]) == [0]

@@ -3,8 +3,8 @@ before them: a class of the script being run or of no registered model, a wrong 
 that is gone, a cluster that is stopped; and `dataclay status` tells scripts which one it is."""
 import json
 import textwrap
-import time
 
+from harness.waiting import wait_until
 from test_core_acceptance import client
 
 LOOSE = textwrap.dedent('''
@@ -92,13 +92,8 @@ def test_first_hour_errors_name_the_cause_and_the_fix(make_cluster, tmp_path):
     assert gone.returncode == 1
     assert "BackendUnavailableError: backend backend-1" in gone.stderr, gone.stderr
     assert "'dataclay status'" in gone.stderr and "During handling" not in gone.stderr, gone.stderr
-    deadline = time.monotonic() + 30
-    while True:
-        degraded = cluster.dataclay("status", "--json")
-        if degraded.returncode == 3 or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
-    assert degraded.returncode == 3, degraded.stdout
+    degraded = wait_until(lambda: (status := cluster.dataclay("status", "--json")).returncode == 3 and status,
+                          30, "`dataclay status` to exit 3 (degraded)", interval=0.5)
     assert json.loads(degraded.stdout)["health"] == "degraded"
     assert cluster.dataclay("status").returncode == 3
 

@@ -9,11 +9,11 @@ import shutil
 import signal
 import subprocess
 import textwrap
-import time
 
 import pytest
 
 from dataclay._internal.rpc import LogicModuleClient
+from harness.waiting import wait_until
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "java-wordcount"
@@ -267,8 +267,6 @@ def test_java_call_on_a_halted_backend_raises_backend_unavailable_naming_it(jclu
     # verify: BackendUnavailable naming the backend, not "does not exist"; it serves again once resumed
     assert seen.get("error") == "BackendUnavailableException", seen
     assert made["location"] in seen["message"], seen
-    deadline = time.monotonic() + 30
-    while not all(b.alive for b in lm.get_backends()) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_until(lambda: all(b.alive for b in lm.get_backends()), 30, "every backend alive again", interval=0.2)
     assert java(jcluster, java_client, "count", "jtext-halted")["a"] == 1
     lm.close()

@@ -15,6 +15,7 @@ import pytest
 
 from dataclay.exceptions import ClassNotRegisteredError
 from dataclay._internal.rpc import LogicModuleClient
+from harness.waiting import wait_until
 
 OWNER, OWNER_PW = "olga", "olga-password-123"
 PLAIN, PLAIN_PW = "pete", "pete-password-123"
@@ -292,16 +293,11 @@ def test_revoking_registration_withdraws_the_code_from_every_backend_and_grantin
 
 def _ee_pid_other_than(cluster, backend: str, old: int, timeout: float = 30.0) -> int:
     """The pid of the backend's execution environment once it is not `old` (`old` after the timeout)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            pid = cluster.ee_pid(backend)
-            if pid != old:
-                return pid
-        except LookupError:
-            pass  # between two processes
-        time.sleep(0.1)
-    return old
+    def changed() -> int:
+        pid = cluster.ee_pid(backend)  # LookupError between two processes
+        return pid if pid != old else 0
+    return wait_until(changed, timeout, f"a new execution environment of {backend} (not pid {old})", interval=0.1,
+                      ignoring=(LookupError,))
 
 
 def test_remove_model_is_refused_while_objects_exist_and_forced_removal_frees_the_namespace(accounts, tmp_path):

@@ -87,8 +87,7 @@ def _stub_class(class_name) -> type:
 
 def _described(class_name: str) -> tuple:
     """(field names, active method names) of a Python class in a model this account may use."""
-    from dataclay._internal.proto import common_pb2
-    for model in get_runtime().router.lm().list_models(common_pb2.PYTHON):
+    for model in get_runtime().router.lm().list_models("python"):
         for described in model.classes:
             if described.name == class_name:
                 return [f.name for f in described.fields], [m.name for m in described.methods]

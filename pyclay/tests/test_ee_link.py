@@ -15,12 +15,14 @@ import uuid
 
 import pytest
 
+from dataclay._internal.processes import runs
 from dataclay._internal.proto import common_pb2, executionenv_pb2
 from dataclay._internal.serialization.decoder import loads
 from dataclay._internal.serialization.encoder import dumps_args
 from dataclay._internal.serialization.graph import GraphWriter
 from dataclay._internal.serialization.policy import ClientClassPolicy
 from dataclay._internal.rpc.convert import add_object_data
+from harness.waiting import wait_until
 from peers import LinkPeer, model_files
 
 PYCLAY = pathlib.Path(__file__).resolve().parents[1]
@@ -308,22 +310,8 @@ def test_environment_exits_when_its_parent_dies(environments):
     env.hello()
     env.process.send_signal(signal.SIGKILL)
     env.process.wait(timeout=10)
-    deadline = time.monotonic() + 10
-    while _alive(child) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _alive(child)
+    wait_until(lambda: not runs(child), 10, f"the environment's child {child} to end", interval=0.1)
 
 
 def _wait_for_file(path: pathlib.Path) -> None:
-    deadline = time.monotonic() + 20
-    while not path.exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert path.exists(), f"{path} was not created"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
+    wait_until(path.exists, 20, f"{path} to be created", interval=0.02)

@@ -3,7 +3,6 @@
 forked executors, futures and failures on plain values."""
 import logging
 import os
-import pathlib
 import time
 import uuid
 
@@ -11,6 +10,7 @@ import pytest
 
 from dataclay import api as dataclay_api
 from dataclay.exceptions import InvalidArgumentError
+from dataclay._internal.processes import runs
 from peers import LogicModulePeer
 from dataclay._internal.records import BackendRecord
 from storage import _hosts, api
@@ -45,13 +45,6 @@ def append(box, value):
 def linger(seconds):
     time.sleep(seconds)
     return seconds
-
-
-def running(pid: int) -> bool:
-    try:
-        return pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
 
 
 @pytest.fixture(autouse=True)
@@ -339,4 +332,4 @@ def test_leaving_the_runtime_on_an_error_stops_its_processes_without_waiting_for
             raise KeyError("the program failed")
     # verify: stopped within the stop timeouts, every process gone
     assert time.monotonic() - started < 30
-    assert not any(running(pid) for pid in [runtime.worker_pid, *runtime.executor_pids])
+    assert not any(runs(pid) for pid in [runtime.worker_pid, *runtime.executor_pids])

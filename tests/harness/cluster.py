@@ -14,6 +14,8 @@ import tempfile
 import textwrap
 import time
 
+from dataclay._internal.processes import await_exit, runs
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MODELS = REPO / "tests" / "models"
 BIN = pathlib.Path(sys.executable).parent
@@ -142,7 +144,7 @@ class Cluster:
         except FileNotFoundError:
             return {}
         records = [state["lm"], *state["backends"]]
-        return {r["name"]: r["pid"] for r in records if r["pid"] and _alive(r["pid"])}
+        return {r["name"]: r["pid"] for r in records if r["pid"] and runs(r["pid"])}
 
     def ee_pid(self, backend: str, start: bool = True) -> int:
         """The pid (as the host sees it: its sandbox's outer process) of an execution environment
@@ -194,19 +196,9 @@ class Cluster:
                                 stderr=subprocess.PIPE, text=True)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
 def _kill(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         return
-    deadline = time.monotonic() + 10
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    await_exit([pid], 10)

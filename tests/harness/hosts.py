@@ -19,7 +19,8 @@ import pathlib
 import shutil
 import signal
 import subprocess
-import time
+
+from dataclay._internal.processes import await_exit, runs
 
 SUBNET = "10.77"
 OWNERS = pathlib.Path("/run/dataclay-test-hosts")
@@ -46,15 +47,6 @@ def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     if check and result.returncode != 0:
         raise RuntimeError(f"ip {' '.join(args)} failed: {result.stderr.strip()}")
     return result
-
-
-def _alive(pid: int) -> bool:
-    """Whether `pid` runs (a zombie does not: it only waits to be reaped)."""
-    try:
-        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
 
 
 class Host:
@@ -191,7 +183,7 @@ class HostNetwork:
                 self.bridge = bridge
                 return number
             try:
-                stale = not _alive(int(owner.read_text()))
+                stale = not runs(int(owner.read_text()))
             except (OSError, ValueError):
                 stale = False  # being made right now by another run, or not ours
             if stale:
@@ -234,9 +226,7 @@ def _remove_network(number: int) -> None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGCONT)  # a frozen process must be able to die
                 os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 10
-        while any(_alive(p) for p in pids) and time.monotonic() < deadline:
-            time.sleep(0.02)
+        await_exit(pids, 10)
         _ip("netns", "del", ns, check=False)
         shutil.rmtree(ETC_NETNS / ns, ignore_errors=True)
     _ip("link", "del", f"dcbr{number}", check=False)

@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import time
 import uuid
 
 from dataclay.exceptions import DataClayException
@@ -18,6 +17,7 @@ from dataclay._internal.cli.snapshot import snapshot_format as fmt, snapshot_sig
 from dataclay._internal.config import Config
 from dataclay._internal.proto import common_pb2, logicmodule_pb2 as lm_pb2, snapshot_pb2
 from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
+from harness.waiting import wait_until
 
 PRELUDE = textwrap.dedent("""
     import json, sys
@@ -104,14 +104,6 @@ class StoreCounter:
     def close(self) -> None:
         self._ds.close()
         self._lm.close()
-
-
-def wait_until(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.05)
 
 
 def wait_for_backends(cluster, count: int, timeout: float = 60) -> None:

@@ -1,5 +1,7 @@
-"""Plain records of stored objects and their changes: what the serialiser produces and the
-execution environment works with. The protocol wrappers convert them to and from messages."""
+"""Plain records of stored objects and their changes (what the serialiser produces and the execution
+environment works with), and of what the servers answer: the rpc wrappers convert them to and from
+messages (rpc/convert.py), so nothing outside rpc reads a generated message. Object and backend IDs
+are their canonical text, the form the runtime's identity map and caches are keyed by."""
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -83,3 +85,53 @@ class AliasRecord(NamedTuple):
     class_name: str
     language: str
     backend_id: str
+
+
+class DatasetPage(NamedTuple):
+    """A page of listed datasets; `next_page_token` empty when the listing is complete."""
+
+    datasets: tuple
+    next_page_token: str
+
+
+class AliasPage(NamedTuple):
+    """A page of listed aliases (by dataset, then alias); `next_page_token` empty when complete."""
+
+    aliases: tuple
+    next_page_token: str
+
+
+class ObjectPage(NamedTuple):
+    """A page of listed objects (ObjectInfoRecords); `next_page_token` empty when complete."""
+
+    objects: tuple
+    next_page_token: str
+
+
+class Copies(NamedTuple):
+    """What a replica or a move did: the objects copied, the backend they went to, the bytes sent."""
+
+    object_ids: tuple
+    backend_id: str
+    bytes_sent: int
+
+
+class VersionRecord(NamedTuple):
+    """A version just made: its metadata (its own ID; `version_of` the original's) and the bytes sent for it."""
+
+    version: ObjectInfoRecord
+    bytes_sent: int
+
+
+class SessionRecord(NamedTuple):
+    """An open session: its token, account, dataset for new objects, the datasets it may read (those of
+    `read_only_datasets` only read), when it expires (epoch milliseconds), and what the account is."""
+
+    token: str
+    username: str
+    dataset: str
+    datasets: tuple
+    expires_at_ms: int
+    admin: bool
+    backend: bool
+    read_only_datasets: tuple

@@ -15,10 +15,8 @@ import threading
 from dataclay.exceptions import BackendUnavailableError, DataClayException, InternalError, InvalidArgumentError
 from dataclay._internal.ee.executor import CALL_METHOD, GET_FIELD, SET_FIELD, Execution, Executor, Outcome
 from dataclay._internal.ee.models import ModelWatcher
-from dataclay._internal.proto import executionenv_pb2 as ee_pb2
 from dataclay._internal.rpc import DataServiceLink, LinkClosedError, LinkProtocolError
-from dataclay._internal.rpc.convert import add_object_data, add_object_delta
-from dataclay._internal.rpc.errors import error_info_for
+from dataclay._internal.rpc.link_frames import execution_kind, loaded_objects
 from dataclay._internal.version import DISTRIBUTION, VERSION
 
 _log = logging.getLogger(__name__)
@@ -26,7 +24,7 @@ _log = logging.getLogger(__name__)
 RUNTIME_VERSION = f"{DISTRIBUTION} {VERSION}"
 EXIT_DONE, EXIT_LINK_FAILED, EXIT_RESTART = 0, 1, 3
 RESTART_GRACE_SECONDS = 10.0
-_KINDS = {ee_pb2.CALL_METHOD: CALL_METHOD, ee_pb2.GET_FIELD: GET_FIELD, ee_pb2.SET_FIELD: SET_FIELD}
+_KINDS = {"CALL_METHOD": CALL_METHOD, "GET_FIELD": GET_FIELD, "SET_FIELD": SET_FIELD}
 _ANSWERS = ("loaded", "relayed")
 
 
@@ -82,20 +80,21 @@ class LinkSession:
 
     # ---- asking the Data Service, from a thread running a call -------------------------------------
 
-    def load(self, call_id: int, ids: list) -> ee_pb2.LoadReply:
-        """The stored state of objects of this backend, read by the Data Service for call `call_id`."""
+    def load(self, call_id: int, ids: list) -> list:
+        """The stored state (ObjectRecords) of those of `ids` this backend holds, read by the Data Service for
+        call `call_id`; the error the Data Service answered instead, raised."""
         request_id = next(self._request_ids)
-        return self._ask(request_id, ee_pb2.EnvironmentMessage(load=ee_pb2.LoadRequest(
-            request_id=request_id, call_id=call_id, ids=ids)))
+        self._link.send_load(request_id, call_id, ids)
+        return loaded_objects(self._await(request_id))
 
-    def relay(self, call_id: int, target: str, method: str, request: bytes) -> ee_pb2.RelayReply:
-        """A unary call made by the Data Service for call `call_id` in its caller's session."""
+    def relay(self, call_id: int, target: str, method: str, request: bytes):
+        """A unary call made by the Data Service for call `call_id` in its caller's session (its RelayReply,
+        which ee/relay.py hands back as a gRPC call's outcome)."""
         request_id = next(self._request_ids)
-        return self._ask(request_id, ee_pb2.EnvironmentMessage(relay=ee_pb2.RelayRequest(
-            request_id=request_id, call_id=call_id, target=target, method=method, request=request)))
+        self._link.send_relay(request_id, call_id, target, method, request)
+        return self._await(request_id)
 
-    def _ask(self, request_id: int, message):
-        self._link.send(message)
+    def _await(self, request_id: int):
         me = threading.current_thread()
         while True:
             with self._state:
@@ -241,7 +240,7 @@ class LinkSession:
 
     def _deliver(self, outcome: Outcome) -> None:
         """Writes the result frame of `outcome` (called by the Executor inside its commit section)."""
-        self._link.send(ee_pb2.EnvironmentMessage(result=result_message(outcome)))
+        self._link.send_result(outcome.call_id, outcome.result, outcome.error, outcome.new_objects, outcome.deltas)
 
     def _on_deploy(self, models) -> None:
         changed = self._watcher.install([(f.path, f.content) for m in models.models for f in m.files])
@@ -254,19 +253,9 @@ class LinkSession:
 
 def execution_of(request) -> Execution:
     """The plain Execution of an ExecuteRequest."""
-    kind = _KINDS.get(request.kind)
+    kind = _KINDS.get(execution_kind(request.kind))
     if kind is None:
         raise InvalidArgumentError(f"ExecuteRequest.kind {request.kind} is not a known execution kind")
     caller = request.caller
     return Execution(request.call_id, request.object_id, request.class_name, kind, request.name, request.payload,
                      caller.username, caller.dataset, frozenset(caller.datasets))
-
-
-def result_message(outcome: Outcome) -> ee_pb2.ExecuteResult:
-    """The ExecuteResult of an Outcome."""
-    if outcome.error is not None:
-        return ee_pb2.ExecuteResult(call_id=outcome.call_id, error=error_info_for(outcome.error))
-    message = ee_pb2.ExecuteResult(call_id=outcome.call_id, result=outcome.result)
-    add_object_data(message.new_objects, outcome.new_objects)
-    add_object_delta(message.deltas, outcome.deltas)
-    return message

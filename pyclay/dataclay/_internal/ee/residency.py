@@ -17,8 +17,6 @@ from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.model.object import DataClayObject
 from dataclay._internal.model.state import forget_state, loadable_names, restore_state
 from dataclay._internal.model.states import HINT_KEY, ID_KEY, PENDING_KEY, PROXY, RESIDENT, STATE_KEY
-from dataclay._internal.rpc.convert import object_record
-from dataclay._internal.rpc.errors import error_from_info
 from dataclay._internal.serialization.decoder import loads
 
 _LOCK_STRIPES = 64
@@ -37,7 +35,7 @@ def snapshot_value(value):
 
 
 class ResidentObjects:
-    """This backend's objects in memory; `source.load(call_id, ids)` answers with their stored state,
+    """This backend's objects in memory; `source.load(call_id, ids)` answers with their stored state (ObjectRecords),
     and `state_lock` (re-entrant) orders installs against evictions."""
 
     def __init__(self, backend_id: str, source, policy, state_lock: threading.RLock):
@@ -104,15 +102,11 @@ class ResidentObjects:
                 if call is None:
                     raise NotAuthenticatedError(f"cannot load object {oid} outside a call (no caller session)")
                 generation = self._generations.get(oid, 0)
-                reply = self._source.load(call.call_id, [oid])
-                if reply.HasField("error") and reply.error.code:
-                    raise error_from_info(reply.error)
-                data = next((o for o in reply.objects if o.id == oid), None)
-                if data is None:
+                record = next((r for r in self._source.load(call.call_id, [oid]) if r.id == oid), None)
+                if record is None:
                     if d.get(HINT_KEY) == self.backend_id:
                         d[HINT_KEY] = ""
                     return False
-                record = object_record(data)
                 values = self._decode(obj, record)
                 with self._state_lock:
                     if self._generations.get(oid, 0) == generation:

@@ -1,9 +1,11 @@
-"""Conversions between the plain records of dataclay._internal.records and protocol messages."""
+"""Conversions between the plain records of dataclay._internal.records and protocol messages: the
+wrappers of rpc/ convert every answer here, so the runtimes see records only."""
 from __future__ import annotations
 
 from dataclay._internal.proto import common_pb2, logicmodule_pb2
 from dataclay._internal.records import (
-    AliasRecord, BackendRecord, DatasetRecord, FieldRecord, ObjectInfoRecord, ObjectRecord)
+    AliasPage, AliasRecord, BackendRecord, Copies, DatasetPage, DatasetRecord, FieldRecord, ObjectInfoRecord,
+    ObjectPage, ObjectRecord, SessionRecord, VersionRecord)
 
 _ObjectData = common_pb2.ObjectData
 _PYTHON = common_pb2.PYTHON
@@ -15,6 +17,14 @@ def language_name(value: int) -> str:
         return common_pb2.Language.Name(value).lower()
     except ValueError:
         return "unspecified"
+
+
+def language_value(name: str) -> int:
+    """The Language enum value of "python" or "java" ("": LANGUAGE_UNSPECIFIED)."""
+    try:
+        return common_pb2.Language.Value(name.upper()) if name else common_pb2.LANGUAGE_UNSPECIFIED
+    except (AttributeError, ValueError):
+        raise ValueError(f"language must be 'python', 'java' or '', not {name!r}") from None
 
 
 def add_object_data(target, records) -> None:
@@ -78,3 +88,39 @@ def alias_record(entry: logicmodule_pb2.AliasEntry) -> AliasRecord:
     """The record of a listed alias."""
     return AliasRecord(entry.alias, entry.dataset, entry.object_id, entry.class_name, language_name(entry.language),
                        entry.master_backend_id)
+
+
+def object_records(response) -> list:
+    """The ObjectRecords of a GetObjects reply."""
+    return [object_record(data) for data in response.objects]
+
+
+def copies(response) -> Copies:
+    """What a CopiesResponse (of a replica or a move) says was copied."""
+    return Copies(tuple(response.object_ids), response.backend_id, response.bytes_sent)
+
+
+def version_record(response) -> VersionRecord:
+    """The version a NewVersionResponse says was made."""
+    return VersionRecord(object_info_record(response.version), response.bytes_sent)
+
+
+def session_record(info: logicmodule_pb2.SessionInfo) -> SessionRecord:
+    """The record of an opened session."""
+    return SessionRecord(info.token, info.username, info.dataset, tuple(info.datasets), info.expires_at_ms,
+                         info.admin, info.backend, tuple(info.read_only_datasets))
+
+
+def dataset_page(page: logicmodule_pb2.DatasetPage) -> DatasetPage:
+    """A page of listed datasets as records."""
+    return DatasetPage(tuple(map(dataset_record, page.datasets)), page.next_page_token)
+
+
+def alias_page(page: logicmodule_pb2.AliasPage) -> AliasPage:
+    """A page of listed aliases as records."""
+    return AliasPage(tuple(map(alias_record, page.aliases)), page.next_page_token)
+
+
+def object_page(page: logicmodule_pb2.ObjectPage) -> ObjectPage:
+    """A page of listed objects as records."""
+    return ObjectPage(tuple(map(object_info_record, page.objects)), page.next_page_token)

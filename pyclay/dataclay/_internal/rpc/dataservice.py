@@ -1,5 +1,7 @@
 """The one wrapper around a Data Service's generated stub (mirrors Java's DataServiceClient).
-Calls carry the session token as metadata; failures raise dataclay.exceptions classes."""
+Calls carry the session token as metadata; failures raise dataclay.exceptions classes. What the
+runtimes use comes back as plain records (converted in rpc/convert.py); the status and snapshot
+calls the CLI makes still return protocol messages."""
 from __future__ import annotations
 
 import operator
@@ -9,17 +11,14 @@ from dataclay._internal.proto import common_pb2, dataservice_pb2 as ds_pb2, data
 from dataclay._internal.proto import logicmodule_pb2
 from dataclay._internal.rpc.stub_calls import build, check_timeout, client_stream, server_stream
 from dataclay._internal.rpc.channels import DATA_SERVICE
-from dataclay._internal.rpc.convert import add_object_data
+from dataclay._internal.records import Copies, VersionRecord
+from dataclay._internal.rpc.convert import add_object_data, copies, object_records, version_record
 from dataclay._internal.rpc.stub_client import StubClient
 
 _EMPTY = common_pb2.Empty()
 _CallMethodRequest = ds_pb2.CallMethodRequest
 _result = operator.attrgetter("result")
 _value = operator.attrgetter("value")
-
-
-def _objects(response) -> list:
-    return list(response.objects)
 
 
 class DataServiceClient(StubClient):
@@ -58,24 +57,24 @@ class DataServiceClient(StubClient):
         return self._call(self._stub.SetField, request)
 
     def get_objects(self, ids) -> list:
-        """The stored form (ObjectData) of objects this backend holds."""
+        """The stored form (ObjectRecords) of objects this backend holds."""
         if isinstance(ids, (str, bytes)):
             raise InvalidArgumentError("get_objects: ids must be a list of object IDs, not a single string")
         request = build(ds_pb2.GetObjectsRequest, "get_objects", ids=list(ids))
-        return self._call(self._stub.GetObjects, request, _objects)
+        return self._call(self._stub.GetObjects, request, object_records)
 
-    def new_replica(self, object_id: str, backend_id: str = "", recursive: bool = True) -> ds_pb2.CopiesResponse:
+    def new_replica(self, object_id: str, backend_id: str = "", recursive: bool = True) -> Copies:
         """Copies an object whose master is here to `backend_id` (empty: a backend of the server's choice)."""
         _check_bool("new_replica", "recursive", recursive)
         request = build(ds_pb2.NewReplicaRequest, "new_replica", object_ids=[_text("new_replica", object_id)],
                         backend_id=backend_id or "", recursive=recursive)
-        return self._call(self._stub.NewReplica, request)
+        return self._call(self._stub.NewReplica, request, copies)
 
-    def new_version(self, object_id: str, backend_id: str = "") -> ds_pb2.NewVersionResponse:
+    def new_version(self, object_id: str, backend_id: str = "") -> VersionRecord:
         """Makes a version (a copy with its own ID) of an object whose master is here, on `backend_id` (empty: here)."""
         request = build(ds_pb2.NewVersionRequest, "new_version", object_id=_text("new_version", object_id),
                         backend_id=backend_id or "")
-        return self._call(self._stub.NewVersion, request)
+        return self._call(self._stub.NewVersion, request, version_record)
 
     def consolidate_version(self, version_id: str) -> None:
         """Gives the versioned object this version's state (on every copy) and retires the version."""
@@ -84,7 +83,7 @@ class DataServiceClient(StubClient):
         return self._call(self._stub.ConsolidateVersion, request)
 
     def move(self, object_id: str, backend_id: str, recursive: bool = False,
-             local_only: bool = False) -> ds_pb2.CopiesResponse:
+             local_only: bool = False) -> Copies:
         """Relocates an object whose master is here (and, if `recursive`, what it references: with
         `local_only`, only what this backend masters) to `backend_id`."""
         _check_bool("move", "recursive", recursive)
@@ -92,7 +91,7 @@ class DataServiceClient(StubClient):
         request = build(ds_pb2.MoveRequest, "move", object_ids=[_text("move", object_id)],
                         backend_id=_text("move", backend_id, "backend_id"), recursive=recursive,
                         local_only=local_only)
-        return self._call(self._stub.Move, request)
+        return self._call(self._stub.Move, request, copies)
 
     def deploy_models(self, models) -> None:
         """Installs or updates models (Model messages) on this backend."""

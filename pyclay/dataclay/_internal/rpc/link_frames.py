@@ -1,7 +1,9 @@
 """The execution environment's end of its link to the Data Service: length-prefixed protobuf frames
 over the process's standard input (from the Data Service) and standard output (to it). Each frame
 is a 4-byte unsigned big-endian length N (at most 2^31-1) and N bytes of one serialised message:
-DataServiceMessage from the Data Service, EnvironmentMessage from the environment."""
+DataServiceMessage from the Data Service, EnvironmentMessage from the environment. The messages the
+environment sends are built here from plain values, and the answers it waits for are read here into
+records, so the session above (ee/link_session.py) imports no generated module."""
 from __future__ import annotations
 
 import os
@@ -12,6 +14,8 @@ from google.protobuf.message import DecodeError
 
 from dataclay.exceptions import SerializationError
 from dataclay._internal.proto import executionenv_pb2 as ee_pb2
+from dataclay._internal.rpc.convert import add_object_data, add_object_delta, object_record
+from dataclay._internal.rpc.errors import error_from_info, error_info_for
 
 MAX_FRAME = 2**31 - 1
 READ_BUFFER = 256 * 1024
@@ -59,6 +63,27 @@ class DataServiceLink:
         """Sends the frame that must come first: who this environment is and how it is confined."""
         self.send(ee_pb2.EnvironmentMessage(hello=ee_pb2.EnvironmentHello(
             pid=pid, runtime_version=runtime_version, confinement=confinement)))
+
+    def send_load(self, request_id: int, call_id: int, ids: list) -> None:
+        """Asks for the stored state of objects of this backend, for call `call_id` (answered by a `loaded`)."""
+        self.send(ee_pb2.EnvironmentMessage(load=ee_pb2.LoadRequest(request_id=request_id, call_id=call_id, ids=ids)))
+
+    def send_relay(self, request_id: int, call_id: int, target: str, method: str, request: bytes) -> None:
+        """Asks the Data Service to make a unary call for call `call_id` in its caller's session (answered by
+        a `relayed`)."""
+        self.send(ee_pb2.EnvironmentMessage(relay=ee_pb2.RelayRequest(
+            request_id=request_id, call_id=call_id, target=target, method=method, request=request)))
+
+    def send_result(self, call_id: int, result: bytes = b"", error=None, new_objects=(), deltas=()) -> None:
+        """Sends the result of call `call_id`: its DataClayException `error`, or its encoded `result`, the
+        ObjectRecords it made persistent and the DeltaRecords of what it changed."""
+        if error is not None:
+            message = ee_pb2.ExecuteResult(call_id=call_id, error=error_info_for(error))
+        else:
+            message = ee_pb2.ExecuteResult(call_id=call_id, result=result)
+            add_object_data(message.new_objects, new_objects)
+            add_object_delta(message.deltas, deltas)
+        self.send(ee_pb2.EnvironmentMessage(result=message))
 
     def send(self, message: ee_pb2.EnvironmentMessage) -> None:
         """Writes `message` as one frame; LinkClosedError if the link is closed for writing, and
@@ -125,3 +150,18 @@ class DataServiceLink:
             self._reader.close()
         except OSError:
             pass  # nothing more to release
+
+
+def execution_kind(value: int) -> str:
+    """The name of an ExecuteRequest's kind ("CALL_METHOD", "GET_FIELD", "SET_FIELD"); "" if unknown."""
+    try:
+        return ee_pb2.ExecutionKind.Name(value)
+    except ValueError:
+        return ""
+
+
+def loaded_objects(reply) -> list:
+    """The ObjectRecords a LoadReply carries; the error it carries instead, raised."""
+    if reply.HasField("error") and reply.error.code:
+        raise error_from_info(reply.error)
+    return [object_record(data) for data in reply.objects]

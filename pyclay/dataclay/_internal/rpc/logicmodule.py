@@ -1,15 +1,18 @@
 """The one wrapper around the Logic Module's generated stub (mirrors Java's LogicModuleClient).
-Calls carry the session token as metadata; failures raise dataclay.exceptions classes; results
-are protobuf messages."""
+Calls carry the session token as metadata; failures raise dataclay.exceptions classes. What the
+runtimes use comes back as plain records (dataclay._internal.records, converted in rpc/convert.py);
+the administration and snapshot calls the CLI makes still return protocol messages."""
 from __future__ import annotations
 
 import operator
 
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.proto import common_pb2, logicmodule_pb2 as lm_pb2, logicmodule_pb2_grpc
+from dataclay._internal.rpc import convert
 from dataclay._internal.rpc.channels import LOGIC_MODULE
 from dataclay._internal.rpc.stub_calls import build, check_timeout, client_stream, server_stream
 from dataclay._internal.rpc.stub_client import StubClient
+from dataclay._internal.records import AliasPage, DatasetPage, ObjectInfoRecord, ObjectPage, SessionRecord
 
 _EMPTY = common_pb2.Empty()
 _version = operator.attrgetter("version")
@@ -30,11 +33,11 @@ class LogicModuleClient(StubClient):
         """The Logic Module's version, if it answers within `timeout` seconds."""
         return self._call(self._stub.Health, _EMPTY, _version, check_timeout(timeout), metadata=())
 
-    def new_session(self, user: str, password: str, dataset: str = "") -> lm_pb2.SessionInfo:
+    def new_session(self, user: str, password: str, dataset: str = "") -> SessionRecord:
         """Opens a session (the token is in the answer); `dataset` empty means the user's own."""
         request = build(lm_pb2.NewSessionRequest, "new_session", username=user, password=password,
                         dataset=dataset or "")
-        return self._call(self._stub.NewSession, request, metadata=())
+        return self._call(self._stub.NewSession, request, convert.session_record, metadata=())
 
     def close_session(self, timeout: float | None = None) -> None:
         """Closes the session this client acts in."""
@@ -66,28 +69,28 @@ class LogicModuleClient(StubClient):
         return self._call(self._stub.ListDataContracts, _EMPTY, _listed("contracts"))
 
     def list_datasets(self, page_size: int = 0, page_token: str = "", count_objects: bool = False,
-                      timeout: float | None = None) -> lm_pb2.DatasetPage:
+                      timeout: float | None = None) -> DatasetPage:
         """A page of the datasets the session may see (administrators: all), by name; `page_size` 0: 100, at
         most 1000; `page_token`: the last page's next_page_token ("" to start)."""
         request = build(lm_pb2.ListDatasetsRequest, "list_datasets", page_size=page_size, page_token=page_token,
                         count_objects=count_objects)
-        return self._call(self._stub.ListDatasets, request, timeout=check_timeout(timeout))
+        return self._call(self._stub.ListDatasets, request, convert.dataset_page, check_timeout(timeout))
 
     def list_aliases(self, pattern: str = "", dataset: str = "", page_size: int = 0, page_token: str = "",
-                     timeout: float | None = None) -> lm_pb2.AliasPage:
+                     timeout: float | None = None) -> AliasPage:
         """A page of the aliases matching `pattern` ('*' any run of characters, '?' one, all else literal; "":
         all) in `dataset` ("": every dataset the session may see), by dataset then alias."""
         request = build(lm_pb2.ListAliasesRequest, "list_aliases", pattern=pattern, dataset=dataset,
                         page_size=page_size, page_token=page_token)
-        return self._call(self._stub.ListAliases, request, timeout=check_timeout(timeout))
+        return self._call(self._stub.ListAliases, request, convert.alias_page, check_timeout(timeout))
 
     def list_objects(self, class_name: str = "", dataset: str = "", page_size: int = 0, page_token: str = "",
-                     timeout: float | None = None) -> lm_pb2.ObjectPage:
-        """A page of the objects (ObjectInfo, with aliases and replicas) of `class_name` ("": every class) in
+                     timeout: float | None = None) -> ObjectPage:
+        """A page of the objects (ObjectInfoRecords, with aliases and replicas) of `class_name` ("": every class) in
         `dataset` ("": every dataset the session may see), by dataset, class and ID."""
         request = build(lm_pb2.ListObjectsRequest, "list_objects", class_name=class_name, dataset=dataset,
                         page_size=page_size, page_token=page_token)
-        return self._call(self._stub.ListObjects, request, timeout=check_timeout(timeout))
+        return self._call(self._stub.ListObjects, request, convert.object_page, check_timeout(timeout))
 
     def set_model_registration(self, user: str, allowed: bool) -> None:
         """Lets an account register models, or stops it (administrators only)."""
@@ -103,10 +106,14 @@ class LogicModuleClient(StubClient):
         """The registered model of a namespace, if the caller may read it (else as if there were none)."""
         return self._call(self._stub.GetModel, build(lm_pb2.GetModelRequest, "get_model", namespace=namespace))
 
-    def list_models(self, language: int = common_pb2.LANGUAGE_UNSPECIFIED) -> list:
-        """The registered models of a language (LANGUAGE_UNSPECIFIED: all) the caller may read: its own,
-        the published ones (administrators: all)."""
-        request = build(lm_pb2.ListModelsRequest, "list_models", language=language)
+    def list_models(self, language: str = "") -> list:
+        """The registered models (Model messages) of a language ("python", "java"; "": all) the caller may
+        read: its own, the published ones (administrators: all)."""
+        try:
+            value = convert.language_value(language)
+        except ValueError as e:
+            raise InvalidArgumentError(f"list_models: {e}") from None
+        request = build(lm_pb2.ListModelsRequest, "list_models", language=value)
         return self._call(self._stub.ListModels, request, _listed("models"))
 
     def set_model_published(self, namespace: str, published: bool) -> None:
@@ -126,15 +133,15 @@ class LogicModuleClient(StubClient):
         """Every registered backend (BackendInfo) with its liveness."""
         return self._call(self._stub.GetBackends, _EMPTY, _listed("backends"), check_timeout(timeout))
 
-    def get_object_info(self, object_id: str, timeout: float | None = None) -> common_pb2.ObjectInfo:
+    def get_object_info(self, object_id: str, timeout: float | None = None) -> ObjectInfoRecord:
         """Class, dataset, master and replica locations and aliases of an object."""
         request = build(lm_pb2.ObjectIdRequest, "get_object_info", id=object_id)
-        return self._call(self._stub.GetObjectInfo, request, timeout=check_timeout(timeout))
+        return self._call(self._stub.GetObjectInfo, request, convert.object_info_record, check_timeout(timeout))
 
-    def get_object_by_alias(self, alias: str, dataset: str = "") -> common_pb2.ObjectInfo:
+    def get_object_by_alias(self, alias: str, dataset: str = "") -> ObjectInfoRecord:
         """The object with an alias; `dataset` empty means the session's dataset."""
         request = build(lm_pb2.AliasRequest, "get_object_by_alias", alias=alias, dataset=dataset or "")
-        return self._call(self._stub.GetObjectByAlias, request)
+        return self._call(self._stub.GetObjectByAlias, request, convert.object_info_record)
 
     def new_alias(self, alias: str, object_id: str) -> None:
         """Gives an existing object an alias in its dataset."""

@@ -11,7 +11,6 @@ from typing import Awaitable, Callable, TypeVar
 from dataclay.exceptions import BackendUnavailableError, DataClayException
 from dataclay._internal.model.states import HINT_KEY, ID_KEY
 from dataclay._internal.rpc.aio import AsyncDataServiceClient, AsyncLogicModuleClient
-from dataclay._internal.rpc.convert import object_info_record
 from dataclay._internal.runtime.router import (
     LOOKUP_TIMEOUT, ROUTING_FAILURES, BackendRouter, UnregisteredBackendError, failover_candidates, most_telling,
     naming_backend)
@@ -52,7 +51,7 @@ class AsyncRouter:
         """The ObjectInfoRecord of an object (cached; asked again when `refresh`)."""
         info = None if refresh else self._router.cached_info(object_id)
         if info is None:
-            info = object_info_record(await self.lm().get_object_info(object_id, timeout=LOOKUP_TIMEOUT))
+            info = await self.lm().get_object_info(object_id, timeout=LOOKUP_TIMEOUT)
             self._router.remember(info)
         return info
 

@@ -14,8 +14,7 @@ from dataclay.exceptions import (
 from dataclay._internal.runtime import local_copies
 from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.model.states import HINT_KEY, ID_KEY, PENDING_KEY, PROXY, STATE_KEY, VERSIONS_KEY
-from dataclay._internal.records import ObjectInfoRecord
-from dataclay._internal.rpc.convert import object_info_record
+from dataclay._internal.records import Copies, ObjectInfoRecord, VersionRecord
 from dataclay._internal.runtime.router import BackendRouter, UnregisteredBackendError
 from dataclay._internal.serialization import exceptions as remote_exceptions
 from dataclay._internal.serialization.decoder import loads
@@ -26,14 +25,6 @@ PLACED_KEY = "_dc_placed"
 """__dict__ key of the backend this runtime itself stored or moved the object to. Unlike the hint
 (which references carry from wherever they were written, and which failover points at a replica)
 it names the master, and goes stale only if another client moves the object."""
-
-
-class Copies(NamedTuple):
-    """What a replica or a move did: the objects copied, the backend they went to, the bytes sent."""
-
-    object_ids: tuple
-    backend_id: str
-    bytes_sent: int
 
 
 class Version(NamedTuple):
@@ -241,15 +232,15 @@ class Runtime:
                                          idempotent=backend_id is not None, replicas=False)
         return self.replicated(oid, response)
 
-    def replicated(self, oid: str, response) -> Copies:
-        """Records what a NewReplica response says: the copied objects' metadata is stale, and where they were
+    def replicated(self, oid: str, done: Copies) -> Copies:
+        """Records what a replica of `oid` did: the copied objects' metadata is stale, and where they were
         placed is no longer their only copy (get_location() must choose among all of them)."""
-        self.router.forget((oid, *response.object_ids))
-        for copied_id in (oid, *response.object_ids):
+        self.router.forget((oid, *done.object_ids))
+        for copied_id in (oid, *done.object_ids):
             copied = IDENTITY.get(copied_id)
             if copied is not None:
                 copied.__dict__.pop(PLACED_KEY, None)
-        return Copies(tuple(response.object_ids), response.backend_id, response.bytes_sent)
+        return done
 
     def new_version(self, obj, backend_id: str | None) -> Version:
         """A version of the object: a copy with its own ID on `backend_id` (None: the master's backend)."""
@@ -260,15 +251,15 @@ class Runtime:
                                          replicas=False)
         return self.version_made(obj, response)
 
-    def version_made(self, obj, response) -> Version:
-        """The Version a NewVersion response of `obj` stands for (its metadata is cached); it remembers the
+    def version_made(self, obj, made_version: VersionRecord) -> Version:
+        """The Version that `made_version` of `obj` stands for (its metadata is cached); it remembers the
         versions it was made through (when `obj` is itself a version), which follow it when it is consolidated."""
-        info = self._python_object(object_info_record(response.version))
+        info = self._python_object(made_version.version)
         made = IDENTITY.proxy(type(obj), info.id, info.master_backend_id)
         source = obj.__dict__
         through = source.get(VERSIONS_KEY, ()) + ((source[ID_KEY],) if source[ID_KEY] != info.version_of else ())
         made.__dict__[VERSIONS_KEY] = through
-        return Version(made, response.bytes_sent)
+        return Version(made, made_version.bytes_sent)
 
     def consolidate_version(self, version) -> None:
         """Gives the versioned (original) object the version's state and retires the version."""
@@ -314,14 +305,14 @@ class Runtime:
                                          idempotent=False, replicas=False)
         return self.moved(oid, response)
 
-    def moved(self, oid: str, response) -> Copies:
-        """Records what a Move response says: the moved objects' metadata is stale, their master is the target."""
-        self.router.forget((oid, *response.object_ids))
-        for moved_id in response.object_ids:
+    def moved(self, oid: str, done: Copies) -> Copies:
+        """Records what a move of `oid` did: the moved objects' metadata is stale, their master is the target."""
+        self.router.forget((oid, *done.object_ids))
+        for moved_id in done.object_ids:
             moved = IDENTITY.get(moved_id)
             if moved is not None:
-                moved.__dict__[HINT_KEY] = moved.__dict__[PLACED_KEY] = response.backend_id
-        return Copies(tuple(response.object_ids), response.backend_id, response.bytes_sent)
+                moved.__dict__[HINT_KEY] = moved.__dict__[PLACED_KEY] = done.backend_id
+        return done
 
     # ---- locations and backends -----------------------------------------------------------------
 
@@ -374,10 +365,10 @@ class Runtime:
         if backend_id not in self.router.backends() and backend_id not in self.router.backends(refresh=True):
             raise UnregisteredBackendError(f"no backend {backend_id} is registered (see api.get_backends())")
 
-    def proxy_of(self, found, cls: type | None, what: str):
-        """The proxy of the object `found` (an ObjectInfo message or record) describes, checked to be a Python
-        object of a class loadable here and an instance of `cls` (when given); its metadata is cached."""
-        info = self._python_object(found if not hasattr(found, "ListFields") else object_info_record(found))
+    def proxy_of(self, info: ObjectInfoRecord, cls: type | None, what: str):
+        """The proxy of the object `info` describes, checked to be a Python object of a class loadable here
+        and an instance of `cls` (when given); its metadata is cached."""
+        info = self._python_object(info)
         if getattr(cls, "_dc_stub", False):  # StubDataClayObject["module.Class"]: stands for that class by name
             if info.class_name != cls._dc_class_name:
                 raise InvalidArgumentError(f"{what} names a {info.class_name}, which is not a {cls._dc_class_name}")

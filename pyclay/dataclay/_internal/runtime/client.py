@@ -6,7 +6,6 @@ import logging
 
 from dataclay.exceptions import DataClayException, InvalidArgumentError
 from dataclay._internal.config import CLIENT_FILE, Config
-from dataclay._internal.proto import common_pb2
 from dataclay._internal.rpc import LogicModuleClient, channels
 from dataclay._internal.runtime.base import Runtime
 from dataclay._internal.runtime.router import BackendRouter
@@ -37,7 +36,7 @@ class ClientRuntime(Runtime):
         channels.configure(config.unreachable_ms)
         self._lm = LogicModuleClient(config.lm_address, tls=config.tls)
         self.session = None
-        policy = ClientClassPolicy(config.pickle_allow, list_models=lambda: self._lm.list_models(common_pb2.PYTHON))
+        policy = ClientClassPolicy(config.pickle_allow, list_models=lambda: self._lm.list_models("python"))
         super().__init__(BackendRouter(self._lm, lambda: self._lm.token, config.tls), policy)
 
     def open(self) -> "ClientRuntime":

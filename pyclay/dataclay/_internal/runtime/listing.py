@@ -7,7 +7,6 @@ from typing import AsyncIterator, Callable, Iterator
 
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.records import AliasRecord, DatasetRecord, ObjectInfoRecord
-from dataclay._internal.rpc.convert import alias_record, dataset_record, object_info_record
 from dataclay._internal.runtime.router import LOOKUP_TIMEOUT
 
 
@@ -44,14 +43,13 @@ def datasets(lm: Callable, count_objects: bool = True, page_size: int = 0) -> It
     """DatasetRecords of the datasets the session may see, by name; `lm()` gives the Logic Module client."""
     size = _size(page_size)
     return _pages(lambda token: lm().list_datasets(size, token, bool(count_objects), timeout=LOOKUP_TIMEOUT),
-                  "datasets", dataset_record)
+                  "datasets")
 
 
 def aliases(lm: Callable, pattern: str = "*", dataset: str | None = None, page_size: int = 0) -> Iterator[AliasRecord]:
     """AliasRecords of the aliases matching `pattern`, in `dataset` or every dataset the session may see."""
     glob, ds, size = _text(pattern, "pattern"), _text(dataset, "dataset"), _size(page_size)
-    return _pages(lambda token: lm().list_aliases(glob, ds, size, token, timeout=LOOKUP_TIMEOUT), "aliases",
-                  alias_record)
+    return _pages(lambda token: lm().list_aliases(glob, ds, size, token, timeout=LOOKUP_TIMEOUT), "aliases")
 
 
 def objects(lm: Callable, cls_or_class_name=None, dataset: str | None = None,
@@ -59,16 +57,14 @@ def objects(lm: Callable, cls_or_class_name=None, dataset: str | None = None,
     """ObjectInfoRecords of the objects of a class (None: every class), in `dataset` or every dataset the
     session may see."""
     name, ds, size = class_name(cls_or_class_name), _text(dataset, "dataset"), _size(page_size)
-    return _pages(lambda token: lm().list_objects(name, ds, size, token, timeout=LOOKUP_TIMEOUT), "objects",
-                  object_info_record)
+    return _pages(lambda token: lm().list_objects(name, ds, size, token, timeout=LOOKUP_TIMEOUT), "objects")
 
 
-def _pages(fetch: Callable, field: str, convert: Callable) -> Iterator:
+def _pages(fetch: Callable, field: str) -> Iterator:
     token = ""
     while True:
         page = fetch(token)
-        for entry in getattr(page, field):
-            yield convert(entry)
+        yield from getattr(page, field)
         token = page.next_page_token
         if not token:
             return
@@ -81,31 +77,29 @@ def a_datasets(lm: Callable, count_objects: bool = True, page_size: int = 0) -> 
     """datasets(), as an asynchronous iterator (`async for`)."""
     size = _size(page_size)
     return _a_pages(lambda token: lm().list_datasets(size, token, bool(count_objects), timeout=LOOKUP_TIMEOUT),
-                    "datasets", dataset_record)
+                    "datasets")
 
 
 def a_aliases(lm: Callable, pattern: str = "*", dataset: str | None = None,
               page_size: int = 0) -> AsyncIterator[AliasRecord]:
     """aliases(), as an asynchronous iterator (`async for`)."""
     glob, ds, size = _text(pattern, "pattern"), _text(dataset, "dataset"), _size(page_size)
-    return _a_pages(lambda token: lm().list_aliases(glob, ds, size, token, timeout=LOOKUP_TIMEOUT), "aliases",
-                    alias_record)
+    return _a_pages(lambda token: lm().list_aliases(glob, ds, size, token, timeout=LOOKUP_TIMEOUT), "aliases")
 
 
 def a_objects(lm: Callable, cls_or_class_name=None, dataset: str | None = None,
               page_size: int = 0) -> AsyncIterator[ObjectInfoRecord]:
     """objects(), as an asynchronous iterator (`async for`)."""
     name, ds, size = class_name(cls_or_class_name), _text(dataset, "dataset"), _size(page_size)
-    return _a_pages(lambda token: lm().list_objects(name, ds, size, token, timeout=LOOKUP_TIMEOUT), "objects",
-                    object_info_record)
+    return _a_pages(lambda token: lm().list_objects(name, ds, size, token, timeout=LOOKUP_TIMEOUT), "objects")
 
 
-async def _a_pages(fetch: Callable, field: str, convert: Callable) -> AsyncIterator:
+async def _a_pages(fetch: Callable, field: str) -> AsyncIterator:
     token = ""
     while True:
         page = await fetch(token)
         for entry in getattr(page, field):
-            yield convert(entry)
+            yield entry
         token = page.next_page_token
         if not token:
             return

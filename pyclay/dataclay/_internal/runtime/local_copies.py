@@ -14,7 +14,7 @@ from dataclay._internal.serialization.decoder import loads, reference_for
 
 
 def only_object(found: list, object_id: str):
-    """The ObjectData of `object_id` among what a GetObjects call returned; ObjectNotHereError if absent."""
+    """The ObjectRecord of `object_id` among what a GetObjects call returned; ObjectNotHereError if absent."""
     for data in found:
         if data.id == object_id:
             return data
@@ -23,14 +23,14 @@ def only_object(found: list, object_id: str):
 
 def decode_fields(data, policy, resolve: Callable | None = None) -> dict:
     """Field name -> value of a stored object (references resolved by `resolve(pid)`, default: their proxies)."""
-    cls = policy.dataclay_class(data.header.class_name)
+    cls = policy.dataclay_class(data.class_name)
     names = set(loadable_names(cls, [field.name for field in data.fields]))
     return {field.name: loads(field.value, policy, f"field {cls.__name__}.{field.name}", resolve)
             for field in data.fields if field.name in names}
 
 
 def clone(obj, recursive: bool, stored_form: Callable, policy):
-    """A volatile copy of the persistent `obj`; `stored_form(proxy)` fetches an object's ObjectData."""
+    """A volatile copy of the persistent `obj`; `stored_form(proxy)` fetches an object's ObjectRecord."""
     copies: dict[str, object] = {}
     pending: list[tuple] = []
 

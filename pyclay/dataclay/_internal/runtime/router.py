@@ -14,7 +14,7 @@ from dataclay.exceptions import (
     BackendDoesNotExistError, BackendUnavailableError, DataClayException, ObjectNotHereError)
 from dataclay._internal.model.states import HINT_KEY, ID_KEY
 from dataclay._internal.rpc import DataServiceClient, LogicModuleClient, channels
-from dataclay._internal.rpc.convert import backend_record, object_info_record
+from dataclay._internal.rpc.convert import backend_record
 from dataclay._internal.rpc.tls import ClusterCa
 
 T = TypeVar("T")
@@ -80,7 +80,7 @@ class BackendRouter:
         """The ObjectInfoRecord of an object (cached; asked again when `refresh`)."""
         info = None if refresh else self._infos.get(object_id)
         if info is None:
-            info = object_info_record(self.lm().get_object_info(object_id, timeout=LOOKUP_TIMEOUT))
+            info = self.lm().get_object_info(object_id, timeout=LOOKUP_TIMEOUT)
             self._infos[object_id] = info
         return info
 
