@@ -334,6 +334,10 @@ DATACLAY4_ALIASES = {
     "DC_HOST": "DATACLAY_HOST", "DC_PORT": "DATACLAY_PORT", "DC_USERNAME": "DATACLAY_USER",
     "DC_PASSWORD": "DATACLAY_PASSWORD", "DC_DATASET": "DATACLAY_DATASET",
 }
+DATACLAY4_ALIASES_MEANING = (
+    "dataClay 4's names of the five above, for a client: read from the environment and from a `.env` file in the "
+    "working directory, over `client.properties`; a `DATACLAY_*` key that is set wins. A `.env` is trusted like "
+    "the program itself (it can name the host a password goes to): keep it where only you can write")
 
 
 def setting(key: str) -> Setting:
