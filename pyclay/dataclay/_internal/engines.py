@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal import settings_table as table
 
-_POOL = ("DATACLAY_STORE_PATH", "DATACLAY_STORE_SIZE", "DATACLAY_STORE_KEY_FILE")
+# DATACLAY_STORE_KEY_FILE is no engine's: encryption wraps whichever engine runs
+_POOL = ("DATACLAY_STORE_PATH", "DATACLAY_STORE_SIZE")
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ ENGINES: tuple[Engine, ...] = (
            setting_keys=_POOL + ("DATACLAY_2LM_CACHE_SIZE", "DATACLAY_2LM_CHECKPOINT_MS")),
     Engine("postgres", "one row per object in PostgreSQL", "the server's commit",
            pmem_pool=False, pool_directory=True, database=True, durable=True,
-           setting_keys=("DATACLAY_STORE_URL", "DATACLAY_STORE_KEY_FILE")),
+           setting_keys=("DATACLAY_STORE_URL",)),
     Engine("memory", "plain DRAM, the benchmark baseline", "nothing: objects live in the backend's memory only",
            pmem_pool=False, pool_directory=False, database=False, durable=False, setting_keys=()),
 )
