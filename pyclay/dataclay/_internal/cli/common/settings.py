@@ -76,6 +76,14 @@ class ClusterSettings:
                          if (k.startswith("DATACLAY_") and k not in OWN_KEYS) or k.startswith("PMEM_")},
         )
 
+    def server_env(self, values: dict[str, str] | None = None) -> dict[str, str]:
+        """The environment of a server process: this one without its DATACLAY_* keys, then the keys
+        handed to the servers (passthrough), then `values`."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
+        env.update(self.passthrough)
+        env.update(values or {})
+        return env
+
     def new_store_root(self) -> pathlib.Path:
         """A fresh name for the pools' directory on /dev/shm (emulated NVRAM): 64 random bits, so
         no other user can make it first (/dev/shm is everybody's)."""

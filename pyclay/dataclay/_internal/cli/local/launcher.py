@@ -75,7 +75,7 @@ class LocalCluster:
         state = ClusterState.load(self.home)
         state = self._reconcile(state, store, metadata)
         self._own_pools(state)
-        self.notes += filter(None, [prerequisites.confinement_problem(self._server_env({})),
+        self.notes += filter(None, [prerequisites.confinement_problem(self.settings.server_env({})),
                                     prerequisites.rival_distribution()])
         self._secure(state, tls)
         user, password = self._administrator(state)
@@ -213,7 +213,7 @@ class LocalCluster:
         lm.port = self.settings.port
         if port_in_use(lm.port):
             raise StartError(f"port {lm.port} is already in use (another dataClay?); set DATACLAY_PORT to a free port")
-        env = self._server_env({"DATACLAY_PORT": str(lm.port), "DATACLAY_HOME": str(self.home),
+        env = self.settings.server_env({"DATACLAY_PORT": str(lm.port), "DATACLAY_HOME": str(self.home),
                                 "DATACLAY_USER": user,
                                 "DATACLAY_CLUSTER_SECRET_FILE": str(self._secret_file),
                                 **self._tls_env("logicmodule")})
@@ -254,7 +254,7 @@ class LocalCluster:
         if record.port == 0 or port_in_use(record.port) or record.port in taken:
             record.port = free_port(taken)
         pool = pathlib.Path(state.store_root) / record.name
-        env = self._server_env({
+        env = self.settings.server_env({
             "DATACLAY_HOST": "127.0.0.1", "DATACLAY_PORT": str(state.lm.port),
             "DATACLAY_CLUSTER_SECRET_FILE": str(self._secret_file), "DATACLAY_HOME": str(self.home),
             "DATACLAY_BACKEND_NAME": record.name, "DATACLAY_BACKEND_HOST": "127.0.0.1",
@@ -304,12 +304,6 @@ class LocalCluster:
         finally:
             client.close_session()
             client.close()
-
-    def _server_env(self, values: dict[str, str]) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
-        env.update(self.settings.passthrough)
-        env.update(values)
-        return env
 
     def _spawn(self, jar: str, env: dict[str, str], log: pathlib.Path, stdin_line: str | None = None) -> int:
         jar_path = self.settings.jars / jar
@@ -393,7 +387,7 @@ class LocalCluster:
             raise erasure.EraseError(f"{', '.join(running)} still running; run `dataclay stop` first; nothing was erased")
         pools = {b.name: pathlib.Path(state.store_root) / b.name for b in state.backends}
         lines = [f"erased {line}" for line in erasure.erase_stores(
-            self.settings.java, self.settings.jars / DS_JAR, pools, self._server_env({"DATACLAY_STORE": state.store}))]
+            self.settings.java, self.settings.jars / DS_JAR, pools, self.settings.server_env({"DATACLAY_STORE": state.store}))]
         root = pathlib.Path(state.store_root)
         if root.is_dir() and not any(root.iterdir()):
             root.rmdir()
