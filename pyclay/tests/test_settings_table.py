@@ -2,7 +2,6 @@
 Python readers take their keys, defaults and messages from it."""
 from __future__ import annotations
 
-import io
 import pathlib
 import re
 import tokenize
