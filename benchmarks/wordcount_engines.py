@@ -19,9 +19,13 @@ import time
 from _cluster import REPO, Cluster
 from harness.postgres import PostgresServer  # the harness is importable once _cluster is
 
+from dataclay._internal import engines as engine_view
+
 MODEL = REPO / "examples" / "wordcount" / "model"
 
-ENGINES = ("memory", "kv", "heap", "2lm", "postgres")
+# every engine, the memory-only baseline first (the others are compared with it)
+ENGINES = tuple(e.name for e in sorted(engine_view.ENGINES, key=lambda e: e.durable))
+BASELINE = ENGINES[0]
 
 # One run in a client process: prints {"persist": s, "execute": s, "top": [...]}.
 RUN = """
@@ -85,7 +89,7 @@ def run_client(env: dict, texts: pathlib.Path, mode: str) -> dict:
 
 def run_engine(engine: str, texts: pathlib.Path, postgres: PostgresServer | None) -> dict:
     extra = {}
-    if engine == "postgres":
+    if engine_view.engine(engine).database:
         extra["DATACLAY_STORE_URL"] = postgres.create_database(f"wordcount_{int(time.time() * 1000)}")
     cluster = Cluster(backends=2, store=engine, store_size="2G", extra_env=extra)
     try:
@@ -109,7 +113,7 @@ def main() -> int:
         parser.error(f"unknown engines {sorted(unknown)}; valid: {', '.join(ENGINES)}")
 
     work = pathlib.Path(tempfile.mkdtemp(prefix="dataclay-wordcount-"))
-    postgres = PostgresServer(durable=True).start() if "postgres" in engines else None
+    postgres = PostgresServer(durable=True).start() if any(engine_view.engine(e).database for e in engines) else None
     try:
         texts = work / "texts"
         texts.mkdir()
@@ -121,13 +125,13 @@ def main() -> int:
         tops = {json.dumps(r["top"]) for runs in results.values() for r in runs}
         assert len(tops) == 1, f"engines disagree on the top words: {tops}"
         base = None
-        print(f"{'run':<14}{'prepare+persist s':>18}{'execute s':>11}{'total s':>9}{'vs memory':>11}")
+        print(f"{'run':<14}{'prepare+persist s':>18}{'execute s':>11}{'total s':>9}{'vs ' + BASELINE:>11}")
         medians = {}
         for name, runs in results.items():
             persist = sorted(r["persist"] for r in runs)[len(runs) // 2]
             execute = sorted(r["execute"] for r in runs)[len(runs) // 2]
             medians[name] = (persist, execute)
-        base = sum(medians["memory"]) if "memory" in medians else None
+        base = sum(medians[BASELINE]) if BASELINE in medians else None
         for name, (persist, execute) in medians.items():
             ratio = f"{(persist + execute) / base - 1:+10.1%}" if base else ""
             print(f"{name:<14}{persist:>18.2f}{execute:>11.2f}{persist + execute:>9.2f} {ratio}")

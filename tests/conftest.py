@@ -5,6 +5,7 @@ import uuid
 
 import pytest
 
+from dataclay._internal import engines as engine_view
 from harness.cluster import MODELS, Cluster
 from harness.hosts import HostNetwork, unavailable
 from harness.multihost import MultiHostCluster
@@ -47,7 +48,7 @@ def make_cluster():
         cluster.stop()
 
 
-ENGINES = ("kv", "heap", "2lm", "postgres", "memory")
+ENGINES = engine_view.ENGINE_NAMES
 
 
 def engines(durable_only: bool = False) -> list[str]:
@@ -56,13 +57,13 @@ def engines(durable_only: bool = False) -> list[str]:
     unknown = set(chosen) - set(ENGINES)
     if unknown:
         raise ValueError(f"DATACLAY_TEST_ENGINES names unknown engines {sorted(unknown)}; valid: {ENGINES}")
-    return [e for e in chosen if not (durable_only and e == "memory")]
+    return [e for e in chosen if not (durable_only and not engine_view.engine(e).durable)]
 
 
 def engine_options(request, engine: str, **extra_env) -> dict:
-    """Cluster options for `engine`; postgres gets a fresh database on the session's server."""
+    """Cluster options for `engine`; one kept in a database (postgres) gets a fresh one on the session's server."""
     env = dict(extra_env)
-    if engine == "postgres":
+    if engine_view.engine(engine).database:
         server = request.getfixturevalue("postgres")
         env["DATACLAY_STORE_URL"] = server.create_database(f"store_{uuid.uuid4().hex[:12]}")
     return {"store": engine, "extra_env": env}

@@ -22,11 +22,12 @@ from harness.cluster import MODELS, REPO
 from harness.hosts import Host, HostNetwork, end_process_group
 
 from dataclay._internal import sandbox
+from dataclay._internal.settings_table import DEFAULT_PORT
 
 JARS = REPO / "pyclay" / "dataclay" / "_internal" / "jars"
 BIN = pathlib.Path(sys.executable).parent
 BACKEND_PORT = 6867
-LM_PORT = 11034
+LM_PORT = DEFAULT_PORT
 # How long a read or call on a host that went silent may take, against the default
 # DATACLAY_UNREACHABLE_MS (1.2 s): the silence bound, then a re-route and a fresh connection.
 # On an idle machine it takes 1.0-1.3 s (README, "When hosts fail"); with the suite's two heavy

@@ -1,5 +1,5 @@
-"""Every configuration key of pyclay (client and execution environment) with its default: the
-only code that reads the environment. Values come from a KEY=VALUE file ('#' comments; the
+"""pyclay's settings (client and execution environment), read from the keys settings_table.py
+lists with their types and defaults: the only code of the client that reads the environment. Values come from a KEY=VALUE file ('#' comments; the
 format of $DATACLAY_HOME/client.properties) and environment variables that are set (non-empty)
 override the file."""
 from __future__ import annotations
@@ -7,46 +7,18 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
-import re
 from dataclasses import dataclass
 
 from dataclay.exceptions import InvalidArgumentError
-from dataclay._internal.rpc.channels import DEFAULT_UNREACHABLE_MS
+from dataclay._internal import settings_table as table
 from dataclay._internal.rpc.tls import ClusterCa
+from dataclay._internal.settings_table import CLIENT, DATACLAY4_ALIASES as DATACLAY4_KEYS, DEFAULT_PORT, \
+    DEFAULT_UNREACHABLE_MS
 
-DEFAULT_PORT = 11034
-DEFAULT_EE_THREADS = 16
+DEFAULT_EE_THREADS = int(table.setting("DATACLAY_EE_THREADS").default)
 CLIENT_FILE = "client.properties"
-
-KEYS = {
-    "DATACLAY_HOME": "directory of a local cluster and its client.properties (~/.dataclay)",
-    "DATACLAY_HOST": "Logic Module host (127.0.0.1)",
-    "DATACLAY_PORT": "Logic Module port (11034)",
-    "DATACLAY_USER": "account used by api.init() and dataclaycmd",
-    "DATACLAY_PASSWORD": "its password",
-    "DATACLAY_NEW_PASSWORD": "dataclaycmd NewAccount <user> -: the new account's password (else standard input)",
-    "DATACLAY_DATASET": "dataset of the session's new objects (empty: the user's own)",
-    "DATACLAY_PICKLE_ALLOW": "comma-separated module.name globals the unpickler also accepts",
-    "DATACLAY_TLS_CA": "PEM file of the cluster CA: set, every connection uses TLS and trusts only it (plaintext)",
-    "DATACLAY_UNREACHABLE_MS": "how long a call waits for a server that answers neither it nor a ping before it "
-                               "fails with BackendUnavailableError, so that it fails over (1200; 0: forever)",
-}
-
-ENVIRONMENT_KEYS = {
-    "DATACLAY_EE_BACKEND_ID": "execution environment: ID of its backend",
-    "DATACLAY_EE_THREADS": "execution environment: calls run at once (16)",
-    "DATACLAY_EE_PICKLE_ALLOW": "execution environment: the Data Service's DATACLAY_PICKLE_ALLOW",
-}
-
-# dataClay 4's client settings (DC_*, from the environment or a .env file in the working directory)
-# and the keys they stand for here; a DATACLAY_* key that is set wins over its DC_* twin
-DATACLAY4_KEYS = {
-    "DC_HOST": "DATACLAY_HOST", "DC_PORT": "DATACLAY_PORT", "DC_USERNAME": "DATACLAY_USER",
-    "DC_PASSWORD": "DATACLAY_PASSWORD", "DC_DATASET": "DATACLAY_DATASET",
-}
+KEYS = table.keys_read_by(CLIENT)
 DOTENV_FILE = ".env"
-
-_GLOBAL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
 
 @dataclass(frozen=True)
@@ -99,23 +71,20 @@ class Config:
     @classmethod
     def _checked(cls, values: dict[str, str], source: str | None) -> "Config":
         where = f"(from {source} or the environment)" if source else "(from the environment)"
-        home = pathlib.Path(values.get("DATACLAY_HOME") or pathlib.Path.home() / ".dataclay").expanduser()
-        host = values.get("DATACLAY_HOST", "127.0.0.1")
-        if not host or any(c.isspace() for c in host):
-            raise InvalidArgumentError(f"DATACLAY_HOST must be a host name or address, not {host!r} {where}")
+        # an empty DATACLAY_HOME or DATACLAY_TLS_CA in the file counts as unset
+        values = {k: v for k, v in values.items() if v or k not in ("DATACLAY_HOME", "DATACLAY_TLS_CA")}
+        tls_ca = table.text("DATACLAY_TLS_CA", values)
         return cls(
-            home=home,
-            host=host,
-            port=_port(values.get("DATACLAY_PORT", str(DEFAULT_PORT)), "DATACLAY_PORT", where),
-            user=values.get("DATACLAY_USER"),
-            password=values.get("DATACLAY_PASSWORD"),
-            new_password=values.get("DATACLAY_NEW_PASSWORD"),
-            dataset=values.get("DATACLAY_DATASET", ""),
-            pickle_allow=_allow_list(values.get("DATACLAY_PICKLE_ALLOW", ""), where),
-            tls=ClusterCa.read(values["DATACLAY_TLS_CA"], "DATACLAY_TLS_CA", where)
-            if values.get("DATACLAY_TLS_CA") else None,
-            unreachable_ms=_non_negative(values.get("DATACLAY_UNREACHABLE_MS", str(DEFAULT_UNREACHABLE_MS)),
-                                         "DATACLAY_UNREACHABLE_MS", where),
+            home=table.value("DATACLAY_HOME", values, where),
+            host=table.value("DATACLAY_HOST", values, where),
+            port=table.value("DATACLAY_PORT", values, where),
+            user=table.value("DATACLAY_USER", values, where),
+            password=table.value("DATACLAY_PASSWORD", values, where),
+            new_password=table.value("DATACLAY_NEW_PASSWORD", values, where),
+            dataset=table.value("DATACLAY_DATASET", values, where) or "",
+            pickle_allow=_allow_list("DATACLAY_PICKLE_ALLOW", values, where),
+            tls=ClusterCa.read(tls_ca, "DATACLAY_TLS_CA", where) if tls_ca else None,
+            unreachable_ms=table.value("DATACLAY_UNREACHABLE_MS", values, where),
             source=source,
         )
 
@@ -134,14 +103,13 @@ class EnvironmentConfig:
         """The settings in `env` (default: this process's environment); InvalidArgumentError naming a bad key."""
         env = os.environ if env is None else env
         where = "(from the Data Service)"
-        backend_id = env.get("DATACLAY_EE_BACKEND_ID", "")
+        backend_id = table.text("DATACLAY_EE_BACKEND_ID", env) or ""
         if not backend_id:
             raise InvalidArgumentError("DATACLAY_EE_BACKEND_ID is not set: an execution environment is started by "
                                        "its Data Service, which sets it")
         return cls(backend_id=backend_id,
-                   threads=_positive(env.get("DATACLAY_EE_THREADS", str(DEFAULT_EE_THREADS)), "DATACLAY_EE_THREADS",
-                                     where),
-                   pickle_allow=_allow_list(env.get("DATACLAY_EE_PICKLE_ALLOW", ""), where))
+                   threads=table.value("DATACLAY_EE_THREADS", env, where),
+                   pickle_allow=_allow_list("DATACLAY_EE_PICKLE_ALLOW", env, where))
 
 
 def session_settings(host=None, port=None, user=None, password=None, dataset=None) -> dict:
@@ -204,28 +172,5 @@ def _dotenv(path: pathlib.Path) -> dict[str, str]:
     return values
 
 
-def _port(text: str, key: str, where: str) -> int:
-    if not text.isdigit() or not 0 < int(text) < 65536:
-        raise InvalidArgumentError(f"{key} must be a port number (1-65535), not {text!r} {where}")
-    return int(text)
-
-
-def _positive(text: str, key: str, where: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise InvalidArgumentError(f"{key} must be a positive integer, not {text!r} {where}")
-    return int(text)
-
-
-def _non_negative(text: str, key: str, where: str) -> int:
-    if not text.strip().isdigit():
-        raise InvalidArgumentError(f"{key} must be a whole number of milliseconds (0: no limit), not {text!r} {where}")
-    return int(text)
-
-
-def _allow_list(text: str, where: str) -> tuple[str, ...]:
-    names = tuple(n.strip() for n in text.split(",") if n.strip())
-    for name in names:
-        if not _GLOBAL_NAME.match(name):
-            raise InvalidArgumentError(
-                f"DATACLAY_PICKLE_ALLOW entries must be module.name (e.g. numpy.dtype), not {name!r} {where}")
-    return names
+def _allow_list(key: str, values: dict, where: str) -> tuple[str, ...]:
+    return table.value(key, values, where) or ()

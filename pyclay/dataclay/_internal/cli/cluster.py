@@ -9,7 +9,8 @@ from dataclay.exceptions import DataClayException, InvalidArgumentError
 from dataclay._internal.cli.snapshot import import_review
 from dataclay._internal.cli.common.cluster_state import ClusterState
 from dataclay._internal.cli.local.launcher import LocalCluster
-from dataclay._internal.cli.common.settings import ENGINES, ClusterSettings
+from dataclay._internal.cli.common.settings import ClusterSettings
+from dataclay._internal.engines import ENGINE_NAMES
 from dataclay._internal.cli.snapshot.snapshot_export import export_snapshot
 from dataclay._internal.cli.snapshot.snapshot_import import import_snapshot
 from dataclay._internal.config import Config
@@ -37,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog="example: dataclay start --backends 2 --store kv", formatter_class=argparse.RawDescriptionHelpFormatter)
     start.add_argument("--backends", type=int, default=None, metavar="N",
                        help="number of Data Service backends (default: as many as before, or 1)")
-    start.add_argument("--store", choices=ENGINES, default=None,
+    start.add_argument("--store", choices=ENGINE_NAMES, default=None,
                        help="store engine of the backends (default: $DATACLAY_STORE or kv)")
     start.add_argument("--metadata", default=None, metavar="JDBC_URL",
                        help="metadata database (default: $DATACLAY_METADATA_URL or the embedded database)")

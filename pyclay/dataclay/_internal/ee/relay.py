@@ -11,8 +11,9 @@ import grpc
 
 from dataclay._internal.ee.call_context import current_call
 from dataclay._internal.rpc.errors import ERROR_TRAILER
+from dataclay._internal.settings_table import DEFAULT_PORT
 
-LOGIC_MODULE = "logic-module.dataclay.invalid:11034"
+LOGIC_MODULE = f"logic-module.dataclay.invalid:{DEFAULT_PORT}"
 """The address the environment's clients use for the Logic Module: relayed to it by the Data Service."""
 
 

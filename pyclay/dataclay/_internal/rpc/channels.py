@@ -11,6 +11,7 @@ import grpc.aio
 from dataclay.exceptions import BackendUnavailableError, DataClayException, InvalidArgumentError
 from dataclay._internal.rpc.errors import ERROR_TRAILER, error_from_rpc
 from dataclay._internal.rpc.tls import ClusterCa
+from dataclay._internal.settings_table import DEFAULT_UNREACHABLE_MS
 
 SESSION_KEY = "dataclay-session"
 
@@ -24,7 +25,6 @@ BASE_OPTIONS = (
     # Separate clients of one process must not share a TCP connection that one of them closes.
     ("grpc.use_local_subchannel_pool", 1),
 )
-DEFAULT_UNREACHABLE_MS = 1200
 
 
 def liveness_options(unreachable_ms: int) -> tuple:

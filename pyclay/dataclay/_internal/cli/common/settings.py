@@ -1,5 +1,5 @@
-"""Configuration of the local-cluster launcher (`dataclay start/stop/status`): every key it
-reads, with its default. Nothing else in the CLI reads the environment."""
+"""Configuration of the local-cluster launcher (`dataclay start/stop/status`), read from the keys
+settings_table.py lists with their types and defaults. Nothing else in the CLI reads the environment."""
 from __future__ import annotations
 
 import getpass
@@ -10,11 +10,15 @@ import secrets
 import shutil
 from dataclasses import dataclass, field
 
-from dataclay.exceptions import InvalidArgumentError
-from dataclay._internal.cli.common.class_archives import MODES
+from dataclay._internal import engines, settings_table as table
+from dataclay._internal.settings_table import LAUNCHER
 
-ENGINES = ("kv", "heap", "2lm", "postgres", "memory")
-DEFAULT_PORT = 11034
+# The servers get every DATACLAY_* key as it is but those the launcher reads itself (except
+# PASSED_ON, which it only checks) and those it withholds. TLS of a local cluster comes from
+# `dataclay start --tls` alone: a certificate or key path set for some other use must not reach its servers.
+PASSED_ON = frozenset({"DATACLAY_STORE_URL"})
+WITHHELD = frozenset({"DATACLAY_HOST", "DATACLAY_DATASET", "DATACLAY_TLS_CA", "DATACLAY_TLS_CERT", "DATACLAY_TLS_KEY"})
+OWN_KEYS = (table.keys_read_by(LAUNCHER) - PASSED_ON) | WITHHELD
 
 
 @dataclass(frozen=True)
@@ -43,50 +47,42 @@ class ClusterSettings:
     def from_env(cls, env: dict | None = None) -> "ClusterSettings":
         """Reads the settings from `env` (the process environment by default), checking each value."""
         env = dict(os.environ if env is None else env)
-        home = pathlib.Path(env.get("DATACLAY_HOME") or pathlib.Path.home() / ".dataclay").expanduser().resolve()
-        port_text = env.get("DATACLAY_PORT") or str(DEFAULT_PORT)
-        if not port_text.isdigit() or not 0 < int(port_text) < 65536:
-            raise InvalidArgumentError(f"DATACLAY_PORT must be a port number (1-65535), not {port_text!r}")
-        store = env.get("DATACLAY_STORE") or None
+        values = {k: v for k, v in env.items() if v}  # an empty key counts as unset
+        home = table.value("DATACLAY_HOME", values).resolve()
+        store = table.text("DATACLAY_STORE", values, default="") or None
         if store is not None:
-            check_engine(store, "DATACLAY_STORE")
-        store_path = env.get("DATACLAY_STORE_PATH")
-        key_file = env.get("DATACLAY_STORE_KEY_FILE")
-        size = env.get("DATACLAY_STORE_SIZE") or "1G"
-        check_size(size)
-        default_jars = pathlib.Path(__file__).resolve().parents[2] / "jars"
-        own = {"DATACLAY_HOME", "DATACLAY_PORT", "DATACLAY_USER", "DATACLAY_PASSWORD", "DATACLAY_METADATA_URL",
-               "DATACLAY_STORE", "DATACLAY_STORE_PATH", "DATACLAY_STORE_SIZE", "DATACLAY_STORE_KEY_FILE", "DATACLAY_JAVA",
-               "DATACLAY_JAVA_OPTS", "DATACLAY_JARS", "DATACLAY_CLASS_ARCHIVES", "DATACLAY_HOST",
-               "DATACLAY_DATASET",
-               # TLS of a local cluster comes from `dataclay start --tls` alone: a certificate or key
-               # path set for some other use must not reach its servers
-               "DATACLAY_TLS_CA", "DATACLAY_TLS_CERT", "DATACLAY_TLS_KEY"}
-        class_archives = env.get("DATACLAY_CLASS_ARCHIVES") or "use"
-        if class_archives not in MODES:
-            raise InvalidArgumentError(
-                f"DATACLAY_CLASS_ARCHIVES must be one of {', '.join(MODES)}, not {class_archives!r}")
-        java, java_from = _java(env)
+            engines.engine(store, "DATACLAY_STORE")
+        store_path = table.value("DATACLAY_STORE_PATH", values)
+        key_file = table.value("DATACLAY_STORE_KEY_FILE", values)
+        java, java_from = _java(values)
         return cls(
             home=home,
-            port=int(port_text),
-            user=env.get("DATACLAY_USER") or None,
-            password=env.get("DATACLAY_PASSWORD") or None,
-            metadata_url=env.get("DATACLAY_METADATA_URL") or None,
+            port=table.value("DATACLAY_PORT", values),
+            user=table.value("DATACLAY_USER", values),
+            password=table.value("DATACLAY_PASSWORD", values),
+            metadata_url=table.text("DATACLAY_METADATA_URL", values),
             store=store,
-            store_path=pathlib.Path(store_path).expanduser().resolve() if store_path else None,
-            store_size=size,
+            store_path=store_path.resolve() if store_path else None,
+            store_size=table.value("DATACLAY_STORE_SIZE", values),
             # absolute: the servers run in DATACLAY_HOME; the Data Service checks the file itself
-            store_key_file=pathlib.Path(key_file).expanduser().absolute() if key_file else None,
+            store_key_file=key_file.absolute() if key_file else None,
             java=java,
             java_from=java_from,
-            java_opts=tuple((env.get("DATACLAY_JAVA_OPTS") or "").split()),
-            jars=pathlib.Path(env.get("DATACLAY_JARS") or default_jars),
-            class_archives=class_archives,
+            java_opts=table.value("DATACLAY_JAVA_OPTS", values) or (),
+            jars=table.value("DATACLAY_JARS", values) or pathlib.Path(__file__).resolve().parents[2] / "jars",
+            class_archives=table.value("DATACLAY_CLASS_ARCHIVES", values),
             ca_key_dir=_ca_key_dir(env, home),
             passthrough={k: v for k, v in env.items()
-                         if (k.startswith("DATACLAY_") and k not in own) or k.startswith("PMEM_")},
+                         if (k.startswith("DATACLAY_") and k not in OWN_KEYS) or k.startswith("PMEM_")},
         )
+
+    def server_env(self, values: dict[str, str] | None = None) -> dict[str, str]:
+        """The environment of a server process: this one without its DATACLAY_* keys, then the keys
+        handed to the servers (passthrough), then `values`."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
+        env.update(self.passthrough)
+        env.update(values or {})
+        return env
 
     def new_store_root(self) -> pathlib.Path:
         """A fresh name for the pools' directory on /dev/shm (emulated NVRAM): 64 random bits, so
@@ -102,8 +98,8 @@ class ClusterSettings:
 
 def _java(env: dict) -> tuple[str, str]:
     """The java executable the servers run on, and the setting that named it."""
-    if env.get("DATACLAY_JAVA"):
-        return env["DATACLAY_JAVA"], "DATACLAY_JAVA"
+    if table.text("DATACLAY_JAVA", env):
+        return table.text("DATACLAY_JAVA", env), "DATACLAY_JAVA"
     if env.get("JAVA_HOME"):
         return str(pathlib.Path(env["JAVA_HOME"]).expanduser() / "bin" / "java"), "JAVA_HOME"
     return shutil.which("java", path=env.get("PATH")) or "java", "PATH"
@@ -114,16 +110,6 @@ def _ca_key_dir(env: dict, home: pathlib.Path) -> pathlib.Path:
     return config / "dataclay" / "ca" / hashlib.sha256(str(home).encode()).hexdigest()[:16]
 
 
-def check_engine(name: str, where: str) -> str:
-    """Returns `name` if it is a known store engine, else raises naming `where` it came from."""
-    if name not in ENGINES:
-        raise InvalidArgumentError(f"{where}: unknown store engine {name!r}; choose one of {', '.join(ENGINES)}")
-    return name
-
-
 def check_size(text: str) -> str:
     """Accepts sizes such as 1048576, 512M or 4G."""
-    body = text[:-1] if text[-1:].upper() in ("K", "M", "G", "T") else text
-    if not body.isdigit() or int(body) == 0:
-        raise InvalidArgumentError(f"DATACLAY_STORE_SIZE must be a size such as 512M or 4G, not {text!r}")
-    return text
+    return table.setting("DATACLAY_STORE_SIZE").parse(text)

@@ -22,7 +22,8 @@ from dataclay._internal.cli.snapshot import snapshot_signing as signing
 from dataclay._internal.cli.local.certificates import ClusterCertificates
 from dataclay._internal.cli.common.cluster_state import (
     ClusterState, ProcessRecord, free_port, port_in_use, read_properties, write_private)
-from dataclay._internal.cli.common.settings import ClusterSettings, check_engine
+from dataclay._internal.cli.common.settings import ClusterSettings
+from dataclay._internal import engines
 from dataclay._internal.private_paths import check_private_dir, check_tree, ensure_private_dir, open_private
 from dataclay._internal.rpc import LogicModuleClient
 from dataclay._internal.rpc.tls import ClusterCa
@@ -33,7 +34,6 @@ LM_JAR = "logicmodule.jar"
 DS_JAR = "dataservice.jar"
 # what dataClay keeps in DATACLAY_HOME, checked at every start; anything else there is the user's own
 HOME_ENTRIES = (*erasure.HOME_ENTRIES, signing.KEY_FILE, signing.PUBLIC_FILE, "slurm")
-POOL_ENGINES = ("kv", "heap", "2lm", "postgres")  # the engines whose backends keep a pool directory
 SERVER_UMASK = 0o077  # whatever a server or its environment makes without naming a mode is its user's alone
 
 
@@ -75,7 +75,7 @@ class LocalCluster:
         state = ClusterState.load(self.home)
         state = self._reconcile(state, store, metadata)
         self._own_pools(state)
-        self.notes += filter(None, [prerequisites.confinement_problem(self._server_env({})),
+        self.notes += filter(None, [prerequisites.confinement_problem(self.settings.server_env({})),
                                     prerequisites.rival_distribution()])
         self._secure(state, tls)
         user, password = self._administrator(state)
@@ -90,21 +90,22 @@ class LocalCluster:
         return state
 
     def _reconcile(self, state: ClusterState | None, store: str | None, metadata: str | None) -> ClusterState:
-        engine = check_engine(store, "--store") if store else self.settings.store
-        if (engine or (state.store if state else None)) == "postgres" and not self.settings.passthrough.get("DATACLAY_STORE_URL"):
+        engine = engines.engine(store, "--store").name if store else self.settings.store
+        chosen = engine or (state.store if state else None)
+        if chosen and engines.engine(chosen).database and not self.settings.passthrough.get("DATACLAY_STORE_URL"):
             raise InvalidArgumentError(
-                "the postgres engine needs DATACLAY_STORE_URL, the JDBC URL of its database "
+                f"the {chosen} engine needs DATACLAY_STORE_URL, the JDBC URL of its database "
                 "(e.g. jdbc:postgresql://127.0.0.1:5432/dataclay?user=postgres)")
         url = metadata or self.settings.metadata_url
         if url is not None and not url.startswith("jdbc:"):
             raise InvalidArgumentError(f"--metadata must be a JDBC URL such as jdbc:postgresql://host/db, not {url!r}")
         # before a new cluster's engine is recorded: a start refused for a missing PMDK leaves the
         # user free to choose another engine
-        prerequisites.check_engine(state.store if state else engine or "kv",
+        prerequisites.check_engine(state.store if state else engine or engines.default_engine().name,
                                    existing_cluster=str(self.home) if state else None)
         if state is None:
             root = self.settings.store_path or self.settings.new_store_root()
-            state = ClusterState(store=engine or "kv", store_root=str(root), store_size=self.settings.store_size,
+            state = ClusterState(store=engine or engines.default_engine().name, store_root=str(root), store_size=self.settings.store_size,
                                  metadata_url=url, lm=ProcessRecord(name="logicmodule", port=self.settings.port,
                                                                     jar=LM_JAR),
                                  store_root_chosen=self.settings.store_path is None)
@@ -139,7 +140,7 @@ class LocalCluster:
         is gone (a reboot emptied /dev/shm) gets a new random name, and so does one another user
         made under its name meanwhile (anyone may list /dev/shm): what it held is gone either way,
         and the other user's directory is left untouched."""
-        if state.store not in POOL_ENGINES:
+        if not engines.engine(state.store).pool_directory:
             return
         root = pathlib.Path(state.store_root)
         if state.store_root_chosen and (not os.path.lexists(root) or os.lstat(root).st_uid != os.geteuid()):
@@ -212,7 +213,7 @@ class LocalCluster:
         lm.port = self.settings.port
         if port_in_use(lm.port):
             raise StartError(f"port {lm.port} is already in use (another dataClay?); set DATACLAY_PORT to a free port")
-        env = self._server_env({"DATACLAY_PORT": str(lm.port), "DATACLAY_HOME": str(self.home),
+        env = self.settings.server_env({"DATACLAY_PORT": str(lm.port), "DATACLAY_HOME": str(self.home),
                                 "DATACLAY_USER": user,
                                 "DATACLAY_CLUSTER_SECRET_FILE": str(self._secret_file),
                                 **self._tls_env("logicmodule")})
@@ -253,7 +254,7 @@ class LocalCluster:
         if record.port == 0 or port_in_use(record.port) or record.port in taken:
             record.port = free_port(taken)
         pool = pathlib.Path(state.store_root) / record.name
-        env = self._server_env({
+        env = self.settings.server_env({
             "DATACLAY_HOST": "127.0.0.1", "DATACLAY_PORT": str(state.lm.port),
             "DATACLAY_CLUSTER_SECRET_FILE": str(self._secret_file), "DATACLAY_HOME": str(self.home),
             "DATACLAY_BACKEND_NAME": record.name, "DATACLAY_BACKEND_HOST": "127.0.0.1",
@@ -303,12 +304,6 @@ class LocalCluster:
         finally:
             client.close_session()
             client.close()
-
-    def _server_env(self, values: dict[str, str]) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
-        env.update(self.settings.passthrough)
-        env.update(values)
-        return env
 
     def _spawn(self, jar: str, env: dict[str, str], log: pathlib.Path, stdin_line: str | None = None) -> int:
         jar_path = self.settings.jars / jar
@@ -392,7 +387,7 @@ class LocalCluster:
             raise erasure.EraseError(f"{', '.join(running)} still running; run `dataclay stop` first; nothing was erased")
         pools = {b.name: pathlib.Path(state.store_root) / b.name for b in state.backends}
         lines = [f"erased {line}" for line in erasure.erase_stores(
-            self.settings.java, self.settings.jars / DS_JAR, pools, self._server_env({"DATACLAY_STORE": state.store}))]
+            self.settings.java, self.settings.jars / DS_JAR, pools, self.settings.server_env({"DATACLAY_STORE": state.store}))]
         root = pathlib.Path(state.store_root)
         if root.is_dir() and not any(root.iterdir()):
             root.rmdir()

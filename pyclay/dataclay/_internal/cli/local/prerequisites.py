@@ -18,10 +18,10 @@ import re
 import subprocess
 
 from dataclay.exceptions import DataClayException
+from dataclay._internal import engines
 
 MIN_JAVA = 17  # the jars are compiled with --release 17 (pom.xml)
 JAVA_TIMEOUT_S = 30.0
-PMEM_ENGINES = ("kv", "heap", "2lm")
 # what llpl's libllpl.so links to (readelf -d), and the packages that hold it: Debian/Ubuntu, RHEL/Fedora
 PMDK_LIBRARIES = {"libpmemobj.so.1": ("libpmemobj1", "libpmemobj"),
                   "libpmempool.so.1": ("libpmempool1", "libpmempool")}
@@ -91,7 +91,7 @@ def check_engine(engine: str, existing_cluster: str | None = None, libraries: di
     """PrerequisiteError when `engine` keeps a pmem pool and this machine cannot open one (no PMDK, or a
     processor llpl has no native code for); `existing_cluster` names the home of a cluster that
     already uses the engine (it cannot switch); `libraries` maps each library needed to its packages."""
-    if engine not in PMEM_ENGINES:
+    if not engines.engine(engine).pmem_pool:
         return
     machine = platform.machine().lower()
     if machine not in LLPL_MACHINES:
@@ -104,7 +104,7 @@ def check_engine(engine: str, existing_cluster: str | None = None, libraries: di
             return
         debian = " ".join(libraries[m][0] for m in missing)
         rhel = " ".join(libraries[m][1] for m in missing)
-        problem = (f"the {engine} engine{' (the default)' if engine == 'kv' else ''} keeps objects in a pmem pool "
+        problem = (f"the {engine} engine{' (the default)' if engine == engines.default_engine().name else ''} keeps objects in a pmem pool "
                    f"through PMDK, and its libraries are missing here ({', '.join(missing)})")
         install = (f"\n  Install them:\n    Debian/Ubuntu:     sudo apt-get install {debian}"
                    f"\n    RHEL/Rocky/Fedora: sudo dnf install {rhel}")

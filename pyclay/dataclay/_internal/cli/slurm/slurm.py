@@ -22,7 +22,8 @@ import time
 from dataclay.exceptions import DataClayException, InvalidArgumentError
 from dataclay._internal.cli.snapshot import import_review, snapshot_signing as signing
 from dataclay._internal.cli.slurm import slurm_node
-from dataclay._internal.cli.common.settings import ClusterSettings, check_engine, check_size
+from dataclay._internal.cli.common.settings import ClusterSettings, check_size
+from dataclay._internal import engines
 from dataclay._internal.cli.slurm.slurm_cluster import JobCluster
 from dataclay._internal.cli.slurm.slurm_job import JobDir, JobPlan, SlurmSettings, allocation
 
@@ -124,9 +125,11 @@ class StopSignals:
 
 def _plan(args, job_id: str, nodes: list[str], settings: SlurmSettings, cluster: ClusterSettings) -> JobPlan:
     """The job's plan from the options, each one checked."""
-    store = check_engine(args.store, "--store") if args.store else (cluster.store or "kv")
-    if store == "postgres" and not cluster.passthrough.get("DATACLAY_STORE_URL"):
-        raise InvalidArgumentError("the postgres engine needs DATACLAY_STORE_URL, the JDBC URL of its database")
+    engine = engines.engine(args.store, "--store") if args.store else \
+        engines.engine(cluster.store) if cluster.store else engines.default_engine()
+    if engine.database and not cluster.passthrough.get("DATACLAY_STORE_URL"):
+        raise InvalidArgumentError(f"the {engine.name} engine needs DATACLAY_STORE_URL, the JDBC URL of its database")
+    store = engine.name
     size = check_size(args.pool_size) if args.pool_size else cluster.store_size
     lm_node = args.lm_node or nodes[0]
     backends = args.backend_nodes.split() if args.backend_nodes is not None else list(nodes)

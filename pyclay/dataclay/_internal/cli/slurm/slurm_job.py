@@ -24,6 +24,7 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 
 from dataclay.exceptions import InvalidArgumentError
+from dataclay._internal import settings_table as table
 from dataclay._internal.cli.common import erasure
 from dataclay._internal.cli.common.cluster_state import write_private
 from dataclay._internal.private_paths import check_private_dir, check_tree, ensure_private_dir, read_private
@@ -53,13 +54,6 @@ class JobPlan:
         return node + self.host_suffix
 
 
-SLURM_KEYS = {
-    "DATACLAY_SLURM_DIR": "where `dataclay slurm` keeps each job's directory, <dir>/<job id> (~/.dataclay/slurm)",
-    "DATACLAY_SLURM_POOLS": "node-local directory of each job's pools, <dir>/dataclay-job<id>-<node>-<tag> "
-                            "(/dev/shm)",
-}
-
-
 @dataclass(frozen=True)
 class SlurmSettings:
     """The keys `dataclay slurm` reads besides those of `dataclay start` (ClusterSettings)."""
@@ -70,10 +64,9 @@ class SlurmSettings:
     @classmethod
     def from_env(cls, env: dict | None = None) -> "SlurmSettings":
         """Reads the settings from `env` (the process environment by default)."""
-        env = os.environ if env is None else env
-        jobs = env.get("DATACLAY_SLURM_DIR") or pathlib.Path.home() / ".dataclay" / "slurm"
-        pools = env.get("DATACLAY_SLURM_POOLS") or "/dev/shm"
-        return cls(pathlib.Path(jobs).expanduser().absolute(), pathlib.Path(pools).expanduser().absolute())
+        values = {k: v for k, v in (os.environ if env is None else env).items() if v}  # empty: unset
+        return cls(table.value("DATACLAY_SLURM_DIR", values).absolute(),
+                   table.value("DATACLAY_SLURM_POOLS", values).absolute())
 
 
 def node_dir(pool_dir: str | os.PathLike, job_id: str, node: str, tag: str) -> pathlib.Path:

@@ -89,9 +89,8 @@ class NodeServer:
     def _serve(self) -> int:
         self._claim()
         ensure_private_dir(self.own, "the node-local directory")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
-        env.update(self.settings.passthrough)
-        env.update({"DATACLAY_CLUSTER_SECRET_FILE": str(self.job.secret_file), "DATACLAY_HOME": str(self.own)})
+        env = self.settings.server_env({"DATACLAY_CLUSTER_SECRET_FILE": str(self.job.secret_file),
+                                        "DATACLAY_HOME": str(self.own)})
         if self.role == "logicmodule":
             port = self.plan.port or free_port(self.plan.host(self.node))
             env.update({"DATACLAY_HOST": self.plan.host(self.node), "DATACLAY_PORT": str(port),
@@ -165,9 +164,7 @@ class NodeServer:
             if os.path.lexists(self.local):
                 failures.append(f"{self.local}: not made by this job, left as it was (the Epilog erases it)")
         elif self.role == "backend" and self.pool.exists():
-            env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
-            env.update(self.settings.passthrough)
-            env["DATACLAY_STORE"] = self.plan.store
+            env = self.settings.server_env({"DATACLAY_STORE": self.plan.store})
             try:
                 erased += erasure.erase_stores(self.settings.java, self.settings.jars / DS_JAR,
                                                {self.node: self.pool}, env)
