@@ -57,6 +57,9 @@ def names_in_code() -> dict[str, set[str]]:
 
     for root in PYTHON_ROOTS:
         for path in (REPO / root).rglob("*.py"):
+            # virtualenvs (benchmarks/.venv-dataclay4 holds dataClay 4's own package) are not our code
+            if any(part.startswith(".") for part in path.relative_to(REPO).parts):
+                continue
             if "_pb2" not in path.name and "/proto/" not in str(path):
                 add(_python_names(path), path)
     for path in REPO.glob("*/src/main/java/**/*.java"):
