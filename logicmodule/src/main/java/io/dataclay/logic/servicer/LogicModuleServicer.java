@@ -59,6 +59,7 @@ import io.dataclay.proto.SetModelPublishedRequest;
 import io.dataclay.proto.SetModelRegistrationRequest;
 import io.dataclay.proto.SessionInfo;
 import io.dataclay.proto.ValidateSessionRequest;
+import io.dataclay.rpc.GrpcErrors;
 import io.dataclay.rpc.ServerCalls;
 import io.dataclay.rpc.SessionMetadata;
 import io.grpc.stub.StreamObserver;
@@ -274,7 +275,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   }
 
   private static ErrorInfo refusal(DataClayException e) {
-    return ErrorInfo.newBuilder().setCode(e.code()).setMessage(String.valueOf(e.getMessage())).build();
+    return ErrorInfo.newBuilder().setCode(GrpcErrors.toWire(e.code())).setMessage(String.valueOf(e.getMessage())).build();
   }
 
   @Override
