@@ -1,7 +1,7 @@
 package io.dataclay.ds;
 
-import io.dataclay.rpc.ServerTransport;
-import io.dataclay.rpc.MalformedRequests;
+import io.dataclay.server.ServerTransport;
+import io.dataclay.server.MalformedRequests;
 import io.dataclay.rpc.SessionMetadata;
 import io.dataclay.rpc.TlsSettings;
 import io.grpc.BindableService;

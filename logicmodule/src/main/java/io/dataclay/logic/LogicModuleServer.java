@@ -2,8 +2,8 @@ package io.dataclay.logic;
 
 import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.logic.servicer.LogicModuleServicer;
-import io.dataclay.rpc.MalformedRequests;
-import io.dataclay.rpc.ServerTransport;
+import io.dataclay.server.MalformedRequests;
+import io.dataclay.server.ServerTransport;
 import io.dataclay.rpc.SessionMetadata;
 import io.dataclay.rpc.TlsSettings;
 import io.grpc.Server;

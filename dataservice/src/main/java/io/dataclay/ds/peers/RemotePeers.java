@@ -1,5 +1,6 @@
 package io.dataclay.ds.peers;
 
+import io.dataclay.client.Channels;
 import io.dataclay.ds.codec.Messages;
 import io.dataclay.ds.lm.BackendSession;
 import io.dataclay.ds.replication.CopyResult;
@@ -58,6 +59,11 @@ public final class RemotePeers implements PeerBackends, AutoCloseable {
   @Override
   public void applyDeltas(String backendId, List<ObjectDelta> deltas) {
     send(backendId, deltas.stream().map(Messages::objectDelta).toList());
+  }
+
+  @Override
+  public boolean wentSilent(long nanos) {
+    return Channels.wentSilent(nanos);
   }
 
   @Override

@@ -26,7 +26,7 @@ import io.dataclay.proto.SnapshotRequest;
 import io.dataclay.proto.StagedObject;
 import io.dataclay.proto.StagedObjects;
 import io.dataclay.rpc.GrpcErrors;
-import io.dataclay.rpc.RecordStreams;
+import io.dataclay.server.RecordStreams;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.HashSet;

@@ -60,7 +60,7 @@ import io.dataclay.proto.SetModelRegistrationRequest;
 import io.dataclay.proto.SessionInfo;
 import io.dataclay.proto.ValidateSessionRequest;
 import io.dataclay.rpc.GrpcErrors;
-import io.dataclay.rpc.ServerCalls;
+import io.dataclay.server.ServerCalls;
 import io.dataclay.rpc.SessionMetadata;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;

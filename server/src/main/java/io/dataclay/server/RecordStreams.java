@@ -1,8 +1,9 @@
-package io.dataclay.rpc;
+package io.dataclay.server;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.MessageLite;
 import io.dataclay.proto.SnapshotChunk;
+import io.dataclay.rpc.GrpcErrors;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;

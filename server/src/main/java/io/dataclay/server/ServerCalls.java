@@ -1,5 +1,6 @@
-package io.dataclay.rpc;
+package io.dataclay.server;
 
+import io.dataclay.rpc.GrpcErrors;
 import io.grpc.stub.StreamObserver;
 import java.util.function.Supplier;
 
