@@ -3,7 +3,6 @@ package io.dataclay.server;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.MessageLite;
 import io.dataclay.proto.SnapshotChunk;
-import io.dataclay.rpc.GrpcErrors;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
@@ -103,11 +102,7 @@ public final class RecordStreams {
         }
       } catch (Throwable t) {
         if (!finished.get()) {
-          try {
-            out.onError(GrpcErrors.toStatus(t));
-          } catch (RuntimeException cancelled) {
-            // the caller went away: nobody is left to answer
-          }
+          Replies.fail(out, t);
           end.run();
         }
       }

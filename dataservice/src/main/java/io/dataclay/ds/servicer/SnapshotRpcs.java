@@ -27,6 +27,7 @@ import io.dataclay.proto.StagedObject;
 import io.dataclay.proto.StagedObjects;
 import io.dataclay.rpc.GrpcErrors;
 import io.dataclay.server.RecordStreams;
+import io.dataclay.server.Replies;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.HashSet;
