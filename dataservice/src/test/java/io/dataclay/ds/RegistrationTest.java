@@ -16,8 +16,10 @@ import io.dataclay.proto.ExecuteResult;
 import io.dataclay.proto.Language;
 import io.dataclay.proto.ObjectData;
 import io.dataclay.proto.ObjectInfo;
+import io.dataclay.server.testing.Eventually;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -59,18 +61,14 @@ class RegistrationTest {
   }
 
   private void awaitRegistered(UUID id) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (true) {
+    Eventually.await(Duration.ofSeconds(20), () -> {
       try {
         cluster.adminLm().getObjectInfo(id.toString());
-        return;
+        return true;
       } catch (ObjectDoesNotExistException e) {
-        if (System.nanoTime() > deadline) {
-          throw e;
-        }
-        Thread.sleep(20);
+        return false;
       }
-    }
+    }, "object " + id + " registered at the Logic Module");
   }
 
   @Test
@@ -215,11 +213,8 @@ class RegistrationTest {
     ObjectInfo info = cluster.adminLm().getObjectInfo(orphan.toString());
     assertEquals(cluster.node().identity().id().toString(), info.getMasterBackendId());
     assertEquals(TestCluster.ADMIN, info.getDataset());
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (cluster.store().header(clash).isPresent() && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
-    assertFalse(cluster.store().header(clash).isPresent());
+    Eventually.await(Duration.ofSeconds(20), () -> cluster.store().header(clash).isEmpty(),
+        "the clashing leftover removed from the store");
     assertEquals("shapes.Other", cluster.adminLm().getObjectInfo(clash.toString()).getClassName());
     assertTrue(cluster.store().header(orphan).isPresent());
   }
