@@ -23,7 +23,8 @@ public final class RecordStreams {
   private RecordStreams() {}
 
   /**
-   * The pieces of {@code records} written delimited (a varint length, then the record), each read
+   * The pieces of {@code records} written delimited (a varint length, then the record; read back
+   * by {@link DelimitedRecords}), each read
    * from {@code records} only as the pieces are taken; the last piece is marked and counts the
    * records and bytes.
    */

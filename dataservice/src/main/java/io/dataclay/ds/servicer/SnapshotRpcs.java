@@ -26,6 +26,7 @@ import io.dataclay.proto.SnapshotRequest;
 import io.dataclay.proto.StagedObject;
 import io.dataclay.proto.StagedObjects;
 import io.dataclay.rpc.GrpcErrors;
+import io.dataclay.server.DelimitedRecords;
 import io.dataclay.server.RecordStreams;
 import io.dataclay.server.Replies;
 import io.grpc.stub.StreamObserver;
