@@ -132,7 +132,7 @@ class LogicModuleMainTest {
     int port2 = awaitPort(second, log2);
     // verify: the old session, the backend, the object and its alias are all there
     try (LogicModuleClient admin = new LogicModuleClient("127.0.0.1", port2, TlsSettings.plaintext(), () -> token)) {
-      assertEquals(objectId, admin.getObjectByAlias("kept", "").getId());
+      assertEquals(objectId, admin.getObjectByAlias("kept", "").id().toString());
       assertEquals(backendId, admin.getBackends().get(0).getId());
     }
     try (LogicModuleClient backend = new LogicModuleClient("127.0.0.1", port2, TlsSettings.plaintext(), () -> backendToken)) {

@@ -1,6 +1,7 @@
 package io.dataclay.ds.peers;
 
 import io.dataclay.client.Channels;
+import io.dataclay.client.Copies;
 import io.dataclay.ds.codec.Messages;
 import io.dataclay.ds.lm.BackendSession;
 import io.dataclay.ds.replication.CopyResult;
@@ -9,7 +10,6 @@ import io.dataclay.ds.replication.PeerBackends;
 import io.dataclay.ds.session.Session;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.proto.CopiedObject;
-import io.dataclay.proto.CopiesResponse;
 import io.dataclay.rpc.TlsSettings;
 import java.util.ArrayList;
 import java.util.List;
@@ -117,9 +117,8 @@ public final class RemotePeers implements PeerBackends, AutoCloseable {
     clients.close();
   }
 
-  private static CopyResult result(CopiesResponse r) {
-    return new CopyResult(r.getObjectIdsList().stream().map(UUID::fromString).toList(), r.getBackendId(),
-        r.getBytesSent());
+  private static CopyResult result(Copies r) {
+    return new CopyResult(r.objectIds(), r.backendId() == null ? "" : r.backendId().toString(), r.bytesSent());
   }
 
   private static List<String> texts(List<UUID> ids) {
