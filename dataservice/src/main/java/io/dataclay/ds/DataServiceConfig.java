@@ -2,6 +2,7 @@ package io.dataclay.ds;
 
 import io.dataclay.client.Channels;
 import io.dataclay.common.ClusterSecret;
+import io.dataclay.common.Ports;
 import io.dataclay.ds.objects.QuotaStore;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.exceptions.InvalidArgumentException;
@@ -20,7 +21,7 @@ import java.util.Map;
 public final class DataServiceConfig {
   /** Logic Module host. Default 127.0.0.1. */
   public static final String HOST = "DATACLAY_HOST";
-  /** Logic Module port. Default 11034. */
+  /** Logic Module port. Default {@link Ports#LOGIC_MODULE}. */
   public static final String PORT = "DATACLAY_PORT";
   /**
    * File (mode 0600) holding the cluster secret this backend proves it knows to the Logic Module
@@ -144,7 +145,7 @@ public final class DataServiceConfig {
   private DataServiceConfig(Map<String, String> env) {
     this.env = Map.copyOf(env);
     lmHost = text(HOST, "127.0.0.1");
-    lmPort = port(PORT, 11034, false);
+    lmPort = port(PORT, Ports.LOGIC_MODULE, false);
     String secretFile = text(CLUSTER_SECRET_FILE, null);
     clusterSecret = ClusterSecret.read(CLUSTER_SECRET_FILE, secretFile == null ? null : Path.of(secretFile));
     backendName = text(BACKEND_NAME, localHostName());

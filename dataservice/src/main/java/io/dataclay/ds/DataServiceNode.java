@@ -48,7 +48,7 @@ import io.dataclay.ds.status.BackendReport;
 import io.dataclay.ds.status.CallCounters;
 import io.dataclay.ds.status.StatusService;
 import io.dataclay.ds.store.ObjectStore;
-import io.dataclay.rpc.PeerCertificates;
+import io.dataclay.server.PeerCertificates;
 import io.grpc.ServerBuilder;
 import java.io.IOException;
 import java.nio.file.Path;

@@ -1,24 +1,23 @@
 package io.dataclay.ds;
 
-import io.dataclay.rpc.ServerTransport;
-import io.dataclay.rpc.MalformedRequests;
-import io.dataclay.rpc.SessionMetadata;
 import io.dataclay.rpc.TlsSettings;
+import io.dataclay.server.GrpcServer;
+import io.dataclay.server.ServerTransport;
 import io.grpc.BindableService;
-import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import io.grpc.ServerCallExecutorSupplier;
 import java.io.IOException;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
 
 /**
- * The Data Service's gRPC server: the DataService service on one port, session metadata exposed
- * to the logic, requests above a configured size refused before they are read whole, and each call run where {@code perCall} says (a pool, or
- * inline on the transport thread for calls that cannot block). Start, stop, block until shutdown;
- * nothing else.
+ * The Data Service's gRPC server ({@link GrpcServer}): the DataService service on one port, each
+ * call run where {@code perCall} says (a pool, or inline on the transport thread for calls that
+ * cannot block). Start, stop, block until shutdown; nothing else.
  */
 public final class DataServiceServer {
-  private final Server server;
+  private static final Duration GRACE = Duration.ofSeconds(2);
+
+  private final GrpcServer server;
 
   /**
    * A server built from {@code builder} (a port or an in-process name chosen by the caller).
@@ -27,13 +26,8 @@ public final class DataServiceServer {
    */
   public DataServiceServer(ServerBuilder<?> builder, BindableService dataService, ServerCallExecutorSupplier perCall,
       int maxMessageBytes) {
-    this.server = builder
-        .directExecutor()
-        .callExecutor(perCall)
-        .addService(MalformedRequests.guard(dataService.bindService()))
-        .intercept(SessionMetadata.serverInterceptor())
-        .maxInboundMessageSize(maxMessageBytes)
-        .build();
+    this.server = GrpcServer.serving(builder.directExecutor().callExecutor(perCall), dataService, maxMessageBytes,
+        GRACE);
   }
 
   /**
@@ -52,7 +46,7 @@ public final class DataServiceServer {
 
   /** The port actually bound (-1 for in-process servers). */
   public int port() {
-    return server.getPort();
+    return server.port();
   }
 
   /**
@@ -60,22 +54,11 @@ public final class DataServiceServer {
    * when every call finished (answered after all its work was done) before that.
    */
   public boolean stop() {
-    server.shutdown();
-    try {
-      if (server.awaitTermination(2, TimeUnit.SECONDS)) {
-        return true;
-      }
-      server.shutdownNow();
-      server.awaitTermination(2, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      server.shutdownNow();
-      Thread.currentThread().interrupt();
-    }
-    return false;
+    return server.stop();
   }
 
   /** Waits until the server has stopped. */
   public void blockUntilShutdown() throws InterruptedException {
-    server.awaitTermination();
+    server.blockUntilShutdown();
   }
 }

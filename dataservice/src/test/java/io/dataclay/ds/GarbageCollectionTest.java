@@ -134,14 +134,14 @@ class GarbageCollectionTest {
     DataServiceClient grace = cluster.client(graceToken);
     UUID named = UUID.randomUUID();
     grace.makePersistent(List.of(point(named, "1")), "named");
-    UUID dropped = UUID.fromString(grace.newVersion(named.toString(), "").getVersion().getId());
+    UUID dropped = grace.newVersion(named.toString(), "").version().id();
     cluster.lmAs(graceToken).closeSession();
     String heidiToken = cluster.session("heidi");
     UUID original = UUID.randomUUID();
     cluster.client(heidiToken).makePersistent(List.of(point(original, "2")), null);
     cluster.lmAs(heidiToken).closeSession();
     String laterToken = cluster.session("heidi");
-    UUID held = UUID.fromString(cluster.client(laterToken).newVersion(original.toString(), "").getVersion().getId());
+    UUID held = cluster.client(laterToken).newVersion(original.toString(), "").version().id();
     // run
     GarbageReport whileHeld = cluster.adminLm().collectGarbage();
     boolean originalKept = stored(original) && stored(held);

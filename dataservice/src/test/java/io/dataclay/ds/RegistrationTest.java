@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.dataclay.api.StoredObject;
 import io.dataclay.client.DataServiceClient;
 import io.dataclay.ds.codec.Messages;
 import io.dataclay.exceptions.ObjectAlreadyExistsException;
@@ -16,8 +17,10 @@ import io.dataclay.proto.ExecuteResult;
 import io.dataclay.proto.Language;
 import io.dataclay.proto.ObjectData;
 import io.dataclay.proto.ObjectInfo;
+import io.dataclay.server.testing.Eventually;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -59,18 +62,14 @@ class RegistrationTest {
   }
 
   private void awaitRegistered(UUID id) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (true) {
+    Eventually.await(Duration.ofSeconds(20), () -> {
       try {
         cluster.adminLm().getObjectInfo(id.toString());
-        return;
+        return true;
       } catch (ObjectDoesNotExistException e) {
-        if (System.nanoTime() > deadline) {
-          throw e;
-        }
-        Thread.sleep(20);
+        return false;
       }
-    }
+    }, "object " + id + " registered at the Logic Module");
   }
 
   @Test
@@ -83,9 +82,9 @@ class RegistrationTest {
     for (int i = 0; i < 200; i++) {
       UUID id = UUID.randomUUID();
       ds.makePersistent(List.of(point(id, "p" + i)), null);
-      ObjectInfo info = cluster.adminLm().getObjectInfo(id.toString());
+      StoredObject info = cluster.adminLm().getObjectInfo(id.toString());
       // verify
-      assertEquals(cluster.node().identity().id().toString(), info.getMasterBackendId());
+      assertEquals(cluster.node().identity().id().toString(), info.backendId().toString());
       ids.add(id);
     }
     assertEquals(ids.size(), cluster.adminLm().getStats().getObjects());
@@ -146,8 +145,8 @@ class RegistrationTest {
     assertFalse(cluster.store().header(beside).isPresent());
     assertFalse(cluster.store().header(taken).isPresent());
     assertThrows(ObjectDoesNotExistException.class, () -> cluster.adminLm().getObjectInfo(beside.toString()));
-    assertEquals("shapes.Other", cluster.adminLm().getObjectInfo(taken.toString()).getClassName());
-    assertEquals(after.toString(), cluster.adminLm().getObjectByAlias("named", "").getId());
+    assertEquals("shapes.Other", cluster.adminLm().getObjectInfo(taken.toString()).className());
+    assertEquals(after.toString(), cluster.adminLm().getObjectByAlias("named", "").id().toString());
   }
 
   @Test
@@ -212,15 +211,12 @@ class RegistrationTest {
     cluster.restartDataService(kvPool());
     // verify: the orphan is registered; the clashing leftover is removed, the registered object kept
     awaitRegistered(orphan);
-    ObjectInfo info = cluster.adminLm().getObjectInfo(orphan.toString());
-    assertEquals(cluster.node().identity().id().toString(), info.getMasterBackendId());
-    assertEquals(TestCluster.ADMIN, info.getDataset());
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (cluster.store().header(clash).isPresent() && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
-    assertFalse(cluster.store().header(clash).isPresent());
-    assertEquals("shapes.Other", cluster.adminLm().getObjectInfo(clash.toString()).getClassName());
+    StoredObject info = cluster.adminLm().getObjectInfo(orphan.toString());
+    assertEquals(cluster.node().identity().id().toString(), info.backendId().toString());
+    assertEquals(TestCluster.ADMIN, info.dataset());
+    Eventually.await(Duration.ofSeconds(20), () -> cluster.store().header(clash).isEmpty(),
+        "the clashing leftover removed from the store");
+    assertEquals("shapes.Other", cluster.adminLm().getObjectInfo(clash.toString()).className());
     assertTrue(cluster.store().header(orphan).isPresent());
   }
 }

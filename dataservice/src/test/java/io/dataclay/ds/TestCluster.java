@@ -12,10 +12,12 @@ import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.exceptions.AccountAlreadyExistsException;
 import io.dataclay.proto.Model;
 import io.dataclay.rpc.TlsSettings;
+import io.dataclay.server.testing.Eventually;
 import io.grpc.Channel;
 import io.grpc.ManagedChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -127,10 +129,7 @@ public final class TestCluster implements AutoCloseable {
    */
   public void settle() throws InterruptedException {
     long heartbeats = lmCalls("Heartbeat");
-    long deadline = System.currentTimeMillis() + 10_000;
-    while (lmCalls("Heartbeat") < heartbeats + 2 && System.currentTimeMillis() < deadline) {
-      Thread.sleep(20);
-    }
+    Eventually.within(Duration.ofSeconds(10), () -> lmCalls("Heartbeat") >= heartbeats + 2);
   }
 
   /** Stops the running Data Service, its environment processes and the peers playing them. */

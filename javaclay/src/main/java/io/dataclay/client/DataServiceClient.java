@@ -8,7 +8,6 @@ import io.dataclay.proto.CollectionBarrier;
 import io.dataclay.proto.CollectionRequest;
 import io.dataclay.proto.ConsolidateVersionRequest;
 import io.dataclay.proto.CopiedObject;
-import io.dataclay.proto.CopiesResponse;
 import io.dataclay.proto.DeleteObjectsRequest;
 import io.dataclay.proto.DataServiceGrpc;
 import io.dataclay.proto.Empty;
@@ -20,7 +19,6 @@ import io.dataclay.proto.ModelList;
 import io.dataclay.proto.MoveRequest;
 import io.dataclay.proto.NewReplicaRequest;
 import io.dataclay.proto.NewVersionRequest;
-import io.dataclay.proto.NewVersionResponse;
 import io.dataclay.proto.ObjectData;
 import io.dataclay.proto.ObjectDelta;
 import io.dataclay.proto.ObjectReferences;
@@ -118,15 +116,15 @@ public final class DataServiceClient implements AutoCloseable {
   }
 
   /** Copies objects mastered on this backend to {@code backendId} (empty: one the backend picks). */
-  public CopiesResponse newReplica(List<String> objectIds, String backendId, boolean recursive) {
-    return RpcCalls.call(() -> stub.newReplica(NewReplicaRequest.newBuilder()
-        .addAllObjectIds(objectIds).setBackendId(backendId == null ? "" : backendId).setRecursive(recursive).build()));
+  public Copies newReplica(List<String> objectIds, String backendId, boolean recursive) {
+    return WireRecords.copies(RpcCalls.call(() -> stub.newReplica(NewReplicaRequest.newBuilder()
+        .addAllObjectIds(objectIds).setBackendId(backendId == null ? "" : backendId).setRecursive(recursive).build())));
   }
 
   /** A version of an object mastered on this backend, stored on {@code backendId} (empty: here). */
-  public NewVersionResponse newVersion(String objectId, String backendId) {
-    return RpcCalls.call(() -> stub.newVersion(NewVersionRequest.newBuilder()
-        .setObjectId(objectId).setBackendId(backendId == null ? "" : backendId).build()));
+  public NewVersion newVersion(String objectId, String backendId) {
+    return WireRecords.version(RpcCalls.call(() -> stub.newVersion(NewVersionRequest.newBuilder()
+        .setObjectId(objectId).setBackendId(backendId == null ? "" : backendId).build())));
   }
 
   /** Gives a version's state to the object it versions and retires the version (held on this backend). */
@@ -136,9 +134,9 @@ public final class DataServiceClient implements AutoCloseable {
   }
 
   /** Moves objects mastered on this backend to {@code backendId}. */
-  public CopiesResponse move(List<String> objectIds, String backendId, boolean recursive) {
-    return RpcCalls.call(() -> stub.move(MoveRequest.newBuilder()
-        .addAllObjectIds(objectIds).setBackendId(backendId).setRecursive(recursive).build()));
+  public Copies move(List<String> objectIds, String backendId, boolean recursive) {
+    return WireRecords.copies(RpcCalls.call(() -> stub.move(MoveRequest.newBuilder()
+        .addAllObjectIds(objectIds).setBackendId(backendId).setRecursive(recursive).build())));
   }
 
   /** Stores copies made on another backend (administrators: backends). */

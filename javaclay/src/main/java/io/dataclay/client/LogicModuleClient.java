@@ -1,5 +1,8 @@
 package io.dataclay.client;
 
+import io.dataclay.api.AliasInfo;
+import io.dataclay.api.DatasetInfo;
+import io.dataclay.api.StoredObject;
 import io.dataclay.proto.AliasPage;
 import io.dataclay.proto.AliasRequest;
 import io.dataclay.proto.BackendIdRequest;
@@ -129,19 +132,36 @@ public final class LogicModuleClient implements AutoCloseable {
     return RpcCalls.call(() -> stub.listDataContracts(Empty.getDefaultInstance()).getContractsList());
   }
 
-  /** A page of the datasets the caller may see (see the ListDatasets RPC). */
-  public DatasetPage listDatasets(ListDatasetsRequest request) {
-    return RpcCalls.call(() -> stub.listDatasets(request));
+  /**
+   * A page of the datasets the caller may see, each with its object count when
+   * {@code countObjects} (see the ListDatasets RPC); {@code pageSize} 0: the server's default,
+   * {@code pageToken} "": the first page.
+   */
+  public Page<DatasetInfo> listDatasets(boolean countObjects, int pageSize, String pageToken) {
+    DatasetPage page = RpcCalls.call(() -> stub.listDatasets(ListDatasetsRequest.newBuilder()
+        .setCountObjects(countObjects).setPageSize(pageSize).setPageToken(nullToEmpty(pageToken)).build()));
+    return new Page<>(page.getDatasetsList().stream().map(WireRecords::dataset).toList(), page.getNextPageToken());
   }
 
-  /** A page of the aliases matching a pattern (see the ListAliases RPC). */
-  public AliasPage listAliases(ListAliasesRequest request) {
-    return RpcCalls.call(() -> stub.listAliases(request));
+  /**
+   * A page of the aliases matching {@code pattern} (null: all) in {@code dataset} (null: every
+   * dataset the caller may see); see the ListAliases RPC.
+   */
+  public Page<AliasInfo> listAliases(String pattern, String dataset, int pageSize, String pageToken) {
+    AliasPage page = RpcCalls.call(() -> stub.listAliases(ListAliasesRequest.newBuilder().setPattern(nullToEmpty(pattern))
+        .setDataset(nullToEmpty(dataset)).setPageSize(pageSize).setPageToken(nullToEmpty(pageToken)).build()));
+    return new Page<>(page.getAliasesList().stream().map(WireRecords::alias).toList(), page.getNextPageToken());
   }
 
-  /** A page of the objects of a class (see the ListObjects RPC). */
-  public ObjectPage listObjects(ListObjectsRequest request) {
-    return RpcCalls.call(() -> stub.listObjects(request));
+  /**
+   * A page of the objects of {@code className} (null: every class) in {@code dataset} (null: every
+   * dataset the caller may see); see the ListObjects RPC.
+   */
+  public Page<StoredObject> listObjects(String className, String dataset, int pageSize, String pageToken) {
+    ObjectPage page = RpcCalls.call(() -> stub.listObjects(ListObjectsRequest.newBuilder()
+        .setClassName(nullToEmpty(className)).setDataset(nullToEmpty(dataset)).setPageSize(pageSize)
+        .setPageToken(nullToEmpty(pageToken)).build()));
+    return new Page<>(page.getObjectsList().stream().map(WireRecords::object).toList(), page.getNextPageToken());
   }
 
   /** Lets an account register models, or stops it (administrators only). */
@@ -232,14 +252,14 @@ public final class LogicModuleClient implements AutoCloseable {
   }
 
   /** Metadata of an object. */
-  public ObjectInfo getObjectInfo(String id) {
-    return RpcCalls.call(() -> stub.getObjectInfo(ObjectIdRequest.newBuilder().setId(id).build()));
+  public StoredObject getObjectInfo(String id) {
+    return WireRecords.object(RpcCalls.call(() -> stub.getObjectInfo(ObjectIdRequest.newBuilder().setId(id).build())));
   }
 
   /** Metadata of the object with an alias; {@code dataset} empty means the session's dataset. */
-  public ObjectInfo getObjectByAlias(String alias, String dataset) {
-    return RpcCalls.call(() -> stub.getObjectByAlias(
-        AliasRequest.newBuilder().setAlias(alias).setDataset(dataset == null ? "" : dataset).build()));
+  public StoredObject getObjectByAlias(String alias, String dataset) {
+    return WireRecords.object(RpcCalls.call(() -> stub.getObjectByAlias(
+        AliasRequest.newBuilder().setAlias(alias).setDataset(dataset == null ? "" : dataset).build())));
   }
 
   /** Gives an existing object an alias in its dataset. */
@@ -279,9 +299,10 @@ public final class LogicModuleClient implements AutoCloseable {
   }
 
   /** Objects mastered on {@code backendId} that have replicas, with their replica locations. */
-  public List<ObjectInfo> getReplicatedObjects(String backendId) {
+  public List<StoredObject> getReplicatedObjects(String backendId) {
     return RpcCalls.call(() -> stub.getReplicatedObjects(
-        BackendIdRequest.newBuilder().setBackendId(backendId).build())).getObjectsList();
+        BackendIdRequest.newBuilder().setBackendId(backendId).build())).getObjectsList().stream()
+        .map(WireRecords::object).toList();
   }
 
   /** Runs a garbage collection now (administrators). */
@@ -304,5 +325,9 @@ public final class LogicModuleClient implements AutoCloseable {
     if (owned != null) {
       Channels.close(owned);
     }
+  }
+
+  private static String nullToEmpty(String s) {
+    return s == null ? "" : s;
   }
 }

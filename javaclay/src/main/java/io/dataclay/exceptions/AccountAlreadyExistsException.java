@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /** An account with this name already exists. */
 public class AccountAlreadyExistsException extends DataClayException {
   /** Creates the error with a message that says what is wrong. */

@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /** No account has this name. */
 public class AccountDoesNotExistException extends DataClayException {
   /** Creates the error with a message that says what is wrong. */

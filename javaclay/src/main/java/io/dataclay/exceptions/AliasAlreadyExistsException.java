@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /** The alias is already taken in the dataset. */
 public class AliasAlreadyExistsException extends DataClayException {
   /** Creates the error with a message that says what is wrong. */

@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /** The backend or its execution environment is down or restarting. */
 public class BackendUnavailableException extends DataClayException {
   private final boolean connectFailed;

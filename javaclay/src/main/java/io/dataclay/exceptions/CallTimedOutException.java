@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /** A method ran past the backend's per-call deadline; none of its changes were stored. */
 public class CallTimedOutException extends DataClayException {
   /** Creates the error with a message that says what is wrong. */

@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /** The class is not part of any registered model. */
 public class ClassNotRegisteredException extends DataClayException {
   /** Creates the error with a message that says what is wrong. */

@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /** Another account's call changed an object this call changed while it ran: nothing of it was stored; retry. */
 public class ConcurrentChangeException extends DataClayException {
   /** Creates the error with a message that says what is wrong. */

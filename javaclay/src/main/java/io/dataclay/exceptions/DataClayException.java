@@ -1,8 +1,6 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
-/** Base of every dataClay error; carries the protocol error code it travels as. */
+/** Base of every dataClay error; carries the code of its kind, which it travels as on the wire. */
 public class DataClayException extends RuntimeException {
   private final ErrorCode code;
 
@@ -18,7 +16,7 @@ public class DataClayException extends RuntimeException {
     this.code = code;
   }
 
-  /** The protocol code this error is sent as. */
+  /** The kind of error this is (the wire code it is sent as is GrpcErrors' business). */
   public ErrorCode code() {
     return code;
   }

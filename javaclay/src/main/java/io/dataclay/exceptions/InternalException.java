@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /** An unexpected failure inside dataClay. */
 public class InternalException extends DataClayException {
   /** Creates the error with a message that says what is wrong. */

@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /** A request field is missing or malformed; nothing was changed. */
 public class InvalidArgumentException extends DataClayException {
   /** Creates the error with a message that says what is wrong. */

@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /** The class has no such active method or field. */
 public class MethodDoesNotExistException extends DataClayException {
   /** Creates the error with a message that says what is wrong. */

@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /** A module or class already belongs to another namespace. */
 public class NamespaceConflictException extends DataClayException {
   /** Creates the error with a message that says what is wrong. */

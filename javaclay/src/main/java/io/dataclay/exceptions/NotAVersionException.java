@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /** The object is not a version, so it cannot be consolidated. */
 public class NotAVersionException extends DataClayException {
   /** Creates the error with a message that says what is wrong. */

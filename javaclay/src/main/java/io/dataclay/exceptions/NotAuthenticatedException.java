@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /** No valid session: missing, unknown, closed or expired token, or a bad user or password. */
 public class NotAuthenticatedException extends DataClayException {
   /** Creates the error with a message that says what is wrong. */

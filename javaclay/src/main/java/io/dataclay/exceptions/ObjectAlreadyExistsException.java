@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /** An object with this ID is already stored. */
 public class ObjectAlreadyExistsException extends DataClayException {
   /** Creates the error with a message that says what is wrong. */

@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /** The backend asked does not hold the object: refresh its location and retry. */
 public class ObjectNotHereException extends DataClayException {
   /** Creates the error with a message that says what is wrong. */

@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /** A persistent-only operation was called on an object that is not persistent (client side). */
 public class ObjectNotPersistentException extends DataClayException {
   /** Creates the error with a message that says what is wrong. */

@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /** The session is valid but may not do this. */
 public class PermissionDeniedException extends DataClayException {
   /** Creates the error with a message that says what is wrong. */

@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /** A per-account limit (calls in flight, objects, bytes, sessions) refused the request; nothing was done. */
 public class QuotaExceededException extends DataClayException {
   /** Creates the error with a message that says what is wrong. */

@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /**
  * User code raised an exception inside a backend. Carries the remote type name, its
  * encoded arguments and the remote traceback; clients rethrow the original type when

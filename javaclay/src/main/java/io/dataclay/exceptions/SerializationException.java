@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /** State or arguments could not be decoded, or were refused as unsafe. */
 public class SerializationException extends DataClayException {
   /** Creates the error with a message that says what is wrong. */

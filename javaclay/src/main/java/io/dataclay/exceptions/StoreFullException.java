@@ -1,7 +1,5 @@
 package io.dataclay.exceptions;
 
-import io.dataclay.proto.ErrorCode;
-
 /** The backend's pool has no room; nothing was written. */
 public class StoreFullException extends DataClayException {
   /** Creates the error with a message that says what is wrong. */

@@ -4,7 +4,6 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.dataclay.common.RateLimitedLog;
 import io.dataclay.exceptions.*;
-import io.dataclay.proto.ErrorCode;
 import io.dataclay.proto.ErrorInfo;
 import io.grpc.Metadata;
 import io.grpc.Status;
@@ -26,6 +25,30 @@ public final class GrpcErrors {
   private static final RateLimitedLog FAILURES = RateLimitedLog.of(LOG);
 
   private GrpcErrors() {}
+
+  /** The wire code an error code is sent as. */
+  public static io.dataclay.proto.ErrorCode toWire(ErrorCode code) {
+    return io.dataclay.proto.ErrorCode.valueOf(code.name());
+  }
+
+  /**
+   * The error code a wire code stands for; the unspecified zero value and codes this side does
+   * not know (a newer peer) become {@link ErrorCode#INTERNAL}.
+   */
+  public static ErrorCode fromWire(io.dataclay.proto.ErrorCode wire) {
+    switch (wire) {
+      case ERROR_UNSPECIFIED:
+      case UNRECOGNIZED:
+        return ErrorCode.INTERNAL;
+      default:
+        return ErrorCode.valueOf(wire.name());
+    }
+  }
+
+  /** The gRPC status code a wire error code travels with. */
+  public static Status.Code statusCode(io.dataclay.proto.ErrorCode wire) {
+    return statusCode(fromWire(wire));
+  }
 
   /** The gRPC status code an error code travels with. */
   public static Status.Code statusCode(ErrorCode code) {
@@ -82,22 +105,22 @@ public final class GrpcErrors {
     ErrorInfo.Builder info = ErrorInfo.newBuilder();
     if (t instanceof RemoteException) {
       RemoteException r = (RemoteException) t;
-      info.setCode(ErrorCode.REMOTE_EXCEPTION)
+      info.setCode(io.dataclay.proto.ErrorCode.REMOTE_EXCEPTION)
           .setMessage(r.remoteMessage())
           .setRemoteType(r.remoteType())
           .setRemoteArgs(ByteString.copyFrom(r.remoteArgs()))
           .setRemoteTraceback(r.remoteTraceback());
     } else if (t instanceof DataClayException) {
       DataClayException d = (DataClayException) t;
-      info.setCode(d.code()).setMessage(String.valueOf(d.getMessage()));
+      info.setCode(toWire(d.code())).setMessage(String.valueOf(d.getMessage()));
     } else if (t instanceof Error) {
       // never handed to the caller as a result: a short INTERNAL, the details in this server's log
       FAILURES.log(Level.SEVERE, "failed call", () -> "a call failed with " + t, t);
-      info.setCode(ErrorCode.INTERNAL).setMessage("the server could not complete the call ("
+      info.setCode(io.dataclay.proto.ErrorCode.INTERNAL).setMessage("the server could not complete the call ("
           + t.getClass().getSimpleName() + "); it goes on serving");
     } else {
       FAILURES.log(Level.SEVERE, "unexpected failure", () -> "unexpected failure while serving a call", t);
-      info.setCode(ErrorCode.INTERNAL).setMessage(t.getClass().getName() + ": " + t.getMessage());
+      info.setCode(io.dataclay.proto.ErrorCode.INTERNAL).setMessage(t.getClass().getName() + ": " + t.getMessage());
     }
     return info.build();
   }
@@ -152,11 +175,11 @@ public final class GrpcErrors {
 
   /** The exception for a decoded {@link ErrorInfo}. */
   public static DataClayException fromInfo(ErrorInfo info) {
-    if (info.getCode() == ErrorCode.REMOTE_EXCEPTION) {
+    if (info.getCode() == io.dataclay.proto.ErrorCode.REMOTE_EXCEPTION) {
       return new RemoteException(info.getRemoteType(), info.getMessage(),
           info.getRemoteArgs().toByteArray(), info.getRemoteTraceback());
     }
-    return forCode(info.getCode(), info.getMessage());
+    return forCode(fromWire(info.getCode()), info.getMessage());
   }
 
   /** The exception class of an error code (anything unknown becomes {@link InternalException}). */

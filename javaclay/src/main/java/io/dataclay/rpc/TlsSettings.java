@@ -17,7 +17,7 @@ import java.util.List;
  * client), or TLS with the process's own certificate and key as well (a server, which also
  * presents that certificate when it calls another server: mutual TLS). Built once from the
  * configured PEM files; channels ({@code io.dataclay.client.Channels}) and servers
- * ({@link ServerTransport}) take their credentials from here.
+ * ({@code io.dataclay.server.ServerTransport}) take their credentials from here.
  */
 public final class TlsSettings {
   private static final TlsSettings PLAINTEXT = new TlsSettings(null, null, null);

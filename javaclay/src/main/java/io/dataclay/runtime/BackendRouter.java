@@ -4,6 +4,7 @@ import io.dataclay.api.BackendInfo;
 import io.dataclay.api.DataClayObject;
 import io.dataclay.api.ObjectState;
 import io.dataclay.api.ObjectStates;
+import io.dataclay.api.StoredObject;
 import io.dataclay.client.Channels;
 import io.dataclay.client.DataServiceClient;
 import io.dataclay.client.LogicModuleClient;
@@ -11,8 +12,8 @@ import io.dataclay.common.Language;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.DataClayException;
+import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.ObjectNotHereException;
-import io.dataclay.proto.ObjectInfo;
 import io.dataclay.rpc.GrpcErrors;
 import io.dataclay.rpc.TlsSettings;
 import java.util.ArrayList;
@@ -41,7 +42,7 @@ final class BackendRouter implements AutoCloseable {
   private final Supplier<String> token;
   private final TlsSettings tls;
   private final Map<UUID, DataServiceClient> clients = new ConcurrentHashMap<>();
-  private final Map<UUID, ObjectInfo> infos = new ConcurrentHashMap<>();
+  private final Map<UUID, StoredObject> infos = new ConcurrentHashMap<>();
   private final Set<UUID> failing = ConcurrentHashMap.newKeySet();
   private volatile Map<UUID, BackendInfo> backends = Map.of();
 
@@ -99,8 +100,8 @@ final class BackendRouter implements AutoCloseable {
   }
 
   /** What the Logic Module knows of an object (cached; asked again when {@code refresh}). */
-  ObjectInfo objectInfo(UUID id, boolean refresh) {
-    ObjectInfo info = refresh ? null : infos.get(id);
+  StoredObject objectInfo(UUID id, boolean refresh) {
+    StoredObject info = refresh ? null : infos.get(id);
     if (info == null) {
       info = lm.getObjectInfo(id.toString());
       infos.put(id, info);
@@ -109,12 +110,12 @@ final class BackendRouter implements AutoCloseable {
   }
 
   /** Caches metadata obtained elsewhere (by alias). */
-  void remember(ObjectInfo info) {
-    infos.put(UUID.fromString(info.getId()), info);
+  void remember(StoredObject info) {
+    infos.put(info.id(), info);
   }
 
   /** The cached metadata of an object, or null. */
-  ObjectInfo cached(UUID id) {
+  StoredObject cached(UUID id) {
     return infos.get(id);
   }
 
@@ -144,17 +145,18 @@ final class BackendRouter implements AutoCloseable {
   }
 
   /** Every backend holding a copy in {@code info}, master first. */
-  static List<UUID> copies(ObjectInfo info) {
+  static List<UUID> copies(StoredObject info) {
     Set<UUID> out = new LinkedHashSet<>();
     out.add(master(info));
-    for (String r : info.getReplicaBackendIdsList()) {
-      out.add(UUID.fromString(r));
-    }
+    out.addAll(info.replicaBackendIds());
     return List.copyOf(out);
   }
 
-  static UUID master(ObjectInfo info) {
-    return UUID.fromString(info.getMasterBackendId());
+  static UUID master(StoredObject info) {
+    if (info.backendId() == null) {
+      throw new InternalException("the Logic Module names no master backend for object " + info.id());
+    }
+    return info.backendId();
   }
 
   /** The client of a backend's Data Service. */
@@ -241,7 +243,7 @@ final class BackendRouter implements AutoCloseable {
     } catch (ObjectNotHereException | UnregisteredBackendException | BackendUnavailableException e) {
       failures.put(first, e);
     }
-    ObjectInfo info;
+    StoredObject info;
     try {
       info = objectInfo(s.id(), true);
     } catch (BackendUnavailableException lmDown) {

@@ -1,6 +1,7 @@
 package io.dataclay.runtime;
 
 import io.dataclay.client.Channels;
+import io.dataclay.common.Ports;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.rpc.PemFile;
 import io.dataclay.rpc.TlsSettings;
@@ -18,7 +19,7 @@ import java.util.Map;
  * the DATACLAY_* environment variables that are set, which win. The only code that reads them.
  *
  * @param host DATACLAY_HOST: Logic Module host (127.0.0.1)
- * @param port DATACLAY_PORT: Logic Module port (11034)
+ * @param port DATACLAY_PORT: Logic Module port ({@link Ports#LOGIC_MODULE})
  * @param user DATACLAY_USER: the account of the session
  * @param password DATACLAY_PASSWORD: its password
  * @param dataset DATACLAY_DATASET: dataset of the session's new objects (empty: the user's own)
@@ -30,8 +31,6 @@ import java.util.Map;
  */
 public record ClientConfig(String host, int port, String user, String password, String dataset, AllowList extraClasses,
     TlsSettings tls, long unreachableMs) {
-  /** Logic Module port when DATACLAY_PORT is not set. */
-  public static final int DEFAULT_PORT = 11034;
   private static final List<String> KEYS = List.of("DATACLAY_HOME", "DATACLAY_HOST", "DATACLAY_PORT", "DATACLAY_USER",
       "DATACLAY_PASSWORD", "DATACLAY_DATASET", "DATACLAY_JAVA_ALLOW", "DATACLAY_TLS_CA", "DATACLAY_UNREACHABLE_MS");
 
@@ -67,7 +66,7 @@ public record ClientConfig(String host, int port, String user, String password, 
       throw new InvalidArgumentException("DATACLAY_USER and DATACLAY_PASSWORD must be set " + where);
     }
     return new ClientConfig(values.getOrDefault("DATACLAY_HOST", "127.0.0.1"),
-        port(values.getOrDefault("DATACLAY_PORT", Integer.toString(DEFAULT_PORT)), where), user, password,
+        port(values.getOrDefault("DATACLAY_PORT", Integer.toString(Ports.LOGIC_MODULE)), where), user, password,
         values.getOrDefault("DATACLAY_DATASET", ""),
         AllowList.parse(values.get("DATACLAY_JAVA_ALLOW"), "DATACLAY_JAVA_ALLOW"), tls(values.get("DATACLAY_TLS_CA"), where),
         millis(values.get("DATACLAY_UNREACHABLE_MS"), where));

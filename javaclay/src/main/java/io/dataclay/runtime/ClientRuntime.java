@@ -9,15 +9,15 @@ import io.dataclay.client.Channels;
 import io.dataclay.api.AliasInfo;
 import io.dataclay.api.DatasetInfo;
 import io.dataclay.api.StoredObject;
+import io.dataclay.client.Copies;
 import io.dataclay.client.LogicModuleClient;
+import io.dataclay.common.Language;
 import io.dataclay.exceptions.AliasDoesNotExistException;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.ClassNotRegisteredException;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.RemoteException;
-import io.dataclay.proto.CopiesResponse;
-import io.dataclay.proto.ObjectInfo;
 import io.dataclay.serialization.ModelClassPolicy;
 import io.dataclay.serialization.ObjectCodec;
 import io.dataclay.serialization.References;
@@ -144,7 +144,7 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
     if (alias == null || alias.isEmpty()) {
       throw new InvalidArgumentException("alias is empty");
     }
-    ObjectInfo info;
+    StoredObject info;
     try {
       info = lm.getObjectByAlias(alias, dataset);
     } catch (AliasDoesNotExistException e) {
@@ -163,21 +163,21 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
   }
 
   // A proxy of the object {@code info} describes ({@code what}: how the caller named it), checked to be a {@code type}.
-  private <T extends DataClayObject> T proxy(Class<T> type, ObjectInfo info, String what) {
+  private <T extends DataClayObject> T proxy(Class<T> type, StoredObject info, String what) {
     router.remember(info);
-    if (info.getLanguage() != io.dataclay.proto.Language.JAVA) {
-      throw new InvalidArgumentException(what + " a " + info.getLanguage() + " object (" + info.getClassName()
+    if (info.language() != Language.JAVA) {
+      throw new InvalidArgumentException(what + " a " + info.language() + " object (" + info.className()
           + "), not a Java one");
     }
-    Class<?> c = classes.find(info.getClassName());
+    Class<?> c = classes.find(info.className());
     if (c == null) {
-      throw new ClassNotRegisteredException(what + " a " + info.getClassName()
+      throw new ClassNotRegisteredException(what + " a " + info.className()
           + ", which is not a model class this program can load (dataclaycmd GetStubs writes it)");
     }
     if (!type.isAssignableFrom(c)) {
-      throw new InvalidArgumentException(what + " a " + info.getClassName() + ", which is not a " + type.getName());
+      throw new InvalidArgumentException(what + " a " + info.className() + ", which is not a " + type.getName());
     }
-    return Proxies.of(c.asSubclass(type), UUID.fromString(info.getId()), BackendRouter.master(info));
+    return Proxies.of(c.asSubclass(type), info.id(), BackendRouter.master(info));
   }
 
   @Override
@@ -187,10 +187,10 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
 
   @Override
   public void deleteAliases(DataClayObject obj) {
-    ObjectInfo info = router.objectInfo(obj.getObjectId(), true);
-    for (String alias : info.getAliasesList()) {
+    StoredObject info = router.objectInfo(obj.getObjectId(), true);
+    for (String alias : info.aliases()) {
       try {
-        lm.deleteAlias(alias, info.getDataset());
+        lm.deleteAlias(alias, info.dataset());
       } catch (AliasDoesNotExistException gone) {
         // removed meanwhile by somebody else: what was asked for holds
       }
@@ -235,10 +235,10 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
     }
     UUID id = obj.getObjectId();
     // Naming the target makes a retry harmless (a backend already holding a copy is a no-op).
-    CopiesResponse copied = router.onObject(obj, backendId != null, false,
+    Copies copied = router.onObject(obj, backendId != null, false,
         ds -> ds.newReplica(List.of(id.toString()), backendId == null ? null : backendId.toString(), recursive));
     forgetCopied(id, copied);
-    return UUID.fromString(copied.getBackendId());
+    return copied.backendId();
   }
 
   @Override
@@ -248,23 +248,23 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
       router.requireBackend(backendId);
     }
     String id = obj.getID();
-    ObjectInfo version = router.onObject(obj, false, false,
-        ds -> ds.newVersion(id, backendId == null ? null : backendId.toString())).getVersion();
+    StoredObject version = router.onObject(obj, false, false,
+        ds -> ds.newVersion(id, backendId == null ? null : backendId.toString())).version();
     router.remember(version);
-    return Proxies.of((Class<T>) obj.getClass(), UUID.fromString(version.getId()), BackendRouter.master(version));
+    return Proxies.of((Class<T>) obj.getClass(), version.id(), BackendRouter.master(version));
   }
 
   @Override
   public void consolidateVersion(DataClayObject version) {
     UUID id = version.getObjectId();
-    ObjectInfo known = router.cached(id);
+    StoredObject known = router.cached(id);
     router.onObject(version, false, false, ds -> {
       ds.consolidateVersion(id.toString());
       return null;
     });
     List<UUID> changed = new ArrayList<>(List.of(id));
-    if (known != null && !known.getVersionOf().isEmpty()) {
-      changed.add(UUID.fromString(known.getVersionOf()));
+    if (known != null && known.versionOf() != null) {
+      changed.add(known.versionOf());
     }
     router.forget(changed);
   }
@@ -276,15 +276,15 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
     }
     router.requireBackend(backendId);
     ObjectState s = ObjectStates.of(obj);
-    CopiesResponse moved = router.onObject(obj, false, false,
+    Copies moved = router.onObject(obj, false, false,
         ds -> ds.move(List.of(s.id().toString()), backendId.toString(), recursive));
     forgetCopied(s.id(), moved);
     ObjectStates.set(obj, new ObjectState(s.id(), backendId, s.proxy()));
   }
 
-  private void forgetCopied(UUID id, CopiesResponse copied) {
+  private void forgetCopied(UUID id, Copies copied) {
     List<UUID> changed = new ArrayList<>(List.of(id));
-    copied.getObjectIdsList().forEach(o -> changed.add(UUID.fromString(o)));
+    changed.addAll(copied.objectIds());
     router.forget(changed);
   }
 

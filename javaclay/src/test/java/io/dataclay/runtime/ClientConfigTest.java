@@ -39,7 +39,7 @@ class ClientConfigTest {
         "DATACLAY_PASSWORD", "p"));
     // verify
     assertEquals("127.0.0.1", c.host());
-    assertEquals(ClientConfig.DEFAULT_PORT, c.port());
+    assertEquals(11034, c.port());
     assertEquals("", c.dataset());
   }
 

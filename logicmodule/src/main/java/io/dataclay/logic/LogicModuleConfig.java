@@ -1,6 +1,8 @@
 package io.dataclay.logic;
 
 import io.dataclay.client.Channels;
+import io.dataclay.common.ClusterSecret;
+import io.dataclay.common.Ports;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.logic.metadata.MetadataSync;
 import io.dataclay.logic.service.Checks;
@@ -13,8 +15,6 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Supplier;
-import io.dataclay.common.ClusterSecret;
-import io.dataclay.exceptions.InvalidArgumentException;
 
 /**
  * Every setting of the Logic Module, read once from a map of DATACLAY_* keys. This is the only
@@ -92,7 +92,6 @@ public final class LogicModuleConfig {
   /** New sessions one account may open a second, on average; bursts of ten times as many pass. Default 20. */
   public static final String SESSIONS_PER_SECOND = "DATACLAY_SESSIONS_PER_SECOND";
 
-  static final int DEFAULT_PORT = 11034;
   static final long DEFAULT_SESSION_TTL_HOURS = 168;
   static final long DEFAULT_BACKEND_TIMEOUT_MS = 5000;
   static final long DEFAULT_PROMOTE_AFTER_MS = 6000;
@@ -138,7 +137,7 @@ public final class LogicModuleConfig {
    * @throws IllegalArgumentException naming the key whose value is malformed
    */
   public LogicModuleConfig(Map<String, String> env, Supplier<String> stdinPassword) {
-    this.port = (int) number(env, PORT, DEFAULT_PORT, 0, 65535);
+    this.port = (int) number(env, PORT, Ports.LOGIC_MODULE, 0, 65535);
     this.host = hostOf(env, HOST, "127.0.0.1");
     this.bindHost = hostOf(env, BIND_HOST, host);
     try {

@@ -11,7 +11,7 @@ import io.dataclay.logic.service.AccountService;
 import io.dataclay.logic.service.Checks;
 import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.logic.service.PeriodicCollection;
-import io.dataclay.rpc.PeerCertificates;
+import io.dataclay.server.PeerCertificates;
 import io.dataclay.rpc.SessionMetadata;
 import java.io.IOException;
 import java.time.Clock;

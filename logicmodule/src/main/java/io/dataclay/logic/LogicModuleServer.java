@@ -2,21 +2,18 @@ package io.dataclay.logic;
 
 import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.logic.servicer.LogicModuleServicer;
-import io.dataclay.rpc.MalformedRequests;
-import io.dataclay.rpc.ServerTransport;
-import io.dataclay.rpc.SessionMetadata;
 import io.dataclay.rpc.TlsSettings;
-import io.grpc.Server;
+import io.dataclay.server.GrpcServer;
+import io.dataclay.server.ServerTransport;
 import io.grpc.ServerBuilder;
-import io.grpc.ServerInterceptors;
 import java.io.IOException;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
 
-/** Runs the Logic Module's gRPC service: start, stop, block until shutdown. */
+/** Runs the Logic Module's gRPC service: start, stop, block until shutdown ({@link GrpcServer}). */
 public final class LogicModuleServer {
-  private static final long GRACE_SECONDS = 5;
+  private static final Duration GRACE = Duration.ofSeconds(5);
 
-  private final Server server;
+  private final GrpcServer server;
 
   /** A server built by {@code builder} (tests pass an in-process builder) serving {@code service}. */
   public LogicModuleServer(ServerBuilder<?> builder, LogicModuleService service) {
@@ -25,11 +22,7 @@ public final class LogicModuleServer {
 
   /** A server refusing requests larger than {@code maxMessageBytes} before reading them whole. */
   public LogicModuleServer(ServerBuilder<?> builder, LogicModuleService service, int maxMessageBytes) {
-    this.server = builder
-        .addService(ServerInterceptors.intercept(MalformedRequests.guard(new LogicModuleServicer(service).bindService()),
-            SessionMetadata.serverInterceptor()))
-        .maxInboundMessageSize(maxMessageBytes)
-        .build();
+    this.server = GrpcServer.serving(builder, new LogicModuleServicer(service), maxMessageBytes, GRACE);
   }
 
   /**
@@ -54,25 +47,16 @@ public final class LogicModuleServer {
 
   /** The port actually bound (meaningful after {@link #start()}; -1 for in-process servers). */
   public int port() {
-    return server.getPort();
+    return server.port();
   }
 
   /** Stops accepting calls, lets calls in flight finish for a few seconds, then cancels the rest. */
   public void stop() {
-    server.shutdown();
-    try {
-      if (!server.awaitTermination(GRACE_SECONDS, TimeUnit.SECONDS)) {
-        server.shutdownNow();
-        server.awaitTermination(GRACE_SECONDS, TimeUnit.SECONDS);
-      }
-    } catch (InterruptedException e) {
-      server.shutdownNow();
-      Thread.currentThread().interrupt();
-    }
+    server.stop();
   }
 
   /** Waits until the server has stopped. */
   public void blockUntilShutdown() throws InterruptedException {
-    server.awaitTermination();
+    server.blockUntilShutdown();
   }
 }

@@ -8,9 +8,10 @@ import io.dataclay.common.PrivatePaths;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.Language;
 import io.dataclay.proto.ObjectInfo;
+import io.dataclay.rpc.TlsSettings;
+import io.dataclay.server.testing.Eventually;
 import io.dataclay.testing.LogicModuleFixture;
 import io.dataclay.testing.SecretFiles;
-import io.dataclay.rpc.TlsSettings;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -18,10 +19,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -72,18 +75,24 @@ class LogicModuleMainTest {
   }
 
   private static int awaitPort(Process p, Path stderr) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (System.nanoTime() < deadline) {
+    return Eventually.await(Duration.ofSeconds(60), () -> {
       Matcher m = LISTENING.matcher(Files.readString(stderr, StandardCharsets.UTF_8));
       if (m.find()) {
-        return Integer.parseInt(m.group(1));
+        return Optional.of(Integer.parseInt(m.group(1)));
       }
       if (!p.isAlive()) {
         throw new AssertionError("the logic module exited with " + p.exitValue() + ":\n" + Files.readString(stderr));
       }
-      Thread.sleep(50);
+      return Optional.empty();
+    }, () -> "the logic module to report its port:\n" + readQuietly(stderr));
+  }
+
+  private static String readQuietly(Path file) {
+    try {
+      return Files.readString(file, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return "(unreadable: " + e + ")";
     }
-    throw new AssertionError("the logic module did not report its port:\n" + Files.readString(stderr));
   }
 
   @Test
@@ -123,7 +132,7 @@ class LogicModuleMainTest {
     int port2 = awaitPort(second, log2);
     // verify: the old session, the backend, the object and its alias are all there
     try (LogicModuleClient admin = new LogicModuleClient("127.0.0.1", port2, TlsSettings.plaintext(), () -> token)) {
-      assertEquals(objectId, admin.getObjectByAlias("kept", "").getId());
+      assertEquals(objectId, admin.getObjectByAlias("kept", "").id().toString());
       assertEquals(backendId, admin.getBackends().get(0).getId());
     }
     try (LogicModuleClient backend = new LogicModuleClient("127.0.0.1", port2, TlsSettings.plaintext(), () -> backendToken)) {

@@ -100,11 +100,14 @@ public final class RemoteLogicModule implements LogicModuleGateway, ObjectDirect
     return admin.client().getReplicatedObjects(backend).stream().map(RemoteLogicModule::location).toList();
   }
 
-  private static ObjectLocation location(ObjectInfo info) {
-    return new ObjectLocation(UUID.fromString(info.getId()), info.getMasterBackendId(),
-        info.getReplicaBackendIdsList(), info.getVersionOf().isEmpty() ? null : info.getVersionOf(),
-        new ObjectHeader(info.getClassName(), Messages.language(info.getLanguage(), "class language"),
-            info.getDataset(), null, null));
+  private static ObjectLocation location(io.dataclay.api.StoredObject info) {
+    return new ObjectLocation(info.id(), text(info.backendId()), texts(info.replicaBackendIds()),
+        info.versionOf() == null ? null : info.versionOf().toString(),
+        new ObjectHeader(info.className(), info.language(), info.dataset(), null, null));
+  }
+
+  private static String text(UUID id) {
+    return id == null ? "" : id.toString();
   }
 
   private static List<String> texts(List<UUID> ids) {

@@ -1,5 +1,7 @@
 package io.dataclay.ds.peers;
 
+import io.dataclay.client.Channels;
+import io.dataclay.client.Copies;
 import io.dataclay.ds.codec.Messages;
 import io.dataclay.ds.lm.BackendSession;
 import io.dataclay.ds.replication.CopyResult;
@@ -8,7 +10,6 @@ import io.dataclay.ds.replication.PeerBackends;
 import io.dataclay.ds.session.Session;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.proto.CopiedObject;
-import io.dataclay.proto.CopiesResponse;
 import io.dataclay.rpc.TlsSettings;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,6 +59,11 @@ public final class RemotePeers implements PeerBackends, AutoCloseable {
   @Override
   public void applyDeltas(String backendId, List<ObjectDelta> deltas) {
     send(backendId, deltas.stream().map(Messages::objectDelta).toList());
+  }
+
+  @Override
+  public boolean wentSilent(long nanos) {
+    return Channels.wentSilent(nanos);
   }
 
   @Override
@@ -111,9 +117,8 @@ public final class RemotePeers implements PeerBackends, AutoCloseable {
     clients.close();
   }
 
-  private static CopyResult result(CopiesResponse r) {
-    return new CopyResult(r.getObjectIdsList().stream().map(UUID::fromString).toList(), r.getBackendId(),
-        r.getBytesSent());
+  private static CopyResult result(Copies r) {
+    return new CopyResult(r.objectIds(), r.backendId() == null ? "" : r.backendId().toString(), r.bytesSent());
   }
 
   private static List<String> texts(List<UUID> ids) {

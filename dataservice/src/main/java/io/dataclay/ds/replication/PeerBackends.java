@@ -17,6 +17,13 @@ public interface PeerBackends {
   /** Applies deltas to the copies on {@code backendId} (a master passes them on to its replicas). */
   void applyDeltas(String backendId, List<ObjectDelta> deltas);
 
+  /**
+   * Whether a call that failed with BACKEND_UNAVAILABLE after {@code nanos} failed because its
+   * backend stayed silent for the unreachable time (unreachable, frozen or gone) rather than
+   * refusing or restarting: such a backend is not asked again at once.
+   */
+  boolean wentSilent(long nanos);
+
   /** Gives objects on {@code backendId} new whole states: fields a state lacks are removed there. */
   void replaceStates(String backendId, List<ObjectDelta> states);
 

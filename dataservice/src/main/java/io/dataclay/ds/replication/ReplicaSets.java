@@ -1,6 +1,5 @@
 package io.dataclay.ds.replication;
 
-import io.dataclay.client.Channels;
 import io.dataclay.ds.registration.ObjectDirectory;
 import io.dataclay.ds.registration.ObjectLocation;
 import io.dataclay.ds.store.ObjectDelta;
@@ -164,7 +163,7 @@ public final class ReplicaSets {
       try {
         peers.applyDeltas(backend, changes);
       } catch (BackendUnavailableException transport) {
-        if (Channels.wentSilent(System.nanoTime() - started)) {
+        if (peers.wentSilent(System.nanoTime() - started)) {
           throw transport;
         }
         // A connection broken by an earlier outage fails its next call at once ("io exception"):

@@ -5,7 +5,7 @@ import io.dataclay.proto.CollectionBarrier;
 import io.dataclay.proto.HeldObjects;
 import io.dataclay.proto.ObjectReferences;
 import io.dataclay.proto.ReferenceBatch;
-import io.dataclay.rpc.GrpcErrors;
+import io.dataclay.server.Replies;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.Iterator;
@@ -38,7 +38,7 @@ final class CollectionReplies {
         }
       } catch (Throwable t) {
         if (finished.compareAndSet(false, true)) {
-          fail(out, t);
+          Replies.fail(out, t);
         }
       }
     });
@@ -66,13 +66,5 @@ final class CollectionReplies {
       out.addObjects(entry);
     }
     return out.build();
-  }
-
-  private static void fail(StreamObserver<?> observer, Throwable t) {
-    try {
-      observer.onError(GrpcErrors.toStatus(t));
-    } catch (RuntimeException cancelled) {
-      // The caller cancelled or went away: there is nobody left to answer.
-    }
   }
 }

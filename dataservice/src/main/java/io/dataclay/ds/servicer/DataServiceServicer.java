@@ -73,6 +73,7 @@ import io.dataclay.proto.StagedObjects;
 import io.dataclay.proto.StoreCopiesRequest;
 import io.dataclay.proto.StoreStatus;
 import io.dataclay.rpc.SessionMetadata;
+import io.dataclay.server.Replies;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.HashSet;

@@ -1,6 +1,6 @@
 package io.dataclay.ds.session;
 
-import io.dataclay.common.FailureThrottle;
+import io.dataclay.server.FailureThrottle;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.NotAuthenticatedException;

@@ -23,7 +23,9 @@ import io.dataclay.proto.ExecuteResult;
 import io.dataclay.proto.Language;
 import io.dataclay.proto.Model;
 import io.dataclay.proto.ModelFile;
+import io.dataclay.server.testing.Eventually;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -175,11 +177,7 @@ class AccountEnvironmentsTest {
     // verify
     assertEquals("eli's", new String(eliCall.get(10, TimeUnit.SECONDS)));
     assertEquals("closed", cydPeer.ended());
-    long deadline = System.currentTimeMillis() + 5000;
-    while (cydPeer.alive() && System.currentTimeMillis() < deadline) {
-      Thread.sleep(20);
-    }
-    assertFalse(cydPeer.alive(), "the idle process was not stopped");
+    Eventually.await(Duration.ofSeconds(5), () -> !cydPeer.alive(), "the idle process to be stopped");
     dotPeer.answer(dotReq, "dot's");
     assertEquals("dot's", new String(dotCall.get(10, TimeUnit.SECONDS)));
     assertEquals(Set.of("dot", "eli"), cluster.environment(io.dataclay.common.Language.PYTHON).processes().stream()

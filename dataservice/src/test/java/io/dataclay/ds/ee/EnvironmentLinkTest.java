@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.UnsafeByteOperations;
+import io.dataclay.api.StoredObject;
 import io.dataclay.client.DataServiceClient;
 import io.dataclay.common.Language;
 import io.dataclay.ds.EnvironmentPeer;
@@ -30,7 +31,6 @@ import io.dataclay.proto.ExecuteResult;
 import io.dataclay.proto.ExecutionKind;
 import io.dataclay.proto.Field;
 import io.dataclay.proto.ObjectDelta;
-import io.dataclay.proto.ObjectInfo;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -153,9 +153,9 @@ class EnvironmentLinkTest {
     assertEquals("1", storedX(point));
     assertEquals("child", storedX(created));
     assertEquals("jane", user.getObjects(List.of(created.toString())).get(0).getHeader().getDataset());
-    ObjectInfo info = cluster.lmAs(token).getObjectInfo(created.toString());
-    assertEquals("jane", info.getDataset());
-    assertEquals(cluster.node().identity().id().toString(), info.getMasterBackendId());
+    StoredObject info = cluster.lmAs(token).getObjectInfo(created.toString());
+    assertEquals("jane", info.dataset());
+    assertEquals(cluster.node().identity().id().toString(), info.backendId().toString());
   }
 
   @Test

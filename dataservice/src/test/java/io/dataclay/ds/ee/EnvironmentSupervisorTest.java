@@ -5,9 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.dataclay.server.testing.Eventually;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -77,10 +79,8 @@ class EnvironmentSupervisorTest {
     }
   }
 
-  private static void waitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
-    while (!condition.getAsBoolean()) {
-      Thread.sleep(10);
-    }
+  private static void waitUntil(Eventually.Condition condition) throws InterruptedException {
+    Eventually.await(Duration.ofSeconds(20), condition, "the fake environment's side effect");
   }
 
   @Test
@@ -171,12 +171,8 @@ class EnvironmentSupervisorTest {
     // run
     s.close();
     // verify: within the SIGKILL delay and a margin
-    long deadline = System.currentTimeMillis() + 4000;
-    while ((alive(childPid) || alive(grandchildPid)) && System.currentTimeMillis() < deadline) {
-      Thread.sleep(20);
-    }
-    assertFalse(alive(childPid), "the child outlived close()");
-    assertFalse(alive(grandchildPid), "the grandchild outlived close()");
+    Eventually.await(Duration.ofSeconds(4), () -> !alive(childPid), "the child to end with close()");
+    Eventually.await(Duration.ofSeconds(4), () -> !alive(grandchildPid), "the grandchild to end with close()");
     assertFalse(s.current().alive());
     assertEquals(0, s.restarts());
   }

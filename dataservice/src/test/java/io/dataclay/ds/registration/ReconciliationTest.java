@@ -10,6 +10,7 @@ import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.ObjectStores;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoredObject;
+import io.dataclay.server.testing.Eventually;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -39,13 +40,6 @@ class ReconciliationTest {
     return new StoredObject(UUID.randomUUID(), ObjectHeader.of("app.Point", Language.PYTHON, "ann"), Map.of());
   }
 
-  private static void await(Reconciliation r) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (!r.finished() && System.nanoTime() < deadline) {
-      Thread.sleep(10);
-    }
-  }
-
   @Test
   void every_master_copy_is_registered_alone_and_those_registered_as_other_objects_are_removed() throws Exception {
     // setup: three master copies (one whose ID the Logic Module has as another object) and a
@@ -62,7 +56,7 @@ class ReconciliationTest {
     Set<UUID> evicted = ConcurrentHashMap.newKeySet();
     // run
     Reconciliation r = Reconciliation.start(store, registrar, evicted::addAll);
-    await(r);
+    Eventually.await(Duration.ofSeconds(10), r::finished, "the reconciliation to finish");
     // verify: registered one group per object, replicas left to their master; the clash is gone
     assertTrue(r.finished());
     assertEquals(Set.of(clash.id()), evicted);

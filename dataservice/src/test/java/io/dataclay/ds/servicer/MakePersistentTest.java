@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.dataclay.api.StoredObject;
 import io.dataclay.client.DataServiceClient;
 import io.dataclay.client.LogicModuleClient;
 import io.dataclay.ds.TestCluster;
@@ -18,7 +19,6 @@ import io.dataclay.exceptions.ObjectDoesNotExistException;
 import io.dataclay.exceptions.ObjectNotHereException;
 import io.dataclay.proto.Language;
 import io.dataclay.proto.ObjectData;
-import io.dataclay.proto.ObjectInfo;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.UUID;
@@ -59,12 +59,12 @@ class MakePersistentTest {
     List<ObjectData> stored = alice.getObjects(List.of(a.toString(), b.toString()));
     assertEquals("alice", stored.get(0).getHeader().getDataset());
     assertEquals("2", text(stored.get(1).getFields(0).getValue()));
-    ObjectInfo info = aliceLm.getObjectInfo(a.toString());
-    assertEquals(cluster.node().identity().id().toString(), info.getMasterBackendId());
-    assertEquals("alice", info.getDataset());
-    assertEquals(TestObjects.POINT, info.getClassName());
-    assertEquals(a.toString(), aliceLm.getObjectByAlias("first-point", "").getId());
-    assertEquals(cluster.node().identity().id().toString(), aliceLm.getObjectInfo(b.toString()).getMasterBackendId());
+    StoredObject info = aliceLm.getObjectInfo(a.toString());
+    assertEquals(cluster.node().identity().id().toString(), info.backendId().toString());
+    assertEquals("alice", info.dataset());
+    assertEquals(TestObjects.POINT, info.className());
+    assertEquals(a.toString(), aliceLm.getObjectByAlias("first-point", "").id().toString());
+    assertEquals(cluster.node().identity().id().toString(), aliceLm.getObjectInfo(b.toString()).backendId().toString());
   }
 
   @Test

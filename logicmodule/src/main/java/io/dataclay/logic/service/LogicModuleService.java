@@ -1,7 +1,7 @@
 package io.dataclay.logic.service;
 
 import io.dataclay.common.ClusterSecret;
-import io.dataclay.common.FailureThrottle;
+import io.dataclay.server.FailureThrottle;
 import io.dataclay.common.Language;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.DataClayException;

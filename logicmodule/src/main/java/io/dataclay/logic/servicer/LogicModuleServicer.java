@@ -59,7 +59,8 @@ import io.dataclay.proto.SetModelPublishedRequest;
 import io.dataclay.proto.SetModelRegistrationRequest;
 import io.dataclay.proto.SessionInfo;
 import io.dataclay.proto.ValidateSessionRequest;
-import io.dataclay.rpc.ServerCalls;
+import io.dataclay.rpc.GrpcErrors;
+import io.dataclay.server.Replies;
 import io.dataclay.rpc.SessionMetadata;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
@@ -87,27 +88,27 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void health(Empty request, StreamObserver<HealthResponse> out) {
     service.countCall("Health");
-    ServerCalls.respond(out, () -> HealthResponse.newBuilder().setVersion(service.health()).build());
+    Replies.now(out, () -> HealthResponse.newBuilder().setVersion(service.health()).build());
   }
 
   @Override
   public void newSession(NewSessionRequest r, StreamObserver<SessionInfo> out) {
     service.countCall("NewSession");
-    ServerCalls.respond(out, () -> ProtoMapping.toProto(
+    Replies.now(out, () -> ProtoMapping.toProto(
         service.newSession(r.getUsername(), r.getPassword(), r.getDataset())));
   }
 
   @Override
   public void newBackendSession(NewBackendSessionRequest r, StreamObserver<SessionInfo> out) {
     service.countCall("NewBackendSession");
-    ServerCalls.respond(out, () -> ProtoMapping.toProto(service.newBackendSession(r.getBackendId(),
+    Replies.now(out, () -> ProtoMapping.toProto(service.newBackendSession(r.getBackendId(),
         r.getIssuedAtMs(), r.getNonce(), r.getProof().toByteArray())));
   }
 
   @Override
   public void closeSession(Empty request, StreamObserver<Empty> out) {
     service.countCall("CloseSession");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       service.closeSession(token());
       return EMPTY;
     });
@@ -116,13 +117,13 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void validateSession(ValidateSessionRequest r, StreamObserver<SessionInfo> out) {
     service.countCall("ValidateSession");
-    ServerCalls.respond(out, () -> ProtoMapping.toProto(service.validateSession(token(), r.getToken())));
+    Replies.now(out, () -> ProtoMapping.toProto(service.validateSession(token(), r.getToken())));
   }
 
   @Override
   public void newAccount(NewAccountRequest r, StreamObserver<Empty> out) {
     service.countCall("NewAccount");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       service.newAccount(token(), r.getUsername(), r.getPassword(), r.getAdmin());
       return EMPTY;
     });
@@ -131,7 +132,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void newDataContract(NewDataContractRequest r, StreamObserver<Empty> out) {
     service.countCall("NewDataContract");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       service.newDataContract(token(), new ContractRecord(r.getDataset(), "", r.getBeneficiary(), r.getReadOnly(),
           r.getBeginsAtMs(), r.getExpiresAtMs()));
       return EMPTY;
@@ -141,7 +142,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void revokeDataContract(RevokeDataContractRequest r, StreamObserver<Empty> out) {
     service.countCall("RevokeDataContract");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       service.revokeDataContract(token(), r.getDataset(), r.getBeneficiary());
       return EMPTY;
     });
@@ -150,7 +151,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void listDataContracts(Empty r, StreamObserver<DataContractList> out) {
     service.countCall("ListDataContracts");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       DataContractList.Builder list = DataContractList.newBuilder();
       service.listDataContracts(token()).forEach(c -> list.addContracts(ProtoMapping.toProto(c)));
       return list.build();
@@ -160,7 +161,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void setModelRegistration(SetModelRegistrationRequest r, StreamObserver<Empty> out) {
     service.countCall("SetModelRegistration");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       service.setModelRegistration(token(), r.getUsername(), r.getAllowed());
       return EMPTY;
     });
@@ -169,7 +170,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void registerModel(Model r, StreamObserver<Empty> out) {
     service.countCall("RegisterModel");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       service.registerModel(token(), ProtoMapping.toRecord(r));
       return EMPTY;
     });
@@ -178,13 +179,13 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void getModel(GetModelRequest r, StreamObserver<Model> out) {
     service.countCall("GetModel");
-    ServerCalls.respond(out, () -> ProtoMapping.toProto(service.getModel(token(), r.getNamespace())));
+    Replies.now(out, () -> ProtoMapping.toProto(service.getModel(token(), r.getNamespace())));
   }
 
   @Override
   public void listModels(ListModelsRequest r, StreamObserver<ModelList> out) {
     service.countCall("ListModels");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       var catalog = service.listModels(token(), ProtoMapping.languageFilter("language", r.getLanguage()));
       ModelList.Builder list = ModelList.newBuilder().setRevision(catalog.revision());
       catalog.models().forEach(m -> list.addModels(ProtoMapping.toProto(m)));
@@ -195,7 +196,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void setModelPublished(SetModelPublishedRequest r, StreamObserver<Empty> out) {
     service.countCall("SetModelPublished");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       service.setModelPublished(token(), r.getNamespace(), r.getPublished());
       return EMPTY;
     });
@@ -204,14 +205,14 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void removeModel(RemoveModelRequest r, StreamObserver<RemoveModelResponse> out) {
     service.countCall("RemoveModel");
-    ServerCalls.respond(out, () -> RemoveModelResponse.newBuilder()
+    Replies.now(out, () -> RemoveModelResponse.newBuilder()
         .setObjectsLeft(service.removeModel(token(), r.getNamespace(), r.getForce())).build());
   }
 
   @Override
   public void registerBackend(BackendInfo r, StreamObserver<Empty> out) {
     service.countCall("RegisterBackend");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       service.registerBackend(token(), ProtoMapping.toRecord(r));
       return EMPTY;
     });
@@ -220,7 +221,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void heartbeat(HeartbeatRequest r, StreamObserver<HeartbeatResponse> out) {
     service.countCall("Heartbeat");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       var beat = service.heartbeat(token(), r.getBackendId(), r.getSessionsEpoch(), r.getSessionsSeen(),
           r.getDemotedObjectIdsList());
       var since = beat.sessions();
@@ -238,7 +239,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void getBackends(Empty request, StreamObserver<BackendList> out) {
     service.countCall("GetBackends");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       BackendList.Builder list = BackendList.newBuilder();
       for (RegisteredBackend b : service.getBackends(token())) {
         list.addBackends(ProtoMapping.toProto(b));
@@ -250,7 +251,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void registerObjects(RegisterObjectsRequest r, StreamObserver<RegisterObjectsResponse> out) {
     service.countCall("RegisterObjects");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       // a group that cannot even be read (an unknown language) is refused alone, as the service
       // refuses a malformed group: the others are registered all the same
       List<ObjectGroup> readable = new ArrayList<>(r.getGroupsCount());
@@ -274,26 +275,26 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   }
 
   private static ErrorInfo refusal(DataClayException e) {
-    return ErrorInfo.newBuilder().setCode(e.code()).setMessage(String.valueOf(e.getMessage())).build();
+    return ErrorInfo.newBuilder().setCode(GrpcErrors.toWire(e.code())).setMessage(String.valueOf(e.getMessage())).build();
   }
 
   @Override
   public void getObjectInfo(ObjectIdRequest r, StreamObserver<ObjectInfo> out) {
     service.countCall("GetObjectInfo");
-    ServerCalls.respond(out, () -> ProtoMapping.toProto(service.getObjectInfo(token(), r.getId())));
+    Replies.now(out, () -> ProtoMapping.toProto(service.getObjectInfo(token(), r.getId())));
   }
 
   @Override
   public void getObjectByAlias(AliasRequest r, StreamObserver<ObjectInfo> out) {
     service.countCall("GetObjectByAlias");
-    ServerCalls.respond(out, () -> ProtoMapping.toProto(
+    Replies.now(out, () -> ProtoMapping.toProto(
         service.getObjectByAlias(token(), r.getAlias(), r.getDataset())));
   }
 
   @Override
   public void newAlias(NewAliasRequest r, StreamObserver<Empty> out) {
     service.countCall("NewAlias");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       service.newAlias(token(), r.getAlias(), r.getObjectId());
       return EMPTY;
     });
@@ -302,7 +303,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void deleteAlias(AliasRequest r, StreamObserver<Empty> out) {
     service.countCall("DeleteAlias");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       service.deleteAlias(token(), r.getAlias(), r.getDataset());
       return EMPTY;
     });
@@ -311,7 +312,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void listDatasets(ListDatasetsRequest r, StreamObserver<DatasetPage> out) {
     service.countCall("ListDatasets");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       var page = service.listDatasets(token(), r.getPageSize(), r.getPageToken(), r.getCountObjects());
       DatasetPage.Builder answer = DatasetPage.newBuilder().setNextPageToken(page.nextPageToken());
       page.items().forEach(d -> answer.addDatasets(ProtoMapping.toProto(d)));
@@ -322,7 +323,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void listAliases(ListAliasesRequest r, StreamObserver<AliasPage> out) {
     service.countCall("ListAliases");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       var page = service.listAliases(token(), r.getPattern(), r.getDataset(), r.getPageSize(), r.getPageToken());
       AliasPage.Builder answer = AliasPage.newBuilder().setNextPageToken(page.nextPageToken());
       page.items().forEach(a -> answer.addAliases(ProtoMapping.toProto(a)));
@@ -333,7 +334,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void listObjects(ListObjectsRequest r, StreamObserver<ObjectPage> out) {
     service.countCall("ListObjects");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       var page = service.listObjects(token(), r.getClassName(), r.getDataset(), r.getPageSize(), r.getPageToken());
       ObjectPage.Builder answer = ObjectPage.newBuilder().setNextPageToken(page.nextPageToken());
       page.items().forEach(o -> answer.addObjects(ProtoMapping.toProto(o)));
@@ -344,7 +345,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void addReplicas(ObjectLocationsRequest r, StreamObserver<Empty> out) {
     service.countCall("AddReplicas");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       service.addReplicas(token(), r.getObjectIdsList(), r.getBackendId());
       return EMPTY;
     });
@@ -353,7 +354,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void removeReplicas(ObjectLocationsRequest r, StreamObserver<Empty> out) {
     service.countCall("RemoveReplicas");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       service.removeReplicas(token(), r.getObjectIdsList(), r.getBackendId());
       return EMPTY;
     });
@@ -362,7 +363,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void setMaster(ObjectLocationsRequest r, StreamObserver<Empty> out) {
     service.countCall("SetMaster");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       service.setMaster(token(), r.getObjectIdsList(), r.getBackendId());
       return EMPTY;
     });
@@ -371,7 +372,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void unregisterObjects(ObjectIdsRequest r, StreamObserver<Empty> out) {
     service.countCall("UnregisterObjects");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       service.unregisterObjects(token(), r.getIdsList());
       return EMPTY;
     });
@@ -380,7 +381,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void getReplicatedObjects(BackendIdRequest r, StreamObserver<ObjectInfoList> out) {
     service.countCall("GetReplicatedObjects");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       ObjectInfoList.Builder list = ObjectInfoList.newBuilder();
       service.replicatedObjects(token(), r.getBackendId()).forEach(o -> list.addObjects(ProtoMapping.toProto(o)));
       return list.build();
@@ -390,7 +391,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void collectGarbage(Empty request, StreamObserver<GarbageReport> out) {
     service.countCall("CollectGarbage");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       CollectionResult r = service.collectGarbage(token());
       return GarbageReport.newBuilder().setCollected(r.collected()).setExamined(r.examined())
           .setDurationMs(r.durationMs()).build();
@@ -400,7 +401,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void getStats(Empty request, StreamObserver<LogicModuleStats> out) {
     service.countCall("GetStats");
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       Stats s = service.stats(token());
       return LogicModuleStats.newBuilder().putAllCalls(s.calls()).setObjects(s.objects()).setAliases(s.aliases())
           .setOpenSessions(s.openSessions()).setObjectsCollected(s.objectsCollected()).build();

@@ -32,8 +32,8 @@ import io.dataclay.proto.SnapshotDataset;
 import io.dataclay.proto.SnapshotInfo;
 import io.dataclay.proto.SnapshotRequest;
 import io.dataclay.rpc.GrpcErrors;
-import io.dataclay.rpc.RecordStreams;
-import io.dataclay.rpc.ServerCalls;
+import io.dataclay.server.RecordStreams;
+import io.dataclay.server.Replies;
 import io.dataclay.rpc.SessionMetadata;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
@@ -54,7 +54,7 @@ final class SnapshotRpcs {
   }
 
   void beginSnapshot(BeginSnapshotRequest r, StreamObserver<SnapshotInfo> out) {
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       SnapshotCoordinator.Cut cut = service.beginSnapshot(token(), r.getDataset().isEmpty() ? null : r.getDataset(),
           r.getPasswordHashes());
       SnapshotInfo.Builder info = SnapshotInfo.newBuilder().setSnapshotId(cut.id()).setCutAtMs(cut.cutAtMs())
@@ -80,7 +80,7 @@ final class SnapshotRpcs {
   }
 
   void endSnapshot(SnapshotRequest r, StreamObserver<Empty> out) {
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       service.endSnapshot(token(), r.getSnapshotId());
       return EMPTY;
     });
@@ -152,7 +152,7 @@ final class SnapshotRpcs {
   }
 
   void commitImport(ImportRequest r, StreamObserver<ImportReport> out) {
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       ImportTables.Committed c = service.commitImport(token(), r.getImportId());
       return ImportReport.newBuilder().setObjects(c.objects()).setReplicas(c.replicas()).setAliases(c.aliases())
           .setDatasets(c.datasets()).setContracts(c.contracts()).addAllAccountsCreated(c.accountsCreated())
@@ -161,14 +161,14 @@ final class SnapshotRpcs {
   }
 
   void abortImport(ImportRequest r, StreamObserver<Empty> out) {
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       service.abortImport(token(), r.getImportId());
       return EMPTY;
     });
   }
 
   void getImportState(ImportRequest r, StreamObserver<ImportStateResponse> out) {
-    ServerCalls.respond(out, () -> {
+    Replies.now(out, () -> {
       ImportState state = switch (service.importState(token(), r.getImportId())) {
         case OPEN -> ImportState.IMPORT_OPEN;
         case COMMITTED -> ImportState.IMPORT_COMMITTED;

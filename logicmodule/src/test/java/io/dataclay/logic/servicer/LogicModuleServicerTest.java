@@ -6,32 +6,27 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.ByteString;
+import io.dataclay.api.AliasInfo;
+import io.dataclay.api.DatasetInfo;
+import io.dataclay.api.StoredObject;
 import io.dataclay.client.LogicModuleClient;
+import io.dataclay.client.Page;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.NotAuthenticatedException;
 import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.logic.LogicModuleServer;
 import io.dataclay.logic.service.LogicModuleService;
-import io.dataclay.proto.AliasEntry;
-import io.dataclay.proto.AliasPage;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.ClassDescription;
-import io.dataclay.proto.DatasetAccess;
-import io.dataclay.proto.DatasetEntry;
-import io.dataclay.proto.DatasetPage;
 import io.dataclay.proto.ErrorCode;
 import io.dataclay.proto.ErrorInfo;
 import io.dataclay.proto.FieldDescription;
 import io.dataclay.proto.Language;
-import io.dataclay.proto.ListAliasesRequest;
-import io.dataclay.proto.ListDatasetsRequest;
-import io.dataclay.proto.ListObjectsRequest;
 import io.dataclay.proto.LogicModuleStats;
 import io.dataclay.proto.MethodDescription;
 import io.dataclay.proto.Model;
 import io.dataclay.proto.ModelFile;
 import io.dataclay.proto.ObjectInfo;
-import io.dataclay.proto.ObjectPage;
 import io.dataclay.proto.RegistrationGroup;
 import io.dataclay.proto.SessionInfo;
 import io.dataclay.testing.LogicModuleFixture;
@@ -129,29 +124,27 @@ class LogicModuleServicerTest {
     // objects and aliases
     ObjectInfo o = object("alice", backendId);
     cluster.registerObjects(List.of(o), "item-1", o.getId());
-    assertEquals(o.toBuilder().addAliases("item-1").build(), asAlice.getObjectInfo(o.getId()));
-    assertEquals(o.getId(), asAlice.getObjectByAlias("item-1", "").getId());
+    UUID id = UUID.fromString(o.getId());
+    UUID master = UUID.fromString(backendId);
+    assertEquals(new StoredObject(id, "shop.models.Item", io.dataclay.common.Language.PYTHON, "alice", master,
+        List.of(), List.of("item-1"), null), asAlice.getObjectInfo(o.getId()));
+    assertEquals(id, asAlice.getObjectByAlias("item-1", "").id());
     asAlice.newAlias("item-one", o.getId());
     asAlice.deleteAlias("item-1", "alice");
-    assertEquals(List.of("item-one"), asAlice.getObjectInfo(o.getId()).getAliasesList());
+    assertEquals(List.of("item-one"), asAlice.getObjectInfo(o.getId()).aliases());
     // listing
-    DatasetPage datasets = asAlice.listDatasets(ListDatasetsRequest.newBuilder().setCountObjects(true).build());
-    assertEquals(List.of(DatasetEntry.newBuilder().setName("alice").setOwner("alice")
-        .setAccess(DatasetAccess.DATASET_ACCESS_OWNER).setObjects(1).build(), DatasetEntry.newBuilder()
-        .setName("alice.shared").setOwner("alice").setAccess(DatasetAccess.DATASET_ACCESS_OWNER).setObjects(0).build()),
-        datasets.getDatasetsList());
-    AliasPage aliases = asAlice.listAliases(ListAliasesRequest.newBuilder().setPattern("item-?ne").build());
-    assertEquals(List.of(AliasEntry.newBuilder().setAlias("item-one").setDataset("alice").setObjectId(o.getId())
-        .setClassName("shop.models.Item").setLanguage(Language.PYTHON).setMasterBackendId(backendId).build()),
-        aliases.getAliasesList());
-    ObjectPage objects = asAlice.listObjects(ListObjectsRequest.newBuilder().setClassName("shop.models.Item")
-        .setPageSize(1).build());
-    assertEquals(List.of(o.toBuilder().addAliases("item-one").build()), objects.getObjectsList());
-    assertEquals("", objects.getNextPageToken());
-    assertThrows(InvalidArgumentException.class, () -> asAlice.listObjects(ListObjectsRequest.newBuilder()
-        .setPageToken("not-a-token").build()));
-    assertThrows(PermissionDeniedException.class, () -> asAlice.listAliases(ListAliasesRequest.newBuilder()
-        .setDataset("admin").build()));
+    Page<DatasetInfo> datasets = asAlice.listDatasets(true, 0, "");
+    assertEquals(List.of(new DatasetInfo("alice", "alice", DatasetInfo.Access.OWNER, 0, 1),
+        new DatasetInfo("alice.shared", "alice", DatasetInfo.Access.OWNER, 0, 0)), datasets.items());
+    Page<AliasInfo> aliases = asAlice.listAliases("item-?ne", null, 0, "");
+    assertEquals(List.of(new AliasInfo("item-one", "alice", id, "shop.models.Item", io.dataclay.common.Language.PYTHON,
+        master)), aliases.items());
+    Page<StoredObject> objects = asAlice.listObjects("shop.models.Item", null, 1, "");
+    assertEquals(List.of(new StoredObject(id, "shop.models.Item", io.dataclay.common.Language.PYTHON, "alice", master,
+        List.of(), List.of("item-one"), null)), objects.items());
+    assertEquals("", objects.nextPageToken());
+    assertThrows(InvalidArgumentException.class, () -> asAlice.listObjects(null, null, 0, "not-a-token"));
+    assertThrows(PermissionDeniedException.class, () -> asAlice.listAliases(null, "admin", 0, ""));
     // stats, then closing the session
     assertThrows(PermissionDeniedException.class, asAlice::getStats);
     LogicModuleStats stats = admin.getStats();
@@ -256,7 +249,7 @@ class LogicModuleServicerTest {
     assertEquals(ErrorCode.INVALID_ARGUMENT, outcomes.get(0).getCode());
     assertTrue(outcomes.get(0).getMessage().startsWith("groups[0].objects[0].language"), outcomes.get(0).getMessage());
     assertEquals(ErrorInfo.getDefaultInstance(), outcomes.get(1));
-    assertEquals(good.getId(), admin.getObjectByAlias("kept", "").getId());
+    assertEquals(good.getId(), admin.getObjectByAlias("kept", "").id().toString());
     InvalidArgumentException none =
         assertThrows(InvalidArgumentException.class, () -> cluster.registerGroups(List.of()));
     assertTrue(none.getMessage().startsWith("groups:"), none.getMessage());

@@ -67,7 +67,7 @@ public final class JavaEnvironment implements ExecutionEnvironment, CallHost {
     TlsSettings asClient = tls.enabled() ? TlsSettings.of(tls.ca(), null, null) : tls;
     BackendClients clients = new BackendClients(() -> lm.get().getBackends(), asClient,
         RemoteBackends.CALLER_TOKEN::get);
-    return new RemoteBackends(id -> lm.get().getObjectInfo(id).getMasterBackendId(), new BackendCalls() {
+    return new RemoteBackends(id -> lm.get().getObjectInfo(id).backendId().toString(), new BackendCalls() {
       @Override
       public <T> T call(String backendId, java.util.function.Function<io.dataclay.client.DataServiceClient, T> rpc) {
         return clients.call(backendId, rpc);

@@ -33,7 +33,7 @@ final class LinkedHost implements CallHost {
     this.callId = callId;
     this.backendId = backendId;
     LogicModuleClient lm = new LogicModuleClient(new RelayChannel(link, callId, ""), () -> RELAYED);
-    this.remote = new RemoteBackends(id -> lm.getObjectInfo(id).getMasterBackendId(), new BackendCalls() {
+    this.remote = new RemoteBackends(id -> lm.getObjectInfo(id).backendId().toString(), new BackendCalls() {
       @Override
       public <T> T call(String target, Function<DataServiceClient, T> rpc) {
         return rpc.apply(new DataServiceClient(new RelayChannel(link, callId, target), () -> RELAYED));

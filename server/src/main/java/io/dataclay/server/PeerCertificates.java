@@ -1,5 +1,6 @@
-package io.dataclay.rpc;
+package io.dataclay.server;
 
+import io.dataclay.rpc.TlsSettings;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.Grpc;
@@ -40,7 +41,7 @@ public final class PeerCertificates {
   /**
    * Whether the caller of the call being served on this thread presented a certificate the cluster
    * CA verifies (false outside a call, in plaintext, or on a server without {@link #serverInterceptor}).
-   * Like {@link SessionMetadata#currentToken()} it reads the call's gRPC {@link Context}: ask on the
+   * Like {@link io.dataclay.rpc.SessionMetadata#currentToken()} it reads the call's gRPC {@link Context}: ask on the
    * thread serving the call, or carry the context along ({@code Context.current().wrap(...)}).
    */
   public static boolean callerIsClusterServer() {

@@ -1,4 +1,4 @@
-package io.dataclay.ds.servicer;
+package io.dataclay.server;
 
 import com.google.protobuf.ByteString;
 import io.dataclay.exceptions.InvalidArgumentException;
@@ -7,20 +7,21 @@ import java.util.List;
 
 /**
  * Cuts a stream of delimited records (a varint length, then that many bytes), arriving in pieces
- * that may split records anywhere, back into whole records. Pieces are kept as ropes, not copied.
+ * that may split records anywhere, back into whole records: the reading half of the framing
+ * {@link RecordStreams#chunks} writes. Pieces are kept as ropes, not copied.
  */
-final class DelimitedRecords {
+public final class DelimitedRecords {
   private final long maxRecordBytes;
   private ByteString pending = ByteString.EMPTY;
   private long records;
 
   /** A reader refusing records longer than {@code maxRecordBytes}. */
-  DelimitedRecords(long maxRecordBytes) {
+  public DelimitedRecords(long maxRecordBytes) {
     this.maxRecordBytes = maxRecordBytes;
   }
 
   /** Adds the next piece; returns the records it completed, in order. */
-  List<ByteString> feed(ByteString piece) {
+  public List<ByteString> feed(ByteString piece) {
     pending = pending.concat(piece);
     List<ByteString> out = new ArrayList<>();
     while (true) {
@@ -58,12 +59,12 @@ final class DelimitedRecords {
   }
 
   /** Records completed so far. */
-  long records() {
+  public long records() {
     return records;
   }
 
   /** Whether no partial record is left (the stream may end here). */
-  boolean atBoundary() {
+  public boolean atBoundary() {
     return pending.isEmpty();
   }
 }

@@ -1,4 +1,4 @@
-package io.dataclay.common;
+package io.dataclay.server;
 
 import io.dataclay.exceptions.NotAuthenticatedException;
 import java.time.Duration;

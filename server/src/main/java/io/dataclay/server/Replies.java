@@ -1,4 +1,4 @@
-package io.dataclay.ds.servicer;
+package io.dataclay.server;
 
 import io.dataclay.rpc.GrpcErrors;
 import io.grpc.stub.StreamObserver;
@@ -8,12 +8,16 @@ import java.util.concurrent.ExecutionException;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
-/** Answers unary calls: at once, or from a future's callback (no thread waits for the result). */
-final class Replies {
+/**
+ * Answers calls, for every servicer of both servers: a unary call at once or from a future's
+ * callback (no thread waits for the result), and any call's failure as its mapped status. An
+ * answer to a caller that cancelled or went away is dropped.
+ */
+public final class Replies {
   private Replies() {}
 
   /** Answers with {@code body}'s value, or the mapped error of what it threw. */
-  static <T> void now(StreamObserver<T> observer, Supplier<T> body) {
+  public static <T> void now(StreamObserver<T> observer, Supplier<T> body) {
     T value;
     try {
       value = body.get();
@@ -28,7 +32,7 @@ final class Replies {
    * Answers when the future of {@code start} completes; errors thrown by {@code start} itself are
    * answered at once.
    */
-  static <V, T> void later(StreamObserver<T> observer, Supplier<CompletableFuture<V>> start, Function<V, T> toReply) {
+  public static <V, T> void later(StreamObserver<T> observer, Supplier<CompletableFuture<V>> start, Function<V, T> toReply) {
     CompletableFuture<V> future;
     try {
       future = start.get();
@@ -61,7 +65,11 @@ final class Replies {
     }
   }
 
-  private static void fail(StreamObserver<?> observer, Throwable t) {
+  /**
+   * Fails the call with the status for {@code t} (unwrapping a future's CompletionException or
+   * ExecutionException to what it wraps).
+   */
+  public static void fail(StreamObserver<?> observer, Throwable t) {
     Throwable cause = t;
     while ((cause instanceof CompletionException || cause instanceof ExecutionException) && cause.getCause() != null) {
       cause = cause.getCause();

@@ -1,7 +1,8 @@
-package io.dataclay.rpc;
+package io.dataclay.server;
 
 import io.dataclay.common.RateLimitedLog;
 import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.rpc.TlsSettings;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

@@ -1,4 +1,4 @@
-package io.dataclay.ds.servicer;
+package io.dataclay.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.protobuf.ByteString;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.proto.ObjectData;
+import io.dataclay.proto.SnapshotChunk;
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,5 +57,33 @@ class DelimitedRecordsTest {
     byte[] endless = new byte[12];
     java.util.Arrays.fill(endless, (byte) 0xff);
     assertThrows(InvalidArgumentException.class, () -> new DelimitedRecords(1 << 20).feed(ByteString.copyFrom(endless)));
+  }
+
+  @Test
+  void whatRecordStreamsWritesComesBackWholeAcrossPieces() throws Exception {
+    // setup: records that fill more than one piece
+    List<ObjectData> records = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      records.add(ObjectData.newBuilder().setId(i + "x".repeat(RecordStreams.PIECE / 3)).build());
+    }
+    // run
+    DelimitedRecords reader = new DelimitedRecords(RecordStreams.PIECE);
+    List<ObjectData> parsed = new ArrayList<>();
+    int pieces = 0;
+    SnapshotChunk last = null;
+    for (var chunks = RecordStreams.chunks(records.iterator()); chunks.hasNext(); ) {
+      last = chunks.next();
+      pieces++;
+      for (ByteString b : reader.feed(last.getData())) {
+        parsed.add(ObjectData.parseFrom(b));
+      }
+    }
+    // verify
+    assertEquals(records, parsed);
+    assertTrue(pieces > 1, pieces + " pieces");
+    assertTrue(last.getLast());
+    assertEquals(records.size(), last.getRecords());
+    assertEquals(reader.records(), last.getRecords());
+    assertTrue(reader.atBoundary());
   }
 }

@@ -9,7 +9,7 @@ import io.dataclay.proto.Empty;
 import io.dataclay.proto.HealthResponse;
 import io.dataclay.proto.LivenessGrpc;
 import io.dataclay.proto.LogicModuleGrpc;
-import io.dataclay.rpc.ServerTransport;
+import io.dataclay.server.ServerTransport;
 import io.dataclay.rpc.TlsSettings;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;

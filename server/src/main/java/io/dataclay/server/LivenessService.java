@@ -1,4 +1,4 @@
-package io.dataclay.rpc;
+package io.dataclay.server;
 
 import io.dataclay.proto.Empty;
 import io.dataclay.proto.LivenessGrpc;

@@ -1,4 +1,4 @@
-package io.dataclay.rpc;
+package io.dataclay.server;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.MessageLite;
@@ -23,7 +23,8 @@ public final class RecordStreams {
   private RecordStreams() {}
 
   /**
-   * The pieces of {@code records} written delimited (a varint length, then the record), each read
+   * The pieces of {@code records} written delimited (a varint length, then the record; read back
+   * by {@link DelimitedRecords}), each read
    * from {@code records} only as the pieces are taken; the last piece is marked and counts the
    * records and bytes.
    */
@@ -102,11 +103,7 @@ public final class RecordStreams {
         }
       } catch (Throwable t) {
         if (!finished.get()) {
-          try {
-            out.onError(GrpcErrors.toStatus(t));
-          } catch (RuntimeException cancelled) {
-            // the caller went away: nobody is left to answer
-          }
+          Replies.fail(out, t);
           end.run();
         }
       }

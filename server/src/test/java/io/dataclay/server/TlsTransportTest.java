@@ -1,4 +1,4 @@
-package io.dataclay.rpc;
+package io.dataclay.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -9,6 +9,8 @@ import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.proto.Empty;
 import io.dataclay.proto.HealthResponse;
 import io.dataclay.proto.LogicModuleGrpc;
+import io.dataclay.rpc.TlsFixtures;
+import io.dataclay.rpc.TlsSettings;
 import io.grpc.Server;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;

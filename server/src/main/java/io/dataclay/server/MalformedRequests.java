@@ -1,7 +1,9 @@
-package io.dataclay.rpc;
+package io.dataclay.server;
 
 import io.dataclay.common.RateLimitedLog;
 import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.rpc.GrpcErrors;
+import io.dataclay.rpc.SessionMetadata;
 import io.grpc.ForwardingServerCallListener;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;

@@ -1,0 +1,59 @@
+package io.dataclay.client;
+
+import io.dataclay.api.AliasInfo;
+import io.dataclay.api.DatasetInfo;
+import io.dataclay.api.StoredObject;
+import io.dataclay.common.Language;
+import io.dataclay.proto.AliasEntry;
+import io.dataclay.proto.CopiesResponse;
+import io.dataclay.proto.DatasetEntry;
+import io.dataclay.proto.NewVersionResponse;
+import io.dataclay.proto.ObjectInfo;
+import java.util.UUID;
+
+/**
+ * The answers of the client wrappers turned into plain records, IDs parsed, so that what uses
+ * the wrappers never sees a generated class.
+ */
+final class WireRecords {
+  private WireRecords() {}
+
+  /** An object's metadata; an empty master or version-of becomes null. */
+  static StoredObject object(ObjectInfo o) {
+    return new StoredObject(UUID.fromString(o.getId()), o.getClassName(), language(o.getLanguage()), o.getDataset(),
+        optionalId(o.getMasterBackendId()), o.getReplicaBackendIdsList().stream().map(UUID::fromString).toList(),
+        o.getAliasesList(), optionalId(o.getVersionOf()));
+  }
+
+  static DatasetInfo dataset(DatasetEntry d) {
+    DatasetInfo.Access access = switch (d.getAccess()) {
+      case DATASET_ACCESS_OWNER -> DatasetInfo.Access.OWNER;
+      case DATASET_ACCESS_READ_WRITE -> DatasetInfo.Access.READ_WRITE;
+      case DATASET_ACCESS_READ_ONLY -> DatasetInfo.Access.READ_ONLY;
+      default -> DatasetInfo.Access.NONE;
+    };
+    return new DatasetInfo(d.getName(), d.getOwner(), access, d.getContractExpiresAtMs(), d.getObjects());
+  }
+
+  static AliasInfo alias(AliasEntry a) {
+    return new AliasInfo(a.getAlias(), a.getDataset(), UUID.fromString(a.getObjectId()), a.getClassName(),
+        language(a.getLanguage()), UUID.fromString(a.getMasterBackendId()));
+  }
+
+  static Copies copies(CopiesResponse r) {
+    return new Copies(r.getObjectIdsList().stream().map(UUID::fromString).toList(), optionalId(r.getBackendId()),
+        r.getBytesSent());
+  }
+
+  static NewVersion version(NewVersionResponse r) {
+    return new NewVersion(object(r.getVersion()), r.getBytesSent());
+  }
+
+  private static Language language(io.dataclay.proto.Language wire) {
+    return wire == io.dataclay.proto.Language.JAVA ? Language.JAVA : Language.PYTHON;
+  }
+
+  private static UUID optionalId(String id) {
+    return id.isEmpty() ? null : UUID.fromString(id);
+  }
+}

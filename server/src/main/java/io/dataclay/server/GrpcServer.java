@@ -1,0 +1,79 @@
+package io.dataclay.server;
+
+import io.dataclay.rpc.SessionMetadata;
+import io.grpc.BindableService;
+import io.grpc.Server;
+import io.grpc.ServerBuilder;
+import io.grpc.ServerInterceptors;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The life of one dataClay gRPC server, the same for the Logic Module and the Data Service: its
+ * service guarded against malformed requests ({@link MalformedRequests}), the caller's session
+ * metadata in each call's context, requests above a size refused before they are read whole;
+ * started, its port reported, and stopped with a grace period for the calls in flight. Where it
+ * listens and on which threads calls run is the builder's business ({@link ServerTransport}, or an
+ * in-process builder in tests).
+ */
+public final class GrpcServer {
+  private final Server server;
+  private final Duration grace;
+
+  private GrpcServer(Server server, Duration grace) {
+    this.server = server;
+    this.grace = grace;
+  }
+
+  /**
+   * A server built by {@code builder} serving {@code service}, refusing requests larger than
+   * {@code maxMessageBytes}, whose {@link #stop()} waits {@code grace} for calls in flight.
+   */
+  public static GrpcServer serving(ServerBuilder<?> builder, BindableService service, int maxMessageBytes,
+      Duration grace) {
+    return new GrpcServer(builder
+        .addService(ServerInterceptors.intercept(MalformedRequests.guard(service.bindService()),
+            SessionMetadata.serverInterceptor()))
+        .maxInboundMessageSize(maxMessageBytes)
+        .build(), grace);
+  }
+
+  /**
+   * Binds and starts serving.
+   *
+   * @throws IOException when the port cannot be bound (for instance, it is taken)
+   */
+  public void start() throws IOException {
+    server.start();
+  }
+
+  /** The port actually bound (meaningful once started; -1 for in-process servers). */
+  public int port() {
+    return server.getPort();
+  }
+
+  /**
+   * Stops accepting calls, lets calls in flight finish for the grace period, then cancels the rest
+   * (and waits as long again for them to go). True when every call finished within the grace period.
+   */
+  public boolean stop() {
+    server.shutdown();
+    try {
+      if (server.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS)) {
+        return true;
+      }
+      server.shutdownNow();
+      server.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      server.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+    return false;
+  }
+
+  /** Waits until the server has stopped. */
+  public void blockUntilShutdown() throws InterruptedException {
+    server.awaitTermination();
+  }
+}
