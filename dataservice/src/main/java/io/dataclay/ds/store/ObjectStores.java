@@ -16,7 +16,8 @@ public final class ObjectStores {
     if (config == null) {
       throw new InvalidArgumentException("store configuration is missing");
     }
-    return StoreEngines.named(config.engine()).open(config);
+    // Every engine is reached through the guard, so none checks arguments or races its own close.
+    return new GuardedStore(StoreEngines.named(config.engine()).open(config));
   }
 
   /**

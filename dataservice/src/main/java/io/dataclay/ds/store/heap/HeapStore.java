@@ -9,12 +9,13 @@ import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.ds.store.crypt.StoreKey;
 import io.dataclay.ds.store.crypt.ValueSealer;
-import io.dataclay.ds.store.engine.CloseGuard;
 import io.dataclay.ds.store.engine.KeyLocks;
+import io.dataclay.ds.store.engine.OptimisticRead;
 import io.dataclay.ds.store.engine.PoolDirectory;
 import io.dataclay.ds.store.engine.RecordCodec;
 import io.dataclay.ds.store.pmem.PmemHeap;
 import io.dataclay.ds.store.pmem.SlotDirectory;
+import io.dataclay.ds.store.pmem.SlotIndex;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.InvalidArgumentException;
@@ -26,11 +27,9 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.StampedLock;
 import java.util.function.Consumer;
-import java.util.function.Function;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -70,9 +69,8 @@ public final class HeapStore implements ObjectStore {
   private final RecordCodec codec = new RecordCodec();
   private final ValueSealer sealer;
   private final ObjectBlocks blocks;
-  private final ConcurrentHashMap<UUID, ObjectLayout> index = new ConcurrentHashMap<>();
+  private final SlotIndex<ObjectLayout> index;
   private final KeyLocks locks = new KeyLocks(1024);
-  private final CloseGuard guard;
   private final AtomicLong usedBytes = new AtomicLong();
 
   private HeapStore(PoolDirectory directory, Path poolFile, Heap heap, SlotDirectory slots) {
@@ -81,8 +79,8 @@ public final class HeapStore implements ObjectStore {
     this.heap = heap;
     this.slots = slots;
     this.blocks = new ObjectBlocks(heap, codec);
+    this.index = new SlotIndex<>(slots, ObjectLayout::slot);
     this.sealer = directory.sealer();
-    this.guard = new CloseGuard("heap store " + directory.path());
   }
 
   /**
@@ -114,162 +112,93 @@ public final class HeapStore implements ObjectStore {
 
   @Override
   public void putAll(List<StoredObject> objects) {
-    List<UUID> ids = RecordCodec.batchIds(objects);
+    List<UUID> ids = objects.stream().map(StoredObject::id).toList();
     int n = ids.size();
     ObjectHeader[] headers = new ObjectHeader[n];
     StoredObject[] sealed = new StoredObject[n];
     long bytes = 0;
     for (int i = 0; i < n; i++) {
       StoredObject object = objects.get(i);
-      RecordCodec.check(object);
       headers[i] = codec.canonical(object.header());
       sealed[i] = sealer.seal(object);
       bytes += sealed[i].valueBytes();
     }
     long total = bytes;
-    guard.enter();
     try (KeyLocks.Held held = locks.writeLockAll(ids)) {
-      ObjectLayout[] old = new ObjectLayout[n];
-      long[] slotOf = new long[n];
-      boolean[] taken = new boolean[n];
+      SlotIndex<ObjectLayout>.Batch batch = index.reserve(ids);
       ObjectLayout[] written;
       try {
-        for (int i = 0; i < n; i++) {
-          old[i] = index.get(ids.get(i));
-          if (old[i] != null) {
-            slotOf[i] = old[i].slot();
-          } else {
-            slotOf[i] = slots.take();
-            taken[i] = true;
-          }
-        }
         written = PmemHeap.transaction(heap, () -> {
           ObjectLayout[] layouts = new ObjectLayout[n];
           for (int i = 0; i < n; i++) {
-            layouts[i] = blocks.writeNew(sealed[i], headers[i], slotOf[i]);
-            if (old[i] == null) {
-              slots.assign(slotOf[i], ids.get(i), layouts[i].table().handle());
+            ObjectLayout old = batch.old(i);
+            layouts[i] = blocks.writeNew(sealed[i], headers[i], batch.slot(i));
+            if (old == null) {
+              slots.assign(batch.slot(i), ids.get(i), layouts[i].table().handle());
               blocks.countWritten(SLOT_ASSIGN_BYTES);
             } else {
-              slots.setHandle(slotOf[i], layouts[i].table().handle());
+              slots.setHandle(batch.slot(i), layouts[i].table().handle());
               blocks.countWritten(SLOT_HANDLE_BYTES);
-              blocks.freeAll(old[i]);
+              blocks.freeAll(old);
             }
           }
           return layouts;
         }, () -> fullMessage(n, total));
       } catch (RuntimeException e) {
-        // The transaction rolled back (or never ran): the slots taken for new objects are empty.
-        for (int i = 0; i < n; i++) {
-          if (taken[i]) {
-            slots.release(slotOf[i]);
-          }
-        }
+        batch.releaseTaken(); // the transaction rolled back (or never ran): those slots are empty
         throw e;
       }
       for (int i = 0; i < n; i++) {
+        ObjectLayout old = batch.old(i);
         index.put(ids.get(i), written[i]);
-        usedBytes.addAndGet(written[i].poolBytes() - (old[i] == null ? 0 : old[i].poolBytes()));
+        usedBytes.addAndGet(written[i].poolBytes() - (old == null ? 0 : old.poolBytes()));
       }
-    } finally {
-      guard.exit();
     }
   }
 
   @Override
   public Optional<StoredObject> get(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-    guard.enter();
-    try {
-      StampedLock lock = locks.of(id);
-      // Fast path, no lock write: a writer changes or frees blocks only under the write lock, so
-      // if the stamp still validates after the copies, they were of one committed state.
-      long stamp = lock.tryOptimisticRead();
-      if (stamp != 0) {
-        ObjectLayout layout = index.get(id);
-        if (layout == null) {
-          if (lock.validate(stamp)) {
-            return Optional.empty();
-          }
-        } else if (layout.contentBytes() <= OPTIMISTIC_READ_MAX) {
-          StoredObject object = readOptimistically(id, layout);
-          if (object != null && lock.validate(stamp)) {
-            return Optional.of(sealer.open(object));
-          }
-        }
-      }
-      return readLocked(id, layout -> blocks.read(id, layout)).map(sealer::open);
-    } finally {
-      guard.exit();
-    }
+    // Objects whose values total up to OPTIMISTIC_READ_MAX are copied without a lock write.
+    return OptimisticRead.read(locks.of(id), () -> index.get(id),
+        layout -> layout.contentBytes() <= OPTIMISTIC_READ_MAX ? blocks.read(id, layout) : null,
+        (layout, object) -> object, layout -> blocks.read(id, layout))
+        .map(sealer::open);
   }
 
   @Override
   public Optional<Set<UUID>> references(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-    guard.enter();
-    try {
-      return readLocked(id, blocks::references);
-    } finally {
-      guard.exit();
-    }
+    return OptimisticRead.locked(locks.of(id), () -> index.get(id), blocks::references);
   }
 
-  // read applied to the object's layout under its read lock (no writer changes its blocks
-  // meanwhile); empty when the object is not stored.
-  private <T> Optional<T> readLocked(UUID id, Function<ObjectLayout, T> read) {
-    StampedLock lock = locks.of(id);
-    long stamp = lock.readLock();
-    try {
-      ObjectLayout layout = index.get(id);
-      return layout == null ? Optional.empty() : Optional.of(read.apply(layout));
-    } finally {
-      lock.unlockRead(stamp);
-    }
-  }
   @Override
   public Optional<ObjectHeader> header(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-    guard.checkOpen();
     ObjectLayout layout = index.get(id);
     return layout == null ? Optional.empty() : Optional.of(layout.header());
   }
 
   @Override
   public void applyDelta(ObjectDelta plain) {
-    RecordCodec.check(plain);
     ObjectDelta delta = sealer.seal(plain);
     UUID id = delta.id();
-    guard.enter();
+    StampedLock lock = locks.of(id);
+    long stamp = lock.writeLock();
     try {
-      StampedLock lock = locks.of(id);
-      long stamp = lock.writeLock();
-      try {
-        ObjectLayout old = index.get(id);
-        if (old == null) {
-          throw new ObjectDoesNotExistException("object " + id + " is not stored in " + directory.path());
-        }
-        ObjectLayout updated = PmemHeap.transaction(heap, () -> {
-          ObjectLayout layout = blocks.applyDelta(old, delta);
-          if (layout.table() != old.table()) {
-            slots.setHandle(old.slot(), layout.table().handle());
-            blocks.countWritten(SLOT_HANDLE_BYTES);
-          }
-          return layout;
-        }, () -> fullMessage(1, deltaBytes(delta)));
-        index.put(id, updated);
-        usedBytes.addAndGet(updated.poolBytes() - old.poolBytes());
-      } finally {
-        lock.unlockWrite(stamp);
+      ObjectLayout old = index.get(id);
+      if (old == null) {
+        throw new ObjectDoesNotExistException("object " + id + " is not stored in " + directory.path());
       }
+      ObjectLayout updated = PmemHeap.transaction(heap, () -> {
+        ObjectLayout layout = blocks.applyDelta(old, delta);
+        if (layout.table() != old.table()) {
+          slots.setHandle(old.slot(), layout.table().handle());
+          blocks.countWritten(SLOT_HANDLE_BYTES);
+        }
+        return layout;
+      }, () -> fullMessage(1, deltaBytes(delta)));
+      index.put(id, updated);
+      usedBytes.addAndGet(updated.poolBytes() - old.poolBytes());
     } finally {
-      guard.exit();
+      lock.unlockWrite(stamp);
     }
   }
 
@@ -281,30 +210,22 @@ public final class HeapStore implements ObjectStore {
    */
   @Override
   public boolean remove(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-    guard.enter();
+    StampedLock lock = locks.of(id);
+    long stamp = lock.writeLock();
     try {
-      StampedLock lock = locks.of(id);
-      long stamp = lock.writeLock();
-      try {
-        ObjectLayout old = index.get(id);
-        if (old == null) {
-          return false;
-        }
-        PmemHeap.transaction(heap, () -> {
-          blocks.countWritten(ObjectErasure.markErasing(old));
-          return null;
-        }, () -> "pool " + poolFile + " has no room left even for the log of a removal");
-        index.remove(id);
-        finishErasure(id, old);
-        return true;
-      } finally {
-        lock.unlockWrite(stamp);
+      ObjectLayout old = index.get(id);
+      if (old == null) {
+        return false;
       }
+      PmemHeap.transaction(heap, () -> {
+        blocks.countWritten(ObjectErasure.markErasing(old));
+        return null;
+      }, () -> "pool " + poolFile + " has no room left even for the log of a removal");
+      index.remove(id);
+      finishErasure(id, old);
+      return true;
     } finally {
-      guard.exit();
+      lock.unlockWrite(stamp);
     }
   }
 
@@ -335,48 +256,31 @@ public final class HeapStore implements ObjectStore {
 
   @Override
   public long count() {
-    guard.checkOpen();
     return index.size();
   }
 
   @Override
   public void forEachId(Consumer<UUID> action) {
-    if (action == null) {
-      throw new InvalidArgumentException("action is missing");
-    }
-    guard.checkOpen();
-    index.keySet().forEach(action);
+    index.forEachId(action);
   }
 
   @Override
   public StoreStats stats() {
-    guard.checkOpen();
     return new StoreStats(ENGINE, DURABILITY, directory.path().toString(), heap.size(),
         usedBytes.get() + slots.bytes(), index.size(), sealer.encrypts());
   }
 
   /** Bytes this store has written to its pool since it was opened (values, tables, directory slots). */
   public long bytesWritten() {
-    guard.checkOpen();
     return blocks.bytesWritten();
   }
 
   @Override
   public void close() {
-    if (guard.close()) {
-      try {
-        PmemHeap.close(heap);
-      } finally {
-        directory.close();
-      }
-    }
-  }
-
-  private StoredObject readOptimistically(UUID id, ObjectLayout layout) {
     try {
-      return blocks.read(id, layout);
-    } catch (RuntimeException e) {
-      return null; // a racing writer changed the blocks; the caller retries under the read lock
+      PmemHeap.close(heap);
+    } finally {
+      directory.close();
     }
   }
 
@@ -404,7 +308,7 @@ public final class HeapStore implements ObjectStore {
         if (ObjectErasure.erasing(layout)) {
           erasingIds.add(id); // removed before a crash: erased below
           erasing.add(layout);
-        } else if (index.putIfAbsent(id, layout) != null) {
+        } else if (!index.load(id, layout)) {
           throw new InternalException("pool " + poolFile + " lists object " + id + " twice");
         }
       });

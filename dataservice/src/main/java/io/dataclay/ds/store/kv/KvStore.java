@@ -10,14 +10,15 @@ import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.ds.store.crypt.StoreKey;
 import io.dataclay.ds.store.crypt.ValueSealer;
-import io.dataclay.ds.store.engine.CloseGuard;
 import io.dataclay.ds.store.engine.KeyLocks;
+import io.dataclay.ds.store.engine.OptimisticRead;
 import io.dataclay.ds.store.engine.PoolDirectory;
 import io.dataclay.ds.store.engine.RecordCodec;
 import io.dataclay.ds.store.engine.RecordEdit;
 import io.dataclay.ds.store.engine.RecordInput;
 import io.dataclay.ds.store.pmem.PmemHeap;
 import io.dataclay.ds.store.pmem.SlotDirectory;
+import io.dataclay.ds.store.pmem.SlotIndex;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.InvalidArgumentException;
@@ -29,11 +30,9 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.StampedLock;
 import java.util.function.Consumer;
-import java.util.function.Function;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -73,9 +72,8 @@ public final class KvStore implements ObjectStore {
   private final RecordBlocks blocks;
   private final ValueSealer sealer;
   private final RecordCodec codec = new RecordCodec();
-  private final ConcurrentHashMap<UUID, Entry> index = new ConcurrentHashMap<>();
+  private final SlotIndex<Entry> index;
   private final KeyLocks locks = new KeyLocks(1024);
-  private final CloseGuard guard;
   private final AtomicLong usedBytes = new AtomicLong();
 
   private KvStore(PoolDirectory directory, Path poolFile, Heap heap, SlotDirectory slots) {
@@ -84,8 +82,8 @@ public final class KvStore implements ObjectStore {
     this.heap = heap;
     this.slots = slots;
     this.blocks = new RecordBlocks(heap);
+    this.index = new SlotIndex<>(slots, Entry::slot);
     this.sealer = directory.sealer();
-    this.guard = new CloseGuard("kv store " + directory.path());
   }
 
   /**
@@ -127,7 +125,7 @@ public final class KvStore implements ObjectStore {
 
   @Override
   public void putAll(List<StoredObject> objects) {
-    List<UUID> ids = RecordCodec.batchIds(objects);
+    List<UUID> ids = objects.stream().map(StoredObject::id).toList();
     int n = ids.size();
     byte[][] records = new byte[n][];
     ObjectHeader[] headers = new ObjectHeader[n];
@@ -135,171 +133,99 @@ public final class KvStore implements ObjectStore {
       records[i] = codec.encode(sealer.seal(objects.get(i)));
       headers[i] = codec.canonical(objects.get(i).header());
     }
-    guard.enter();
     try (KeyLocks.Held held = locks.writeLockAll(ids)) {
-      Entry[] old = new Entry[n];
-      long[] slotOf = new long[n];
-      boolean[] taken = new boolean[n];
+      SlotIndex<Entry>.Batch batch = index.reserve(ids);
       Entry[] written;
       try {
-        for (int i = 0; i < n; i++) {
-          old[i] = index.get(ids.get(i));
-          if (old[i] != null) {
-            slotOf[i] = old[i].slot();
-          } else {
-            slotOf[i] = slots.take();
-            taken[i] = true;
-          }
-        }
         written = PmemHeap.transaction(heap, () -> {
           Entry[] entries = new Entry[n];
           for (int i = 0; i < n; i++) {
-            entries[i] = store(ids.get(i), records[i], headers[i], old[i], slotOf[i]);
+            entries[i] = store(ids.get(i), records[i], headers[i], batch.old(i), batch.slot(i));
           }
           return entries;
         }, () -> fullMessage(n, totalBytes(records)));
       } catch (RuntimeException e) {
-        // The transaction rolled back (or never ran): the slots taken for new objects are empty.
-        for (int i = 0; i < n; i++) {
-          if (taken[i]) {
-            slots.release(slotOf[i]);
-          }
-        }
+        batch.releaseTaken(); // the transaction rolled back (or never ran): those slots are empty
         throw e;
       }
       for (int i = 0; i < n; i++) {
+        Entry old = batch.old(i);
         index.put(ids.get(i), written[i]);
-        usedBytes.addAndGet(written[i].block().size() - (old[i] == null ? 0 : old[i].block().size()));
+        usedBytes.addAndGet(written[i].block().size() - (old == null ? 0 : old.block().size()));
       }
-    } finally {
-      guard.exit();
     }
   }
 
   @Override
   public Optional<StoredObject> get(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-    guard.enter();
-    try {
-      StampedLock lock = locks.of(id);
-      // Fast path, no lock write: a writer changes or frees a block only under the write lock, so
-      // if the stamp still validates after the copy, the bytes copied were a committed record.
-      long stamp = lock.tryOptimisticRead();
-      if (stamp != 0) {
-        Entry entry = index.get(id);
-        if (entry == null) {
-          if (lock.validate(stamp)) {
-            return Optional.empty();
-          }
-        } else if (entry.length() <= BULK_READ_MAX) {
-          byte[] record = readOptimistically(entry);
-          if (record != null && lock.validate(stamp)) {
-            return Optional.of(sealer.open(codec.decode(id, RecordInput.of(record), entry.header())));
-          }
-        }
-      }
-      // Large records are decoded straight from pmem, each value copied once into its array.
-      return readLocked(id, entry -> codec.decode(id, blocks.input(entry.block(), entry.length()), entry.header()))
-          .map(sealer::open);
-    } finally {
-      guard.exit();
-    }
+    // Records up to BULK_READ_MAX are copied with one bulk read and no lock write; larger ones are
+    // decoded straight from pmem under the read lock, each value copied once into its array.
+    return OptimisticRead.read(locks.of(id), () -> index.get(id),
+        entry -> entry.length() <= BULK_READ_MAX ? blocks.read(entry.block(), entry.length()) : null,
+        (entry, record) -> codec.decode(id, RecordInput.of(record), entry.header()),
+        entry -> codec.decode(id, blocks.input(entry.block(), entry.length()), entry.header()))
+        .map(sealer::open);
   }
 
   @Override
   public Optional<Set<UUID>> references(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-    guard.enter();
-    try {
-      return readLocked(id, entry -> codec.references(id, blocks.input(entry.block(), entry.length())));
-    } finally {
-      guard.exit();
-    }
-  }
-
-  // read applied to the object's entry under its read lock, so that its block, read in place, does
-  // not change meanwhile; empty when the object is not stored.
-  private <T> Optional<T> readLocked(UUID id, Function<Entry, T> read) {
-    StampedLock lock = locks.of(id);
-    long stamp = lock.readLock();
-    try {
-      Entry entry = index.get(id);
-      return entry == null ? Optional.empty() : Optional.of(read.apply(entry));
-    } finally {
-      lock.unlockRead(stamp);
-    }
+    // Under the read lock: the block, read in place, does not change meanwhile.
+    return OptimisticRead.locked(locks.of(id), () -> index.get(id),
+        entry -> codec.references(id, blocks.input(entry.block(), entry.length())));
   }
 
   @Override
   public Optional<ObjectHeader> header(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-    guard.checkOpen();
     Entry entry = index.get(id);
     return entry == null ? Optional.empty() : Optional.of(entry.header());
   }
 
   /** Bytes of the stored record of {@code id}, or -1 when it is not stored; a DRAM lookup. */
   public int recordLength(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-    guard.checkOpen();
     Entry entry = index.get(id);
     return entry == null ? -1 : entry.length();
   }
 
   @Override
   public void applyDelta(ObjectDelta plain) {
-    RecordCodec.check(plain);
     ObjectDelta delta = sealer.seal(plain);
     UUID id = delta.id();
-    guard.enter();
+    StampedLock lock = locks.of(id);
+    long stamp = lock.writeLock();
     try {
-      StampedLock lock = locks.of(id);
-      long stamp = lock.writeLock();
-      try {
-        Entry old = index.get(id);
-        if (old == null) {
-          throw new ObjectDoesNotExistException("object " + id + " is not stored in " + directory.path());
-        }
-        RecordInput current = blocks.input(old.block(), old.length());
-        RecordEdit edit = RecordEdit.plan(current, delta);
-        Entry updated;
-        if (edit.inPlace()) {
-          PmemHeap.transaction(heap, () -> {
-            blocks.patch(old.block(), edit);
-            return null;
-          }, () -> fullMessage(1, edit.length()));
-          updated = old;
-        } else if (blocks.fitsInPlace(old.block(), edit.length())) {
-          byte[] record = edit.toArray(current);
-          PmemHeap.transaction(heap, () -> {
-            blocks.overwrite(old.block(), record);
-            return null;
-          }, () -> fullMessage(1, record.length));
-          updated = new Entry(old.block(), record.length, old.header(), old.slot());
-        } else {
-          MemoryBlock block = PmemHeap.transaction(heap, () -> {
-            MemoryBlock written = blocks.writeEdited(old.block(), edit);
-            slots.setHandle(old.slot(), written.handle());
-            blocks.free(old.block());
-            return written;
-          }, () -> fullMessage(1, edit.length()));
-          updated = new Entry(block, edit.length(), old.header(), old.slot());
-        }
-        index.put(id, updated);
-        usedBytes.addAndGet(updated.block().size() - old.block().size());
-      } finally {
-        lock.unlockWrite(stamp);
+      Entry old = index.get(id);
+      if (old == null) {
+        throw new ObjectDoesNotExistException("object " + id + " is not stored in " + directory.path());
       }
+      RecordInput current = blocks.input(old.block(), old.length());
+      RecordEdit edit = RecordEdit.plan(current, delta);
+      Entry updated;
+      if (edit.inPlace()) {
+        PmemHeap.transaction(heap, () -> {
+          blocks.patch(old.block(), edit);
+          return null;
+        }, () -> fullMessage(1, edit.length()));
+        updated = old;
+      } else if (blocks.fitsInPlace(old.block(), edit.length())) {
+        byte[] record = edit.toArray(current);
+        PmemHeap.transaction(heap, () -> {
+          blocks.overwrite(old.block(), record);
+          return null;
+        }, () -> fullMessage(1, record.length));
+        updated = new Entry(old.block(), record.length, old.header(), old.slot());
+      } else {
+        MemoryBlock block = PmemHeap.transaction(heap, () -> {
+          MemoryBlock written = blocks.writeEdited(old.block(), edit);
+          slots.setHandle(old.slot(), written.handle());
+          blocks.free(old.block());
+          return written;
+        }, () -> fullMessage(1, edit.length()));
+        updated = new Entry(block, edit.length(), old.header(), old.slot());
+      }
+      index.put(id, updated);
+      usedBytes.addAndGet(updated.block().size() - old.block().size());
     } finally {
-      guard.exit();
+      lock.unlockWrite(stamp);
     }
   }
 
@@ -313,30 +239,22 @@ public final class KvStore implements ObjectStore {
    */
   @Override
   public boolean remove(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-    guard.enter();
+    StampedLock lock = locks.of(id);
+    long stamp = lock.writeLock();
     try {
-      StampedLock lock = locks.of(id);
-      long stamp = lock.writeLock();
-      try {
-        Entry old = index.get(id);
-        if (old == null) {
-          return false;
-        }
-        PmemHeap.transaction(heap, () -> {
-          blocks.markErasing(old.block());
-          return null;
-        }, () -> "pool " + poolFile + " has no room left even for the log of a removal");
-        index.remove(id);
-        finishErasure(id, old.slot(), old.block());
-        return true;
-      } finally {
-        lock.unlockWrite(stamp);
+      Entry old = index.get(id);
+      if (old == null) {
+        return false;
       }
+      PmemHeap.transaction(heap, () -> {
+        blocks.markErasing(old.block());
+        return null;
+      }, () -> "pool " + poolFile + " has no room left even for the log of a removal");
+      index.remove(id);
+      finishErasure(id, old.slot(), old.block());
+      return true;
     } finally {
-      guard.exit();
+      lock.unlockWrite(stamp);
     }
   }
 
@@ -369,34 +287,26 @@ public final class KvStore implements ObjectStore {
 
   @Override
   public long count() {
-    guard.checkOpen();
     return index.size();
   }
 
   @Override
   public void forEachId(Consumer<UUID> action) {
-    if (action == null) {
-      throw new InvalidArgumentException("action is missing");
-    }
-    guard.checkOpen();
-    index.keySet().forEach(action);
+    index.forEachId(action);
   }
 
   @Override
   public StoreStats stats() {
-    guard.checkOpen();
     return new StoreStats(ENGINE, DURABILITY, directory.path().toString(), heap.size(),
         usedBytes.get() + slots.bytes(), index.size(), sealer.encrypts());
   }
 
   @Override
   public void close() {
-    if (guard.close()) {
-      try {
-        PmemHeap.close(heap);
-      } finally {
-        directory.close();
-      }
+    try {
+      PmemHeap.close(heap);
+    } finally {
+      directory.close();
     }
   }
 
@@ -424,14 +334,6 @@ public final class KvStore implements ObjectStore {
     return total;
   }
 
-  private byte[] readOptimistically(Entry entry) {
-    try {
-      return blocks.read(entry.block(), entry.length());
-    } catch (RuntimeException e) {
-      return null; // a racing writer changed the block; the caller retries under the read lock
-    }
-  }
-
   private String fullMessage(int records, long bytes) {
     return "kv pool " + poolFile + " is full: no room for " + records + " record(s) of " + bytes
         + " bytes (capacity " + heap.size() + " bytes, about " + (usedBytes.get() + slots.bytes())
@@ -450,7 +352,7 @@ public final class KvStore implements ObjectStore {
         }
         int length = blocks.storedLength(block, id);
         ObjectHeader header = codec.decodeHeader(blocks.input(block, length), id);
-        if (index.putIfAbsent(id, new Entry(block, length, header, slot)) != null) {
+        if (!index.load(id, new Entry(block, length, header, slot))) {
           throw new InternalException("pool " + poolFile + " lists object " + id + " twice");
         }
         usedBytes.addAndGet(block.size());

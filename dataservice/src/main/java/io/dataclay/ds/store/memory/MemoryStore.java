@@ -7,9 +7,6 @@ import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
-import io.dataclay.ds.store.engine.RecordCodec;
-import io.dataclay.exceptions.InternalException;
-import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
 import java.nio.file.Path;
 import java.util.List;
@@ -37,7 +34,6 @@ public final class MemoryStore implements ObjectStore {
   private final ConcurrentHashMap<UUID, StoredObject> objects = new ConcurrentHashMap<>();
   private final AtomicLong valueBytes = new AtomicLong();
   private final String path;
-  private volatile boolean closed;
 
   private MemoryStore(Path path) {
     this.path = path == null ? "" : path.toString();
@@ -50,19 +46,12 @@ public final class MemoryStore implements ObjectStore {
 
   @Override
   public void put(StoredObject object) {
-    RecordCodec.check(object);
-    checkOpen();
     store(object);
   }
 
   @Override
   public void putAll(List<StoredObject> objects) {
-    RecordCodec.batchIds(objects);
-    for (StoredObject object : objects) {
-      RecordCodec.check(object);
-    }
-    checkOpen();
-    // Everything that can be refused was checked above, so the batch cannot stop half-way.
+    // The arguments were checked before the call (GuardedStore), so the batch cannot stop half-way.
     for (StoredObject object : objects) {
       store(object);
     }
@@ -70,32 +59,24 @@ public final class MemoryStore implements ObjectStore {
 
   @Override
   public Optional<StoredObject> get(UUID id) {
-    checkId(id);
-    checkOpen();
     StoredObject object = objects.get(id);
     return object == null ? Optional.empty() : Optional.of(copy(object));
   }
 
   @Override
   public Optional<Set<UUID>> references(UUID id) {
-    checkId(id);
-    checkOpen();
     StoredObject object = objects.get(id);
     return object == null ? Optional.empty() : Optional.of(StoredObject.referencesOf(object.fields()));
   }
 
   @Override
   public Optional<ObjectHeader> header(UUID id) {
-    checkId(id);
-    checkOpen();
     StoredObject object = objects.get(id);
     return object == null ? Optional.empty() : Optional.of(object.header());
   }
 
   @Override
   public void applyDelta(ObjectDelta delta) {
-    RecordCodec.check(delta);
-    checkOpen();
     objects.compute(delta.id(), (id, old) -> {
       if (old == null) {
         throw new ObjectDoesNotExistException("object " + id + " is not stored in this memory store");
@@ -114,8 +95,6 @@ public final class MemoryStore implements ObjectStore {
 
   @Override
   public boolean remove(UUID id) {
-    checkId(id);
-    checkOpen();
     StoredObject old = objects.remove(id);
     if (old == null) {
       return false;
@@ -126,28 +105,21 @@ public final class MemoryStore implements ObjectStore {
 
   @Override
   public long count() {
-    checkOpen();
     return objects.size();
   }
 
   @Override
   public void forEachId(Consumer<UUID> action) {
-    if (action == null) {
-      throw new InvalidArgumentException("action is missing");
-    }
-    checkOpen();
     objects.keySet().forEach(action);
   }
 
   @Override
   public StoreStats stats() {
-    checkOpen();
     return new StoreStats(ENGINE, DURABILITY, path, 0, valueBytes.get(), objects.size(), false);
   }
 
   @Override
   public void close() {
-    closed = true;
     objects.clear();
     valueBytes.set(0);
   }
@@ -172,15 +144,4 @@ public final class MemoryStore implements ObjectStore {
     return new FieldValue(value.value().clone(), value.references());
   }
 
-  private static void checkId(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-  }
-
-  private void checkOpen() {
-    if (closed) {
-      throw new InternalException("memory store is closed");
-    }
-  }
 }

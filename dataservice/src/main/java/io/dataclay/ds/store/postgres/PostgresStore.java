@@ -9,7 +9,6 @@ import io.dataclay.ds.store.StoredObject;
 import io.dataclay.ds.store.crypt.KeyAdmission;
 import io.dataclay.ds.store.crypt.StoreKey;
 import io.dataclay.ds.store.crypt.ValueSealer;
-import io.dataclay.ds.store.engine.CloseGuard;
 import io.dataclay.ds.store.engine.KeyLocks;
 import io.dataclay.ds.store.engine.PoolDirectory;
 import io.dataclay.ds.store.engine.RecordCodec;
@@ -68,7 +67,6 @@ public final class PostgresStore implements ObjectStore {
   private final ValueSealer sealer;
   private final ConcurrentHashMap<UUID, Meta> metas = new ConcurrentHashMap<>();
   private final KeyLocks locks = new KeyLocks(256);
-  private final CloseGuard guard;
   private final AtomicLong usedBytes = new AtomicLong();
 
   private PostgresStore(PoolDirectory directory, BackendLock backendLock, ConnectionPool pool, StoreConfig config,
@@ -79,7 +77,6 @@ public final class PostgresStore implements ObjectStore {
     this.pool = pool;
     this.table = new ObjectTable(config.backendName());
     this.where = config.redactedDatabaseUrl() + " (backend " + config.backendName() + ")";
-    this.guard = new CloseGuard("postgres store " + where);
   }
 
   /**
@@ -195,13 +192,12 @@ public final class PostgresStore implements ObjectStore {
 
   @Override
   public void putAll(List<StoredObject> objects) {
-    List<UUID> ids = RecordCodec.batchIds(objects);
+    List<UUID> ids = objects.stream().map(StoredObject::id).toList();
     int n = ids.size();
     byte[][] records = new byte[n][];
     for (int i = 0; i < n; i++) {
       records[i] = codec.encode(sealer.seal(objects.get(i)));
     }
-    guard.enter();
     try (KeyLocks.Held held = locks.writeLockAll(ids)) {
       sql("store " + n + " object(s)", () -> n == 1
           ? pool.with(c -> table.upsert(c, objects, records))
@@ -209,148 +205,104 @@ public final class PostgresStore implements ObjectStore {
       for (int i = 0; i < n; i++) {
         remember(ids.get(i), codec.canonical(objects.get(i).header()), records[i].length);
       }
-    } finally {
-      guard.exit();
     }
   }
 
   @Override
   public Optional<StoredObject> get(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
+    Meta meta = metas.get(id);
+    if (meta == null) {
+      return Optional.empty();
     }
-    guard.enter();
-    try {
-      Meta meta = metas.get(id);
-      if (meta == null) {
-        return Optional.empty();
-      }
-      byte[] record = sql("read object " + id, () -> pool.with(c -> table.record(c, id)));
-      // A row gone meanwhile was removed by a concurrent call after this one began.
-      return record == null ? Optional.empty()
-          : Optional.of(sealer.open(codec.decode(id, RecordInput.of(record), meta.header())));
-    } finally {
-      guard.exit();
-    }
+    byte[] record = sql("read object " + id, () -> pool.with(c -> table.record(c, id)));
+    // A row gone meanwhile was removed by a concurrent call after this one began.
+    return record == null ? Optional.empty()
+        : Optional.of(sealer.open(codec.decode(id, RecordInput.of(record), meta.header())));
   }
 
   /** Reads the record and skips its values: garbage collection needs no decryption. */
   @Override
   public Optional<Set<UUID>> references(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
+    if (!metas.containsKey(id)) {
+      return Optional.empty();
     }
-    guard.enter();
-    try {
-      if (!metas.containsKey(id)) {
-        return Optional.empty();
-      }
-      byte[] record = sql("read object " + id, () -> pool.with(c -> table.record(c, id)));
-      return record == null ? Optional.empty() : Optional.of(codec.references(id, RecordInput.of(record)));
-    } finally {
-      guard.exit();
-    }
+    byte[] record = sql("read object " + id, () -> pool.with(c -> table.record(c, id)));
+    return record == null ? Optional.empty() : Optional.of(codec.references(id, RecordInput.of(record)));
   }
 
   @Override
   public Optional<ObjectHeader> header(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-    guard.checkOpen();
     Meta meta = metas.get(id);
     return meta == null ? Optional.empty() : Optional.of(meta.header());
   }
 
   @Override
   public void applyDelta(ObjectDelta plain) {
-    RecordCodec.check(plain);
     ObjectDelta delta = sealer.seal(plain);
     UUID id = delta.id();
-    guard.enter();
+    StampedLock lock = locks.of(id);
+    long stamp = lock.writeLock();
     try {
-      StampedLock lock = locks.of(id);
-      long stamp = lock.writeLock();
-      try {
-        Meta meta = metas.get(id);
-        if (meta == null) {
-          throw new ObjectDoesNotExistException("object " + id + " is not stored in " + where);
-        }
-        int length = sql("change object " + id, () -> pool.transaction(c -> {
-          byte[] old = table.record(c, id);
-          if (old == null) {
-            throw new InternalException("object " + id + " is listed but has no row in " + where);
-          }
-          RecordInput current = RecordInput.of(old);
-          byte[] updated = RecordEdit.plan(current, delta).toArray(current);
-          table.updateRecord(c, id, updated);
-          return updated.length;
-        }));
-        remember(id, meta.header(), length);
-      } finally {
-        lock.unlockWrite(stamp);
+      Meta meta = metas.get(id);
+      if (meta == null) {
+        throw new ObjectDoesNotExistException("object " + id + " is not stored in " + where);
       }
+      int length = sql("change object " + id, () -> pool.transaction(c -> {
+        byte[] old = table.record(c, id);
+        if (old == null) {
+          throw new InternalException("object " + id + " is listed but has no row in " + where);
+        }
+        RecordInput current = RecordInput.of(old);
+        byte[] updated = RecordEdit.plan(current, delta).toArray(current);
+        table.updateRecord(c, id, updated);
+        return updated.length;
+      }));
+      remember(id, meta.header(), length);
     } finally {
-      guard.exit();
+      lock.unlockWrite(stamp);
     }
   }
 
   @Override
   public boolean remove(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-    guard.enter();
+    StampedLock lock = locks.of(id);
+    long stamp = lock.writeLock();
     try {
-      StampedLock lock = locks.of(id);
-      long stamp = lock.writeLock();
-      try {
-        if (!metas.containsKey(id)) {
-          return false;
-        }
-        sql("remove object " + id, () -> pool.with(c -> table.delete(c, id)));
-        Meta old = metas.remove(id);
-        usedBytes.addAndGet(-old.recordBytes());
-        return true;
-      } finally {
-        lock.unlockWrite(stamp);
+      if (!metas.containsKey(id)) {
+        return false;
       }
+      sql("remove object " + id, () -> pool.with(c -> table.delete(c, id)));
+      Meta old = metas.remove(id);
+      usedBytes.addAndGet(-old.recordBytes());
+      return true;
     } finally {
-      guard.exit();
+      lock.unlockWrite(stamp);
     }
   }
 
   @Override
   public long count() {
-    guard.checkOpen();
     return metas.size();
   }
 
   @Override
   public void forEachId(Consumer<UUID> action) {
-    if (action == null) {
-      throw new InvalidArgumentException("action is missing");
-    }
-    guard.checkOpen();
     metas.keySet().forEach(action);
   }
 
   @Override
   public StoreStats stats() {
-    guard.checkOpen();
     return new StoreStats(ENGINE, DURABILITY, where, 0, usedBytes.get(), metas.size(), sealer.encrypts());
   }
 
   @Override
   public void close() {
-    if (guard.close()) {
-      try {
-        pool.close();
-        backendLock.close();
-      } finally {
-        if (directory != null) {
-          directory.close();
-        }
+    try {
+      pool.close();
+      backendLock.close();
+    } finally {
+      if (directory != null) {
+        directory.close();
       }
     }
   }

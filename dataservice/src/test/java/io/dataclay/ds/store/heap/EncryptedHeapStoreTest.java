@@ -40,7 +40,7 @@ class EncryptedHeapStoreTest extends EncryptedStoreContract {
     fields.put("blob", FieldValue.of(blob.clone()));
     fields.put("counter", value("00000001"));
     store.put(object(id, fields));
-    HeapStore heap = (HeapStore) store;
+    HeapStore heap = (HeapStore) engineUnder(store);
     long before = heap.bytesWritten();
     // run
     store.applyDelta(new ObjectDelta(id, Map.of("counter", value("00000002")), Set.of()));

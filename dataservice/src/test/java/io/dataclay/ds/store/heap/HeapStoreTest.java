@@ -168,7 +168,7 @@ class HeapStoreTest extends ObjectStoreContract {
   }
 
   private HeapStore heap() {
-    return (HeapStore) store;
+    return (HeapStore) engineUnder(store);
   }
 
   private static StoredObject largeObject(UUID id, byte[] blob, String counter) {

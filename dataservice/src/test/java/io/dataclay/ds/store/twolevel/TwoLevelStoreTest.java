@@ -123,7 +123,7 @@ class TwoLevelStoreTest extends ObjectStoreContract {
   }
 
   private TwoLevelStore twoLevel() {
-    return (TwoLevelStore) store;
+    return (TwoLevelStore) engineUnder(store);
   }
 
   private static byte[] filled(int n, int seed) {
