@@ -1,5 +1,6 @@
 package io.dataclay.ds.store;
 
+import io.dataclay.ds.store.crypt.Encryption;
 import io.dataclay.exceptions.InvalidArgumentException;
 
 /** Opens and erases the store a configuration names, through the engine the registry ({@link StoreEngines}) has by that name. */
@@ -16,8 +17,10 @@ public final class ObjectStores {
     if (config == null) {
       throw new InvalidArgumentException("store configuration is missing");
     }
-    // Every engine is reached through the guard, so none checks arguments or races its own close.
-    return new GuardedStore(StoreEngines.named(config.engine()).open(config));
+    // Every engine is reached through the guard, so none checks arguments or races its own close;
+    // with a key, values are sealed on their way to what the engine keeps at rest.
+    StoreEngine engine = StoreEngines.named(config.engine());
+    return new GuardedStore(engine.open(config, Encryption.forStore(config)));
   }
 
   /**

@@ -8,7 +8,6 @@ import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.ds.store.crypt.StoreKey;
-import io.dataclay.ds.store.crypt.ValueSealer;
 import io.dataclay.ds.store.engine.KeyLocks;
 import io.dataclay.ds.store.engine.OptimisticRead;
 import io.dataclay.ds.store.engine.PoolDirectory;
@@ -43,8 +42,9 @@ import java.util.logging.Logger;
  * object old or new, never mixed. Objects whose values total up to {@value #OPTIMISTIC_READ_MAX}
  * bytes are read without any lock write.
  *
- * <p>With a store key, each field value is sealed on its own ({@link ValueSealer}), so a change to
- * one field still writes that field alone, in place when its size stays. A removed object's bytes
+ * <p>With a store key, the pool admits it ({@link PoolDirectory}) and the values it is given are
+ * already sealed, each on its own (see {@link io.dataclay.ds.store.crypt.Encryption}), so a change
+ * to one field still writes that field alone, in place when its size stays. A removed object's bytes
  * are overwritten with zeros before its blocks are freed ({@link ObjectErasure}).
  */
 public final class HeapStore implements ObjectStore {
@@ -67,7 +67,6 @@ public final class HeapStore implements ObjectStore {
   private final Heap heap;
   private final SlotDirectory slots;
   private final RecordCodec codec = new RecordCodec();
-  private final ValueSealer sealer;
   private final ObjectBlocks blocks;
   private final SlotIndex<ObjectLayout> index;
   private final KeyLocks locks = new KeyLocks(1024);
@@ -80,7 +79,6 @@ public final class HeapStore implements ObjectStore {
     this.slots = slots;
     this.blocks = new ObjectBlocks(heap, codec);
     this.index = new SlotIndex<>(slots, ObjectLayout::slot);
-    this.sealer = directory.sealer();
   }
 
   /**
@@ -89,8 +87,7 @@ public final class HeapStore implements ObjectStore {
    *
    * @throws InvalidArgumentException when the directory or pool file cannot be used as a heap pool
    */
-  public static HeapStore open(StoreConfig config) {
-    StoreKey key = StoreKey.forStore(config);
+  public static HeapStore open(StoreConfig config, StoreKey key) {
     PoolDirectory directory = PoolDirectory.claim(config.path(), ENGINE, key);
     Heap heap = null;
     try {
@@ -115,13 +112,11 @@ public final class HeapStore implements ObjectStore {
     List<UUID> ids = objects.stream().map(StoredObject::id).toList();
     int n = ids.size();
     ObjectHeader[] headers = new ObjectHeader[n];
-    StoredObject[] sealed = new StoredObject[n];
     long bytes = 0;
     for (int i = 0; i < n; i++) {
       StoredObject object = objects.get(i);
       headers[i] = codec.canonical(object.header());
-      sealed[i] = sealer.seal(object);
-      bytes += sealed[i].valueBytes();
+      bytes += object.valueBytes();
     }
     long total = bytes;
     try (KeyLocks.Held held = locks.writeLockAll(ids)) {
@@ -132,7 +127,7 @@ public final class HeapStore implements ObjectStore {
           ObjectLayout[] layouts = new ObjectLayout[n];
           for (int i = 0; i < n; i++) {
             ObjectLayout old = batch.old(i);
-            layouts[i] = blocks.writeNew(sealed[i], headers[i], batch.slot(i));
+            layouts[i] = blocks.writeNew(objects.get(i), headers[i], batch.slot(i));
             if (old == null) {
               slots.assign(batch.slot(i), ids.get(i), layouts[i].table().handle());
               blocks.countWritten(SLOT_ASSIGN_BYTES);
@@ -161,8 +156,7 @@ public final class HeapStore implements ObjectStore {
     // Objects whose values total up to OPTIMISTIC_READ_MAX are copied without a lock write.
     return OptimisticRead.read(locks.of(id), () -> index.get(id),
         layout -> layout.contentBytes() <= OPTIMISTIC_READ_MAX ? blocks.read(id, layout) : null,
-        (layout, object) -> object, layout -> blocks.read(id, layout))
-        .map(sealer::open);
+        (layout, object) -> object, layout -> blocks.read(id, layout));
   }
 
   @Override
@@ -177,8 +171,7 @@ public final class HeapStore implements ObjectStore {
   }
 
   @Override
-  public void applyDelta(ObjectDelta plain) {
-    ObjectDelta delta = sealer.seal(plain);
+  public void applyDelta(ObjectDelta delta) {
     UUID id = delta.id();
     StampedLock lock = locks.of(id);
     long stamp = lock.writeLock();
@@ -267,7 +260,7 @@ public final class HeapStore implements ObjectStore {
   @Override
   public StoreStats stats() {
     return new StoreStats(ENGINE, DURABILITY, directory.path().toString(), heap.size(),
-        usedBytes.get() + slots.bytes(), index.size(), sealer.encrypts());
+        usedBytes.get() + slots.bytes(), index.size(), directory.encrypted());
   }
 
   /** Bytes this store has written to its pool since it was opened (values, tables, directory slots). */

@@ -4,6 +4,7 @@ import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.Setting;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoreEngine;
+import io.dataclay.ds.store.crypt.Encryption;
 import io.dataclay.ds.store.engine.PoolDirectory;
 import java.util.List;
 
@@ -30,8 +31,8 @@ public final class KvEngine implements StoreEngine {
   }
 
   @Override
-  public ObjectStore open(StoreConfig config) {
-    return KvStore.open(config);
+  public ObjectStore open(StoreConfig config, Encryption atRest) {
+    return atRest.seal(KvStore.open(config, atRest.key()));
   }
 
   @Override

@@ -9,7 +9,6 @@ import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.ds.store.crypt.StoreKey;
-import io.dataclay.ds.store.crypt.ValueSealer;
 import io.dataclay.ds.store.engine.KeyLocks;
 import io.dataclay.ds.store.engine.OptimisticRead;
 import io.dataclay.ds.store.engine.PoolDirectory;
@@ -46,8 +45,9 @@ import java.util.logging.Logger;
  * in the transaction, the slot's handle swapped and the old block freed (see {@link RecordBlocks}).
  * Records up to {@value #BULK_READ_MAX} bytes are read with one bulk copy and no lock write.
  *
- * <p>With a store key, each field value is sealed ({@link ValueSealer}) before it is encoded and
- * opened after it is decoded; headers, names and references stay readable. A removed object's
+ * <p>With a store key, the pool admits it ({@link PoolDirectory}) and the values it is given are
+ * already sealed (see {@link io.dataclay.ds.store.crypt.Encryption}); headers, names and
+ * references stay readable. A removed object's
  * block is overwritten with zeros before it is freed (see {@link #remove}).
  */
 public final class KvStore implements ObjectStore {
@@ -70,7 +70,6 @@ public final class KvStore implements ObjectStore {
   private final Heap heap;
   private final SlotDirectory slots;
   private final RecordBlocks blocks;
-  private final ValueSealer sealer;
   private final RecordCodec codec = new RecordCodec();
   private final SlotIndex<Entry> index;
   private final KeyLocks locks = new KeyLocks(1024);
@@ -83,7 +82,6 @@ public final class KvStore implements ObjectStore {
     this.slots = slots;
     this.blocks = new RecordBlocks(heap);
     this.index = new SlotIndex<>(slots, Entry::slot);
-    this.sealer = directory.sealer();
   }
 
   /**
@@ -92,8 +90,8 @@ public final class KvStore implements ObjectStore {
    *
    * @throws InvalidArgumentException when the directory or pool file cannot be used as a kv pool
    */
-  public static KvStore open(StoreConfig config) {
-    return openFor(ENGINE, config);
+  public static KvStore open(StoreConfig config, StoreKey key) {
+    return openFor(ENGINE, config, key);
   }
 
   /**
@@ -102,8 +100,7 @@ public final class KvStore implements ObjectStore {
    *
    * @throws InvalidArgumentException when the directory or pool file cannot be used as such a pool
    */
-  public static KvStore openFor(String owner, StoreConfig config) {
-    StoreKey key = StoreKey.forStore(config);
+  public static KvStore openFor(String owner, StoreConfig config, StoreKey key) {
     PoolDirectory directory = PoolDirectory.claim(config.path(), owner, key);
     Heap heap = null;
     try {
@@ -130,7 +127,7 @@ public final class KvStore implements ObjectStore {
     byte[][] records = new byte[n][];
     ObjectHeader[] headers = new ObjectHeader[n];
     for (int i = 0; i < n; i++) {
-      records[i] = codec.encode(sealer.seal(objects.get(i)));
+      records[i] = codec.encode(objects.get(i));
       headers[i] = codec.canonical(objects.get(i).header());
     }
     try (KeyLocks.Held held = locks.writeLockAll(ids)) {
@@ -163,8 +160,7 @@ public final class KvStore implements ObjectStore {
     return OptimisticRead.read(locks.of(id), () -> index.get(id),
         entry -> entry.length() <= BULK_READ_MAX ? blocks.read(entry.block(), entry.length()) : null,
         (entry, record) -> codec.decode(id, RecordInput.of(record), entry.header()),
-        entry -> codec.decode(id, blocks.input(entry.block(), entry.length()), entry.header()))
-        .map(sealer::open);
+        entry -> codec.decode(id, blocks.input(entry.block(), entry.length()), entry.header()));
   }
 
   @Override
@@ -187,8 +183,7 @@ public final class KvStore implements ObjectStore {
   }
 
   @Override
-  public void applyDelta(ObjectDelta plain) {
-    ObjectDelta delta = sealer.seal(plain);
+  public void applyDelta(ObjectDelta delta) {
     UUID id = delta.id();
     StampedLock lock = locks.of(id);
     long stamp = lock.writeLock();
@@ -298,7 +293,7 @@ public final class KvStore implements ObjectStore {
   @Override
   public StoreStats stats() {
     return new StoreStats(ENGINE, DURABILITY, directory.path().toString(), heap.size(),
-        usedBytes.get() + slots.bytes(), index.size(), sealer.encrypts());
+        usedBytes.get() + slots.bytes(), index.size(), directory.encrypted());
   }
 
   @Override

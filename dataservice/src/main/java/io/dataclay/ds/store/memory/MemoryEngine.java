@@ -4,6 +4,7 @@ import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.Setting;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoreEngine;
+import io.dataclay.ds.store.crypt.Encryption;
 import java.util.List;
 
 /** The {@code memory} engine in the registry: a DRAM hash map, nothing persisted ({@link MemoryStore}). */
@@ -28,8 +29,9 @@ public final class MemoryEngine implements StoreEngine {
     return List.of();
   }
 
+  /** Keeps nothing at rest, so a configured key is neither read nor used. */
   @Override
-  public ObjectStore open(StoreConfig config) {
+  public ObjectStore open(StoreConfig config, Encryption atRest) {
     return MemoryStore.open(config);
   }
 

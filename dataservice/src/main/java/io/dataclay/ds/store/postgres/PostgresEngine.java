@@ -4,6 +4,7 @@ import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.Setting;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoreEngine;
+import io.dataclay.ds.store.crypt.Encryption;
 import java.util.List;
 
 /** The {@code postgres} engine in the registry: one row per object in a PostgreSQL database ({@link PostgresStore}). */
@@ -30,8 +31,8 @@ public final class PostgresEngine implements StoreEngine {
   }
 
   @Override
-  public ObjectStore open(StoreConfig config) {
-    return PostgresStore.open(config);
+  public ObjectStore open(StoreConfig config, Encryption atRest) {
+    return atRest.seal(PostgresStore.open(config, atRest.key()));
   }
 
   @Override

@@ -8,7 +8,6 @@ import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.ds.store.crypt.KeyAdmission;
 import io.dataclay.ds.store.crypt.StoreKey;
-import io.dataclay.ds.store.crypt.ValueSealer;
 import io.dataclay.ds.store.engine.KeyLocks;
 import io.dataclay.ds.store.engine.PoolDirectory;
 import io.dataclay.ds.store.engine.RecordCodec;
@@ -42,8 +41,8 @@ import java.util.function.Consumer;
  * like every engine's, and a PostgreSQL advisory lock held for the store's lifetime keeps a second
  * Data Service with the same backend name off the same rows, on any machine.
  *
- * <p>With a store key, each field value in a record is sealed ({@link ValueSealer}); the backend's
- * key check is in {@link KeyCheckTable}. A removal is a DELETE: PostgreSQL keeps the dead row
+ * <p>With a store key, the backend's key check is in {@link KeyCheckTable} and the values this
+ * store is given are already sealed (see {@link io.dataclay.ds.store.crypt.Encryption}). A removal is a DELETE: PostgreSQL keeps the dead row
  * version (and its TOAST chunks) in the table's files until VACUUM reuses the space, and in its
  * WAL until that is recycled, so only encryption keeps removed values unreadable there.
  */
@@ -64,15 +63,15 @@ public final class PostgresStore implements ObjectStore {
   private final ObjectTable table;
   private final String where;
   private final RecordCodec codec = new RecordCodec();
-  private final ValueSealer sealer;
+  private final boolean encrypted;
   private final ConcurrentHashMap<UUID, Meta> metas = new ConcurrentHashMap<>();
   private final KeyLocks locks = new KeyLocks(256);
   private final AtomicLong usedBytes = new AtomicLong();
 
   private PostgresStore(PoolDirectory directory, BackendLock backendLock, ConnectionPool pool, StoreConfig config,
-      ValueSealer sealer) {
+      boolean encrypted) {
     this.directory = directory;
-    this.sealer = sealer;
+    this.encrypted = encrypted;
     this.backendLock = backendLock;
     this.pool = pool;
     this.table = new ObjectTable(config.backendName());
@@ -89,9 +88,8 @@ public final class PostgresStore implements ObjectStore {
    *     another engine, this backend's store is already open, or the key is refused (see
    *     {@link KeyAdmission}; nothing is written then)
    */
-  public static PostgresStore open(StoreConfig config) {
+  public static PostgresStore open(StoreConfig config, StoreKey key) {
     String url = checkedUrl(config);
-    StoreKey key = StoreKey.forStore(config);
     PoolDirectory directory = config.path() == null ? null : PoolDirectory.claim(config.path(), ENGINE);
     ConnectionPool pool = new ConnectionPool(url, config.redactedDatabaseUrl(), CONNECTIONS);
     BackendLock lock = null;
@@ -163,7 +161,7 @@ public final class PostgresStore implements ObjectStore {
   }
 
   // Runs with the backend's lock held, so no other store of the backend records a check meanwhile.
-  private static ValueSealer admit(ConnectionPool pool, StoreConfig config, StoreKey key) {
+  private static boolean admit(ConnectionPool pool, StoreConfig config, StoreKey key) {
     String backend = config.backendName();
     String where = "the store of backend '" + backend + "' in " + config.redactedDatabaseUrl();
     try {
@@ -178,7 +176,7 @@ public final class PostgresStore implements ObjectStore {
           return null;
         });
       }
-      return admitted.sealer();
+      return admitted.encrypted();
     } catch (SQLException e) {
       throw new InvalidArgumentException("could not read the key check of " + where + ": " + e.getMessage());
     }
@@ -196,7 +194,7 @@ public final class PostgresStore implements ObjectStore {
     int n = ids.size();
     byte[][] records = new byte[n][];
     for (int i = 0; i < n; i++) {
-      records[i] = codec.encode(sealer.seal(objects.get(i)));
+      records[i] = codec.encode(objects.get(i));
     }
     try (KeyLocks.Held held = locks.writeLockAll(ids)) {
       sql("store " + n + " object(s)", () -> n == 1
@@ -217,7 +215,7 @@ public final class PostgresStore implements ObjectStore {
     byte[] record = sql("read object " + id, () -> pool.with(c -> table.record(c, id)));
     // A row gone meanwhile was removed by a concurrent call after this one began.
     return record == null ? Optional.empty()
-        : Optional.of(sealer.open(codec.decode(id, RecordInput.of(record), meta.header())));
+        : Optional.of(codec.decode(id, RecordInput.of(record), meta.header()));
   }
 
   /** Reads the record and skips its values: garbage collection needs no decryption. */
@@ -237,8 +235,7 @@ public final class PostgresStore implements ObjectStore {
   }
 
   @Override
-  public void applyDelta(ObjectDelta plain) {
-    ObjectDelta delta = sealer.seal(plain);
+  public void applyDelta(ObjectDelta delta) {
     UUID id = delta.id();
     StampedLock lock = locks.of(id);
     long stamp = lock.writeLock();
@@ -292,7 +289,7 @@ public final class PostgresStore implements ObjectStore {
 
   @Override
   public StoreStats stats() {
-    return new StoreStats(ENGINE, DURABILITY, where, 0, usedBytes.get(), metas.size(), sealer.encrypts());
+    return new StoreStats(ENGINE, DURABILITY, where, 0, usedBytes.get(), metas.size(), encrypted);
   }
 
   @Override

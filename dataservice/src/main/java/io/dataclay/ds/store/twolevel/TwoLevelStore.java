@@ -7,6 +7,7 @@ import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
+import io.dataclay.ds.store.crypt.Encryption;
 import io.dataclay.ds.store.engine.KeyLocks;
 import io.dataclay.ds.store.engine.RecordCodec;
 import io.dataclay.ds.store.kv.KvStore;
@@ -42,8 +43,8 @@ import java.util.logging.Logger;
  * whole (each write-back is one NVRAM transaction per object or per batch of objects). A putAll
  * after the last checkpoint may survive in part.
  *
- * <p>With a store key, the kv pool encrypts what is written back ({@link KvStore}); the DRAM
- * cache holds values in clear, like every other copy in the Data Service's memory.
+ * <p>With a store key, what is written back to the kv pool is sealed ({@link Encryption}); the
+ * DRAM cache holds values in clear, like every other copy in the Data Service's memory.
  */
 public final class TwoLevelStore implements ObjectStore {
   /** Engine name in configuration. */
@@ -54,7 +55,8 @@ public final class TwoLevelStore implements ObjectStore {
 
   private static final Logger LOG = Logger.getLogger(TwoLevelStore.class.getName());
 
-  private final KvStore nvram;
+  private final KvStore records; // the kv pool itself, for record lengths
+  private final ObjectStore nvram; // the kv pool, through encryption when the store has a key
   private final DramCache cache;
   private final StoreConfig config;
   private final RecordCodec codec = new RecordCodec();
@@ -63,7 +65,8 @@ public final class TwoLevelStore implements ObjectStore {
   private volatile String checkpointFailure;
   private boolean closed; // under checkpointLock
 
-  private TwoLevelStore(KvStore nvram, StoreConfig config) {
+  private TwoLevelStore(KvStore records, ObjectStore nvram, StoreConfig config) {
+    this.records = records;
     this.nvram = nvram;
     this.config = config;
     this.cache = new DramCache(nvram, config.cacheBytes());
@@ -79,16 +82,18 @@ public final class TwoLevelStore implements ObjectStore {
 
   /**
    * Opens the kv pool in {@code config.path()} (marked as a 2lm pool) with a DRAM cache of
-   * {@code config.cacheBytes()}, checkpointing every {@code config.checkpointMillis()}.
+   * {@code config.cacheBytes()}, checkpointing every {@code config.checkpointMillis()}. With a
+   * key, what is written back to NVRAM is sealed and the DRAM cache holds values in clear, like
+   * every other copy in the Data Service's memory.
    *
    * @throws InvalidArgumentException when the directory or pool cannot be used as a 2lm pool
    */
-  public static TwoLevelStore open(StoreConfig config) {
-    KvStore nvram = KvStore.openFor(ENGINE, config);
+  public static TwoLevelStore open(StoreConfig config, Encryption atRest) {
+    KvStore pool = KvStore.openFor(ENGINE, config, atRest.key());
     try {
-      return new TwoLevelStore(nvram, config);
+      return new TwoLevelStore(pool, atRest.seal(pool), config);
     } catch (RuntimeException e) {
-      nvram.close();
+      pool.close();
       throw e;
     }
   }
@@ -170,7 +175,7 @@ public final class TwoLevelStore implements ObjectStore {
     if (cell == null) {
       throw notStored(id);
     }
-    if (cell.cached == null && cache.cacheable(nvram.recordLength(id))) {
+    if (cell.cached == null && cache.cacheable(records.recordLength(id))) {
       load(id); // a record being changed is hot: bring it into DRAM
     }
     long added = 0;
