@@ -13,13 +13,13 @@ import io.dataclay.ds.store.engine.OptimisticRead;
 import io.dataclay.ds.store.engine.PoolDirectory;
 import io.dataclay.ds.store.engine.RecordCodec;
 import io.dataclay.ds.store.pmem.PmemHeap;
+import io.dataclay.ds.store.pmem.PmemPool;
 import io.dataclay.ds.store.pmem.SlotDirectory;
 import io.dataclay.ds.store.pmem.SlotIndex;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -62,6 +62,7 @@ public final class HeapStore implements ObjectStore {
   private static final int SLOT_HANDLE_BYTES = 8;
   private static final Logger LOG = Logger.getLogger(HeapStore.class.getName());
 
+  private final PmemPool pool;
   private final PoolDirectory directory;
   private final Path poolFile;
   private final Heap heap;
@@ -72,11 +73,12 @@ public final class HeapStore implements ObjectStore {
   private final KeyLocks locks = new KeyLocks(1024);
   private final AtomicLong usedBytes = new AtomicLong();
 
-  private HeapStore(PoolDirectory directory, Path poolFile, Heap heap, SlotDirectory slots) {
-    this.directory = directory;
-    this.poolFile = poolFile;
-    this.heap = heap;
-    this.slots = slots;
+  private HeapStore(PmemPool pool) {
+    this.pool = pool;
+    this.directory = pool.directory();
+    this.poolFile = pool.file();
+    this.heap = pool.heap();
+    this.slots = pool.slots();
     this.blocks = new ObjectBlocks(heap, codec);
     this.index = new SlotIndex<>(slots, ObjectLayout::slot);
   }
@@ -88,23 +90,11 @@ public final class HeapStore implements ObjectStore {
    * @throws InvalidArgumentException when the directory or pool file cannot be used as a heap pool
    */
   public static HeapStore open(StoreConfig config, StoreKey key) {
-    PoolDirectory directory = PoolDirectory.claim(config.path(), ENGINE, key);
-    Heap heap = null;
-    try {
-      Path file = directory.resolve(POOL_FILE);
-      heap = Files.exists(file)
-          ? PmemHeap.open(file)
-          : PmemHeap.create(file, config.sizeBytes(), h -> SlotDirectory.create(h, DIRECTORY_MAGIC));
-      HeapStore store = new HeapStore(directory, file, heap, SlotDirectory.open(heap, DIRECTORY_MAGIC, file.toString(), ENGINE));
+    return PmemPool.open(config, ENGINE, key, POOL_FILE, DIRECTORY_MAGIC, ENGINE, pool -> {
+      HeapStore store = new HeapStore(pool);
       store.load();
       return store;
-    } catch (RuntimeException e) {
-      if (heap != null) {
-        PmemHeap.close(heap);
-      }
-      directory.close();
-      throw e;
-    }
+    });
   }
 
   @Override
@@ -270,11 +260,7 @@ public final class HeapStore implements ObjectStore {
 
   @Override
   public void close() {
-    try {
-      PmemHeap.close(heap);
-    } finally {
-      directory.close();
-    }
+    pool.close();
   }
 
   private static long deltaBytes(ObjectDelta delta) {

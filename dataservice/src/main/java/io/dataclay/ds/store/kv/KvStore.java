@@ -16,13 +16,13 @@ import io.dataclay.ds.store.engine.RecordCodec;
 import io.dataclay.ds.store.engine.RecordEdit;
 import io.dataclay.ds.store.engine.RecordInput;
 import io.dataclay.ds.store.pmem.PmemHeap;
+import io.dataclay.ds.store.pmem.PmemPool;
 import io.dataclay.ds.store.pmem.SlotDirectory;
 import io.dataclay.ds.store.pmem.SlotIndex;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -65,6 +65,7 @@ public final class KvStore implements ObjectStore {
   /** Where an object's record is: its block, its length, its cached header, its directory slot. */
   private record Entry(MemoryBlock block, int length, ObjectHeader header, long slot) {}
 
+  private final PmemPool pool;
   private final PoolDirectory directory;
   private final Path poolFile;
   private final Heap heap;
@@ -75,11 +76,12 @@ public final class KvStore implements ObjectStore {
   private final KeyLocks locks = new KeyLocks(1024);
   private final AtomicLong usedBytes = new AtomicLong();
 
-  private KvStore(PoolDirectory directory, Path poolFile, Heap heap, SlotDirectory slots) {
-    this.directory = directory;
-    this.poolFile = poolFile;
-    this.heap = heap;
-    this.slots = slots;
+  private KvStore(PmemPool pool) {
+    this.pool = pool;
+    this.directory = pool.directory();
+    this.poolFile = pool.file();
+    this.heap = pool.heap();
+    this.slots = pool.slots();
     this.blocks = new RecordBlocks(heap);
     this.index = new SlotIndex<>(slots, Entry::slot);
   }
@@ -101,23 +103,11 @@ public final class KvStore implements ObjectStore {
    * @throws InvalidArgumentException when the directory or pool file cannot be used as such a pool
    */
   public static KvStore openFor(String owner, StoreConfig config, StoreKey key) {
-    PoolDirectory directory = PoolDirectory.claim(config.path(), owner, key);
-    Heap heap = null;
-    try {
-      Path file = directory.resolve(POOL_FILE);
-      heap = Files.exists(file)
-          ? PmemHeap.open(file)
-          : PmemHeap.create(file, config.sizeBytes(), h -> SlotDirectory.create(h, DIRECTORY_MAGIC));
-      KvStore store = new KvStore(directory, file, heap, SlotDirectory.open(heap, DIRECTORY_MAGIC, file.toString(), ENGINE));
+    return PmemPool.open(config, owner, key, POOL_FILE, DIRECTORY_MAGIC, ENGINE, pool -> {
+      KvStore store = new KvStore(pool);
       store.load();
       return store;
-    } catch (RuntimeException e) {
-      if (heap != null) {
-        PmemHeap.close(heap);
-      }
-      directory.close();
-      throw e;
-    }
+    });
   }
 
   @Override
@@ -298,11 +288,7 @@ public final class KvStore implements ObjectStore {
 
   @Override
   public void close() {
-    try {
-      PmemHeap.close(heap);
-    } finally {
-      directory.close();
-    }
+    pool.close();
   }
 
   /** Stores one object's record and returns its new entry; runs inside the caller's transaction. */
