@@ -428,6 +428,9 @@ public final class DataServiceConfig {
   }
 
   private String text(String key, String fallback) {
+    if (key.startsWith("DATACLAY_") && !DEFAULTS.containsKey(key)) {
+      throw new IllegalStateException(key + " is read but is not in the configuration table");
+    }
     String v = env.get(key);
     return v == null || v.isBlank() ? fallback : v.trim();
   }

@@ -1,6 +1,5 @@
 package io.dataclay.ds.store.memory;
 
-import io.dataclay.ds.store.FieldValue;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.ObjectStore;
@@ -10,7 +9,6 @@ import io.dataclay.ds.store.StoredObject;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -60,7 +58,7 @@ public final class MemoryStore implements ObjectStore {
   @Override
   public Optional<StoredObject> get(UUID id) {
     StoredObject object = objects.get(id);
-    return object == null ? Optional.empty() : Optional.of(copy(object));
+    return object == null ? Optional.empty() : Optional.of(object.deepCopy());
   }
 
   @Override
@@ -81,13 +79,7 @@ public final class MemoryStore implements ObjectStore {
       if (old == null) {
         throw new ObjectDoesNotExistException("object " + id + " is not stored in this memory store");
       }
-      Map<String, FieldValue> fields = StoredObject.newFields(old.fields().size() + delta.changed().size());
-      fields.putAll(old.fields());
-      for (Map.Entry<String, FieldValue> e : delta.changed().entrySet()) {
-        fields.put(e.getKey(), copy(e.getValue()));
-      }
-      fields.keySet().removeAll(delta.removed());
-      StoredObject updated = new StoredObject(id, old.header(), fields);
+      StoredObject updated = old.withDelta(delta);
       valueBytes.addAndGet(updated.valueBytes() - old.valueBytes());
       return updated;
     });
@@ -125,23 +117,12 @@ public final class MemoryStore implements ObjectStore {
   }
 
   private void store(StoredObject object) {
-    StoredObject copy = copy(object);
+    StoredObject copy = object.deepCopy();
     objects.compute(object.id(), (id, old) -> {
       valueBytes.addAndGet(copy.valueBytes() - (old == null ? 0 : old.valueBytes()));
       return copy;
     });
   }
 
-  private static StoredObject copy(StoredObject object) {
-    Map<String, FieldValue> fields = StoredObject.newFields(object.fields().size());
-    for (Map.Entry<String, FieldValue> e : object.fields().entrySet()) {
-      fields.put(e.getKey(), copy(e.getValue()));
-    }
-    return new StoredObject(object.id(), object.header(), fields);
-  }
-
-  private static FieldValue copy(FieldValue value) {
-    return new FieldValue(value.value().clone(), value.references());
-  }
 
 }

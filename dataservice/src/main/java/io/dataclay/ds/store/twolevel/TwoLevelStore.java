@@ -17,7 +17,6 @@ import io.dataclay.exceptions.ObjectDoesNotExistException;
 import io.dataclay.exceptions.StoreFullException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -110,7 +109,7 @@ public final class TwoLevelStore implements ObjectStore {
     if (!through) {
       cache.makeRoom(bytes); // before any change: a full NVRAM refuses the whole batch here
       for (StoredObject object : objects) {
-        copies.add(copy(object));
+        copies.add(object.deepCopy());
       }
     }
     if (through && cache.dirtyCount() > 0 && !nvramHoldsDirtyPlus(bytes)) {
@@ -137,7 +136,7 @@ public final class TwoLevelStore implements ObjectStore {
     }
     if (cell.cached != null) {
       cell.referenced = true;
-      return Optional.of(copy(cell.cached)); // a cached record is immutable: no lock needed
+      return Optional.of(cell.cached.deepCopy()); // a cached record is immutable: no lock needed
     }
     StoredObject loaded = load(id);
     if (loaded == null) {
@@ -145,7 +144,7 @@ public final class TwoLevelStore implements ObjectStore {
     }
     Cell now = cache.cells.get(id);
     // The cache's own record is copied out; one read from NVRAM and not cached is the caller's.
-    return Optional.of(now != null && now.cached == loaded ? copy(loaded) : loaded);
+    return Optional.of(now != null && now.cached == loaded ? loaded.deepCopy() : loaded);
   }
 
   @Override
@@ -205,7 +204,7 @@ public final class TwoLevelStore implements ObjectStore {
           if (old == null) {
             throw notStored(id);
           }
-          StoredObject updated = old.cached == null ? null : applied(old.cached, delta);
+          StoredObject updated = old.cached == null ? null : old.cached.withDelta(delta);
           if (updated != null && !nearlyFull && cache.cacheable(Cell.sizeOf(updated))) {
             cache.set(id, old, Cell.cached(updated, true));
             return;
@@ -229,16 +228,6 @@ public final class TwoLevelStore implements ObjectStore {
         nvramLock.unlockWrite(nvramStamp);
       }
     }
-  }
-
-  private static StoredObject applied(StoredObject cached, ObjectDelta delta) {
-    Map<String, FieldValue> fields = StoredObject.newFields(cached.fields().size() + delta.changed().size());
-    fields.putAll(cached.fields());
-    for (Map.Entry<String, FieldValue> e : delta.changed().entrySet()) {
-      fields.put(e.getKey(), copy(e.getValue()));
-    }
-    fields.keySet().removeAll(delta.removed());
-    return new StoredObject(cached.id(), cached.header(), fields);
   }
 
   @Override
@@ -398,17 +387,5 @@ public final class TwoLevelStore implements ObjectStore {
 
   private static InternalException lost(UUID id) {
     return new InternalException("2lm store lists object " + id + " but its NVRAM record is missing");
-  }
-
-  private static StoredObject copy(StoredObject object) {
-    Map<String, FieldValue> fields = StoredObject.newFields(object.fields().size());
-    for (Map.Entry<String, FieldValue> e : object.fields().entrySet()) {
-      fields.put(e.getKey(), copy(e.getValue()));
-    }
-    return new StoredObject(object.id(), object.header(), fields);
-  }
-
-  private static FieldValue copy(FieldValue value) {
-    return new FieldValue(value.value().clone(), value.references());
   }
 }
