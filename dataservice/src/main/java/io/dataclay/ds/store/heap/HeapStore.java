@@ -27,7 +27,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.StampedLock;
 import java.util.function.Consumer;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -163,9 +162,7 @@ public final class HeapStore implements ObjectStore {
   @Override
   public void applyDelta(ObjectDelta delta) {
     UUID id = delta.id();
-    StampedLock lock = locks.of(id);
-    long stamp = lock.writeLock();
-    try {
+    locks.writing(id, () -> {
       ObjectLayout old = index.get(id);
       if (old == null) {
         throw new ObjectDoesNotExistException("object " + id + " is not stored in " + directory.path());
@@ -180,9 +177,7 @@ public final class HeapStore implements ObjectStore {
       }, () -> fullMessage(1, deltaBytes(delta)));
       index.put(id, updated);
       usedBytes.addAndGet(updated.poolBytes() - old.poolBytes());
-    } finally {
-      lock.unlockWrite(stamp);
-    }
+    });
   }
 
   /**
@@ -193,9 +188,7 @@ public final class HeapStore implements ObjectStore {
    */
   @Override
   public boolean remove(UUID id) {
-    StampedLock lock = locks.of(id);
-    long stamp = lock.writeLock();
-    try {
+    return locks.writing(id, () -> {
       ObjectLayout old = index.get(id);
       if (old == null) {
         return false;
@@ -207,9 +200,7 @@ public final class HeapStore implements ObjectStore {
       index.remove(id);
       finishErasure(id, old);
       return true;
-    } finally {
-      lock.unlockWrite(stamp);
-    }
+    });
   }
 
   /** The first half of {@link #remove} alone, as a crash right after it leaves the pool; for tests. */

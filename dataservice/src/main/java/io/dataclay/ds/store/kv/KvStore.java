@@ -30,7 +30,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.StampedLock;
 import java.util.function.Consumer;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -175,9 +174,7 @@ public final class KvStore implements ObjectStore {
   @Override
   public void applyDelta(ObjectDelta delta) {
     UUID id = delta.id();
-    StampedLock lock = locks.of(id);
-    long stamp = lock.writeLock();
-    try {
+    locks.writing(id, () -> {
       Entry old = index.get(id);
       if (old == null) {
         throw new ObjectDoesNotExistException("object " + id + " is not stored in " + directory.path());
@@ -209,9 +206,7 @@ public final class KvStore implements ObjectStore {
       }
       index.put(id, updated);
       usedBytes.addAndGet(updated.block().size() - old.block().size());
-    } finally {
-      lock.unlockWrite(stamp);
-    }
+    });
   }
 
   /**
@@ -224,9 +219,7 @@ public final class KvStore implements ObjectStore {
    */
   @Override
   public boolean remove(UUID id) {
-    StampedLock lock = locks.of(id);
-    long stamp = lock.writeLock();
-    try {
+    return locks.writing(id, () -> {
       Entry old = index.get(id);
       if (old == null) {
         return false;
@@ -238,9 +231,7 @@ public final class KvStore implements ObjectStore {
       index.remove(id);
       finishErasure(id, old.slot(), old.block());
       return true;
-    } finally {
-      lock.unlockWrite(stamp);
-    }
+    });
   }
 
   /** The first half of {@link #remove} alone, as a crash right after it leaves the pool; for tests. */

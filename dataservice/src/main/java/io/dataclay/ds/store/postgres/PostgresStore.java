@@ -26,7 +26,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.StampedLock;
 import java.util.function.Consumer;
 
 /**
@@ -237,9 +236,7 @@ public final class PostgresStore implements ObjectStore {
   @Override
   public void applyDelta(ObjectDelta delta) {
     UUID id = delta.id();
-    StampedLock lock = locks.of(id);
-    long stamp = lock.writeLock();
-    try {
+    locks.writing(id, () -> {
       Meta meta = metas.get(id);
       if (meta == null) {
         throw new ObjectDoesNotExistException("object " + id + " is not stored in " + where);
@@ -255,16 +252,12 @@ public final class PostgresStore implements ObjectStore {
         return updated.length;
       }));
       remember(id, meta.header(), length);
-    } finally {
-      lock.unlockWrite(stamp);
-    }
+    });
   }
 
   @Override
   public boolean remove(UUID id) {
-    StampedLock lock = locks.of(id);
-    long stamp = lock.writeLock();
-    try {
+    return locks.writing(id, () -> {
       if (!metas.containsKey(id)) {
         return false;
       }
@@ -272,9 +265,7 @@ public final class PostgresStore implements ObjectStore {
       Meta old = metas.remove(id);
       usedBytes.addAndGet(-old.recordBytes());
       return true;
-    } finally {
-      lock.unlockWrite(stamp);
-    }
+    });
   }
 
   @Override
