@@ -4,117 +4,161 @@ import io.dataclay.client.Channels;
 import io.dataclay.common.ClusterSecret;
 import io.dataclay.common.Ports;
 import io.dataclay.ds.objects.QuotaStore;
+import io.dataclay.ds.ee.java.JavaEnvironmentConfig;
+import io.dataclay.ds.store.Setting;
 import io.dataclay.ds.store.StoreConfig;
+import io.dataclay.ds.store.StoreEngine;
+import io.dataclay.ds.store.StoreEngines;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.rpc.PemFile;
 import io.dataclay.rpc.TlsSettings;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
-import java.util.HashMap;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 /**
  * Everything a Data Service reads from its environment, with the defaults; nothing else in the
  * Data Service reads environment variables. Invalid values fail here, naming the key.
  */
 public final class DataServiceConfig {
-  /** Logic Module host. Default 127.0.0.1. */
+  /** Key: Logic Module host. */
   public static final String HOST = "DATACLAY_HOST";
-  /** Logic Module port. Default {@link Ports#LOGIC_MODULE}. */
+  /** Key: Logic Module port (default {@link Ports#LOGIC_MODULE}). */
   public static final String PORT = "DATACLAY_PORT";
-  /**
-   * File (mode 0600) holding the cluster secret this backend proves it knows to the Logic Module
-   * (its identity: no user's password is needed). Required.
-   */
+  /** Key: the cluster secret's file. */
   public static final String CLUSTER_SECRET_FILE = "DATACLAY_CLUSTER_SECRET_FILE";
-  /** Name of this backend. Default: the host name. */
+  /** Key: name of this backend. */
   public static final String BACKEND_NAME = "DATACLAY_BACKEND_NAME";
-  /** Address advertised to clients. Default 127.0.0.1. */
+  /** Key: address advertised to clients. */
   public static final String BACKEND_HOST = "DATACLAY_BACKEND_HOST";
-  /**
-   * Address to listen on. Default: DATACLAY_BACKEND_HOST, the address advertised; 0.0.0.0 (or ::)
-   * listens on every interface, which only this setting can ask for.
-   */
+  /** Key: address to listen on. */
   public static final String BIND_HOST = "DATACLAY_BIND_HOST";
-  /** PEM file of the cluster CA: set with the two below, every connection in and out uses TLS. Default: unset, plaintext. */
+  /** Key: PEM file of the cluster CA. */
   public static final String TLS_CA = "DATACLAY_TLS_CA";
-  /** PEM file of this Data Service's certificate, signed by the CA and naming DATACLAY_BACKEND_HOST. */
+  /** Key: PEM file of this Data Service's certificate. */
   public static final String TLS_CERT = "DATACLAY_TLS_CERT";
-  /** PEM file (unencrypted PKCS#8) of that certificate's private key; never handed to the Python environment. */
+  /** Key: PEM file of that certificate's private key. */
   public static final String TLS_KEY = "DATACLAY_TLS_KEY";
-  /** Port to bind; 0 binds any free port, and the port actually bound is registered. Default 0. */
+  /** Key: port to bind. */
   public static final String BACKEND_PORT = "DATACLAY_BACKEND_PORT";
-  /** Local state of a cluster. Default ~/.dataclay. This user's alone (0700), as everything the Data Service keeps. */
+  /** Key: local state of a cluster. */
   public static final String HOME = "DATACLAY_HOME";
-  /**
-   * This backend's directory (backend.id, models/python/, imports/). Default
-   * $DATACLAY_HOME/backends/<name>. Made mode 0700; refused at start when another user owns it or
-   * could reach it or anything in it.
-   */
+  /** Key: this backend's directory. */
   public static final String BACKEND_DIR = "DATACLAY_BACKEND_DIR";
-  /** Store engine: kv | heap | 2lm | postgres | memory. Default kv. */
+  /** Key: store engine. */
   public static final String STORE = "DATACLAY_STORE";
-  /**
-   * Pool directory of the store. Default /dev/shm/dataclay-<OS user>/<backend name>. Made mode 0700;
-   * refused at start when another user owns it or could reach it or a file in it, or could replace a
-   * directory above it.
-   */
+  /** Key: pool directory of the store. */
   public static final String STORE_PATH = "DATACLAY_STORE_PATH";
-  /** Pool size, e.g. 512M or 4G. Default 1G. */
+  /** Key: pool size. */
   public static final String STORE_SIZE = "DATACLAY_STORE_SIZE";
-  /**
-   * postgres engine: JDBC URL of its database, e.g. jdbc:postgresql://127.0.0.1:5432/dataclay?user=postgres.
-   * Required for that engine; messages show it with the password hidden.
-   */
-  public static final String STORE_URL = "DATACLAY_STORE_URL";
-  /**
-   * File holding the 256-bit key that encrypts stored field values (kv, heap, 2lm, postgres): 32
-   * raw bytes, or 64 hex digits, or base64; readable by its owner only. A pool made with a key
-   * opens only with it, one made without only without. Unset: values are stored unencrypted.
-   */
+  /** Key: postgres engine's JDBC URL. */
+  public static final String STORE_URL = StoreConfig.DATABASE_URL.key();
+  /** Key: file of the key that encrypts stored field values. */
   public static final String STORE_KEY_FILE = "DATACLAY_STORE_KEY_FILE";
-  /** 2lm engine: DRAM for its object cache, e.g. 256M; dirty records up to this size wait in DRAM for a checkpoint. Default 256M. */
-  public static final String TWO_LM_CACHE_SIZE = "DATACLAY_2LM_CACHE_SIZE";
-  /** 2lm engine: milliseconds between checkpoints; a crash loses the writes of the last this many ms. Default 1000. */
-  public static final String TWO_LM_CHECKPOINT_MS = "DATACLAY_2LM_CHECKPOINT_MS";
-  /**
-   * Interpreter of the Python execution environment, with pyclay installed (it also runs the
-   * sandbox launcher of the Java environment); "none" runs no Python environment. Default python3.
-   */
+  /** Key: 2lm engine's DRAM cache size. */
+  public static final String TWO_LM_CACHE_SIZE = StoreConfig.CACHE_SIZE.key();
+  /** Key: 2lm engine's checkpoint period. */
+  public static final String TWO_LM_CHECKPOINT_MS = StoreConfig.CHECKPOINT_MS.key();
+  /** Key: interpreter of the Python execution environment. */
   public static final String PYTHON = "DATACLAY_PYTHON";
-  /** Milliseconds between heartbeats to the Logic Module. Default 1000. */
+  /** Key: heartbeat period. */
   public static final String HEARTBEAT_MS = "DATACLAY_HEARTBEAT_MS";
-  /**
-   * Milliseconds a call to another server (the Logic Module, another backend) waits for one that
-   * answers neither it nor a ping before it fails with BACKEND_UNAVAILABLE: a frozen or cut-off
-   * replica then stops holding up its master's writes. 0: forever. Default 1200.
-   */
+  /** Key: how long a call waits for a silent server. */
   public static final String UNREACHABLE_MS = "DATACLAY_UNREACHABLE_MS";
-  /**
-   * Milliseconds a call waits for a (re)starting backend to install the registered models and for a
-   * (re)starting execution environment before BACKEND_UNAVAILABLE, and a new environment process
-   * has to send its hello. Default 10000.
-   */
+  /** Key: how long a call waits for a (re)starting backend or environment. */
   public static final String EE_WAIT_MS = "DATACLAY_EE_WAIT_MS";
-  /**
-   * Largest request message, e.g. 768M: a bigger one is refused before it is read whole. Default
-   * 768M, sized for the white paper's 512 MB texts.
-   */
+  /** Key: largest request message. */
   public static final String MAX_MESSAGE_SIZE = "DATACLAY_MAX_MESSAGE_SIZE";
-  /**
-   * Largest single field value or method result, e.g. 256M (the default, or
-   * DATACLAY_MAX_MESSAGE_SIZE when that is smaller): a bigger one is refused when written, so no
-   * read can return one.
-   */
+  /** Key: largest single field value or method result. */
   public static final String MAX_VALUE_SIZE = QuotaStore.MAX_VALUE_SIZE;
-  /** Most objects one dataset may hold on this backend; 0: unlimited. Default 10000000. */
+  /** Key: most objects per dataset on this backend. */
   public static final String QUOTA_OBJECTS = QuotaStore.QUOTA_OBJECTS;
-  /**
-   * Most bytes of field values one dataset may hold on this backend, e.g. 20G; 0 (the default):
-   * unlimited, bounded only by the store's size. Costs a read of an object on each change of it.
-   */
+  /** Key: most bytes of field values per dataset on this backend. */
   public static final String QUOTA_BYTES = QuotaStore.QUOTA_BYTES;
+  /** Key: more globals clients and backends may unpickle (passed to the Python environment). */
+  public static final String PICKLE_ALLOW = "DATACLAY_PICKLE_ALLOW";
+  /** Key: first uid/gid of environment processes when the backend runs as root (passed to them). */
+  public static final String EE_UID_BASE = "DATACLAY_EE_UID_BASE";
+
+  /**
+   * Every key this class reads, in the order to show them, with its default and meaning; the
+   * reading code takes defaults from here and {@code dataservice.jar settings} prints it. The
+   * engine-specific keys come from the store engines' registry; the execution environments' keys
+   * are in {@link io.dataclay.ds.ee.EnvironmentSettings}.
+   */
+  public static final List<Setting> SETTINGS = table();
+
+  private static final Map<String, String> DEFAULTS = SETTINGS.stream()
+      .collect(Collectors.toUnmodifiableMap(Setting::key, Setting::defaultValue));
+
+  private static List<Setting> table() {
+    List<Setting> t = new ArrayList<>();
+    t.add(new Setting(HOST, "127.0.0.1", "Logic Module host."));
+    t.add(new Setting(PORT, Integer.toString(Ports.LOGIC_MODULE), "Logic Module port."));
+    t.add(new Setting(CLUSTER_SECRET_FILE, "", "File (mode 0600) holding the cluster secret this backend proves it"
+        + " knows to the Logic Module (its identity: no user's password is needed); required."));
+    t.add(new Setting(BACKEND_NAME, "", "Name of this backend; default: the host name."));
+    t.add(new Setting(BACKEND_HOST, "127.0.0.1", "Address advertised to clients."));
+    t.add(new Setting(BIND_HOST, "", "Address to listen on; default: DATACLAY_BACKEND_HOST, the address advertised;"
+        + " 0.0.0.0 (or ::) listens on every interface, which only this setting can ask for."));
+    t.add(new Setting(TLS_CA, "", "PEM file of the cluster CA: set with the two below, every connection in and out"
+        + " uses TLS; unset: plaintext."));
+    t.add(new Setting(TLS_CERT, "", "PEM file of this Data Service's certificate, signed by the CA and naming"
+        + " DATACLAY_BACKEND_HOST."));
+    t.add(new Setting(TLS_KEY, "", "PEM file (unencrypted PKCS#8) of that certificate's private key; never handed to"
+        + " the Python environment."));
+    t.add(new Setting(BACKEND_PORT, "0", "Port to bind; 0 binds any free port, and the port actually bound is"
+        + " registered."));
+    t.add(new Setting(HOME, "", "Local state of a cluster; default ~/.dataclay. This user's alone (0700), as"
+        + " everything the Data Service keeps."));
+    t.add(new Setting(BACKEND_DIR, "", "This backend's directory (backend.id, models/python/, imports/); default"
+        + " $DATACLAY_HOME/backends/<name>. Made mode 0700; refused at start when another user owns it or could reach"
+        + " it or anything in it."));
+    t.add(new Setting(STORE, "kv", "Store engine, one of those `dataservice.jar engines` lists."));
+    t.add(new Setting(STORE_PATH, "", "Pool directory of the store; default /dev/shm/dataclay-<OS user>/<backend"
+        + " name>. Made mode 0700; refused at start when another user owns it or could reach it or a file in it, or"
+        + " could replace a directory above it."));
+    t.add(new Setting(STORE_SIZE, "1G", "Pool size, e.g. 512M or 4G; an existing pool keeps its size."));
+    t.add(new Setting(STORE_KEY_FILE, "", "File holding the 256-bit key that encrypts stored field values: 32 raw"
+        + " bytes, or 64 hex digits, or base64; readable by its owner only. A pool made with a key opens only with it,"
+        + " one made without only without. Unset: values are stored unencrypted."));
+    for (StoreEngine engine : StoreEngines.ALL) {
+      for (Setting s : engine.settings()) {
+        if (t.stream().noneMatch(known -> known.key().equals(s.key()))) {
+          t.add(s);
+        }
+      }
+    }
+    t.add(new Setting(PYTHON, "python3", "Interpreter of the Python execution environment, with pyclay installed (it"
+        + " also runs the sandbox launcher of the Java environment); \"none\" runs no Python environment."));
+    t.add(new Setting(HEARTBEAT_MS, "1000", "Milliseconds between heartbeats to the Logic Module."));
+    t.add(new Setting(UNREACHABLE_MS, Long.toString(Channels.DEFAULT_UNREACHABLE_MS), "Milliseconds a call to"
+        + " another server (the Logic Module, another backend) waits for one that answers neither it nor a ping"
+        + " before it fails with BACKEND_UNAVAILABLE: a frozen or cut-off replica then stops holding up its master's"
+        + " writes. 0: forever."));
+    t.add(new Setting(EE_WAIT_MS, "10000", "Milliseconds a call waits for a (re)starting backend to install the"
+        + " registered models and for a (re)starting execution environment before BACKEND_UNAVAILABLE, and a new"
+        + " environment process has to send its hello."));
+    t.add(new Setting(MAX_MESSAGE_SIZE, "768M", "Largest request message, between 1M and 2047M: a bigger one is"
+        + " refused before it is read whole; the default is sized for the white paper's 512 MB texts."));
+    t.add(new Setting(MAX_VALUE_SIZE, "256M", "Largest single field value or method result, between 1K and"
+        + " DATACLAY_MAX_MESSAGE_SIZE (which is the default when it is smaller than 256M): a bigger one is refused"
+        + " when written, so no read can return one."));
+    t.add(new Setting(QUOTA_OBJECTS, "10000000", "Most objects one dataset may hold on this backend; 0: unlimited."));
+    t.add(new Setting(QUOTA_BYTES, "0", "Most bytes of field values one dataset may hold on this backend, e.g. 20G;"
+        + " 0: unlimited, bounded only by the store's size. Costs a read of an object on each change of it."));
+    t.add(new Setting(PICKLE_ALLOW, "", "More exact module.name globals the clients and the backends may unpickle,"
+        + " comma-separated; passed to the Python environment."));
+    t.add(new Setting(JavaEnvironmentConfig.ALLOW, "", "Comma-separated class names or package.* that Java"
+        + " values may also contain, besides model classes and the safe JDK types."));
+    t.add(new Setting(EE_UID_BASE, "", "A backend run as root: environment processes run as uid/gid base + slot;"
+        + " passed to them (their default is 1900000000)."));
+    return List.copyOf(t);
+  }
 
   private final Map<String, String> env;
   private final String lmHost;
@@ -144,47 +188,47 @@ public final class DataServiceConfig {
 
   private DataServiceConfig(Map<String, String> env) {
     this.env = Map.copyOf(env);
-    lmHost = text(HOST, "127.0.0.1");
-    lmPort = port(PORT, Ports.LOGIC_MODULE, false);
-    String secretFile = text(CLUSTER_SECRET_FILE, null);
+    lmHost = value(HOST);
+    lmPort = port(PORT, false);
+    String secretFile = value(CLUSTER_SECRET_FILE);
     clusterSecret = ClusterSecret.read(CLUSTER_SECRET_FILE, secretFile == null ? null : Path.of(secretFile));
     backendName = text(BACKEND_NAME, localHostName());
     if (backendName.contains("/") || backendName.equals("..") || backendName.equals(".")) {
       throw new InvalidArgumentException(BACKEND_NAME + " must be a plain name, not " + backendName);
     }
-    backendHost = text(BACKEND_HOST, "127.0.0.1");
+    backendHost = value(BACKEND_HOST);
     bindHost = text(BIND_HOST, backendHost);
     tls = TlsSettings.forServer(pem(TLS_CA), pem(TLS_CERT), pem(TLS_KEY));
-    backendPort = port(BACKEND_PORT, 0, true);
+    backendPort = port(BACKEND_PORT, true);
     home = Path.of(text(HOME, Path.of(System.getProperty("user.home"), ".dataclay").toString()));
     backendDir = Path.of(text(BACKEND_DIR, home.resolve("backends").resolve(backendName).toString()));
-    storeEngine = text(STORE, "kv");
+    storeEngine = value(STORE);
     String osUser = text("USER", System.getProperty("user.name"));
     storePath = Path.of(text(STORE_PATH, "/dev/shm/dataclay-" + osUser + "/" + backendName));
-    storeSize = text(STORE_SIZE, "1G");
-    storeUrl = text(STORE_URL, null);
-    String keyFile = text(STORE_KEY_FILE, null);
+    storeSize = value(STORE_SIZE);
+    storeUrl = value(STORE_URL);
+    String keyFile = value(STORE_KEY_FILE);
     storeKeyFile = keyFile == null ? null : Path.of(keyFile).toAbsolutePath();
-    twoLmCacheBytes = bytes(TWO_LM_CACHE_SIZE, text(TWO_LM_CACHE_SIZE, "256M"));
-    twoLmCheckpointMs = positiveMillis(TWO_LM_CHECKPOINT_MS, StoreConfig.DEFAULT_CHECKPOINT_MILLIS);
-    python = text(PYTHON, "python3");
-    heartbeatMs = positiveMillis(HEARTBEAT_MS, 1000);
-    unreachableMs = "0".equals(text(UNREACHABLE_MS, null)) ? 0
-        : positiveMillis(UNREACHABLE_MS, Channels.DEFAULT_UNREACHABLE_MS);
-    eeWaitMs = positiveMillis(EE_WAIT_MS, 10000);
-    long message = bytes(MAX_MESSAGE_SIZE, text(MAX_MESSAGE_SIZE, "768M"));
+    twoLmCacheBytes = bytes(TWO_LM_CACHE_SIZE, value(TWO_LM_CACHE_SIZE));
+    twoLmCheckpointMs = positiveMillis(TWO_LM_CHECKPOINT_MS);
+    python = value(PYTHON);
+    heartbeatMs = positiveMillis(HEARTBEAT_MS);
+    unreachableMs = "0".equals(value(UNREACHABLE_MS)) ? 0 : positiveMillis(UNREACHABLE_MS);
+    eeWaitMs = positiveMillis(EE_WAIT_MS);
+    long message = bytes(MAX_MESSAGE_SIZE, value(MAX_MESSAGE_SIZE));
     if (message < (1 << 20) || message > Integer.MAX_VALUE) {
       throw new InvalidArgumentException(MAX_MESSAGE_SIZE + " must be between 1M and 2047M, not "
           + text(MAX_MESSAGE_SIZE, ""));
     }
     maxMessageBytes = (int) message;
-    long value = bytes(MAX_VALUE_SIZE, text(MAX_VALUE_SIZE, Long.toString(Math.min(256L << 20, message))));
+    long value = bytes(MAX_VALUE_SIZE,
+        text(MAX_VALUE_SIZE, Long.toString(Math.min(bytes(MAX_VALUE_SIZE, DEFAULTS.get(MAX_VALUE_SIZE)), message))));
     if (value < 1024 || value > message) {
       throw new InvalidArgumentException(MAX_VALUE_SIZE + " must be between 1K and " + MAX_MESSAGE_SIZE + " ("
           + message + " bytes), not " + text(MAX_VALUE_SIZE, ""));
     }
-    String quotaBytes = text(QUOTA_BYTES, "0");
-    storageLimits = new QuotaStore.Limits(count(QUOTA_OBJECTS, 10_000_000),
+    String quotaBytes = value(QUOTA_BYTES);
+    storageLimits = new QuotaStore.Limits(count(QUOTA_OBJECTS),
         "0".equals(quotaBytes) ? 0 : bytes(QUOTA_BYTES, quotaBytes), value);
     environments = io.dataclay.ds.ee.EnvironmentSettings.from(env);
   }
@@ -218,9 +262,9 @@ public final class DataServiceConfig {
         out.put(key, v);
       }
     }
-    copy(out, "DATACLAY_PICKLE_ALLOW", "DATACLAY_EE_PICKLE_ALLOW");
+    copy(out, PICKLE_ALLOW, "DATACLAY_EE_PICKLE_ALLOW");
     copy(out, io.dataclay.ds.ee.java.JavaEnvironmentConfig.ALLOW, "DATACLAY_EE_JAVA_ALLOW");
-    copy(out, "DATACLAY_EE_UID_BASE", "DATACLAY_EE_UID_BASE");
+    copy(out, EE_UID_BASE, EE_UID_BASE);
     out.put("DATACLAY_EE_THREADS", Integer.toString(environments.threads()));
     return out;
   }
@@ -340,7 +384,7 @@ public final class DataServiceConfig {
   public static StoreConfig storeToErase(Map<String, String> env, String backend, Path pool) {
     String engine = env.getOrDefault(STORE, "");
     String url = env.get(STORE_URL);
-    return new StoreConfig(engine.isBlank() ? "kv" : engine.trim(), pool, 1, backend,
+    return new StoreConfig(engine.isBlank() ? DEFAULTS.get(STORE) : engine.trim(), pool, 1, backend,
         url == null || url.isBlank() ? null : url.trim(), StoreConfig.DEFAULT_CACHE_BYTES,
         StoreConfig.DEFAULT_CHECKPOINT_MILLIS, null);
   }
@@ -375,7 +419,19 @@ public final class DataServiceConfig {
     return eeWaitMs;
   }
 
+  // The value of key, or its default in the table; null when neither is set.
+  private String value(String key) {
+    String fallback = DEFAULTS.get(key);
+    if (fallback == null) {
+      throw new IllegalStateException(key + " is not in the configuration table");
+    }
+    return text(key, fallback.isEmpty() ? null : fallback);
+  }
+
   private String text(String key, String fallback) {
+    if (key.startsWith("DATACLAY_") && !DEFAULTS.containsKey(key)) {
+      throw new IllegalStateException(key + " is read but is not in the configuration table");
+    }
     String v = env.get(key);
     return v == null || v.isBlank() ? fallback : v.trim();
   }
@@ -385,11 +441,8 @@ public final class DataServiceConfig {
     return path == null ? null : PemFile.read(key, path);
   }
 
-  private int port(String key, int fallback, boolean zeroAllowed) {
-    String v = text(key, null);
-    if (v == null) {
-      return fallback;
-    }
+  private int port(String key, boolean zeroAllowed) {
+    String v = value(key);
     try {
       int p = Integer.parseInt(v);
       if (p >= (zeroAllowed ? 0 : 1) && p <= 65535) {
@@ -401,11 +454,8 @@ public final class DataServiceConfig {
     throw new InvalidArgumentException(key + " must be a port number (" + (zeroAllowed ? 0 : 1) + "-65535), not " + v);
   }
 
-  private long positiveMillis(String key, long fallback) {
-    String v = text(key, null);
-    if (v == null) {
-      return fallback;
-    }
+  private long positiveMillis(String key) {
+    String v = value(key);
     try {
       long ms = Long.parseLong(v);
       if (ms > 0) {
@@ -417,11 +467,8 @@ public final class DataServiceConfig {
     throw new InvalidArgumentException(key + " must be a positive number of milliseconds, not " + v);
   }
 
-  private long count(String key, long fallback) {
-    String v = text(key, null);
-    if (v == null) {
-      return fallback;
-    }
+  private long count(String key) {
+    String v = value(key);
     try {
       long n = Long.parseLong(v.trim());
       if (n >= 0) {

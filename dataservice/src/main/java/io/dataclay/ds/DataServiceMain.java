@@ -16,8 +16,16 @@ import io.grpc.ServerBuilder;
 public final class DataServiceMain {
   private DataServiceMain() {}
 
-  /** Runs a Data Service until SIGTERM. */
+  /**
+   * Runs a Data Service until SIGTERM; with {@code engines} or {@code settings} (and optionally
+   * {@code --json}) it prints the store engine registry or the configuration table and exits.
+   */
   public static void main(String[] args) throws InterruptedException {
+    String report = ConfigurationReport.forArguments(args);
+    if (report != null) {
+      System.out.println(report);
+      return;
+    }
     System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tF %1$tT %4$s %3$s: %5$s%6$s%n");
     DataServiceConfig config;
     try {

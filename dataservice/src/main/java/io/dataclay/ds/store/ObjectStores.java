@@ -1,20 +1,10 @@
 package io.dataclay.ds.store;
 
-import io.dataclay.ds.store.engine.PoolDirectory;
-import io.dataclay.ds.store.heap.HeapStore;
-import io.dataclay.ds.store.kv.KvStore;
-import io.dataclay.ds.store.memory.MemoryStore;
-import io.dataclay.ds.store.postgres.PostgresStore;
-import io.dataclay.ds.store.twolevel.TwoLevelStore;
+import io.dataclay.ds.store.crypt.Encryption;
 import io.dataclay.exceptions.InvalidArgumentException;
-import java.util.List;
 
-/** Opens the store engine a configuration names; the only place that knows the engines. */
+/** Opens and erases the store a configuration names, through the engine the registry ({@link StoreEngines}) has by that name. */
 public final class ObjectStores {
-  /** Names of the engines this build has, in the order `dataclay` lists them. */
-  public static final List<String> ENGINES =
-      List.of(KvStore.ENGINE, HeapStore.ENGINE, TwoLevelStore.ENGINE, PostgresStore.ENGINE, MemoryStore.ENGINE);
-
   private ObjectStores() {}
 
   /**
@@ -27,14 +17,10 @@ public final class ObjectStores {
     if (config == null) {
       throw new InvalidArgumentException("store configuration is missing");
     }
-    return switch (config.engine()) {
-      case KvStore.ENGINE -> KvStore.open(config);
-      case HeapStore.ENGINE -> HeapStore.open(config);
-      case TwoLevelStore.ENGINE -> TwoLevelStore.open(config);
-      case PostgresStore.ENGINE -> PostgresStore.open(config);
-      case MemoryStore.ENGINE -> MemoryStore.open(config);
-      default -> throw unknown(config);
-    };
+    // Every engine is reached through the guard, so none checks arguments or races its own close;
+    // with a key, values are sealed on their way to what the engine keeps at rest.
+    StoreEngine engine = StoreEngines.named(config.engine());
+    return new GuardedStore(engine.open(config, Encryption.forStore(config)));
   }
 
   /**
@@ -49,16 +35,6 @@ public final class ObjectStores {
     if (config == null) {
       throw new InvalidArgumentException("store configuration is missing");
     }
-    return switch (config.engine()) {
-      case KvStore.ENGINE, HeapStore.ENGINE, TwoLevelStore.ENGINE -> PoolDirectory.erase(config.path(), config.engine());
-      case PostgresStore.ENGINE -> PostgresStore.erase(config);
-      case MemoryStore.ENGINE -> null; // keeps nothing
-      default -> throw unknown(config);
-    };
-  }
-
-  private static InvalidArgumentException unknown(StoreConfig config) {
-    return new InvalidArgumentException(
-        "unknown store engine '" + config.engine() + "'; valid engines: " + String.join(", ", ENGINES));
+    return StoreEngines.named(config.engine()).erase(config);
   }
 }

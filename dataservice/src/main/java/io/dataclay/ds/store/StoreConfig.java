@@ -7,7 +7,9 @@ import java.util.regex.Pattern;
 
 /**
  * Which store engine a Data Service runs and where, with what each engine needs. The Data Service
- * reads these from its configuration and hands them over; nothing here reads the environment.
+ * reads these from its configuration and hands them over; nothing here reads the environment. The
+ * keys of the engine-specific parts are here, beside the parts they fill; each engine lists those
+ * it reads ({@link StoreEngine#settings()}).
  *
  * @param engine kv | heap | 2lm | postgres | memory
  * @param path the pool directory; engines that keep nothing on disk ignore it and accept null
@@ -27,13 +29,25 @@ public record StoreConfig(String engine, Path path, long sizeBytes, String backe
   /** Default 2lm checkpoint period: 1000 ms. */
   public static final long DEFAULT_CHECKPOINT_MILLIS = 1000;
 
+  /** The key of {@link #databaseUrl()}: postgres' JDBC URL. */
+  public static final Setting DATABASE_URL = new Setting("DATACLAY_STORE_URL", "",
+      "postgres engine: JDBC URL of its database, e.g. jdbc:postgresql://127.0.0.1:5432/dataclay?user=postgres;"
+          + " required for that engine; messages show it with the password hidden.");
+  /** The key of {@link #cacheBytes()}: 2lm's DRAM cache. */
+  public static final Setting CACHE_SIZE = new Setting("DATACLAY_2LM_CACHE_SIZE", "256M",
+      "2lm engine: DRAM for its object cache, e.g. 256M; dirty records up to this size wait in DRAM for a checkpoint.");
+  /** The key of {@link #checkpointMillis()}: 2lm's checkpoint period. */
+  public static final Setting CHECKPOINT_MS = new Setting("DATACLAY_2LM_CHECKPOINT_MS",
+      Long.toString(DEFAULT_CHECKPOINT_MILLIS),
+      "2lm engine: milliseconds between checkpoints; a crash loses the writes of the last this many ms.");
+
   private static final Pattern URL_PASSWORD = Pattern.compile("(?i)(password=)[^&;]*");
   private static final Pattern URL_USER_INFO = Pattern.compile("//([^/@:]*):[^/@]*@");
 
   /** Checks every part; a bad value fails here, naming it. */
   public StoreConfig {
     if (engine == null || engine.isBlank()) {
-      throw new InvalidArgumentException("store engine name is missing; valid engines: " + String.join(", ", ObjectStores.ENGINES));
+      throw new InvalidArgumentException("store engine name is missing; valid engines: " + String.join(", ", StoreEngines.names()));
     }
     if (sizeBytes <= 0) {
       throw new InvalidArgumentException("store size must be positive, got " + sizeBytes + " bytes");

@@ -49,6 +49,36 @@ public record StoredObject(UUID id, ObjectHeader header, Map<String, FieldValue>
     return refs;
   }
 
+  /**
+   * A copy whose value arrays are copies too, for engines that keep objects in DRAM: a caller
+   * changing an array it handed over or got back does not change what is stored.
+   */
+  public StoredObject deepCopy() {
+    Map<String, FieldValue> copied = newFields(fields.size());
+    for (Map.Entry<String, FieldValue> e : fields.entrySet()) {
+      copied.put(e.getKey(), copy(e.getValue()));
+    }
+    return new StoredObject(id, header, copied);
+  }
+
+  /**
+   * This object with {@code delta} applied: changed fields replaced by copies of the delta's
+   * values, removed ones dropped, the others shared with this object (which is left unchanged).
+   */
+  public StoredObject withDelta(ObjectDelta delta) {
+    Map<String, FieldValue> updated = newFields(fields.size() + delta.changed().size());
+    updated.putAll(fields);
+    for (Map.Entry<String, FieldValue> e : delta.changed().entrySet()) {
+      updated.put(e.getKey(), copy(e.getValue()));
+    }
+    updated.keySet().removeAll(delta.removed());
+    return new StoredObject(id, header, updated);
+  }
+
+  private static FieldValue copy(FieldValue value) {
+    return new FieldValue(value.value().clone(), value.references());
+  }
+
   /** Total bytes of field values (for size accounting and benchmarks). */
   public long valueBytes() {
     long n = 0;

@@ -19,8 +19,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,15 +29,18 @@ import org.junit.jupiter.api.Test;
  * without one is refused, and nothing in the pool changes).
  */
 public abstract class EncryptedStoreContract extends ObjectStoreContract {
-  private static Path keyFile;
+  private Path keyFile;
 
-  @BeforeAll
-  static void makeKeyFile() {
-    keyFile = TestKeys.newKeyFile();
+  // Made when the first store of a test opens (before any @BeforeEach of a subclass runs).
+  private Path keyFile() {
+    if (keyFile == null) {
+      keyFile = TestKeys.newKeyFile();
+    }
+    return keyFile;
   }
 
-  @AfterAll
-  static void deleteKeyFile() {
+  @AfterEach
+  void deleteKeyFile() {
     TestKeys.delete(keyFile);
   }
 
@@ -49,7 +51,7 @@ public abstract class EncryptedStoreContract extends ObjectStoreContract {
 
   @Override
   protected final StoreConfig config(Path path, long size) {
-    return plainConfig(path, size).withKeyFile(keyFile);
+    return plainConfig(path, size).withKeyFile(keyFile());
   }
 
   /** Whether the store at {@code path} keeps {@code bytes} anywhere in clear (pmem: its pool files). */

@@ -106,6 +106,18 @@ public abstract class ObjectStoreContract {
     return ObjectStores.open(config(poolDir, size));
   }
 
+  /**
+   * The engine's own store under the layers {@link ObjectStores} puts over it, for tests of what
+   * only that engine has (its counters, its crash points).
+   */
+  protected ObjectStore engineUnder(ObjectStore opened) {
+    ObjectStore s = opened;
+    while (s instanceof ForwardingStore layer) {
+      s = layer.inner;
+    }
+    return s;
+  }
+
   @BeforeEach
   void openStore() {
     poolDir = TestPools.newPath();

@@ -27,7 +27,7 @@ class ObjectStoresTest {
   void eachEngineNameOpensThatEngine() {
     Path path = TestPools.newPath();
     try {
-      for (String engine : ObjectStores.ENGINES) {
+      for (String engine : StoreEngines.names()) {
         if (engine.equals("postgres")) {
           continue; // needs a database server: PostgresStoreTest opens it
         }

@@ -1,6 +1,6 @@
 package io.dataclay.benchmarks.engines;
 
-import io.dataclay.ds.store.ObjectStores;
+import io.dataclay.ds.store.StoreEngines;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.nio.file.Files;
@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 /**
  * The benchmark's settings, from {@code --key=value} arguments; the only place that reads them.
@@ -28,8 +29,12 @@ import java.util.Map;
  */
 record BenchmarkSettings(Path poolDir, String postgresUrl, List<String> engines, long poolBytes, double scale,
     int warmupRounds, int rounds, double roundSeconds, long seed) {
-  /** Engines in the order they run by default: the memory baseline first. */
-  static final List<String> DEFAULT_ENGINES = List.of("memory", "kv", "heap", "2lm", "postgres");
+  /** The engine the others are measured against: it keeps nothing, so it has nothing to encrypt. */
+  static final String BASELINE = "memory";
+
+  /** Engines in the order they run by default: the baseline first, then the registry's order. */
+  static final List<String> DEFAULT_ENGINES = Stream.concat(Stream.of(BASELINE),
+      StoreEngines.names().stream().filter(name -> !name.equals(BASELINE))).toList();
 
   /** Suffix of an engine name that runs the engine with a store key (field values encrypted). */
   static final String ENCRYPTED = "+enc";
@@ -95,9 +100,9 @@ record BenchmarkSettings(Path poolDir, String postgresUrl, List<String> engines,
     List<String> engines = new ArrayList<>();
     for (String name : text.split(",")) {
       String engine = name.trim();
-      if (!ObjectStores.ENGINES.contains(baseEngine(engine)) || engine.equals("memory" + ENCRYPTED)) {
+      if (!StoreEngines.names().contains(baseEngine(engine)) || engine.equals(BASELINE + ENCRYPTED)) {
         throw new IllegalArgumentException("--engines names unknown engine '" + engine + "'; valid engines: "
-            + String.join(", ", ObjectStores.ENGINES) + ", each but memory also with " + ENCRYPTED);
+            + String.join(", ", StoreEngines.names()) + ", each but " + BASELINE + " also with " + ENCRYPTED);
       }
       if (engines.contains(engine)) {
         throw new IllegalArgumentException("--engines names " + engine + " twice");

@@ -39,10 +39,9 @@ final class StorePools {
     }
     // The 2lm cache and checkpoint period stay at their defaults (256 MiB, 1000 ms).
     String base = BenchmarkSettings.baseEngine(engine);
-    StoreConfig config = new StoreConfig(base, path, settings.poolBytes()).withBackend("bench-" + runTag + "-" + name);
-    if (base.equals("postgres")) {
-      config = config.withDatabaseUrl(settings.postgresUrl());
-    }
+    // Engines that use no database ignore its URL.
+    StoreConfig config = new StoreConfig(base, path, settings.poolBytes()).withBackend("bench-" + runTag + "-" + name)
+        .withDatabaseUrl(settings.postgresUrl());
     if (BenchmarkSettings.encrypted(engine)) {
       config = config.withKeyFile(keyFile());
     }

@@ -11,10 +11,10 @@ public final class KeyAdmission {
   private KeyAdmission() {}
 
   /**
-   * The outcome: how values are sealed, and the key check a new encrypted pool must record before
-   * its first write (null when there is none to record).
+   * The outcome: whether the pool's values are encrypted, and the key check a new encrypted pool
+   * must record before its first write (null when there is none to record).
    */
-  public record Admitted(ValueSealer sealer, String checkToRecord) {}
+  public record Admitted(boolean encrypted, String checkToRecord) {}
 
   /**
    * Admits {@code key} (null: none given) to the pool described by {@code pool}.
@@ -30,7 +30,7 @@ public final class KeyAdmission {
         throw new InvalidArgumentException(pool + " is encrypted and no key was given: set DATACLAY_STORE_KEY_FILE to"
             + " the file of the key it was made with; nothing was changed");
       }
-      return new Admitted(ValueSealer.PLAIN, null);
+      return new Admitted(false, null);
     }
     if (recordedCheck == null) {
       if (!fresh) {
@@ -38,12 +38,12 @@ public final class KeyAdmission {
             + "): an existing pool cannot be encrypted in place; unset DATACLAY_STORE_KEY_FILE, or use a new pool;"
             + " nothing was changed");
       }
-      return new Admitted(ValueSealer.encrypting(new FieldCipher(key)), key.newCheck());
+      return new Admitted(true, key.newCheck());
     }
     if (!key.matches(recordedCheck)) {
       throw new InvalidArgumentException("the key in " + key.source() + " is not the key " + pool
           + " was encrypted with (its key check does not match); nothing was changed");
     }
-    return new Admitted(ValueSealer.encrypting(new FieldCipher(key)), null);
+    return new Admitted(true, null);
   }
 }

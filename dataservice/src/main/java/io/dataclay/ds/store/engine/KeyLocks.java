@@ -3,6 +3,7 @@ package io.dataclay.ds.store.engine;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.UUID;
+import java.util.function.Supplier;
 import java.util.concurrent.locks.StampedLock;
 
 /**
@@ -28,6 +29,25 @@ public final class KeyLocks {
   /** The lock guarding {@code id}. */
   public StampedLock of(UUID id) {
     return stripes[index(id)];
+  }
+
+  /** Runs {@code work} under the write lock of {@code id} and returns what it returns. */
+  public <T> T writing(UUID id, Supplier<T> work) {
+    StampedLock lock = of(id);
+    long stamp = lock.writeLock();
+    try {
+      return work.get();
+    } finally {
+      lock.unlockWrite(stamp);
+    }
+  }
+
+  /** Runs {@code work} under the write lock of {@code id}. */
+  public void writing(UUID id, Runnable work) {
+    writing(id, () -> {
+      work.run();
+      return null;
+    });
   }
 
   /** Write-locks the stripes of all {@code ids} (each once, in ascending order) until released. */

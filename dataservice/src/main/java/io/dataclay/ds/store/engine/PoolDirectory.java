@@ -3,7 +3,6 @@ package io.dataclay.ds.store.engine;
 import io.dataclay.common.PrivatePaths;
 import io.dataclay.ds.store.crypt.KeyAdmission;
 import io.dataclay.ds.store.crypt.StoreKey;
-import io.dataclay.ds.store.crypt.ValueSealer;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -53,7 +52,7 @@ public final class PoolDirectory implements AutoCloseable {
   private final Path path;
   private final FileChannel lockChannel;
   private final FileLock lock;
-  private ValueSealer sealer = ValueSealer.PLAIN;
+  private boolean encrypted;
 
   private PoolDirectory(Path path, FileChannel lockChannel, FileLock lock) {
     this.path = path;
@@ -117,9 +116,9 @@ public final class PoolDirectory implements AutoCloseable {
     return path.resolve(name);
   }
 
-  /** How the store must seal its field values: encrypted when the pool was made with a key. */
-  public ValueSealer sealer() {
-    return sealer;
+  /** Whether the pool was made with a store key (its values are encrypted). */
+  public boolean encrypted() {
+    return encrypted;
   }
 
   /** Releases the directory so another store may open it. */
@@ -210,7 +209,7 @@ public final class PoolDirectory implements AutoCloseable {
   private void checkOrWriteMarker(String engine, StoreKey key) {
     Marker found = checkMarker(path, engine);
     KeyAdmission.Admitted admitted = admit(path, found, key);
-    sealer = admitted.sealer();
+    encrypted = admitted.encrypted();
     if (found != null) {
       return;
     }

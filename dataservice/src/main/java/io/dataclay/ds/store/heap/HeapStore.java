@@ -8,29 +8,26 @@ import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.ds.store.crypt.StoreKey;
-import io.dataclay.ds.store.crypt.ValueSealer;
-import io.dataclay.ds.store.engine.CloseGuard;
 import io.dataclay.ds.store.engine.KeyLocks;
+import io.dataclay.ds.store.engine.OptimisticRead;
 import io.dataclay.ds.store.engine.PoolDirectory;
 import io.dataclay.ds.store.engine.RecordCodec;
 import io.dataclay.ds.store.pmem.PmemHeap;
+import io.dataclay.ds.store.pmem.PmemPool;
 import io.dataclay.ds.store.pmem.SlotDirectory;
+import io.dataclay.ds.store.pmem.SlotIndex;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.StampedLock;
 import java.util.function.Consumer;
-import java.util.function.Function;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -44,8 +41,9 @@ import java.util.logging.Logger;
  * object old or new, never mixed. Objects whose values total up to {@value #OPTIMISTIC_READ_MAX}
  * bytes are read without any lock write.
  *
- * <p>With a store key, each field value is sealed on its own ({@link ValueSealer}), so a change to
- * one field still writes that field alone, in place when its size stays. A removed object's bytes
+ * <p>With a store key, the pool admits it ({@link PoolDirectory}) and the values it is given are
+ * already sealed, each on its own (see {@link io.dataclay.ds.store.crypt.Encryption}), so a change
+ * to one field still writes that field alone, in place when its size stays. A removed object's bytes
  * are overwritten with zeros before its blocks are freed ({@link ObjectErasure}).
  */
 public final class HeapStore implements ObjectStore {
@@ -63,26 +61,25 @@ public final class HeapStore implements ObjectStore {
   private static final int SLOT_HANDLE_BYTES = 8;
   private static final Logger LOG = Logger.getLogger(HeapStore.class.getName());
 
+  private final PmemPool pool;
   private final PoolDirectory directory;
   private final Path poolFile;
   private final Heap heap;
   private final SlotDirectory slots;
   private final RecordCodec codec = new RecordCodec();
-  private final ValueSealer sealer;
   private final ObjectBlocks blocks;
-  private final ConcurrentHashMap<UUID, ObjectLayout> index = new ConcurrentHashMap<>();
+  private final SlotIndex<ObjectLayout> index;
   private final KeyLocks locks = new KeyLocks(1024);
-  private final CloseGuard guard;
   private final AtomicLong usedBytes = new AtomicLong();
 
-  private HeapStore(PoolDirectory directory, Path poolFile, Heap heap, SlotDirectory slots) {
-    this.directory = directory;
-    this.poolFile = poolFile;
-    this.heap = heap;
-    this.slots = slots;
+  private HeapStore(PmemPool pool) {
+    this.pool = pool;
+    this.directory = pool.directory();
+    this.poolFile = pool.file();
+    this.heap = pool.heap();
+    this.slots = pool.slots();
     this.blocks = new ObjectBlocks(heap, codec);
-    this.sealer = directory.sealer();
-    this.guard = new CloseGuard("heap store " + directory.path());
+    this.index = new SlotIndex<>(slots, ObjectLayout::slot);
   }
 
   /**
@@ -91,186 +88,96 @@ public final class HeapStore implements ObjectStore {
    *
    * @throws InvalidArgumentException when the directory or pool file cannot be used as a heap pool
    */
-  public static HeapStore open(StoreConfig config) {
-    StoreKey key = StoreKey.forStore(config);
-    PoolDirectory directory = PoolDirectory.claim(config.path(), ENGINE, key);
-    Heap heap = null;
-    try {
-      Path file = directory.resolve(POOL_FILE);
-      heap = Files.exists(file)
-          ? PmemHeap.open(file)
-          : PmemHeap.create(file, config.sizeBytes(), h -> SlotDirectory.create(h, DIRECTORY_MAGIC));
-      HeapStore store = new HeapStore(directory, file, heap, SlotDirectory.open(heap, DIRECTORY_MAGIC, file.toString(), ENGINE));
+  public static HeapStore open(StoreConfig config, StoreKey key) {
+    return PmemPool.open(config, ENGINE, key, POOL_FILE, DIRECTORY_MAGIC, ENGINE, pool -> {
+      HeapStore store = new HeapStore(pool);
       store.load();
       return store;
-    } catch (RuntimeException e) {
-      if (heap != null) {
-        PmemHeap.close(heap);
-      }
-      directory.close();
-      throw e;
-    }
+    });
   }
 
   @Override
   public void putAll(List<StoredObject> objects) {
-    List<UUID> ids = RecordCodec.batchIds(objects);
+    List<UUID> ids = objects.stream().map(StoredObject::id).toList();
     int n = ids.size();
     ObjectHeader[] headers = new ObjectHeader[n];
-    StoredObject[] sealed = new StoredObject[n];
     long bytes = 0;
     for (int i = 0; i < n; i++) {
       StoredObject object = objects.get(i);
-      RecordCodec.check(object);
       headers[i] = codec.canonical(object.header());
-      sealed[i] = sealer.seal(object);
-      bytes += sealed[i].valueBytes();
+      bytes += object.valueBytes();
     }
     long total = bytes;
-    guard.enter();
     try (KeyLocks.Held held = locks.writeLockAll(ids)) {
-      ObjectLayout[] old = new ObjectLayout[n];
-      long[] slotOf = new long[n];
-      boolean[] taken = new boolean[n];
+      SlotIndex<ObjectLayout>.Batch batch = index.reserve(ids);
       ObjectLayout[] written;
       try {
-        for (int i = 0; i < n; i++) {
-          old[i] = index.get(ids.get(i));
-          if (old[i] != null) {
-            slotOf[i] = old[i].slot();
-          } else {
-            slotOf[i] = slots.take();
-            taken[i] = true;
-          }
-        }
         written = PmemHeap.transaction(heap, () -> {
           ObjectLayout[] layouts = new ObjectLayout[n];
           for (int i = 0; i < n; i++) {
-            layouts[i] = blocks.writeNew(sealed[i], headers[i], slotOf[i]);
-            if (old[i] == null) {
-              slots.assign(slotOf[i], ids.get(i), layouts[i].table().handle());
+            ObjectLayout old = batch.old(i);
+            layouts[i] = blocks.writeNew(objects.get(i), headers[i], batch.slot(i));
+            if (old == null) {
+              slots.assign(batch.slot(i), ids.get(i), layouts[i].table().handle());
               blocks.countWritten(SLOT_ASSIGN_BYTES);
             } else {
-              slots.setHandle(slotOf[i], layouts[i].table().handle());
+              slots.setHandle(batch.slot(i), layouts[i].table().handle());
               blocks.countWritten(SLOT_HANDLE_BYTES);
-              blocks.freeAll(old[i]);
+              blocks.freeAll(old);
             }
           }
           return layouts;
         }, () -> fullMessage(n, total));
       } catch (RuntimeException e) {
-        // The transaction rolled back (or never ran): the slots taken for new objects are empty.
-        for (int i = 0; i < n; i++) {
-          if (taken[i]) {
-            slots.release(slotOf[i]);
-          }
-        }
+        batch.releaseTaken(); // the transaction rolled back (or never ran): those slots are empty
         throw e;
       }
       for (int i = 0; i < n; i++) {
+        ObjectLayout old = batch.old(i);
         index.put(ids.get(i), written[i]);
-        usedBytes.addAndGet(written[i].poolBytes() - (old[i] == null ? 0 : old[i].poolBytes()));
+        usedBytes.addAndGet(written[i].poolBytes() - (old == null ? 0 : old.poolBytes()));
       }
-    } finally {
-      guard.exit();
     }
   }
 
   @Override
   public Optional<StoredObject> get(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-    guard.enter();
-    try {
-      StampedLock lock = locks.of(id);
-      // Fast path, no lock write: a writer changes or frees blocks only under the write lock, so
-      // if the stamp still validates after the copies, they were of one committed state.
-      long stamp = lock.tryOptimisticRead();
-      if (stamp != 0) {
-        ObjectLayout layout = index.get(id);
-        if (layout == null) {
-          if (lock.validate(stamp)) {
-            return Optional.empty();
-          }
-        } else if (layout.contentBytes() <= OPTIMISTIC_READ_MAX) {
-          StoredObject object = readOptimistically(id, layout);
-          if (object != null && lock.validate(stamp)) {
-            return Optional.of(sealer.open(object));
-          }
-        }
-      }
-      return readLocked(id, layout -> blocks.read(id, layout)).map(sealer::open);
-    } finally {
-      guard.exit();
-    }
+    // Objects whose values total up to OPTIMISTIC_READ_MAX are copied without a lock write.
+    return OptimisticRead.read(locks.of(id), () -> index.get(id),
+        layout -> layout.contentBytes() <= OPTIMISTIC_READ_MAX ? blocks.read(id, layout) : null,
+        (layout, object) -> object, layout -> blocks.read(id, layout));
   }
 
   @Override
   public Optional<Set<UUID>> references(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-    guard.enter();
-    try {
-      return readLocked(id, blocks::references);
-    } finally {
-      guard.exit();
-    }
+    return OptimisticRead.locked(locks.of(id), () -> index.get(id), blocks::references);
   }
 
-  // read applied to the object's layout under its read lock (no writer changes its blocks
-  // meanwhile); empty when the object is not stored.
-  private <T> Optional<T> readLocked(UUID id, Function<ObjectLayout, T> read) {
-    StampedLock lock = locks.of(id);
-    long stamp = lock.readLock();
-    try {
-      ObjectLayout layout = index.get(id);
-      return layout == null ? Optional.empty() : Optional.of(read.apply(layout));
-    } finally {
-      lock.unlockRead(stamp);
-    }
-  }
   @Override
   public Optional<ObjectHeader> header(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-    guard.checkOpen();
     ObjectLayout layout = index.get(id);
     return layout == null ? Optional.empty() : Optional.of(layout.header());
   }
 
   @Override
-  public void applyDelta(ObjectDelta plain) {
-    RecordCodec.check(plain);
-    ObjectDelta delta = sealer.seal(plain);
+  public void applyDelta(ObjectDelta delta) {
     UUID id = delta.id();
-    guard.enter();
-    try {
-      StampedLock lock = locks.of(id);
-      long stamp = lock.writeLock();
-      try {
-        ObjectLayout old = index.get(id);
-        if (old == null) {
-          throw new ObjectDoesNotExistException("object " + id + " is not stored in " + directory.path());
-        }
-        ObjectLayout updated = PmemHeap.transaction(heap, () -> {
-          ObjectLayout layout = blocks.applyDelta(old, delta);
-          if (layout.table() != old.table()) {
-            slots.setHandle(old.slot(), layout.table().handle());
-            blocks.countWritten(SLOT_HANDLE_BYTES);
-          }
-          return layout;
-        }, () -> fullMessage(1, deltaBytes(delta)));
-        index.put(id, updated);
-        usedBytes.addAndGet(updated.poolBytes() - old.poolBytes());
-      } finally {
-        lock.unlockWrite(stamp);
+    locks.writing(id, () -> {
+      ObjectLayout old = index.get(id);
+      if (old == null) {
+        throw new ObjectDoesNotExistException("object " + id + " is not stored in " + directory.path());
       }
-    } finally {
-      guard.exit();
-    }
+      ObjectLayout updated = PmemHeap.transaction(heap, () -> {
+        ObjectLayout layout = blocks.applyDelta(old, delta);
+        if (layout.table() != old.table()) {
+          slots.setHandle(old.slot(), layout.table().handle());
+          blocks.countWritten(SLOT_HANDLE_BYTES);
+        }
+        return layout;
+      }, () -> fullMessage(1, deltaBytes(delta)));
+      index.put(id, updated);
+      usedBytes.addAndGet(updated.poolBytes() - old.poolBytes());
+    });
   }
 
   /**
@@ -281,31 +188,19 @@ public final class HeapStore implements ObjectStore {
    */
   @Override
   public boolean remove(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-    guard.enter();
-    try {
-      StampedLock lock = locks.of(id);
-      long stamp = lock.writeLock();
-      try {
-        ObjectLayout old = index.get(id);
-        if (old == null) {
-          return false;
-        }
-        PmemHeap.transaction(heap, () -> {
-          blocks.countWritten(ObjectErasure.markErasing(old));
-          return null;
-        }, () -> "pool " + poolFile + " has no room left even for the log of a removal");
-        index.remove(id);
-        finishErasure(id, old);
-        return true;
-      } finally {
-        lock.unlockWrite(stamp);
+    return locks.writing(id, () -> {
+      ObjectLayout old = index.get(id);
+      if (old == null) {
+        return false;
       }
-    } finally {
-      guard.exit();
-    }
+      PmemHeap.transaction(heap, () -> {
+        blocks.countWritten(ObjectErasure.markErasing(old));
+        return null;
+      }, () -> "pool " + poolFile + " has no room left even for the log of a removal");
+      index.remove(id);
+      finishErasure(id, old);
+      return true;
+    });
   }
 
   /** The first half of {@link #remove} alone, as a crash right after it leaves the pool; for tests. */
@@ -335,49 +230,28 @@ public final class HeapStore implements ObjectStore {
 
   @Override
   public long count() {
-    guard.checkOpen();
     return index.size();
   }
 
   @Override
   public void forEachId(Consumer<UUID> action) {
-    if (action == null) {
-      throw new InvalidArgumentException("action is missing");
-    }
-    guard.checkOpen();
-    index.keySet().forEach(action);
+    index.forEachId(action);
   }
 
   @Override
   public StoreStats stats() {
-    guard.checkOpen();
     return new StoreStats(ENGINE, DURABILITY, directory.path().toString(), heap.size(),
-        usedBytes.get() + slots.bytes(), index.size(), sealer.encrypts());
+        usedBytes.get() + slots.bytes(), index.size(), directory.encrypted());
   }
 
   /** Bytes this store has written to its pool since it was opened (values, tables, directory slots). */
   public long bytesWritten() {
-    guard.checkOpen();
     return blocks.bytesWritten();
   }
 
   @Override
   public void close() {
-    if (guard.close()) {
-      try {
-        PmemHeap.close(heap);
-      } finally {
-        directory.close();
-      }
-    }
-  }
-
-  private StoredObject readOptimistically(UUID id, ObjectLayout layout) {
-    try {
-      return blocks.read(id, layout);
-    } catch (RuntimeException e) {
-      return null; // a racing writer changed the blocks; the caller retries under the read lock
-    }
+    pool.close();
   }
 
   private static long deltaBytes(ObjectDelta delta) {
@@ -404,7 +278,7 @@ public final class HeapStore implements ObjectStore {
         if (ObjectErasure.erasing(layout)) {
           erasingIds.add(id); // removed before a crash: erased below
           erasing.add(layout);
-        } else if (index.putIfAbsent(id, layout) != null) {
+        } else if (!index.load(id, layout)) {
           throw new InternalException("pool " + poolFile + " lists object " + id + " twice");
         }
       });

@@ -1,19 +1,14 @@
 package io.dataclay.ds.store.memory;
 
-import io.dataclay.ds.store.FieldValue;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
-import io.dataclay.ds.store.engine.RecordCodec;
-import io.dataclay.exceptions.InternalException;
-import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -37,7 +32,6 @@ public final class MemoryStore implements ObjectStore {
   private final ConcurrentHashMap<UUID, StoredObject> objects = new ConcurrentHashMap<>();
   private final AtomicLong valueBytes = new AtomicLong();
   private final String path;
-  private volatile boolean closed;
 
   private MemoryStore(Path path) {
     this.path = path == null ? "" : path.toString();
@@ -50,19 +44,12 @@ public final class MemoryStore implements ObjectStore {
 
   @Override
   public void put(StoredObject object) {
-    RecordCodec.check(object);
-    checkOpen();
     store(object);
   }
 
   @Override
   public void putAll(List<StoredObject> objects) {
-    RecordCodec.batchIds(objects);
-    for (StoredObject object : objects) {
-      RecordCodec.check(object);
-    }
-    checkOpen();
-    // Everything that can be refused was checked above, so the batch cannot stop half-way.
+    // The arguments were checked before the call (GuardedStore), so the batch cannot stop half-way.
     for (StoredObject object : objects) {
       store(object);
     }
@@ -70,43 +57,29 @@ public final class MemoryStore implements ObjectStore {
 
   @Override
   public Optional<StoredObject> get(UUID id) {
-    checkId(id);
-    checkOpen();
     StoredObject object = objects.get(id);
-    return object == null ? Optional.empty() : Optional.of(copy(object));
+    return object == null ? Optional.empty() : Optional.of(object.deepCopy());
   }
 
   @Override
   public Optional<Set<UUID>> references(UUID id) {
-    checkId(id);
-    checkOpen();
     StoredObject object = objects.get(id);
     return object == null ? Optional.empty() : Optional.of(StoredObject.referencesOf(object.fields()));
   }
 
   @Override
   public Optional<ObjectHeader> header(UUID id) {
-    checkId(id);
-    checkOpen();
     StoredObject object = objects.get(id);
     return object == null ? Optional.empty() : Optional.of(object.header());
   }
 
   @Override
   public void applyDelta(ObjectDelta delta) {
-    RecordCodec.check(delta);
-    checkOpen();
     objects.compute(delta.id(), (id, old) -> {
       if (old == null) {
         throw new ObjectDoesNotExistException("object " + id + " is not stored in this memory store");
       }
-      Map<String, FieldValue> fields = StoredObject.newFields(old.fields().size() + delta.changed().size());
-      fields.putAll(old.fields());
-      for (Map.Entry<String, FieldValue> e : delta.changed().entrySet()) {
-        fields.put(e.getKey(), copy(e.getValue()));
-      }
-      fields.keySet().removeAll(delta.removed());
-      StoredObject updated = new StoredObject(id, old.header(), fields);
+      StoredObject updated = old.withDelta(delta);
       valueBytes.addAndGet(updated.valueBytes() - old.valueBytes());
       return updated;
     });
@@ -114,8 +87,6 @@ public final class MemoryStore implements ObjectStore {
 
   @Override
   public boolean remove(UUID id) {
-    checkId(id);
-    checkOpen();
     StoredObject old = objects.remove(id);
     if (old == null) {
       return false;
@@ -126,61 +97,32 @@ public final class MemoryStore implements ObjectStore {
 
   @Override
   public long count() {
-    checkOpen();
     return objects.size();
   }
 
   @Override
   public void forEachId(Consumer<UUID> action) {
-    if (action == null) {
-      throw new InvalidArgumentException("action is missing");
-    }
-    checkOpen();
     objects.keySet().forEach(action);
   }
 
   @Override
   public StoreStats stats() {
-    checkOpen();
     return new StoreStats(ENGINE, DURABILITY, path, 0, valueBytes.get(), objects.size(), false);
   }
 
   @Override
   public void close() {
-    closed = true;
     objects.clear();
     valueBytes.set(0);
   }
 
   private void store(StoredObject object) {
-    StoredObject copy = copy(object);
+    StoredObject copy = object.deepCopy();
     objects.compute(object.id(), (id, old) -> {
       valueBytes.addAndGet(copy.valueBytes() - (old == null ? 0 : old.valueBytes()));
       return copy;
     });
   }
 
-  private static StoredObject copy(StoredObject object) {
-    Map<String, FieldValue> fields = StoredObject.newFields(object.fields().size());
-    for (Map.Entry<String, FieldValue> e : object.fields().entrySet()) {
-      fields.put(e.getKey(), copy(e.getValue()));
-    }
-    return new StoredObject(object.id(), object.header(), fields);
-  }
 
-  private static FieldValue copy(FieldValue value) {
-    return new FieldValue(value.value().clone(), value.references());
-  }
-
-  private static void checkId(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-  }
-
-  private void checkOpen() {
-    if (closed) {
-      throw new InternalException("memory store is closed");
-    }
-  }
 }

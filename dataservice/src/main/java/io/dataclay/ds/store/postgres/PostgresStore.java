@@ -8,8 +8,6 @@ import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.ds.store.crypt.KeyAdmission;
 import io.dataclay.ds.store.crypt.StoreKey;
-import io.dataclay.ds.store.crypt.ValueSealer;
-import io.dataclay.ds.store.engine.CloseGuard;
 import io.dataclay.ds.store.engine.KeyLocks;
 import io.dataclay.ds.store.engine.PoolDirectory;
 import io.dataclay.ds.store.engine.RecordCodec;
@@ -28,7 +26,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.StampedLock;
 import java.util.function.Consumer;
 
 /**
@@ -43,8 +40,8 @@ import java.util.function.Consumer;
  * like every engine's, and a PostgreSQL advisory lock held for the store's lifetime keeps a second
  * Data Service with the same backend name off the same rows, on any machine.
  *
- * <p>With a store key, each field value in a record is sealed ({@link ValueSealer}); the backend's
- * key check is in {@link KeyCheckTable}. A removal is a DELETE: PostgreSQL keeps the dead row
+ * <p>With a store key, the backend's key check is in {@link KeyCheckTable} and the values this
+ * store is given are already sealed (see {@link io.dataclay.ds.store.crypt.Encryption}). A removal is a DELETE: PostgreSQL keeps the dead row
  * version (and its TOAST chunks) in the table's files until VACUUM reuses the space, and in its
  * WAL until that is recycled, so only encryption keeps removed values unreadable there.
  */
@@ -65,21 +62,19 @@ public final class PostgresStore implements ObjectStore {
   private final ObjectTable table;
   private final String where;
   private final RecordCodec codec = new RecordCodec();
-  private final ValueSealer sealer;
+  private final boolean encrypted;
   private final ConcurrentHashMap<UUID, Meta> metas = new ConcurrentHashMap<>();
   private final KeyLocks locks = new KeyLocks(256);
-  private final CloseGuard guard;
   private final AtomicLong usedBytes = new AtomicLong();
 
   private PostgresStore(PoolDirectory directory, BackendLock backendLock, ConnectionPool pool, StoreConfig config,
-      ValueSealer sealer) {
+      boolean encrypted) {
     this.directory = directory;
-    this.sealer = sealer;
+    this.encrypted = encrypted;
     this.backendLock = backendLock;
     this.pool = pool;
     this.table = new ObjectTable(config.backendName());
     this.where = config.redactedDatabaseUrl() + " (backend " + config.backendName() + ")";
-    this.guard = new CloseGuard("postgres store " + where);
   }
 
   /**
@@ -92,9 +87,8 @@ public final class PostgresStore implements ObjectStore {
    *     another engine, this backend's store is already open, or the key is refused (see
    *     {@link KeyAdmission}; nothing is written then)
    */
-  public static PostgresStore open(StoreConfig config) {
+  public static PostgresStore open(StoreConfig config, StoreKey key) {
     String url = checkedUrl(config);
-    StoreKey key = StoreKey.forStore(config);
     PoolDirectory directory = config.path() == null ? null : PoolDirectory.claim(config.path(), ENGINE);
     ConnectionPool pool = new ConnectionPool(url, config.redactedDatabaseUrl(), CONNECTIONS);
     BackendLock lock = null;
@@ -166,7 +160,7 @@ public final class PostgresStore implements ObjectStore {
   }
 
   // Runs with the backend's lock held, so no other store of the backend records a check meanwhile.
-  private static ValueSealer admit(ConnectionPool pool, StoreConfig config, StoreKey key) {
+  private static boolean admit(ConnectionPool pool, StoreConfig config, StoreKey key) {
     String backend = config.backendName();
     String where = "the store of backend '" + backend + "' in " + config.redactedDatabaseUrl();
     try {
@@ -181,7 +175,7 @@ public final class PostgresStore implements ObjectStore {
           return null;
         });
       }
-      return admitted.sealer();
+      return admitted.encrypted();
     } catch (SQLException e) {
       throw new InvalidArgumentException("could not read the key check of " + where + ": " + e.getMessage());
     }
@@ -195,13 +189,12 @@ public final class PostgresStore implements ObjectStore {
 
   @Override
   public void putAll(List<StoredObject> objects) {
-    List<UUID> ids = RecordCodec.batchIds(objects);
+    List<UUID> ids = objects.stream().map(StoredObject::id).toList();
     int n = ids.size();
     byte[][] records = new byte[n][];
     for (int i = 0; i < n; i++) {
-      records[i] = codec.encode(sealer.seal(objects.get(i)));
+      records[i] = codec.encode(objects.get(i));
     }
-    guard.enter();
     try (KeyLocks.Held held = locks.writeLockAll(ids)) {
       sql("store " + n + " object(s)", () -> n == 1
           ? pool.with(c -> table.upsert(c, objects, records))
@@ -209,148 +202,95 @@ public final class PostgresStore implements ObjectStore {
       for (int i = 0; i < n; i++) {
         remember(ids.get(i), codec.canonical(objects.get(i).header()), records[i].length);
       }
-    } finally {
-      guard.exit();
     }
   }
 
   @Override
   public Optional<StoredObject> get(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
+    Meta meta = metas.get(id);
+    if (meta == null) {
+      return Optional.empty();
     }
-    guard.enter();
-    try {
-      Meta meta = metas.get(id);
-      if (meta == null) {
-        return Optional.empty();
-      }
-      byte[] record = sql("read object " + id, () -> pool.with(c -> table.record(c, id)));
-      // A row gone meanwhile was removed by a concurrent call after this one began.
-      return record == null ? Optional.empty()
-          : Optional.of(sealer.open(codec.decode(id, RecordInput.of(record), meta.header())));
-    } finally {
-      guard.exit();
-    }
+    byte[] record = sql("read object " + id, () -> pool.with(c -> table.record(c, id)));
+    // A row gone meanwhile was removed by a concurrent call after this one began.
+    return record == null ? Optional.empty()
+        : Optional.of(codec.decode(id, RecordInput.of(record), meta.header()));
   }
 
   /** Reads the record and skips its values: garbage collection needs no decryption. */
   @Override
   public Optional<Set<UUID>> references(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
+    if (!metas.containsKey(id)) {
+      return Optional.empty();
     }
-    guard.enter();
-    try {
-      if (!metas.containsKey(id)) {
-        return Optional.empty();
-      }
-      byte[] record = sql("read object " + id, () -> pool.with(c -> table.record(c, id)));
-      return record == null ? Optional.empty() : Optional.of(codec.references(id, RecordInput.of(record)));
-    } finally {
-      guard.exit();
-    }
+    byte[] record = sql("read object " + id, () -> pool.with(c -> table.record(c, id)));
+    return record == null ? Optional.empty() : Optional.of(codec.references(id, RecordInput.of(record)));
   }
 
   @Override
   public Optional<ObjectHeader> header(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-    guard.checkOpen();
     Meta meta = metas.get(id);
     return meta == null ? Optional.empty() : Optional.of(meta.header());
   }
 
   @Override
-  public void applyDelta(ObjectDelta plain) {
-    RecordCodec.check(plain);
-    ObjectDelta delta = sealer.seal(plain);
+  public void applyDelta(ObjectDelta delta) {
     UUID id = delta.id();
-    guard.enter();
-    try {
-      StampedLock lock = locks.of(id);
-      long stamp = lock.writeLock();
-      try {
-        Meta meta = metas.get(id);
-        if (meta == null) {
-          throw new ObjectDoesNotExistException("object " + id + " is not stored in " + where);
-        }
-        int length = sql("change object " + id, () -> pool.transaction(c -> {
-          byte[] old = table.record(c, id);
-          if (old == null) {
-            throw new InternalException("object " + id + " is listed but has no row in " + where);
-          }
-          RecordInput current = RecordInput.of(old);
-          byte[] updated = RecordEdit.plan(current, delta).toArray(current);
-          table.updateRecord(c, id, updated);
-          return updated.length;
-        }));
-        remember(id, meta.header(), length);
-      } finally {
-        lock.unlockWrite(stamp);
+    locks.writing(id, () -> {
+      Meta meta = metas.get(id);
+      if (meta == null) {
+        throw new ObjectDoesNotExistException("object " + id + " is not stored in " + where);
       }
-    } finally {
-      guard.exit();
-    }
+      int length = sql("change object " + id, () -> pool.transaction(c -> {
+        byte[] old = table.record(c, id);
+        if (old == null) {
+          throw new InternalException("object " + id + " is listed but has no row in " + where);
+        }
+        RecordInput current = RecordInput.of(old);
+        byte[] updated = RecordEdit.plan(current, delta).toArray(current);
+        table.updateRecord(c, id, updated);
+        return updated.length;
+      }));
+      remember(id, meta.header(), length);
+    });
   }
 
   @Override
   public boolean remove(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-    guard.enter();
-    try {
-      StampedLock lock = locks.of(id);
-      long stamp = lock.writeLock();
-      try {
-        if (!metas.containsKey(id)) {
-          return false;
-        }
-        sql("remove object " + id, () -> pool.with(c -> table.delete(c, id)));
-        Meta old = metas.remove(id);
-        usedBytes.addAndGet(-old.recordBytes());
-        return true;
-      } finally {
-        lock.unlockWrite(stamp);
+    return locks.writing(id, () -> {
+      if (!metas.containsKey(id)) {
+        return false;
       }
-    } finally {
-      guard.exit();
-    }
+      sql("remove object " + id, () -> pool.with(c -> table.delete(c, id)));
+      Meta old = metas.remove(id);
+      usedBytes.addAndGet(-old.recordBytes());
+      return true;
+    });
   }
 
   @Override
   public long count() {
-    guard.checkOpen();
     return metas.size();
   }
 
   @Override
   public void forEachId(Consumer<UUID> action) {
-    if (action == null) {
-      throw new InvalidArgumentException("action is missing");
-    }
-    guard.checkOpen();
     metas.keySet().forEach(action);
   }
 
   @Override
   public StoreStats stats() {
-    guard.checkOpen();
-    return new StoreStats(ENGINE, DURABILITY, where, 0, usedBytes.get(), metas.size(), sealer.encrypts());
+    return new StoreStats(ENGINE, DURABILITY, where, 0, usedBytes.get(), metas.size(), encrypted);
   }
 
   @Override
   public void close() {
-    if (guard.close()) {
-      try {
-        pool.close();
-        backendLock.close();
-      } finally {
-        if (directory != null) {
-          directory.close();
-        }
+    try {
+      pool.close();
+      backendLock.close();
+    } finally {
+      if (directory != null) {
+        directory.close();
       }
     }
   }

@@ -7,7 +7,7 @@ import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
-import io.dataclay.ds.store.engine.CloseGuard;
+import io.dataclay.ds.store.crypt.Encryption;
 import io.dataclay.ds.store.engine.KeyLocks;
 import io.dataclay.ds.store.engine.RecordCodec;
 import io.dataclay.ds.store.kv.KvStore;
@@ -17,7 +17,6 @@ import io.dataclay.exceptions.ObjectDoesNotExistException;
 import io.dataclay.exceptions.StoreFullException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -43,8 +42,8 @@ import java.util.logging.Logger;
  * whole (each write-back is one NVRAM transaction per object or per batch of objects). A putAll
  * after the last checkpoint may survive in part.
  *
- * <p>With a store key, the kv pool encrypts what is written back ({@link KvStore}); the DRAM
- * cache holds values in clear, like every other copy in the Data Service's memory.
+ * <p>With a store key, what is written back to the kv pool is sealed ({@link Encryption}); the
+ * DRAM cache holds values in clear, like every other copy in the Data Service's memory.
  */
 public final class TwoLevelStore implements ObjectStore {
   /** Engine name in configuration. */
@@ -55,20 +54,21 @@ public final class TwoLevelStore implements ObjectStore {
 
   private static final Logger LOG = Logger.getLogger(TwoLevelStore.class.getName());
 
-  private final KvStore nvram;
+  private final KvStore records; // the kv pool itself, for record lengths
+  private final ObjectStore nvram; // the kv pool, through encryption when the store has a key
   private final DramCache cache;
   private final StoreConfig config;
   private final RecordCodec codec = new RecordCodec();
-  private final CloseGuard guard;
   private final ScheduledExecutorService checkpoints;
   private final Object checkpointLock = new Object();
   private volatile String checkpointFailure;
+  private boolean closed; // under checkpointLock
 
-  private TwoLevelStore(KvStore nvram, StoreConfig config) {
+  private TwoLevelStore(KvStore records, ObjectStore nvram, StoreConfig config) {
+    this.records = records;
     this.nvram = nvram;
     this.config = config;
     this.cache = new DramCache(nvram, config.cacheBytes());
-    this.guard = new CloseGuard("2lm store " + config.path());
     nvram.forEachId(id -> cache.known(id, nvram.header(id).orElseThrow()));
     checkpoints = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "dataclay-2lm-checkpoint");
@@ -81,142 +81,112 @@ public final class TwoLevelStore implements ObjectStore {
 
   /**
    * Opens the kv pool in {@code config.path()} (marked as a 2lm pool) with a DRAM cache of
-   * {@code config.cacheBytes()}, checkpointing every {@code config.checkpointMillis()}.
+   * {@code config.cacheBytes()}, checkpointing every {@code config.checkpointMillis()}. With a
+   * key, what is written back to NVRAM is sealed and the DRAM cache holds values in clear, like
+   * every other copy in the Data Service's memory.
    *
    * @throws InvalidArgumentException when the directory or pool cannot be used as a 2lm pool
    */
-  public static TwoLevelStore open(StoreConfig config) {
-    KvStore nvram = KvStore.openFor(ENGINE, config);
+  public static TwoLevelStore open(StoreConfig config, Encryption atRest) {
+    KvStore pool = KvStore.openFor(ENGINE, config, atRest.key());
     try {
-      return new TwoLevelStore(nvram, config);
+      return new TwoLevelStore(pool, atRest.seal(pool), config);
     } catch (RuntimeException e) {
-      nvram.close();
+      pool.close();
       throw e;
     }
   }
 
   @Override
   public void putAll(List<StoredObject> objects) {
-    List<UUID> ids = RecordCodec.batchIds(objects);
+    List<UUID> ids = objects.stream().map(StoredObject::id).toList();
     long bytes = 0;
     for (StoredObject object : objects) {
-      RecordCodec.check(object);
       bytes += Cell.sizeOf(object);
     }
-    guard.enter();
-    try {
-      boolean through = !cache.cacheable(bytes) || !nvramHoldsDirtyPlus(bytes);
-      List<StoredObject> copies = new ArrayList<>(objects.size());
-      if (!through) {
-        cache.makeRoom(bytes); // before any change: a full NVRAM refuses the whole batch here
-        for (StoredObject object : objects) {
-          copies.add(copy(object));
-        }
+    boolean through = !cache.cacheable(bytes) || !nvramHoldsDirtyPlus(bytes);
+    List<StoredObject> copies = new ArrayList<>(objects.size());
+    if (!through) {
+      cache.makeRoom(bytes); // before any change: a full NVRAM refuses the whole batch here
+      for (StoredObject object : objects) {
+        copies.add(object.deepCopy());
       }
-      if (through && cache.dirtyCount() > 0 && !nvramHoldsDirtyPlus(bytes)) {
-        writeBackAllNow(); // NVRAM nearly full: what was acknowledged lands before anything new
+    }
+    if (through && cache.dirtyCount() > 0 && !nvramHoldsDirtyPlus(bytes)) {
+      writeBackAllNow(); // NVRAM nearly full: what was acknowledged lands before anything new
+    }
+    try (KeyLocks.Held nvramHeld = through ? cache.nvramLocks.writeLockAll(ids) : null;
+        KeyLocks.Held held = cache.locks.writeLockAll(ids)) {
+      if (through) {
+        nvram.putAll(objects); // one transaction, durable: nothing of it is cached
       }
-      try (KeyLocks.Held nvramHeld = through ? cache.nvramLocks.writeLockAll(ids) : null;
-          KeyLocks.Held held = cache.locks.writeLockAll(ids)) {
-        if (through) {
-          nvram.putAll(objects); // one transaction, durable: nothing of it is cached
-        }
-        for (int i = 0; i < ids.size(); i++) {
-          UUID id = ids.get(i);
-          Cell now = through ? Cell.inNvram(codec.canonical(objects.get(i).header())) : Cell.cached(copies.get(i), true);
-          cache.set(id, cache.cells.get(id), now);
-        }
+      for (int i = 0; i < ids.size(); i++) {
+        UUID id = ids.get(i);
+        Cell now = through ? Cell.inNvram(codec.canonical(objects.get(i).header())) : Cell.cached(copies.get(i), true);
+        cache.set(id, cache.cells.get(id), now);
       }
-    } finally {
-      guard.exit();
     }
   }
 
   @Override
   public Optional<StoredObject> get(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
+    Cell cell = cache.cells.get(id);
+    if (cell == null) {
+      return Optional.empty();
     }
-    guard.enter();
-    try {
-      Cell cell = cache.cells.get(id);
-      if (cell == null) {
-        return Optional.empty();
-      }
-      if (cell.cached != null) {
-        cell.referenced = true;
-        return Optional.of(copy(cell.cached)); // a cached record is immutable: no lock needed
-      }
-      StoredObject loaded = load(id);
-      if (loaded == null) {
-        return Optional.empty();
-      }
-      Cell now = cache.cells.get(id);
-      // The cache's own record is copied out; one read from NVRAM and not cached is the caller's.
-      return Optional.of(now != null && now.cached == loaded ? copy(loaded) : loaded);
-    } finally {
-      guard.exit();
+    if (cell.cached != null) {
+      cell.referenced = true;
+      return Optional.of(cell.cached.deepCopy()); // a cached record is immutable: no lock needed
     }
+    StoredObject loaded = load(id);
+    if (loaded == null) {
+      return Optional.empty();
+    }
+    Cell now = cache.cells.get(id);
+    // The cache's own record is copied out; one read from NVRAM and not cached is the caller's.
+    return Optional.of(now != null && now.cached == loaded ? loaded.deepCopy() : loaded);
   }
 
   @Override
   public Optional<Set<UUID>> references(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
+    Cell cell = cache.cells.get(id);
+    if (cell == null) {
+      return Optional.empty();
     }
-    guard.enter();
-    try {
-      Cell cell = cache.cells.get(id);
-      if (cell == null) {
-        return Optional.empty();
-      }
-      if (cell.cached != null) {
-        return Optional.of(StoredObject.referencesOf(cell.cached.fields())); // immutable: no lock, no copy
-      }
-      // Not cached: NVRAM holds its newest state, unless a writer caches a newer one meanwhile,
-      // which the recorder of a collection sees anyway (it records every write's references).
-      return nvram.references(id);
-    } finally {
-      guard.exit();
+    if (cell.cached != null) {
+      return Optional.of(StoredObject.referencesOf(cell.cached.fields())); // immutable: no lock, no copy
     }
+    // Not cached: NVRAM holds its newest state, unless a writer caches a newer one meanwhile,
+    // which the recorder of a collection sees anyway (it records every write's references).
+    return nvram.references(id);
   }
 
   @Override
   public Optional<ObjectHeader> header(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-    guard.checkOpen();
     Cell cell = cache.cells.get(id);
     return cell == null ? Optional.empty() : Optional.of(cell.header);
   }
 
   @Override
   public void applyDelta(ObjectDelta delta) {
-    RecordCodec.check(delta);
     UUID id = delta.id();
-    guard.enter();
-    try {
-      Cell cell = cache.cells.get(id);
-      if (cell == null) {
-        throw notStored(id);
-      }
-      if (cell.cached == null && cache.cacheable(nvram.recordLength(id))) {
-        load(id); // a record being changed is hot: bring it into DRAM
-      }
-      long added = 0;
-      for (FieldValue value : delta.changed().values()) {
-        added += value.value().length + 16L * value.references().size();
-      }
-      boolean nearlyFull = !nvramHoldsDirtyPlus(added);
-      if (nearlyFull && cache.dirtyCount() > 0) {
-        writeBackAllNow();
-      }
-      cache.makeRoom(added); // before any change, as in putAll
-      changeCell(delta, nearlyFull);
-    } finally {
-      guard.exit();
+    Cell cell = cache.cells.get(id);
+    if (cell == null) {
+      throw notStored(id);
     }
+    if (cell.cached == null && cache.cacheable(records.recordLength(id))) {
+      load(id); // a record being changed is hot: bring it into DRAM
+    }
+    long added = 0;
+    for (FieldValue value : delta.changed().values()) {
+      added += value.value().length + 16L * value.references().size();
+    }
+    boolean nearlyFull = !nvramHoldsDirtyPlus(added);
+    if (nearlyFull && cache.dirtyCount() > 0) {
+      writeBackAllNow();
+    }
+    cache.makeRoom(added); // before any change, as in putAll
+    changeCell(delta, nearlyFull);
   }
 
   // Applies a delta in DRAM when the object is cached and stays so; otherwise writes it to NVRAM,
@@ -234,7 +204,7 @@ public final class TwoLevelStore implements ObjectStore {
           if (old == null) {
             throw notStored(id);
           }
-          StoredObject updated = old.cached == null ? null : applied(old.cached, delta);
+          StoredObject updated = old.cached == null ? null : old.cached.withDelta(delta);
           if (updated != null && !nearlyFull && cache.cacheable(Cell.sizeOf(updated))) {
             cache.set(id, old, Cell.cached(updated, true));
             return;
@@ -260,22 +230,8 @@ public final class TwoLevelStore implements ObjectStore {
     }
   }
 
-  private static StoredObject applied(StoredObject cached, ObjectDelta delta) {
-    Map<String, FieldValue> fields = StoredObject.newFields(cached.fields().size() + delta.changed().size());
-    fields.putAll(cached.fields());
-    for (Map.Entry<String, FieldValue> e : delta.changed().entrySet()) {
-      fields.put(e.getKey(), copy(e.getValue()));
-    }
-    fields.keySet().removeAll(delta.removed());
-    return new StoredObject(cached.id(), cached.header(), fields);
-  }
-
   @Override
   public boolean remove(UUID id) {
-    if (id == null) {
-      throw new InvalidArgumentException("object ID is missing");
-    }
-    guard.enter();
     StampedLock nvramLock = cache.nvramLocks.of(id);
     long nvramStamp = nvramLock.writeLock();
     try {
@@ -294,28 +250,21 @@ public final class TwoLevelStore implements ObjectStore {
       }
     } finally {
       nvramLock.unlockWrite(nvramStamp);
-      guard.exit();
     }
   }
 
   @Override
   public long count() {
-    guard.checkOpen();
     return cache.cells.size();
   }
 
   @Override
   public void forEachId(Consumer<UUID> action) {
-    if (action == null) {
-      throw new InvalidArgumentException("action is missing");
-    }
-    guard.checkOpen();
     cache.cells.keySet().forEach(action);
   }
 
   @Override
   public StoreStats stats() {
-    guard.checkOpen();
     StoreStats pool = nvram.stats();
     return new StoreStats(ENGINE, durability(), pool.path(), pool.capacityBytes(),
         pool.usedBytes() + cache.dirtyBytes(), cache.cells.size(), pool.encrypted());
@@ -329,38 +278,35 @@ public final class TwoLevelStore implements ObjectStore {
    */
   @Override
   public void checkpoint() {
-    guard.enter();
-    try {
-      synchronized (checkpointLock) {
-        try {
-          cache.writeBackAll();
-        } catch (RuntimeException e) {
-          if (checkpointFailure == null) {
-            LOG.log(Level.WARNING, "2lm checkpoint of " + config.path() + " failed; retrying every "
-                + config.checkpointMillis() + " ms: " + e.getMessage());
-          }
-          checkpointFailure = e.getMessage();
-          throw e;
-        }
-        if (checkpointFailure != null) {
-          LOG.info("2lm checkpoint of " + config.path() + " succeeded again");
-          checkpointFailure = null;
-        }
+    synchronized (checkpointLock) {
+      if (closed) {
+        return; // a periodic checkpoint that started as the store closed: close wrote everything back
       }
-    } finally {
-      guard.exit();
+      try {
+        cache.writeBackAll();
+      } catch (RuntimeException e) {
+        if (checkpointFailure == null) {
+          LOG.log(Level.WARNING, "2lm checkpoint of " + config.path() + " failed; retrying every "
+              + config.checkpointMillis() + " ms: " + e.getMessage());
+        }
+        checkpointFailure = e.getMessage();
+        throw e;
+      }
+      if (checkpointFailure != null) {
+        LOG.info("2lm checkpoint of " + config.path() + " succeeded again");
+        checkpointFailure = null;
+      }
     }
   }
 
   /** Writes everything back, then closes the pool; the pool can be reopened afterwards. */
   @Override
   public void close() {
-    if (!guard.close()) {
-      return;
-    }
     checkpoints.shutdownNow();
     try {
       synchronized (checkpointLock) { // waits for a periodic checkpoint still running
+        // Set first: a periodic checkpoint waiting for this lock must not touch NVRAM once it is closed.
+        closed = true;
         cache.writeBackAll();
       }
     } catch (RuntimeException e) {
@@ -441,17 +387,5 @@ public final class TwoLevelStore implements ObjectStore {
 
   private static InternalException lost(UUID id) {
     return new InternalException("2lm store lists object " + id + " but its NVRAM record is missing");
-  }
-
-  private static StoredObject copy(StoredObject object) {
-    Map<String, FieldValue> fields = StoredObject.newFields(object.fields().size());
-    for (Map.Entry<String, FieldValue> e : object.fields().entrySet()) {
-      fields.put(e.getKey(), copy(e.getValue()));
-    }
-    return new StoredObject(object.id(), object.header(), fields);
-  }
-
-  private static FieldValue copy(FieldValue value) {
-    return new FieldValue(value.value().clone(), value.references());
   }
 }

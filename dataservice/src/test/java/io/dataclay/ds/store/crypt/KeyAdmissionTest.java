@@ -20,7 +20,7 @@ class KeyAdmissionTest {
   void aNewPoolWithAKeyRecordsItsCheckAndEncrypts() {
     KeyAdmission.Admitted admitted = KeyAdmission.admit(key, null, true, POOL);
 
-    assertTrue(admitted.sealer().encrypts());
+    assertTrue(admitted.encrypted());
     assertNotNull(admitted.checkToRecord());
     assertTrue(key.matches(admitted.checkToRecord()));
   }
@@ -29,7 +29,7 @@ class KeyAdmissionTest {
   void theSameKeyIsAdmittedAndRecordsNothing() {
     KeyAdmission.Admitted admitted = KeyAdmission.admit(key, key.newCheck(), false, POOL);
 
-    assertTrue(admitted.sealer().encrypts());
+    assertTrue(admitted.encrypted());
     assertNull(admitted.checkToRecord());
   }
 
@@ -37,7 +37,7 @@ class KeyAdmissionTest {
   void aPlainPoolWithoutKeyStaysPlain() {
     KeyAdmission.Admitted admitted = KeyAdmission.admit(null, null, false, POOL);
 
-    assertFalse(admitted.sealer().encrypts());
+    assertFalse(admitted.encrypted());
     assertNull(admitted.checkToRecord());
   }
 

@@ -76,14 +76,14 @@ class PoolDirectoryTest {
     StoreKey key = StoreKey.of(new byte[32], "test key");
 
     try (PoolDirectory claimed = PoolDirectory.claim(dir, "kv", key)) {
-      assertTrue(claimed.sealer().encrypts());
+      assertTrue(claimed.encrypted());
     }
 
     List<String> lines = Files.readAllLines(dir.resolve(PoolDirectory.MARKER));
     assertEquals("kv", lines.get(0));
     assertTrue(lines.get(1).startsWith("key-check v1 ") && key.matches(lines.get(1).substring(10)), lines.get(1));
     try (PoolDirectory again = PoolDirectory.claim(dir, "kv", key)) {
-      assertTrue(again.sealer().encrypts());
+      assertTrue(again.encrypted());
     }
   }
 

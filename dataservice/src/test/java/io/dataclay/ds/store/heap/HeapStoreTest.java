@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.dataclay.ds.store.EncryptedStoreContract;
 import io.dataclay.ds.store.FieldValue;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.ds.store.ObjectStore;
@@ -16,6 +17,7 @@ import io.dataclay.ds.store.ObjectStores;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.ds.store.TestPools;
+import io.dataclay.ds.store.crypt.FieldCipher;
 import io.dataclay.ds.store.kv.KvStore;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.nio.charset.StandardCharsets;
@@ -27,164 +29,199 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.UUID;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 /**
- * The heap engine passes the whole store contract; on top, a change to one field of a large
- * object writes that field's bytes and not the object's (counted by the store, not timed).
+ * The heap engine passes the whole store contract without a store key and with one (then also the
+ * encryption promises), plus its own: an update writes only the changed field, in place, also
+ * when values are sealed one by one.
  */
-class HeapStoreTest extends ObjectStoreContract {
-  private static final int MIB = 1 << 20;
+class HeapStoreTest {
+  @Nested
+  class Plain extends ObjectStoreContract {
+    private static final int MIB = 1 << 20;
 
-  @Override
-  protected String engine() {
-    return HeapStore.ENGINE;
-  }
+    @Override
+    protected String engine() {
+      return HeapStore.ENGINE;
+    }
 
-  @Test
-  void updatingOneSmallFieldOfALargeObjectWritesOnlyThatFieldInPlace() {
-    // setup
-    UUID id = UUID.randomUUID();
-    byte[] blob = randomBytes(MIB);
-    store.put(largeObject(id, blob, "00000001"));
-    long before = heap().bytesWritten();
-    // run
-    store.applyDelta(new ObjectDelta(id, Map.of("counter", value("00000002")), Set.of()));
-    // verify: the new value and its entry's lengths, nothing of the megabyte
-    long written = heap().bytesWritten() - before;
-    assertTrue(written <= 32, "one 8-byte field update wrote " + written + " bytes");
-    StoredObject got = store.get(id).orElseThrow();
-    assertEquals("00000002", text(got.fields().get("counter")));
-    assertArrayEquals(blob, got.fields().get("blob").value());
-  }
-
-  @Test
-  void resizingOneFieldOfALargeObjectRewritesThatFieldAndNotTheOthers() {
-    // setup
-    UUID id = UUID.randomUUID();
-    byte[] blob = randomBytes(MIB);
-    store.put(largeObject(id, blob, "00000001"));
-    // run + verify: a small field outgrowing its inline area moves, with a new field table
-    long before = heap().bytesWritten();
-    store.applyDelta(new ObjectDelta(id, Map.of("counter", value("c".repeat(500))), Set.of()));
-    long grownSmall = heap().bytesWritten() - before;
-    assertTrue(grownSmall < 2048, "growing the 8-byte field to 500 bytes wrote " + grownSmall + " bytes");
-    // run + verify: adding and removing a field rewrites the table, not the megabyte
-    before = heap().bytesWritten();
-    store.applyDelta(new ObjectDelta(id, Map.of("extra", value("e")), Set.of("counter")));
-    long reshaped = heap().bytesWritten() - before;
-    assertTrue(reshaped < 1024, "adding and removing a small field wrote " + reshaped + " bytes");
-    // run + verify: the large field growing by one byte is written once, in a block of its own
-    byte[] bigger = randomBytes(MIB + 1);
-    before = heap().bytesWritten();
-    store.applyDelta(new ObjectDelta(id, Map.of("blob", FieldValue.of(bigger.clone())), Set.of()));
-    long grownLarge = heap().bytesWritten() - before;
-    assertTrue(grownLarge >= MIB + 1 && grownLarge < MIB + 1024, "growing the 1 MiB field wrote " + grownLarge + " bytes");
-    StoredObject got = store.get(id).orElseThrow();
-    assertEquals(List.of("blob", "extra"), List.copyOf(got.fields().keySet()));
-    assertArrayEquals(bigger, got.fields().get("blob").value());
-  }
-
-  @Test
-  void fieldUpdatesInPlaceSurviveAReopen() {
-    UUID id = UUID.randomUUID();
-    byte[] blob = randomBytes(200_000);
-    UUID ref = UUID.randomUUID();
-    store.put(largeObject(id, blob, "00000001"));
-    byte[] sameSize = randomBytes(200_000);
-
-    store.applyDelta(new ObjectDelta(id, Map.of("counter", new FieldValue(bytes("00000009"), List.of(ref)),
-        "blob", FieldValue.of(sameSize.clone())), Set.of()));
-    store.close();
-    store = open(poolSize());
-
-    StoredObject got = store.get(id).orElseThrow();
-    assertEquals("00000009", text(got.fields().get("counter")));
-    assertEquals(List.of(ref), got.fields().get("counter").references());
-    assertArrayEquals(sameSize, got.fields().get("blob").value());
-  }
-
-  @Test
-  void aPoolMadeByTheKvEngineIsRefusedWithItsContentUnchanged() throws Exception {
-    // setup: a kv pool file under the heap pool's name
-    store.close();
-    Path kvDir = TestPools.newPath();
-    try {
-      try (ObjectStore kv = ObjectStores.open(new StoreConfig(KvStore.ENGINE, kvDir, poolSize()))) {
-        kv.put(object(UUID.randomUUID(), "a", "1"));
-      }
-      Path pool = poolDir.resolve(HeapStore.POOL_FILE);
-      Files.delete(pool);
-      Files.copy(kvDir.resolve(KvStore.POOL_FILE), pool);
-      byte[] before = Files.readAllBytes(pool);
+    @Test
+    void updatingOneSmallFieldOfALargeObjectWritesOnlyThatFieldInPlace() {
+      // setup
+      UUID id = UUID.randomUUID();
+      byte[] blob = randomBytes(MIB);
+      store.put(largeObject(id, blob, "00000001"));
+      long before = heap().bytesWritten();
       // run
-      InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> open(poolSize()));
-      // verify
-      assertTrue(e.getMessage().contains("no heap object directory"), e.getMessage());
-      assertEquals(before.length, Files.size(pool));
-      Files.delete(pool);
-    } finally {
-      TestPools.delete(kvDir);
+      store.applyDelta(new ObjectDelta(id, Map.of("counter", value("00000002")), Set.of()));
+      // verify: the new value and its entry's lengths, nothing of the megabyte
+      long written = heap().bytesWritten() - before;
+      assertTrue(written <= 32, "one 8-byte field update wrote " + written + " bytes");
+      StoredObject got = store.get(id).orElseThrow();
+      assertEquals("00000002", text(got.fields().get("counter")));
+      assertArrayEquals(blob, got.fields().get("blob").value());
+    }
+
+    @Test
+    void resizingOneFieldOfALargeObjectRewritesThatFieldAndNotTheOthers() {
+      // setup
+      UUID id = UUID.randomUUID();
+      byte[] blob = randomBytes(MIB);
+      store.put(largeObject(id, blob, "00000001"));
+      // run + verify: a small field outgrowing its inline area moves, with a new field table
+      long before = heap().bytesWritten();
+      store.applyDelta(new ObjectDelta(id, Map.of("counter", value("c".repeat(500))), Set.of()));
+      long grownSmall = heap().bytesWritten() - before;
+      assertTrue(grownSmall < 2048, "growing the 8-byte field to 500 bytes wrote " + grownSmall + " bytes");
+      // run + verify: adding and removing a field rewrites the table, not the megabyte
+      before = heap().bytesWritten();
+      store.applyDelta(new ObjectDelta(id, Map.of("extra", value("e")), Set.of("counter")));
+      long reshaped = heap().bytesWritten() - before;
+      assertTrue(reshaped < 1024, "adding and removing a small field wrote " + reshaped + " bytes");
+      // run + verify: the large field growing by one byte is written once, in a block of its own
+      byte[] bigger = randomBytes(MIB + 1);
+      before = heap().bytesWritten();
+      store.applyDelta(new ObjectDelta(id, Map.of("blob", FieldValue.of(bigger.clone())), Set.of()));
+      long grownLarge = heap().bytesWritten() - before;
+      assertTrue(grownLarge >= MIB + 1 && grownLarge < MIB + 1024, "growing the 1 MiB field wrote " + grownLarge + " bytes");
+      StoredObject got = store.get(id).orElseThrow();
+      assertEquals(List.of("blob", "extra"), List.copyOf(got.fields().keySet()));
+      assertArrayEquals(bigger, got.fields().get("blob").value());
+    }
+
+    @Test
+    void fieldUpdatesInPlaceSurviveAReopen() {
+      UUID id = UUID.randomUUID();
+      byte[] blob = randomBytes(200_000);
+      UUID ref = UUID.randomUUID();
+      store.put(largeObject(id, blob, "00000001"));
+      byte[] sameSize = randomBytes(200_000);
+
+      store.applyDelta(new ObjectDelta(id, Map.of("counter", new FieldValue(bytes("00000009"), List.of(ref)),
+          "blob", FieldValue.of(sameSize.clone())), Set.of()));
+      store.close();
       store = open(poolSize());
+
+      StoredObject got = store.get(id).orElseThrow();
+      assertEquals("00000009", text(got.fields().get("counter")));
+      assertEquals(List.of(ref), got.fields().get("counter").references());
+      assertArrayEquals(sameSize, got.fields().get("blob").value());
+    }
+
+    @Test
+    void aPoolMadeByTheKvEngineIsRefusedWithItsContentUnchanged() throws Exception {
+      // setup: a kv pool file under the heap pool's name
+      store.close();
+      Path kvDir = TestPools.newPath();
+      try {
+        try (ObjectStore kv = ObjectStores.open(new StoreConfig(KvStore.ENGINE, kvDir, poolSize()))) {
+          kv.put(object(UUID.randomUUID(), "a", "1"));
+        }
+        Path pool = poolDir.resolve(HeapStore.POOL_FILE);
+        Files.delete(pool);
+        Files.copy(kvDir.resolve(KvStore.POOL_FILE), pool);
+        byte[] before = Files.readAllBytes(pool);
+        // run
+        InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> open(poolSize()));
+        // verify
+        assertTrue(e.getMessage().contains("no heap object directory"), e.getMessage());
+        assertEquals(before.length, Files.size(pool));
+        Files.delete(pool);
+      } finally {
+        TestPools.delete(kvDir);
+        store = open(poolSize());
+      }
+    }
+
+    @Test
+    void aPoolFileThatIsNotAnLlplHeapIsRefusedAndLeftUntouched() throws Exception {
+      store.close();
+      Path pool = poolDir.resolve(HeapStore.POOL_FILE);
+      byte[] garbage = "not a pmem pool".repeat(1000).getBytes(StandardCharsets.UTF_8);
+      Files.write(pool, garbage);
+
+      InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> open(poolSize()));
+
+      assertTrue(e.getMessage().contains(pool.toString()), e.getMessage());
+      assertArrayEquals(garbage, Files.readAllBytes(pool));
+      Files.delete(pool);
+      store = open(poolSize());
+    }
+
+    @Test
+    void aRemovalCutShortBeforeItsBlocksWereZeroedIsFinishedAtTheNextOpen() {
+      // setup: an object (inline and out-of-line values) whose removal committed, erasure not run
+      byte[] marker = ("cut-" + UUID.randomUUID()).getBytes(StandardCharsets.UTF_8);
+      UUID gone = UUID.randomUUID();
+      UUID kept = UUID.randomUUID();
+      store.put(object(kept, "a", "1"));
+      long usedWithKeptOnly = store.stats().usedBytes();
+      store.put(object(gone, Map.of("small", FieldValue.of(marker.clone()), "large",
+          FieldValue.of(TestPools.repeated(marker, 100)))));
+      heap().removeWithoutErasing(gone);
+      store.close();
+      assertTrue(TestPools.filesContain(poolDir, marker));
+      // run
+      store = open(poolSize());
+      // verify: gone, zeroed, freed; the other object untouched
+      assertTrue(store.get(gone).isEmpty());
+      assertEquals(1, store.count());
+      assertTrue(!TestPools.filesContain(poolDir, marker), "the removed object's bytes are still in the pool");
+      assertEquals(usedWithKeptOnly, store.stats().usedBytes());
+      assertEquals("1", text(store.get(kept).orElseThrow().fields().get("a")));
+    }
+
+    private HeapStore heap() {
+      return (HeapStore) engineUnder(store);
+    }
+
+    private static StoredObject largeObject(UUID id, byte[] blob, String counter) {
+      Map<String, FieldValue> fields = new LinkedHashMap<>();
+      fields.put("blob", FieldValue.of(blob.clone()));
+      fields.put("counter", value(counter));
+      return object(id, fields);
+    }
+
+    private static byte[] randomBytes(int n) {
+      byte[] b = new byte[n];
+      new Random(n).nextBytes(b);
+      return b;
+    }
+
+    private static byte[] bytes(String s) {
+      return s.getBytes(StandardCharsets.UTF_8);
     }
   }
 
-  @Test
-  void aPoolFileThatIsNotAnLlplHeapIsRefusedAndLeftUntouched() throws Exception {
-    store.close();
-    Path pool = poolDir.resolve(HeapStore.POOL_FILE);
-    byte[] garbage = "not a pmem pool".repeat(1000).getBytes(StandardCharsets.UTF_8);
-    Files.write(pool, garbage);
+  @Nested
+  class Encrypted extends EncryptedStoreContract {
+    @Override
+    protected String engine() {
+      return HeapStore.ENGINE;
+    }
 
-    InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> open(poolSize()));
-
-    assertTrue(e.getMessage().contains(pool.toString()), e.getMessage());
-    assertArrayEquals(garbage, Files.readAllBytes(pool));
-    Files.delete(pool);
-    store = open(poolSize());
-  }
-
-  @Test
-  void aRemovalCutShortBeforeItsBlocksWereZeroedIsFinishedAtTheNextOpen() {
-    // setup: an object (inline and out-of-line values) whose removal committed, erasure not run
-    byte[] marker = ("cut-" + UUID.randomUUID()).getBytes(StandardCharsets.UTF_8);
-    UUID gone = UUID.randomUUID();
-    UUID kept = UUID.randomUUID();
-    store.put(object(kept, "a", "1"));
-    long usedWithKeptOnly = store.stats().usedBytes();
-    store.put(object(gone, Map.of("small", FieldValue.of(marker.clone()), "large",
-        FieldValue.of(TestPools.repeated(marker, 100)))));
-    heap().removeWithoutErasing(gone);
-    store.close();
-    assertTrue(TestPools.filesContain(poolDir, marker));
-    // run
-    store = open(poolSize());
-    // verify: gone, zeroed, freed; the other object untouched
-    assertTrue(store.get(gone).isEmpty());
-    assertEquals(1, store.count());
-    assertTrue(!TestPools.filesContain(poolDir, marker), "the removed object's bytes are still in the pool");
-    assertEquals(usedWithKeptOnly, store.stats().usedBytes());
-    assertEquals("1", text(store.get(kept).orElseThrow().fields().get("a")));
-  }
-
-  private HeapStore heap() {
-    return (HeapStore) store;
-  }
-
-  private static StoredObject largeObject(UUID id, byte[] blob, String counter) {
-    Map<String, FieldValue> fields = new LinkedHashMap<>();
-    fields.put("blob", FieldValue.of(blob.clone()));
-    fields.put("counter", value(counter));
-    return object(id, fields);
-  }
-
-  private static byte[] randomBytes(int n) {
-    byte[] b = new byte[n];
-    new Random(n).nextBytes(b);
-    return b;
-  }
-
-  private static byte[] bytes(String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
+    @Test
+    void updatingOneSmallFieldOfALargeEncryptedObjectWritesOnlyThatFieldInPlace() {
+      // setup
+      UUID id = UUID.randomUUID();
+      byte[] blob = new byte[1 << 20];
+      new Random(1).nextBytes(blob);
+      Map<String, FieldValue> fields = new LinkedHashMap<>();
+      fields.put("blob", FieldValue.of(blob.clone()));
+      fields.put("counter", value("00000001"));
+      store.put(object(id, fields));
+      HeapStore heap = (HeapStore) engineUnder(store);
+      long before = heap.bytesWritten();
+      // run
+      store.applyDelta(new ObjectDelta(id, Map.of("counter", value("00000002")), Set.of()));
+      // verify: the sealed 8-byte value and its entry's lengths, nothing of the megabyte
+      long written = heap.bytesWritten() - before;
+      assertTrue(written <= 32 + FieldCipher.OVERHEAD, "one 8-byte field update wrote " + written + " bytes");
+      StoredObject got = store.get(id).orElseThrow();
+      assertEquals("00000002", text(got.fields().get("counter")));
+      assertArrayEquals(blob, got.fields().get("blob").value());
+    }
   }
 }

@@ -41,7 +41,7 @@ class DramCacheTest {
   @BeforeEach
   void open() {
     poolDir = TestPools.newPath();
-    nvram = new GatedStore(KvStore.open(new StoreConfig(KvStore.ENGINE, poolDir, 64L << 20)));
+    nvram = new GatedStore(KvStore.open(new StoreConfig(KvStore.ENGINE, poolDir, 64L << 20), null));
     cache = new DramCache(nvram, 8L << 20);
   }
 
