@@ -1,10 +1,11 @@
 package io.dataclay.logic;
 
 import io.dataclay.client.Channels;
+import io.dataclay.common.ClusterSecret;
 import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.logic.accounts.SessionLimits;
+import io.dataclay.logic.checks.Checks;
 import io.dataclay.logic.metadata.MetadataSync;
-import io.dataclay.logic.service.Checks;
-import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.rpc.PemFile;
 import io.dataclay.rpc.TlsSettings;
 import java.nio.file.Path;
@@ -13,8 +14,6 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Supplier;
-import io.dataclay.common.ClusterSecret;
-import io.dataclay.exceptions.InvalidArgumentException;
 
 /**
  * Every setting of the Logic Module, read once from a map of DATACLAY_* keys. This is the only
@@ -116,7 +115,7 @@ public final class LogicModuleConfig {
   private final long unreachableMs;
   private final MetadataSync metadataSync;
   private final Duration gcInterval;
-  private final LogicModuleService.SessionLimits sessionLimits;
+  private final SessionLimits sessionLimits;
   private final ClusterSecret clusterSecret;
   private final long maxModelBytes;
   private final int minPasswordLength;
@@ -179,10 +178,10 @@ public final class LogicModuleConfig {
     this.unreachableMs = number(env, UNREACHABLE_MS, Channels.DEFAULT_UNREACHABLE_MS, 0, Integer.MAX_VALUE);
     this.metadataSync = syncOf(env.get(METADATA_SYNC));
     this.gcInterval = Duration.ofSeconds(number(env, GC_INTERVAL, DEFAULT_GC_INTERVAL_SECONDS, 0, 365L * 24 * 3600));
-    long perSecond = number(env, SESSIONS_PER_SECOND, (long) LogicModuleService.SessionLimits.DEFAULT.perSecond(), 1,
+    long perSecond = number(env, SESSIONS_PER_SECOND, (long) SessionLimits.DEFAULT.perSecond(), 1,
         1_000_000);
-    this.sessionLimits = new LogicModuleService.SessionLimits(number(env, MAX_SESSIONS_PER_ACCOUNT,
-        LogicModuleService.SessionLimits.DEFAULT.maxOpen(), 1, 100_000_000), perSecond, perSecond * 10);
+    this.sessionLimits = new SessionLimits(number(env, MAX_SESSIONS_PER_ACCOUNT,
+        SessionLimits.DEFAULT.maxOpen(), 1, 100_000_000), perSecond, perSecond * 10);
   }
 
   /** The settings of this process's environment (and standard input for the administrator's password). */
@@ -290,7 +289,7 @@ public final class LogicModuleConfig {
   }
 
   /** Per-account limits on open sessions and on new sessions a second. */
-  public LogicModuleService.SessionLimits sessionLimits() {
+  public SessionLimits sessionLimits() {
     return sessionLimits;
   }
 

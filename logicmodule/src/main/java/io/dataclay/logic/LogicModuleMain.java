@@ -4,13 +4,13 @@ import io.dataclay.client.Channels;
 import io.dataclay.common.PrivatePaths;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InvalidArgumentException;
-import io.dataclay.logic.deploy.GrpcBackendCalls;
+import io.dataclay.logic.accounts.AccountService;
+import io.dataclay.logic.checks.Checks;
+import io.dataclay.logic.collection.PeriodicCollection;
 import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.MetadataUnavailableException;
-import io.dataclay.logic.service.AccountService;
-import io.dataclay.logic.service.Checks;
+import io.dataclay.logic.outgoing.GrpcBackendCalls;
 import io.dataclay.logic.service.LogicModuleService;
-import io.dataclay.logic.service.PeriodicCollection;
 import io.dataclay.rpc.PeerCertificates;
 import io.dataclay.rpc.SessionMetadata;
 import java.io.IOException;
@@ -79,7 +79,7 @@ public final class LogicModuleMain {
       exit(4, "cannot listen on port " + config.port() + " of " + config.bindHost() + ": " + rootMessage(e));
       return;
     }
-    PeriodicCollection collections = PeriodicCollection.start(service, config.gcInterval());
+    PeriodicCollection collections = PeriodicCollection.start(service::collectGarbageNow, config.gcInterval());
     service.startFailover();
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       collections.close();

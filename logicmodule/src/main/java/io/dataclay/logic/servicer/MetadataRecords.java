@@ -4,7 +4,7 @@ import io.dataclay.logic.metadata.AccountRecord;
 import io.dataclay.logic.metadata.ContractRecord;
 import io.dataclay.logic.metadata.MetadataCut;
 import io.dataclay.logic.metadata.ModelRecord;
-import io.dataclay.logic.service.SnapshotCoordinator;
+import io.dataclay.logic.snapshot.SnapshotCoordinator;
 import io.dataclay.proto.MetadataRecord;
 import io.dataclay.proto.SnapshotAlias;
 import io.dataclay.proto.SnapshotAliases;
@@ -37,14 +37,14 @@ final class MetadataRecords implements Iterator<MetadataRecord> {
     SnapshotSource.Builder source = SnapshotSource.newBuilder().setSnapshotId(cut.id()).setCutAtMs(cut.cutAtMs())
         .setDataset(view.dataset() == null ? "" : view.dataset())
         .setVersion(io.dataclay.logic.service.LogicModuleService.VERSION).setPasswordHashes(view.passwordHashes());
-    cut.backends().forEach(p -> source.addBackends(SnapshotRpcs.backend(p.backend())));
+    cut.backends().forEach(p -> source.addBackends(SnapshotServicer.backend(p.backend())));
     small.add(MetadataRecord.newBuilder().setSource(source).build());
     MetadataCut m = view.metadata();
     for (ModelRecord model : m.models()) {
       small.add(MetadataRecord.newBuilder().setModel(ProtoMapping.toProto(model)).build());
     }
     for (AccountRecord a : m.accounts(view.dataset(), view.passwordHashes())) {
-      small.add(MetadataRecord.newBuilder().setAccount(SnapshotRpcs.account(a)).build());
+      small.add(MetadataRecord.newBuilder().setAccount(SnapshotServicer.account(a)).build());
     }
     for (MetadataCut.Dataset d : m.datasets(view.dataset())) {
       small.add(MetadataRecord.newBuilder().setDataset(SnapshotDataset.newBuilder().setName(d.name())

@@ -2,15 +2,15 @@ package io.dataclay.logic.servicer;
 
 import com.google.protobuf.ByteString;
 import io.dataclay.common.Language;
+import io.dataclay.logic.accounts.CallerSession;
+import io.dataclay.logic.backends.RegisteredBackend;
+import io.dataclay.logic.checks.Checks;
+import io.dataclay.logic.listing.Listing;
 import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.ListingStore;
 import io.dataclay.logic.metadata.ModelRecord;
 import io.dataclay.logic.metadata.ObjectGroup;
 import io.dataclay.logic.metadata.ObjectRecord;
-import io.dataclay.logic.service.Checks;
-import io.dataclay.logic.service.Listing;
-import io.dataclay.logic.service.RegisteredBackend;
-import io.dataclay.logic.service.Session;
 import io.dataclay.proto.AliasEntry;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.ClassDescription;
@@ -54,7 +54,7 @@ public final class ProtoMapping {
   }
 
   /** The wire form of a session. */
-  public static SessionInfo toProto(Session s) {
+  public static SessionInfo toProto(CallerSession s) {
     return SessionInfo.newBuilder().setToken(s.token()).setUsername(s.username()).setDataset(s.dataset())
         .addAllDatasets(s.datasets()).setExpiresAtMs(s.expiresAtMs()).setAdmin(s.admin()).setBackend(s.backend())
         .addAllReadOnlyDatasets(new java.util.TreeSet<>(s.readOnlyDatasets()))
