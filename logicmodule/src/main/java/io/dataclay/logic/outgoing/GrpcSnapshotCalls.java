@@ -1,14 +1,12 @@
 package io.dataclay.logic.outgoing;
 
 import io.dataclay.client.DataServiceClient;
-import io.dataclay.common.Language;
 import io.dataclay.exceptions.BackendUnavailableException;
-import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.logic.backends.SnapshotCalls;
+import io.dataclay.logic.codec.SnapshotMapping;
 import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.ImportTables;
 import io.dataclay.proto.FreezeResponse;
-import io.dataclay.proto.ObjectHeader;
 import io.dataclay.proto.StagedObject;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -65,7 +63,7 @@ final class GrpcSnapshotCalls implements SnapshotCalls {
       c.prepareImport(importId, batch -> {
         List<ImportTables.StagedCopy> copies = new ArrayList<>(batch.getObjectsCount());
         for (StagedObject o : batch.getObjectsList()) {
-          copies.add(copy(b, o));
+          copies.add(SnapshotMapping.stagedCopy(b, o));
         }
         sink.accept(copies);
       });
@@ -79,19 +77,6 @@ final class GrpcSnapshotCalls implements SnapshotCalls {
       c.finishImport(importId, committed);
       return null;
     });
-  }
-
-  private static ImportTables.StagedCopy copy(BackendRecord b, StagedObject o) {
-    ObjectHeader h = o.getHeader();
-    Language language = switch (h.getLanguage()) {
-      case PYTHON -> Language.PYTHON;
-      case JAVA -> Language.JAVA;
-      default -> throw new InvalidArgumentException("backend " + b.name() + " reported staged object " + o.getId()
-          + " without a language");
-    };
-    return new ImportTables.StagedCopy(o.getId(), h.getMasterBackendId().isEmpty() ? null : h.getMasterBackendId(),
-        h.getClassName(), language, h.getDataset(), h.getVersionOf().isEmpty() ? null : h.getVersionOf(),
-        o.getReplicaBackendIdsList());
   }
 
   private <T> T call(BackendRecord b, long timeoutMs, String token, Function<DataServiceClient, T> body) {

@@ -2,6 +2,7 @@ package io.dataclay.logic.servicer;
 
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.logic.backends.RegisteredBackend;
+import io.dataclay.logic.codec.ProtoMapping;
 import io.dataclay.logic.collection.CollectionResult;
 import io.dataclay.logic.metadata.ContractRecord;
 import io.dataclay.logic.metadata.ObjectGroup;

@@ -1,4 +1,4 @@
-package io.dataclay.logic.servicer;
+package io.dataclay.logic.codec;
 
 import com.google.protobuf.ByteString;
 import io.dataclay.common.Language;

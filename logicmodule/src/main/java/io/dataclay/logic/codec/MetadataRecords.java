@@ -1,4 +1,4 @@
-package io.dataclay.logic.servicer;
+package io.dataclay.logic.codec;
 
 import io.dataclay.logic.metadata.AccountRecord;
 import io.dataclay.logic.metadata.ContractRecord;
@@ -21,7 +21,7 @@ import java.util.NoSuchElementException;
  * source, models, accounts, datasets, contracts, then objects and aliases in batches, each batch
  * read from the metadata's view only when it is taken.
  */
-final class MetadataRecords implements Iterator<MetadataRecord> {
+public final class MetadataRecords implements Iterator<MetadataRecord> {
   private static final int BATCH = 1000;
 
   private final SnapshotCoordinator.MetadataView view;
@@ -30,21 +30,22 @@ final class MetadataRecords implements Iterator<MetadataRecord> {
   private Iterator<MetadataCut.ObjectCopies> objects;
   private Iterator<MetadataCut.Alias> aliases;
 
-  MetadataRecords(SnapshotCoordinator.MetadataView view, Runnable progress) {
+  /** Records of {@code view}, read as they are taken; {@code progress} runs at each batch read. */
+  public MetadataRecords(SnapshotCoordinator.MetadataView view, Runnable progress) {
     this.view = view;
     this.progress = progress;
     SnapshotCoordinator.Cut cut = view.cut();
     SnapshotSource.Builder source = SnapshotSource.newBuilder().setSnapshotId(cut.id()).setCutAtMs(cut.cutAtMs())
         .setDataset(view.dataset() == null ? "" : view.dataset())
         .setVersion(io.dataclay.logic.service.LogicModuleService.VERSION).setPasswordHashes(view.passwordHashes());
-    cut.backends().forEach(p -> source.addBackends(SnapshotServicer.backend(p.backend())));
+    cut.backends().forEach(p -> source.addBackends(SnapshotMapping.backend(p.backend())));
     small.add(MetadataRecord.newBuilder().setSource(source).build());
     MetadataCut m = view.metadata();
     for (ModelRecord model : m.models()) {
       small.add(MetadataRecord.newBuilder().setModel(ProtoMapping.toProto(model)).build());
     }
     for (AccountRecord a : m.accounts(view.dataset(), view.passwordHashes())) {
-      small.add(MetadataRecord.newBuilder().setAccount(SnapshotServicer.account(a)).build());
+      small.add(MetadataRecord.newBuilder().setAccount(SnapshotMapping.account(a)).build());
     }
     for (MetadataCut.Dataset d : m.datasets(view.dataset())) {
       small.add(MetadataRecord.newBuilder().setDataset(SnapshotDataset.newBuilder().setName(d.name())
