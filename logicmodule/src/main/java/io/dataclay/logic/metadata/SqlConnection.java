@@ -14,28 +14,42 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * One database connection with its prepared statements kept for reuse (preparing costs as much
- * as running a small SQLite query), and the statement helpers every store uses. Used by one
- * thread at a time, inside {@link Jdbc#transaction}.
+ * A connection borrowed for one transaction (inside {@link Jdbc#transaction}) or held by a
+ * {@link MetadataCut}, with the statement helpers every store uses. Its prepared statements are
+ * kept for reuse across borrowings of the same database connection (preparing costs as much as
+ * running a small SQLite query; the pool itself keeps none). Used by one thread at a time.
  */
-final class PooledConnection implements AutoCloseable {
+final class SqlConnection implements AutoCloseable {
   /** Maps the current row of a result set. */
   interface RowMapper<T> {
     T map(ResultSet rs) throws SQLException;
   }
 
   private final Connection connection;
-  private final Map<String, PreparedStatement> statements = new HashMap<>();
+  private final Connection physical;
+  private final Map<String, PreparedStatement> statements;
 
-  PooledConnection(Connection connection) {
+  /**
+   * {@code connection} commits, rolls back and closes; statements are prepared on {@code physical}
+   * (the database connection under the pool's handle, so that closing the handle leaves them open)
+   * and kept in {@code statements}, which belongs to {@code physical}.
+   */
+  SqlConnection(Connection connection, Connection physical, Map<String, PreparedStatement> statements) {
     this.connection = connection;
+    this.physical = physical;
+    this.statements = statements;
+  }
+
+  /** A connection of its own, not pooled: its statements live as long as this object. */
+  SqlConnection(Connection connection) {
+    this(connection, connection, new HashMap<>());
   }
 
   /** The prepared statement for {@code sql}, reused across calls; callers must not close it. */
   PreparedStatement prepare(String sql) throws SQLException {
     PreparedStatement ps = statements.get(sql);
     if (ps == null) {
-      ps = connection.prepareStatement(sql);
+      ps = physical.prepareStatement(sql);
       statements.put(sql, ps);
     }
     return ps;
@@ -146,6 +160,7 @@ final class PooledConnection implements AutoCloseable {
     statements.clear();
   }
 
+  /** Closes the kept statements and the connection (a cut's own, or a handle that goes back to the pool). */
   @Override
   public void close() {
     forgetStatements();
