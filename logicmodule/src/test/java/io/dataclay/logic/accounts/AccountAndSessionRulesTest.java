@@ -8,38 +8,29 @@ import io.dataclay.exceptions.NotAuthenticatedException;
 import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.logic.metadata.AccountRecord;
 import io.dataclay.testing.LogicModuleFixture;
-import java.nio.file.Path;
+import io.dataclay.testing.SqliteLogicModule;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-
 @Timeout(60)
 class AccountAndSessionRulesTest {
-  @TempDir
-  Path dir;
-  private String url;
+  @RegisterExtension
+  final SqliteLogicModule sqlite = new SqliteLogicModule();
   private LogicModuleFixture lm;
 
   @BeforeEach
   void start() {
-    url = "jdbc:sqlite:" + dir.resolve("metadata.db");
-    lm = new LogicModuleFixture(url);
-  }
-
-  @AfterEach
-  void stop() {
-    lm.close();
+    lm = sqlite.lm();
   }
 
   @Test
@@ -116,9 +107,8 @@ class AccountAndSessionRulesTest {
   void sessions_survive_a_restart_of_the_logic_module() {
     // setup
     String token = lm.user("alice");
-    lm.close();
     // run
-    lm = new LogicModuleFixture(url, lm.clock);
+    lm = sqlite.restart();
     // verify
     assertEquals("alice", lm.service.validateSession(lm.backendToken, token).username());
   }

@@ -5,39 +5,30 @@ import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.testing.LogicModuleFixture;
-import java.nio.file.Path;
+import io.dataclay.testing.SqliteLogicModule;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-
 @Timeout(60)
 class BackendRulesTest {
   private static final Duration PAST_TIMEOUT = Duration.ofMillis(LogicModuleFixture.BACKEND_TIMEOUT_MS + 1);
 
-  @TempDir
-  Path dir;
-  private String url;
+  @RegisterExtension
+  final SqliteLogicModule sqlite = new SqliteLogicModule();
   private LogicModuleFixture lm;
 
   @BeforeEach
   void start() {
-    url = "jdbc:sqlite:" + dir.resolve("metadata.db");
-    lm = new LogicModuleFixture(url);
-  }
-
-  @AfterEach
-  void stop() {
-    lm.close();
+    lm = sqlite.lm();
   }
 
   private boolean alive(String id) {
@@ -78,9 +69,8 @@ class BackendRulesTest {
   void after_a_restart_backends_are_listed_and_alive_again_at_their_next_heartbeat() {
     // setup
     String id = lm.backend(7001);
-    lm.close();
     // run
-    lm = new LogicModuleFixture(url, lm.clock);
+    lm = sqlite.restart();
     boolean aliveBeforeHeartbeat = alive(id);
     lm.service.heartbeat(lm.backendSession(id), id, 0, 0, List.of());
     // verify

@@ -5,22 +5,20 @@ import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.logic.metadata.ObjectRecord;
 import io.dataclay.testing.LogicModuleFixture;
+import io.dataclay.testing.SqliteLogicModule;
 import java.io.IOException;
 import java.net.ServerSocket;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-
 
 /**
  * The Logic Module's side of garbage collection against backends that cannot take part (the
@@ -28,18 +26,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(60)
 class GarbageCollectorTest {
-  @TempDir
-  Path dir;
+  @RegisterExtension
+  final SqliteLogicModule sqlite = new SqliteLogicModule();
   private LogicModuleFixture lm;
 
   @BeforeEach
   void start() {
-    lm = new LogicModuleFixture("jdbc:sqlite:" + dir.resolve("metadata.db"));
-  }
-
-  @AfterEach
-  void stop() {
-    lm.close();
+    lm = sqlite.lm();
   }
 
   private static int unusedPort() throws IOException {

@@ -9,27 +9,25 @@ import io.dataclay.logic.metadata.ListingStore;
 import io.dataclay.logic.metadata.ObjectGroup;
 import io.dataclay.logic.metadata.ObjectRecord;
 import io.dataclay.testing.LogicModuleFixture;
-import java.nio.file.Path;
+import io.dataclay.testing.SqliteLogicModule;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.function.Function;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-
 /** ListDatasets, ListAliases and ListObjects: who sees what, paging, and hostile input. */
 @Timeout(120)
 class ListingRulesTest {
-  @TempDir
-  Path dir;
+  @RegisterExtension
+  final SqliteLogicModule sqlite = new SqliteLogicModule();
   private LogicModuleFixture lm;
   private String alice;
   private String bob;
@@ -37,16 +35,11 @@ class ListingRulesTest {
 
   @BeforeEach
   void start() {
-    lm = new LogicModuleFixture("jdbc:sqlite:" + dir.resolve("metadata.db"));
+    lm = sqlite.lm();
     alice = lm.user("alice");
     bob = lm.user("bob");
     lm.user("carol");
     backend = lm.backend(7001);
-  }
-
-  @AfterEach
-  void stop() {
-    lm.close();
   }
 
   private ObjectRecord object(String dataset, String className) {

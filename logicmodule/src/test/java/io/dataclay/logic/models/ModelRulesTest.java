@@ -10,36 +10,29 @@ import io.dataclay.logic.metadata.ModelStore;
 import io.dataclay.logic.metadata.ObjectGroup;
 import io.dataclay.logic.metadata.ObjectRecord;
 import io.dataclay.testing.LogicModuleFixture;
-import java.nio.file.Path;
+import io.dataclay.testing.SqliteLogicModule;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-
 @Timeout(60)
 class ModelRulesTest {
-  @TempDir
-  Path dir;
+  @RegisterExtension
+  final SqliteLogicModule sqlite = new SqliteLogicModule();
   private LogicModuleFixture lm;
   private String alice;
 
   @BeforeEach
   void start() {
-    lm = new LogicModuleFixture("jdbc:sqlite:" + dir.resolve("metadata.db"));
+    lm = sqlite.lm();
     alice = lm.modeler("alice");
-  }
-
-  @AfterEach
-  void stop() {
-    lm.close();
   }
 
   private static ModelRecord model(String ns, String path, String className) {

@@ -14,25 +14,23 @@ import io.dataclay.logic.metadata.ObjectGroup;
 import io.dataclay.logic.metadata.ObjectRecord;
 import io.dataclay.logic.service.Stats;
 import io.dataclay.testing.LogicModuleFixture;
-import java.nio.file.Path;
+import io.dataclay.testing.SqliteLogicModule;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-
 @Timeout(60)
 class ObjectRulesTest {
-  @TempDir
-  Path dir;
+  @RegisterExtension
+  final SqliteLogicModule sqlite = new SqliteLogicModule();
   private LogicModuleFixture lm;
   private String alice;
   private String bob;
@@ -40,15 +38,10 @@ class ObjectRulesTest {
 
   @BeforeEach
   void start() {
-    lm = new LogicModuleFixture("jdbc:sqlite:" + dir.resolve("metadata.db"));
+    lm = sqlite.lm();
     alice = lm.user("alice");
     bob = lm.user("bob");
     backend = lm.backend(7001);
-  }
-
-  @AfterEach
-  void stop() {
-    lm.close();
   }
 
   private ObjectRecord object(String dataset) {

@@ -6,40 +6,33 @@ import io.dataclay.logic.metadata.ContractRecord;
 import io.dataclay.logic.metadata.MetadataCut;
 import io.dataclay.logic.metadata.ModelRecord;
 import io.dataclay.testing.LogicModuleFixture;
-import java.nio.file.Path;
+import io.dataclay.testing.SqliteLogicModule;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-
 /** What BeginImport lets a plan do: only what its allowances name, checked before anything is opened. */
 @Timeout(60)
 class ImportRulesTest {
-  @TempDir
-  Path dir;
+  @RegisterExtension
+  final SqliteLogicModule sqlite = new SqliteLogicModule();
   private LogicModuleFixture lm;
 
   @BeforeEach
   void start() {
-    lm = new LogicModuleFixture("jdbc:sqlite:" + dir.resolve("metadata.db"));
+    lm = sqlite.lm();
     lm.user("alice");
     lm.user("mallory");
-  }
-
-  @AfterEach
-  void stop() {
-    lm.close();
   }
 
   private static ImportPlan.Account account(String name, boolean admin) {
