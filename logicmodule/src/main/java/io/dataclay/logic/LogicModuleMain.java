@@ -4,13 +4,13 @@ import io.dataclay.client.Channels;
 import io.dataclay.common.PrivatePaths;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InvalidArgumentException;
-import io.dataclay.logic.deploy.GrpcBackendCalls;
+import io.dataclay.logic.accounts.AccountService;
+import io.dataclay.logic.checks.Checks;
+import io.dataclay.logic.collection.PeriodicCollection;
 import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.MetadataUnavailableException;
-import io.dataclay.logic.service.AccountService;
-import io.dataclay.logic.service.Checks;
+import io.dataclay.logic.outgoing.GrpcBackendCalls;
 import io.dataclay.logic.service.LogicModuleService;
-import io.dataclay.logic.service.PeriodicCollection;
 import io.dataclay.server.PeerCertificates;
 import io.dataclay.rpc.SessionMetadata;
 import java.io.IOException;
@@ -27,8 +27,15 @@ public final class LogicModuleMain {
 
   private LogicModuleMain() {}
 
-  /** Starts the Logic Module and blocks until it is stopped. */
+  /**
+   * Starts the Logic Module and blocks until it is stopped; {@code settings [--json]} instead prints
+   * the configuration table (every DATACLAY_* key, its default and meaning) and exits.
+   */
   public static void main(String[] args) throws InterruptedException {
+    if (args.length > 0 && args[0].equals("settings")) {
+      printSettings(args);
+      return;
+    }
     if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
       System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tFT%1$tT.%1$tL %4$s %3$s: %5$s%6$s%n");
     }
@@ -42,7 +49,7 @@ public final class LogicModuleMain {
     Channels.unreachableAfter(config.unreachableMs());
     if (config.metadataInHome()) {
       try {
-        PrivatePaths.directory(config.home(), LogicModuleConfig.HOME);
+        PrivatePaths.directory(config.home(), LogicModuleConfig.Setting.HOME.key());
       } catch (InvalidArgumentException e) {
         exit(2, e.getMessage());
         return;
@@ -79,7 +86,7 @@ public final class LogicModuleMain {
       exit(4, "cannot listen on port " + config.port() + " of " + config.bindHost() + ": " + rootMessage(e));
       return;
     }
-    PeriodicCollection collections = PeriodicCollection.start(service, config.gcInterval());
+    PeriodicCollection collections = PeriodicCollection.start(service::collectGarbageNow, config.gcInterval());
     service.startFailover();
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       collections.close();
@@ -93,10 +100,24 @@ public final class LogicModuleMain {
     server.blockUntilShutdown();
   }
 
+  private static void printSettings(String[] args) {
+    if (args.length == 2 && args[1].equals("--json")) {
+      System.out.println(LogicModuleConfig.Setting.json());
+      return;
+    }
+    if (args.length != 1) {
+      exit(2, "usage: logicmodule.jar settings [--json]");
+    }
+    for (LogicModuleConfig.Setting s : LogicModuleConfig.Setting.values()) {
+      System.out.println(s.key() + (s.defaultValue().isEmpty() ? "" : " (default " + s.defaultValue() + ")"));
+      System.out.println("    " + s.meaning());
+    }
+  }
+
   private static void bootstrap(LogicModuleService service, LogicModuleConfig config) {
     if (config.adminUser() == null) {
-      LOG.warning("no administrator configured (" + LogicModuleConfig.USER + " / " + LogicModuleConfig.PASSWORD
-          + " unset): only existing accounts can log in");
+      LOG.warning("no administrator configured (" + LogicModuleConfig.Setting.USER.key() + " / "
+          + LogicModuleConfig.Setting.PASSWORD.key() + " unset): only existing accounts can log in");
       return;
     }
     AccountService.Bootstrap outcome = service.bootstrapAdministrator(config.adminUser(), config.adminPassword());

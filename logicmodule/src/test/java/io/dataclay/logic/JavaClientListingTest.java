@@ -1,9 +1,5 @@
 package io.dataclay.logic;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import io.dataclay.api.AliasInfo;
 import io.dataclay.api.DataClay;
 import io.dataclay.api.DatasetInfo;
@@ -11,9 +7,9 @@ import io.dataclay.api.StoredObject;
 import io.dataclay.common.Language;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.PermissionDeniedException;
+import io.dataclay.logic.listing.ListingService;
 import io.dataclay.logic.metadata.ObjectGroup;
 import io.dataclay.logic.metadata.ObjectRecord;
-import io.dataclay.logic.service.ListingService;
 import io.dataclay.rpc.TlsSettings;
 import io.dataclay.testing.LogicModuleFixture;
 import java.nio.file.Files;
@@ -26,6 +22,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 
 /**
  * javaclay's public listing calls (DataClay.listDatasets, listAliases, listObjects) against a real

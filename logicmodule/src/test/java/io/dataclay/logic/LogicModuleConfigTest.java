@@ -1,22 +1,34 @@
 package io.dataclay.logic;
 
+import io.dataclay.logic.accounts.SessionLimits;
+import io.dataclay.logic.metadata.MetadataSync;
+import io.dataclay.testing.SecretFiles;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.dataclay.logic.metadata.MetadataSync;
-import io.dataclay.testing.SecretFiles;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.HashMap;
-import java.util.List;
-import java.time.Duration;
-import java.util.Map;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 class LogicModuleConfigTest {
   @TempDir
@@ -45,6 +57,86 @@ class LogicModuleConfigTest {
     assertEquals(MetadataSync.NORMAL, c.metadataSync());
     assertEquals(Duration.ofSeconds(600), c.gcInterval());
     assertEquals(16L << 20, c.maxModelBytes());
+    assertEquals("127.0.0.1", c.host());
+    assertEquals("127.0.0.1", c.bindHost());
+    assertEquals(12, c.minPasswordLength());
+    assertEquals(768 << 20, c.maxMessageBytes());
+    assertEquals(6000, c.promoteAfterMs());
+    assertEquals(1200, c.unreachableMs());
+    assertEquals(new SessionLimits(500, 20, 200), c.sessionLimits());
+  }
+
+  @Test
+  void the_settings_table_names_each_key_once_with_a_meaning() {
+    // run
+    Set<String> keys = new HashSet<>();
+    for (LogicModuleConfig.Setting s : LogicModuleConfig.Setting.values()) {
+      // verify
+      assertTrue(keys.add(s.key()), s.key() + " listed twice");
+      assertTrue(s.key().equals("DATACLAY_" + s.name()), s.key() + " is not named after its constant " + s.name());
+      assertTrue(s.meaning().endsWith("."), s.key() + ": the meaning is a sentence");
+    }
+  }
+
+  @Test
+  void every_dataclay_name_in_the_logic_modules_code_is_in_the_settings_table() throws Exception {
+    // setup
+    Set<String> table = new HashSet<>();
+    for (LogicModuleConfig.Setting s : LogicModuleConfig.Setting.values()) {
+      table.add(s.key());
+    }
+    Pattern name = Pattern.compile("DATACLAY_[A-Z0-9_]*[A-Z0-9]");
+    Set<String> unknown = new TreeSet<>();
+    // run
+    try (Stream<Path> files = Files.walk(Paths.get("src/main/java"))) {
+      for (Path file : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+        Matcher m = name.matcher(Files.readString(file));
+        while (m.find()) {
+          if (!table.contains(m.group())) {
+            unknown.add(m.group() + " in " + file.getFileName());
+          }
+        }
+      }
+    }
+    // verify
+    assertEquals(Set.of(), unknown, "every DATACLAY_* name the Logic Module reads or names is in LogicModuleConfig.Setting");
+    assertTrue(table.size() > 20, "the source tree was found");
+  }
+
+  @Test
+  void settings_json_prints_key_default_and_meaning_of_every_setting() {
+    // setup
+    PrintStream saved = System.out;
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    // run
+    try {
+      System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+      LogicModuleMain.main(new String[] {"settings", "--json"});
+    } catch (InterruptedException e) {
+      throw new AssertionError(e);
+    } finally {
+      System.setOut(saved);
+    }
+    // verify
+    String json = out.toString(StandardCharsets.UTF_8).strip();
+    // a JSON string, the loop unrolled so that long meanings do not overflow the regex engine's stack
+    String string = "\"([^\"\\\\]*+(?:\\\\.[^\"\\\\]*+)*+)\"";
+    Pattern entry = Pattern.compile("\\{\"key\": " + string + ", \"default\": " + string + ", \"meaning\": " + string
+        + "\\}");
+    assertTrue(Pattern.matches("\\[" + entry + "(, " + entry + ")*\\]", json), json);
+    Matcher m = entry.matcher(json);
+    List<String> keys = new ArrayList<>();
+    while (m.find()) {
+      keys.add(m.group(1));
+    }
+    assertEquals(Arrays.stream(LogicModuleConfig.Setting.values()).map(LogicModuleConfig.Setting::key).toList(), keys);
+    assertTrue(json.startsWith("[{\"key\": \"DATACLAY_PORT\", \"default\": \"11034\", \"meaning\": \""), json);
+    assertTrue(json.contains("{\"key\": \"DATACLAY_METADATA_URL\", \"default\": \"\", "), json);
+  }
+
+  @Test
+  void json_strings_escape_quotes_backslashes_and_control_characters() {
+    assertEquals("\"a\\\"b\\\\c\\nd\\u0001\"", LogicModuleConfig.Setting.quote("a\"b\\c\nd\u0001"));
   }
 
   @Test

@@ -2,8 +2,7 @@ package io.dataclay.testing;
 
 import io.dataclay.common.ClusterSecret;
 import io.dataclay.common.Language;
-import io.dataclay.logic.deploy.GrpcBackendCalls;
-import io.dataclay.logic.service.BackendCalls;
+import io.dataclay.logic.backends.BackendCalls;
 import io.dataclay.logic.metadata.AccountRecord;
 import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.ContractRecord;
@@ -12,6 +11,7 @@ import io.dataclay.logic.metadata.MetadataSync;
 import io.dataclay.logic.metadata.ObjectGroup;
 import io.dataclay.logic.metadata.ObjectRecord;
 import io.dataclay.logic.metadata.SessionRecord;
+import io.dataclay.logic.outgoing.GrpcBackendCalls;
 import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.rpc.TlsSettings;
 import java.nio.charset.StandardCharsets;

@@ -1,10 +1,10 @@
 package io.dataclay.logic.failover;
 
+import io.dataclay.logic.backends.BackendCalls;
+import io.dataclay.logic.backends.BackendRegistry;
 import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.FailoverStore.Move;
 import io.dataclay.logic.metadata.MetadataStore;
-import io.dataclay.logic.service.BackendCalls;
-import io.dataclay.logic.service.BackendRegistry;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;

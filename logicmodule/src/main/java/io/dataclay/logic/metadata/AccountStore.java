@@ -25,7 +25,7 @@ public final class AccountStore {
   }
 
   /** {@link #create(AccountRecord)} inside the caller's transaction. */
-  static boolean create(PooledConnection c, AccountRecord a) throws SQLException {
+  static boolean create(SqlConnection c, AccountRecord a) throws SQLException {
     int inserted = c.update("INSERT INTO accounts (username, password_hash, password_salt,"
             + " password_iterations, admin, may_register_models) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         a.username(), a.passwordHash(), a.passwordSalt(), a.passwordIterations(), a.admin(), a.mayRegisterModels());
@@ -114,7 +114,7 @@ public final class AccountStore {
   }
 
   /** {@link #grant(ContractRecord)} inside the caller's transaction. */
-  static void grant(PooledConnection c, ContractRecord contract) throws SQLException {
+  static void grant(SqlConnection c, ContractRecord contract) throws SQLException {
     c.update("INSERT INTO datasets (name, owner) VALUES (?, ?) ON CONFLICT DO NOTHING", contract.dataset(),
         contract.owner());
     requireOwner(c, contract.dataset(), contract.owner(), "grant access to it");
@@ -139,7 +139,7 @@ public final class AccountStore {
     });
   }
 
-  private static void requireOwner(PooledConnection c, String dataset, String owner, String what)
+  private static void requireOwner(SqlConnection c, String dataset, String owner, String what)
       throws SQLException {
     Optional<String> actual = ownerOf(c, dataset);
     if (actual.isEmpty()) {
@@ -151,7 +151,7 @@ public final class AccountStore {
     }
   }
 
-  private static Optional<String> ownerOf(PooledConnection c, String dataset) throws SQLException {
+  private static Optional<String> ownerOf(SqlConnection c, String dataset) throws SQLException {
     return c.queryOne("SELECT owner FROM datasets WHERE name = ?", rs -> rs.getString(1), dataset);
   }
 }

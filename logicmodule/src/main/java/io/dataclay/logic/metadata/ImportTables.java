@@ -230,7 +230,7 @@ public final class ImportTables {
     });
   }
 
-  private static void checkStaged(PooledConnection c, String importId, Map<String, Expected> expected)
+  private static void checkStaged(SqlConnection c, String importId, Map<String, Expected> expected)
       throws SQLException {
     Map<String, Expected> staged = new HashMap<>();
     for (Object[] row : c.query("SELECT staged_on, SUM(CASE WHEN replica_of IS NULL THEN 1 ELSE 0 END),"
@@ -281,7 +281,7 @@ public final class ImportTables {
   }
 
   /** Refuses what the import would do to datasets this cluster has, unless it may. */
-  private static void checkTouches(PooledConnection c, String importId, Content content) throws SQLException {
+  private static void checkTouches(SqlConnection c, String importId, Content content) throws SQLException {
     MayTouch may = content.mayTouch();
     if (!may.objectsInExistingDatasets()) {
       first(c, "SELECT s.dataset FROM import_staged s JOIN datasets d ON d.name = s.dataset WHERE s.import_id = ?",
@@ -305,13 +305,13 @@ public final class ImportTables {
     }
   }
 
-  private static void clear(PooledConnection c, String importId) throws SQLException {
+  private static void clear(SqlConnection c, String importId) throws SQLException {
     c.update("DELETE FROM import_staged WHERE import_id = ?", importId);
     c.update("DELETE FROM import_declared WHERE import_id = ?", importId);
     c.update("DELETE FROM import_aliases WHERE import_id = ?", importId);
   }
 
-  private static long insertAliases(PooledConnection c, String importId) throws SQLException {
+  private static long insertAliases(SqlConnection c, String importId) throws SQLException {
     first(c, "SELECT a.alias FROM import_aliases a LEFT JOIN import_staged s ON s.import_id = a.import_id"
         + " AND s.id = a.object_id AND s.replica_of IS NULL WHERE a.import_id = ?"
         + " AND (s.id IS NULL OR s.dataset <> a.dataset)", importId).ifPresent(alias -> {
@@ -326,7 +326,7 @@ public final class ImportTables {
         + " FROM import_aliases WHERE import_id = ?", importId);
   }
 
-  private static Optional<String> first(PooledConnection c, String sql, String importId) throws SQLException {
+  private static Optional<String> first(SqlConnection c, String sql, String importId) throws SQLException {
     return c.queryOne(sql + " LIMIT 1", rs -> rs.getString(1), importId);
   }
 }

@@ -32,11 +32,11 @@ public final class MetadataCut implements AutoCloseable {
   public record Alias(String dataset, String alias, String objectId) {}
 
   private final Connection connection;
-  private final PooledConnection c;
+  private final SqlConnection c;
 
   private MetadataCut(Connection connection) {
     this.connection = connection;
-    this.c = new PooledConnection(connection);
+    this.c = new SqlConnection(connection);
   }
 
   static MetadataCut open(SqlDialect dialect, String url, MetadataSync sync) {
@@ -142,7 +142,7 @@ public final class MetadataCut implements AutoCloseable {
     return read(() -> {
       PreparedStatement ps = connection.prepareStatement(sql);
       ps.setFetchSize(FETCH_ROWS);
-      PooledConnection.bind(ps, dataset, dataset);
+      SqlConnection.bind(ps, dataset, dataset);
       return ps.executeQuery();
     });
   }

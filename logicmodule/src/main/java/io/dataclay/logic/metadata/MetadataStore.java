@@ -1,7 +1,10 @@
 package io.dataclay.logic.metadata;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.pool.HikariPool.PoolInitializationException;
 import io.dataclay.exceptions.DataClayException;
-import java.sql.SQLException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The Logic Module's metadata database: one schema and one code path for the embedded SQLite
@@ -12,7 +15,8 @@ public final class MetadataStore implements AutoCloseable {
   private final String url;
   private final SqlDialect dialect;
   private final MetadataSync sync;
-  private final ConnectionPool pool;
+  private final HikariDataSource pool;
+  private final Jdbc jdbc;
   private final AccountStore accounts;
   private final SessionStore sessions;
   private final ModelStore models;
@@ -22,11 +26,12 @@ public final class MetadataStore implements AutoCloseable {
   private final FailoverStore failover;
   private final ListingStore listings;
 
-  private MetadataStore(String url, SqlDialect dialect, MetadataSync sync, ConnectionPool pool, Jdbc jdbc) {
+  private MetadataStore(String url, SqlDialect dialect, MetadataSync sync, HikariDataSource pool, Jdbc jdbc) {
     this.url = url;
     this.dialect = dialect;
     this.sync = sync;
     this.pool = pool;
+    this.jdbc = jdbc;
     this.accounts = new AccountStore(jdbc);
     this.sessions = new SessionStore(jdbc);
     this.models = new ModelStore(jdbc);
@@ -50,16 +55,29 @@ public final class MetadataStore implements AutoCloseable {
     } catch (IllegalArgumentException e) {
       throw new MetadataUnavailableException(e.getMessage(), e);
     }
-    ConnectionPool pool = new ConnectionPool(() -> dialect.connect(url, sync), dialect.poolSize());
+    HikariConfig config = new HikariConfig();
+    config.setPoolName("lm-metadata");
+    config.setDataSource(new DialectConnections(dialect, url, sync));
+    // SQLite: one connection, so writers take turns on it (SQLite serialises them anyway)
+    config.setMaximumPoolSize(dialect.poolSize());
+    config.setMinimumIdle(1);
+    config.setAutoCommit(false);
+    config.setConnectionTimeout(TimeUnit.SECONDS.toMillis(30));
+    HikariDataSource pool;
     try {
-      // open one connection now, so a wrong URL or an unreachable server fails here, clearly
-      PooledConnection first = pool.acquire();
-      pool.release(first, false);
+      // opens one connection now, so a wrong URL or an unreachable server fails here, clearly
+      pool = new HikariDataSource(config);
+    } catch (PoolInitializationException e) {
+      Throwable cause = e.getCause() == null ? e : e.getCause();
+      throw new MetadataUnavailableException("cannot open the metadata database " + SqlDialect.redact(url) + ": "
+          + cause.getMessage(), cause);
+    }
+    try {
       Jdbc jdbc = new Jdbc(pool, dialect);
       Schema.create(jdbc);
       SnapshotSchema.create(jdbc);
       return new MetadataStore(url, dialect, sync, pool, jdbc);
-    } catch (SQLException | DataClayException e) {
+    } catch (DataClayException e) {
       pool.close();
       throw new MetadataUnavailableException("cannot open the metadata database " + SqlDialect.redact(url) + ": "
           + e.getMessage(), e);
@@ -123,5 +141,6 @@ public final class MetadataStore implements AutoCloseable {
   @Override
   public void close() {
     pool.close();
+    jdbc.close();
   }
 }

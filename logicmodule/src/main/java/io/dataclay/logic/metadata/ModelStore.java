@@ -39,7 +39,7 @@ public final class ModelStore {
   }
 
   /** {@link #register(ModelRecord)} inside the caller's transaction. */
-  static ModelRecord register(PooledConnection c, ModelRecord model) throws SQLException {
+  static ModelRecord register(SqlConnection c, ModelRecord model) throws SQLException {
     String ns = model.namespace();
     String lang = model.language().name();
     // only the first registration sets whether it is published; later ones keep what was decided
@@ -93,7 +93,7 @@ public final class ModelStore {
   }
 
   /** {@link #list(Language)} inside the caller's transaction. */
-  static List<ModelRecord> list(PooledConnection c, Language language) throws SQLException {
+  static List<ModelRecord> list(SqlConnection c, Language language) throws SQLException {
     List<Head> heads = c.query(HEAD + " WHERE (? IS NULL OR m.language = ?) ORDER BY m.namespace", ModelStore::head,
         language == null ? null : language.name(), language == null ? null : language.name());
     List<ModelRecord> models = new ArrayList<>(heads.size());
@@ -175,7 +175,7 @@ public final class ModelStore {
    * Gives every model of {@code owner} a new revision, inside the caller's transaction: whether
    * they are withdrawn changed (their owner's right to register models did).
    */
-  static void touchOwnedBy(PooledConnection c, String owner) throws SQLException {
+  static void touchOwnedBy(SqlConnection c, String owner) throws SQLException {
     for (String ns : c.query("SELECT namespace FROM models WHERE owner = ? ORDER BY namespace", rs -> rs.getString(1),
         owner)) {
       touch(c, ns);
@@ -184,22 +184,22 @@ public final class ModelStore {
 
   // Each change takes the next number of the one-row counter: its row lock orders concurrent
   // changes the way they commit, so a backend told of two changes of a model keeps the later one.
-  private static long touch(PooledConnection c, String namespace) throws SQLException {
+  private static long touch(SqlConnection c, String namespace) throws SQLException {
     long revision = next(c);
     c.update("UPDATE models SET revision = ? WHERE namespace = ?", revision, namespace);
     return revision;
   }
 
-  private static long next(PooledConnection c) throws SQLException {
+  private static long next(SqlConnection c) throws SQLException {
     c.update("UPDATE model_revision SET value = value + 1 WHERE id = 1");
     return currentRevision(c);
   }
 
-  private static long currentRevision(PooledConnection c) throws SQLException {
+  private static long currentRevision(SqlConnection c) throws SQLException {
     return c.queryLong("SELECT value FROM model_revision WHERE id = 1");
   }
 
-  private static void insertFiles(PooledConnection c, ModelRecord model) throws SQLException {
+  private static void insertFiles(SqlConnection c, ModelRecord model) throws SQLException {
     String lang = model.language().name();
     String insert = "INSERT INTO model_files (language, path, namespace, position, content) VALUES (?, ?, ?, ?, ?)"
         + " ON CONFLICT DO NOTHING";
@@ -220,7 +220,7 @@ public final class ModelStore {
     }
   }
 
-  private static void insertClasses(PooledConnection c, ModelRecord model) throws SQLException {
+  private static void insertClasses(SqlConnection c, ModelRecord model) throws SQLException {
     String lang = model.language().name();
     String insert = "INSERT INTO model_classes (language, name, namespace, position) VALUES (?, ?, ?, ?)"
         + " ON CONFLICT DO NOTHING";
@@ -261,7 +261,7 @@ public final class ModelStore {
   private static final String HEAD = "SELECT m.namespace, m.language, m.owner, m.version, m.published, m.revision,"
       + " NOT (a.admin OR a.may_register_models) FROM models m JOIN accounts a ON a.username = m.owner";
 
-  private static Optional<Head> head(PooledConnection c, String namespace) throws SQLException {
+  private static Optional<Head> head(SqlConnection c, String namespace) throws SQLException {
     return c.queryOne(HEAD + " WHERE m.namespace = ?", ModelStore::head, namespace);
   }
 
@@ -270,7 +270,7 @@ public final class ModelStore {
         rs.getBoolean(7));
   }
 
-  private static ModelRecord load(PooledConnection c, Head h) throws SQLException {
+  private static ModelRecord load(SqlConnection c, Head h) throws SQLException {
     List<ModelRecord.File> files = c.query("SELECT path, content FROM model_files WHERE namespace = ?"
         + " ORDER BY position", rs -> new ModelRecord.File(rs.getString(1), rs.getBytes(2)), h.namespace());
     List<String> names = c.query("SELECT name FROM model_classes WHERE namespace = ? ORDER BY position",
@@ -284,14 +284,14 @@ public final class ModelStore {
         h.published(), h.withdrawn(), h.revision());
   }
 
-  private static List<ModelRecord.Member> members(PooledConnection c, String lang, String className, String kind)
+  private static List<ModelRecord.Member> members(SqlConnection c, String lang, String className, String kind)
       throws SQLException {
     return c.query("SELECT name, detail FROM model_members WHERE language = ? AND class_name = ? AND kind = ?"
         + " ORDER BY position", rs -> new ModelRecord.Member(rs.getString(1), rs.getString(2)), lang, className, kind);
   }
 
   /** Runs one insert per row as a batch; true when the driver reports every row inserted. */
-  private static boolean allInserted(PooledConnection c, String insert, List<Object[]> rows) throws SQLException {
+  private static boolean allInserted(SqlConnection c, String insert, List<Object[]> rows) throws SQLException {
     for (int n : c.batch(insert, rows)) {
       if (n != 1) {
         return false;

@@ -178,7 +178,7 @@ public final class ObjectMetadataStore {
   // whose replica was promoted while it was cut off (FailoverStore.promote) is refused here, inside
   // the transaction of its change: the no-op update holds the row (PostgreSQL) or the database
   // (SQLite) against a concurrent promotion until the change commits.
-  private static void requireMaster(PooledConnection c, List<String> ids, String master) throws SQLException {
+  private static void requireMaster(SqlConnection c, List<String> ids, String master) throws SQLException {
     List<Object[]> rows = new ArrayList<>(ids.size());
     for (String id : ids) {
       rows.add(new Object[] {id, master});
@@ -304,7 +304,7 @@ public final class ObjectMetadataStore {
 
   // Registers every group not in {@code skip}; throws GroupsRefused (the caller's transaction
   // rolls back) when one of them must be refused.
-  private static void registerAll(PooledConnection c, List<ObjectGroup> groups, Map<Integer, DataClayException> skip)
+  private static void registerAll(SqlConnection c, List<ObjectGroup> groups, Map<Integer, DataClayException> skip)
       throws SQLException {
     List<Object[]> rows = new ArrayList<>();
     List<Integer> rowGroup = new ArrayList<>();
@@ -353,7 +353,7 @@ public final class ObjectMetadataStore {
 
   // Why {@code o} cannot be registered next to the row holding its ID, if it cannot: a row of
   // another master, class, language, dataset or original is another object.
-  private static Optional<DataClayException> conflict(PooledConnection c, ObjectRecord o) throws SQLException {
+  private static Optional<DataClayException> conflict(SqlConnection c, ObjectRecord o) throws SQLException {
     for (int attempt = 0; attempt < 3; attempt++) {
       Optional<String[]> held = c.queryOne("SELECT class_name, language, dataset, master_backend_id, version_of"
               + " FROM objects WHERE id = ?",
@@ -380,7 +380,7 @@ public final class ObjectMetadataStore {
     throw new InternalException("object " + o.id() + " kept appearing and vanishing under a concurrent writer");
   }
 
-  private static String aliasDataset(PooledConnection c, ObjectGroup group) throws SQLException {
+  private static String aliasDataset(SqlConnection c, ObjectGroup group) throws SQLException {
     for (ObjectRecord o : group.objects()) {
       if (o.id().equals(group.aliasObjectId())) {
         return o.dataset();
@@ -406,7 +406,7 @@ public final class ObjectMetadataStore {
         o.versionOf().isEmpty() ? null : o.versionOf()};
   }
 
-  private static void insertReplicas(PooledConnection c, List<ObjectRecord> objects) throws SQLException {
+  private static void insertReplicas(SqlConnection c, List<ObjectRecord> objects) throws SQLException {
     List<Object[]> rows = new ArrayList<>();
     for (ObjectRecord o : objects) {
       for (String backend : o.replicaBackendIds()) {
@@ -416,7 +416,7 @@ public final class ObjectMetadataStore {
     c.batch("INSERT INTO object_replicas (object_id, backend_id) VALUES (?, ?) ON CONFLICT DO NOTHING", rows);
   }
 
-  private static void insertAlias(PooledConnection c, String dataset, String alias, String objectId)
+  private static void insertAlias(SqlConnection c, String dataset, String alias, String objectId)
       throws SQLException {
     // the (dataset, alias) primary key decides between concurrent writers: exactly one insert wins
     Optional<String> holder = c.claim("INSERT INTO aliases (dataset, alias, object_id) VALUES (?, ?, ?)"
@@ -427,11 +427,11 @@ public final class ObjectMetadataStore {
     }
   }
 
-  private static Optional<String> datasetOf(PooledConnection c, String id) throws SQLException {
+  private static Optional<String> datasetOf(SqlConnection c, String id) throws SQLException {
     return c.queryOne("SELECT dataset FROM objects WHERE id = ?", rs -> rs.getString(1), id);
   }
 
-  private static Optional<ObjectRecord> load(PooledConnection c, String id) throws SQLException {
+  private static Optional<ObjectRecord> load(SqlConnection c, String id) throws SQLException {
     Optional<String[]> row = c.queryOne("SELECT class_name, language, dataset, master_backend_id, version_of"
             + " FROM objects WHERE id = ?",
         rs -> new String[] {rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5)}, id);

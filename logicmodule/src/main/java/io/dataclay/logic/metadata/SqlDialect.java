@@ -50,7 +50,7 @@ enum SqlDialect {
     return bytesType;
   }
 
-  /** Connections worth keeping: SQLite serialises writers anyway, so one connection under a lock. */
+  /** Most connections the pool holds: SQLite serialises writers anyway, so it has one, which callers take in turn. */
   int poolSize() {
     return poolSize;
   }

@@ -6,16 +6,34 @@ import io.dataclay.common.Language;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.NotAuthenticatedException;
+import io.dataclay.logic.accounts.AccountService;
+import io.dataclay.logic.accounts.BackendProofs;
+import io.dataclay.logic.accounts.CallerSession;
+import io.dataclay.logic.accounts.SessionLimits;
+import io.dataclay.logic.accounts.SessionRevocations;
+import io.dataclay.logic.backends.BackendCalls;
+import io.dataclay.logic.backends.BackendRegistry;
+import io.dataclay.logic.backends.RegisteredBackend;
+import io.dataclay.logic.checks.Checks;
+import io.dataclay.logic.collection.CollectionResult;
+import io.dataclay.logic.collection.GarbageCollector;
 import io.dataclay.logic.failover.Failover;
+import io.dataclay.logic.listing.Listing;
+import io.dataclay.logic.listing.ListingService;
 import io.dataclay.logic.metadata.BackendRecord;
-import io.dataclay.logic.metadata.ImportTables;
 import io.dataclay.logic.metadata.ContractRecord;
+import io.dataclay.logic.metadata.ImportTables;
 import io.dataclay.logic.metadata.ListingStore;
 import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.ModelRecord;
 import io.dataclay.logic.metadata.ModelStore;
 import io.dataclay.logic.metadata.ObjectGroup;
 import io.dataclay.logic.metadata.ObjectRecord;
+import io.dataclay.logic.models.ModelRegistrar;
+import io.dataclay.logic.objects.ObjectMetadataService;
+import io.dataclay.logic.snapshot.ImportCoordinator;
+import io.dataclay.logic.snapshot.ImportOpening;
+import io.dataclay.logic.snapshot.SnapshotCoordinator;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -58,15 +76,6 @@ public final class LogicModuleService {
   }
 
   /**
-   * Per-account session limits: {@code maxOpen} open sessions at once, {@code perSecond} new ones a
-   * second on average with bursts of {@code burst}.
-   */
-  public record SessionLimits(long maxOpen, double perSecond, long burst) {
-    /** 500 open sessions, 20 new a second, bursts of 200. */
-    public static final SessionLimits DEFAULT = new SessionLimits(500, 20, 200);
-  }
-
-  /**
    * A heartbeat's answer: the sessions closed since the backend's last view, its failover part, and
    * the last model change (a backend that has not installed it fetches the models).
    */
@@ -75,8 +84,8 @@ public final class LogicModuleService {
 
   private final AccountService accounts;
   private final BackendRegistry backends;
-  private final ModelService models;
-  private final ObjectService objects;
+  private final ModelRegistrar models;
+  private final ObjectMetadataService objects;
   private final ListingService listings;
   private final GarbageCollector collector;
   private final SnapshotCoordinator snapshots;
@@ -84,7 +93,7 @@ public final class LogicModuleService {
   private final Failover failover;
   private final BackendCalls backendCalls;
   private final SessionRevocations revocations = new SessionRevocations();
-  private final CallCounters calls = new CallCounters();
+  private final RpcCallCounters calls = new RpcCallCounters();
   private final Supplier<String> peer;
   private final BooleanSupplier fromClusterServer;
   private final FailureThrottle loginsPerAccount;
@@ -112,9 +121,9 @@ public final class LogicModuleService {
     this.tokensPerPeer = new FailureThrottle("with unknown session tokens from", 50, Duration.ofSeconds(10),
         Duration.ofSeconds(10), Duration.ofMinutes(5), clock::millis);
     this.systemToken = accounts.openSystemSession();
-    this.models = new ModelService(store, accounts, backends, backendCalls, () -> systemToken,
+    this.models = new ModelRegistrar(store, accounts, backends, backendCalls, () -> systemToken,
         settings.maxModelBytes());
-    this.objects = new ObjectService(store, accounts, backends);
+    this.objects = new ObjectMetadataService(store, accounts, backends);
     this.listings = new ListingService(store);
     this.collector = new GarbageCollector(store, accounts, backends, backendCalls, () -> systemToken);
     this.snapshots = new SnapshotCoordinator(store, backends, backendCalls::snapshots, () -> systemToken,
@@ -159,13 +168,13 @@ public final class LogicModuleService {
   }
 
   /** Logs in and opens a session; needs no session. Repeated failures are throttled. */
-  public Session newSession(String username, String password, String dataset) {
+  public CallerSession newSession(String username, String password, String dataset) {
     String from = peer.get();
     loginsPerPeer.check(from);
     String account = username == null ? "" : username;
     loginsPerAccount.check(account);
     try {
-      Session s = accounts.newSession(username, password, dataset);
+      CallerSession s = accounts.newSession(username, password, dataset);
       loginsPerAccount.succeeded(account);
       return s;
     } catch (NotAuthenticatedException e) {
@@ -176,7 +185,7 @@ public final class LogicModuleService {
   }
 
   /** A backend's session, for a proof of the cluster secret; needs no session. Failures are throttled per peer. */
-  public Session newBackendSession(String backendId, long issuedAtMs, String nonce, byte[] proof) {
+  public CallerSession newBackendSession(String backendId, long issuedAtMs, String nonce, byte[] proof) {
     String from = peer.get();
     loginsPerPeer.check(from);
     try {
@@ -199,8 +208,8 @@ public final class LogicModuleService {
    * A client's session as seen by a backend. The token of a backend that is not registered is not
    * a backend's credential yet: other backends must not trust it as one.
    */
-  public Session validateSession(String token, String clientToken) {
-    Session s = accounts.validateSession(caller(token), clientToken);
+  public CallerSession validateSession(String token, String clientToken) {
+    CallerSession s = accounts.validateSession(caller(token), clientToken);
     if (s.backend() && !registered(s)) {
       throw new NotAuthenticatedException("the token is the session of backend " + s.backendId()
           + ", which is not registered");
@@ -301,7 +310,7 @@ public final class LogicModuleService {
 
   /**
    * Registers groups of stored objects, each all or nothing with its alias, in one transaction
-   * (backends only); one outcome per group, empty when registered (see {@link ObjectService#registerObjects}).
+   * (backends only); one outcome per group, empty when registered (see {@link ObjectMetadataService#registerObjects}).
    */
   public List<Optional<DataClayException>> registerObjects(String token, List<ObjectGroup> groups) {
     return objects.registerObjects(caller(token), groups);
@@ -436,14 +445,14 @@ public final class LogicModuleService {
    * The session of {@code token}; a peer that keeps sending unknown tokens is refused for a while,
    * and a backend whose ID is not registered may call nothing but RegisterBackend.
    */
-  private Session caller(String token) {
+  private CallerSession caller(String token) {
     return caller(token, false);
   }
 
-  private Session caller(String token, boolean registering) {
+  private CallerSession caller(String token, boolean registering) {
     String from = peer.get();
     tokensPerPeer.check(from);
-    Session s;
+    CallerSession s;
     try {
       s = accounts.authenticate(token);
     } catch (NotAuthenticatedException e) {
@@ -464,7 +473,7 @@ public final class LogicModuleService {
   }
 
   // The Logic Module's own session counts as registered; a backend's once its ID is.
-  private boolean registered(Session s) {
+  private boolean registered(CallerSession s) {
     return AccountService.LOGIC_MODULE_ID.equals(s.backendId()) || backends.record(s.backendId()) != null;
   }
 }

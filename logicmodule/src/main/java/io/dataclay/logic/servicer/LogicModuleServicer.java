@@ -1,11 +1,12 @@
 package io.dataclay.logic.servicer;
 
 import io.dataclay.exceptions.DataClayException;
+import io.dataclay.logic.backends.RegisteredBackend;
+import io.dataclay.logic.codec.ProtoMapping;
+import io.dataclay.logic.collection.CollectionResult;
 import io.dataclay.logic.metadata.ContractRecord;
 import io.dataclay.logic.metadata.ObjectGroup;
-import io.dataclay.logic.service.CollectionResult;
 import io.dataclay.logic.service.LogicModuleService;
-import io.dataclay.logic.service.RegisteredBackend;
 import io.dataclay.logic.service.Stats;
 import io.dataclay.proto.AliasPage;
 import io.dataclay.proto.AliasRequest;
@@ -13,24 +14,21 @@ import io.dataclay.proto.BackendIdRequest;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.BackendList;
 import io.dataclay.proto.BeginSnapshotRequest;
-import io.dataclay.proto.ImportOpened;
-import io.dataclay.proto.ImportPlanPart;
-import io.dataclay.proto.ImportReport;
-import io.dataclay.proto.ImportRequest;
-import io.dataclay.proto.ImportStateResponse;
-import io.dataclay.proto.SnapshotChunk;
-import io.dataclay.proto.SnapshotInfo;
-import io.dataclay.proto.SnapshotRequest;
 import io.dataclay.proto.DataContractList;
 import io.dataclay.proto.DatasetPage;
+import io.dataclay.proto.Demotion;
 import io.dataclay.proto.Empty;
 import io.dataclay.proto.ErrorInfo;
 import io.dataclay.proto.GarbageReport;
 import io.dataclay.proto.GetModelRequest;
 import io.dataclay.proto.HealthResponse;
 import io.dataclay.proto.HeartbeatRequest;
-import io.dataclay.proto.Demotion;
 import io.dataclay.proto.HeartbeatResponse;
+import io.dataclay.proto.ImportOpened;
+import io.dataclay.proto.ImportPlanPart;
+import io.dataclay.proto.ImportReport;
+import io.dataclay.proto.ImportRequest;
+import io.dataclay.proto.ImportStateResponse;
 import io.dataclay.proto.ListAliasesRequest;
 import io.dataclay.proto.ListDatasetsRequest;
 import io.dataclay.proto.ListModelsRequest;
@@ -52,12 +50,15 @@ import io.dataclay.proto.ObjectLocationsRequest;
 import io.dataclay.proto.ObjectPage;
 import io.dataclay.proto.RegisterObjectsRequest;
 import io.dataclay.proto.RegisterObjectsResponse;
-import io.dataclay.proto.RevokeDataContractRequest;
 import io.dataclay.proto.RemoveModelRequest;
 import io.dataclay.proto.RemoveModelResponse;
+import io.dataclay.proto.RevokeDataContractRequest;
+import io.dataclay.proto.SessionInfo;
 import io.dataclay.proto.SetModelPublishedRequest;
 import io.dataclay.proto.SetModelRegistrationRequest;
-import io.dataclay.proto.SessionInfo;
+import io.dataclay.proto.SnapshotChunk;
+import io.dataclay.proto.SnapshotInfo;
+import io.dataclay.proto.SnapshotRequest;
 import io.dataclay.proto.ValidateSessionRequest;
 import io.dataclay.rpc.GrpcErrors;
 import io.dataclay.server.Replies;
@@ -77,12 +78,12 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   private static final Empty EMPTY = Empty.getDefaultInstance();
 
   private final LogicModuleService service;
-  private final SnapshotRpcs snapshots;
+  private final SnapshotServicer snapshots;
 
   /** An adapter in front of {@code service}. */
   public LogicModuleServicer(LogicModuleService service) {
     this.service = service;
-    this.snapshots = new SnapshotRpcs(service);
+    this.snapshots = new SnapshotServicer(service);
   }
 
   @Override

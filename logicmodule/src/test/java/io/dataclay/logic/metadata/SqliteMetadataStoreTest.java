@@ -40,10 +40,7 @@ class SqliteMetadataStoreTest extends MetadataStoreConformance {
   @Test
   void a_version_1_database_is_upgraded_in_place_keeping_its_accounts_contracts_and_sessions() throws Exception {
     // setup: the schema and rows a Logic Module of schema version 1 wrote
-    Files.createDirectories(dir.resolve("v1"), PrivatePaths.DIRECTORY);
-    String url = "jdbc:sqlite:" + dir.resolve("v1").resolve("metadata.db");
-    try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
-      for (String sql : List.of(
+    String url = writtenBefore("v1", List.of(
           "CREATE TABLE schema_version (version INTEGER PRIMARY KEY)",
           "INSERT INTO schema_version VALUES (1)",
           "CREATE TABLE accounts (username TEXT PRIMARY KEY, password_hash TEXT NOT NULL, password_salt TEXT NOT NULL,"
@@ -57,10 +54,7 @@ class SqliteMetadataStoreTest extends MetadataStoreConformance {
           "INSERT INTO accounts VALUES ('alice', 'h', 's', 1, 0), ('bob', 'h', 's', 1, 0)",
           "INSERT INTO datasets VALUES ('alice', 'alice'), ('bob', 'bob')",
           "INSERT INTO contracts VALUES ('alice', 'bob')",
-          "INSERT INTO sessions VALUES ('tok', 'bob', 'alice', 99, 0)")) {
-        s.execute(sql);
-      }
-    }
+          "INSERT INTO sessions VALUES ('tok', 'bob', 'alice', 99, 0)"));
     // an earlier release made the file 0644: the Logic Module refuses it until `chmod 600`
     Path file = dir.resolve("v1").resolve("metadata.db");
     MetadataUnavailableException readable = assertThrows(MetadataUnavailableException.class,
@@ -80,10 +74,7 @@ class SqliteMetadataStoreTest extends MetadataStoreConformance {
   @Test
   void a_version_2_database_keeps_administrators_models_published_and_unpublishes_the_others() throws Exception {
     // setup: the models a Logic Module of schema version 2 wrote (every account used every model)
-    Files.createDirectories(dir.resolve("v2"), PrivatePaths.DIRECTORY);
-    String url = "jdbc:sqlite:" + dir.resolve("v2").resolve("metadata.db");
-    try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
-      for (String sql : List.of(
+    String url = writtenBefore("v2", List.of(
           "CREATE TABLE schema_version (version INTEGER PRIMARY KEY)",
           "INSERT INTO schema_version VALUES (2)",
           "CREATE TABLE accounts (username TEXT PRIMARY KEY, password_hash TEXT NOT NULL, password_salt TEXT NOT NULL,"
@@ -92,10 +83,7 @@ class SqliteMetadataStoreTest extends MetadataStoreConformance {
           "CREATE TABLE models (namespace TEXT PRIMARY KEY, language TEXT NOT NULL,"
               + " owner TEXT NOT NULL REFERENCES accounts(username), version BIGINT NOT NULL)",
           "INSERT INTO accounts VALUES ('root', 'h', 's', 1, 1, 0), ('carol', 'h', 's', 1, 0, 1)",
-          "INSERT INTO models VALUES ('admin', 'PYTHON', 'root', 3), ('tools', 'PYTHON', 'carol', 1)")) {
-        s.execute(sql);
-      }
-    }
+          "INSERT INTO models VALUES ('admin', 'PYTHON', 'root', 3), ('tools', 'PYTHON', 'carol', 1)"));
     Files.setPosixFilePermissions(dir.resolve("v2").resolve("metadata.db"), PosixFilePermissions.fromString("rw-------"));
     // run
     try (MetadataStore upgraded = MetadataStore.open(url, MetadataSync.NORMAL)) {
@@ -109,5 +97,17 @@ class SqliteMetadataStoreTest extends MetadataStoreConformance {
       assertEquals(1, published.revision());
       assertFalse(published.withdrawn());
     }
+  }
+
+  // a database an earlier release wrote: these statements, run on a new file in a private directory of its own
+  private String writtenBefore(String name, List<String> statements) throws Exception {
+    Files.createDirectories(dir.resolve(name), PrivatePaths.DIRECTORY);
+    String url = "jdbc:sqlite:" + dir.resolve(name).resolve("metadata.db");
+    try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+      for (String sql : statements) {
+        s.execute(sql);
+      }
+    }
+    return url;
   }
 }
