@@ -1,8 +1,8 @@
 package io.dataclay.logic;
 
-import io.dataclay.common.Ports;
 import io.dataclay.client.Channels;
 import io.dataclay.common.ClusterSecret;
+import io.dataclay.common.Ports;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.logic.accounts.SessionLimits;
 import io.dataclay.logic.checks.Checks;
