@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal import settings_table as table
 
-# DATACLAY_STORE_KEY_FILE is no engine's: encryption wraps whichever engine runs
-_POOL = ("DATACLAY_STORE_PATH", "DATACLAY_STORE_SIZE")
+# The keys every engine reads (DATACLAY_STORE, _PATH, _SIZE, _KEY_FILE: encryption wraps whichever engine
+# runs) are the Data Service's; an engine lists only the keys that it alone reads, as the registry does.
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class Engine:
     pool_directory: bool        # its backends keep a directory of their own (DATACLAY_STORE_PATH)
     database: bool              # keeps its objects in a database named by DATACLAY_STORE_URL
     durable: bool               # false: memory only, nothing survives a stop
-    setting_keys: tuple[str, ...]  # the keys of the settings table that configure it
+    setting_keys: tuple[str, ...]  # the keys of the settings table that only this engine reads
 
     def settings(self) -> tuple[table.Setting, ...]:
         """Its settings, from the settings table."""
@@ -34,20 +34,23 @@ class Engine:
 
 ENGINES: tuple[Engine, ...] = (
     Engine("kv", "serialised objects in a key-value store on a pmem pool (llpl / PMDK)",
-           "a crash of every process: each write is one PMDK transaction",
-           pmem_pool=True, pool_directory=True, database=False, durable=True, setting_keys=_POOL),
+           "durable and crash-consistent when a call returns: each write is one PMDK transaction",
+           pmem_pool=True, pool_directory=True, database=False, durable=True, setting_keys=()),
     Engine("heap", "objects laid out field by field in an llpl transactional heap; an update writes only the "
                    "fields it changed",
-           "a crash of every process: each write is one PMDK transaction",
-           pmem_pool=True, pool_directory=True, database=False, durable=True, setting_keys=_POOL),
+           "durable and crash-consistent when a call returns; a method that changes one field writes that field in "
+           "place, so an update costs what the field costs, not what the object costs",
+           pmem_pool=True, pool_directory=True, database=False, durable=True, setting_keys=()),
     Engine("2lm", "a DRAM cache in front of a kv pool, written back at checkpoints",
-           "whatever was acknowledged before the last checkpoint (weaker than kv)",
+           "weaker: everything acknowledged before the last completed checkpoint survives a crash, later writes "
+           "may be lost; every object comes back whole",
            pmem_pool=True, pool_directory=True, database=False, durable=True,
-           setting_keys=_POOL + ("DATACLAY_2LM_CACHE_SIZE", "DATACLAY_2LM_CHECKPOINT_MS")),
-    Engine("postgres", "one row per object in PostgreSQL", "the server's commit",
+           setting_keys=("DATACLAY_2LM_CACHE_SIZE", "DATACLAY_2LM_CHECKPOINT_MS")),
+    Engine("postgres", "one row per object in PostgreSQL",
+           "durable at commit (as durable as the server's fsync setting)",
            pmem_pool=False, pool_directory=True, database=True, durable=True,
            setting_keys=("DATACLAY_STORE_URL",)),
-    Engine("memory", "plain DRAM, the benchmark baseline", "nothing: objects live in the backend's memory only",
+    Engine("memory", "plain DRAM, the benchmark baseline", "none: a stop or crash loses everything",
            pmem_pool=False, pool_directory=False, database=False, durable=False, setting_keys=()),
 )
 ENGINE_NAMES: tuple[str, ...] = tuple(e.name for e in ENGINES)

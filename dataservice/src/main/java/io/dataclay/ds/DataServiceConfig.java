@@ -113,7 +113,7 @@ public final class DataServiceConfig {
         + " the Python environment."));
     t.add(new Setting(BACKEND_PORT, "0", "Port to bind; 0 binds any free port, and the port actually bound is"
         + " registered."));
-    t.add(new Setting(HOME, "", "Local state of a cluster; default ~/.dataclay. This user's alone (0700), as"
+    t.add(new Setting(HOME, "~/.dataclay", "Local state of a cluster. This user's alone (0700), as"
         + " everything the Data Service keeps."));
     t.add(new Setting(BACKEND_DIR, "", "This backend's directory (backend.id, models/python/, imports/); default"
         + " $DATACLAY_HOME/backends/<name>. Made mode 0700; refused at start when another user owns it or could reach"
@@ -155,8 +155,9 @@ public final class DataServiceConfig {
         + " comma-separated; passed to the Python environment."));
     t.add(new Setting(JavaEnvironmentConfig.ALLOW, "", "Comma-separated class names or package.* that Java"
         + " values may also contain, besides model classes and the safe JDK types."));
-    t.add(new Setting(EE_UID_BASE, "", "A backend run as root: environment processes run as uid/gid base + slot;"
-        + " passed to them (their default is 1900000000)."));
+    t.add(new Setting(EE_UID_BASE, "1900000000", "A backend run as root: environment processes run as uid/gid"
+        + " base + slot; passed to them, which apply the default."));
+    t.addAll(io.dataclay.ds.ee.EnvironmentSettings.TABLE);
     return List.copyOf(t);
   }
 

@@ -1,5 +1,6 @@
 package io.dataclay.logic;
 
+import com.google.gson.GsonBuilder;
 import io.dataclay.client.Channels;
 import io.dataclay.common.ClusterSecret;
 import io.dataclay.common.Ports;
@@ -10,6 +11,9 @@ import io.dataclay.logic.metadata.MetadataSync;
 import io.dataclay.rpc.PemFile;
 import io.dataclay.rpc.TlsSettings;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.LinkedHashMap;
+import java.util.ArrayList;
 import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.Locale;
@@ -111,34 +115,15 @@ public final class LogicModuleConfig {
      * in declaration order (what {@code logicmodule.jar settings --json} prints).
      */
     public static String json() {
-      StringBuilder out = new StringBuilder("[");
+      List<Map<String, String>> rows = new ArrayList<>();
       for (Setting s : values()) {
-        out.append(s.ordinal() == 0 ? "" : ", ").append("{\"key\": ").append(quote(s.key))
-            .append(", \"default\": ").append(quote(s.defaultValue)).append(", \"meaning\": ").append(quote(s.meaning))
-            .append('}');
+        Map<String, String> row = new LinkedHashMap<>();
+        row.put("key", s.key);
+        row.put("default", s.defaultValue);
+        row.put("meaning", s.meaning);
+        rows.add(row);
       }
-      return out.append(']').toString();
-    }
-
-    static String quote(String text) {
-      StringBuilder out = new StringBuilder("\"");
-      for (char ch : text.toCharArray()) {
-        switch (ch) {
-          case '"' -> out.append("\\\"");
-          case '\\' -> out.append("\\\\");
-          case '\n' -> out.append("\\n");
-          case '\t' -> out.append("\\t");
-          case '\r' -> out.append("\\r");
-          default -> {
-            if (ch < 0x20) {
-              out.append(String.format("\\u%04x", (int) ch));
-            } else {
-              out.append(ch);
-            }
-          }
-        }
-      }
-      return out.append('"').toString();
+      return new GsonBuilder().disableHtmlEscaping().create().toJson(rows);
     }
   }
 

@@ -1,6 +1,8 @@
 package io.dataclay.ds.ee;
 
+import io.dataclay.ds.store.Setting;
 import io.dataclay.exceptions.InvalidArgumentException;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -80,34 +82,62 @@ public record EnvironmentSettings(String confinement, boolean javaInProcess, int
 
   private static final Set<String> MODES = Set.of("auto", "bwrap", "kernel", "none");
 
-  /** The settings in {@code env} (unset keys take their defaults). */
+  /** These keys with their defaults and meanings: the part of the Data Service's table they make. */
+  public static final List<Setting> TABLE = List.of(
+      new Setting(CONFINEMENT, "auto", "How model code is confined: auto (bubblewrap with Landlock, seccomp and"
+          + " limits, or the kernel layers alone), bwrap, kernel, or none (only for a cluster whose only user is its"
+          + " owner)."),
+      new Setting(JAVA, "confined", "confined: Java methods run in confined Java environment processes, one per"
+          + " account; in-process: in the Data Service's JVM, trusted with the whole node."),
+      new Setting(MEMORY_MB, "4096", "Memory (MiB) an environment process may map (Java: its heap gets half)."),
+      new Setting(MAX_TASKS, "512", "Processes and threads an environment process may run at once."),
+      new Setting(THREADS, "16", "Calls one account may have running at once on this backend."),
+      new Setting(MAX_QUEUED, "1024", "Calls one account may have waiting for a thread; more are refused with"
+          + " QUOTA_EXCEEDED."),
+      new Setting(MAX_PROCESSES, "64", "Environment processes per language on this backend (one per active"
+          + " account)."),
+      new Setting(IDLE_S, "600", "Seconds an account's environment stays up without calls before it is stopped."),
+      new Setting(CALL_TIMEOUT_S, "1800", "Seconds one method call may run before it fails with CALL_TIMED_OUT"
+          + " and its environment is restarted; 0: no deadline."),
+      new Setting(LAUNCHER, "", "Directory of pyclay's sandbox package, run as a script (set by the dataclay"
+          + " launchers); unset: the interpreter's -m form."),
+      new Setting(SPARES, "1", "Processes per language kept started ahead for the next account's first call (0"
+          + " or 1)."),
+      new Setting(OUTPUT_BYTES_S, "16384", "Bytes a second one environment process may write to the Data"
+          + " Service's log on average (bursts of 64 seconds' worth); 0 leaves all of it out."));
+
+  /** The settings in {@code env} (unset keys take their defaults from {@link #TABLE}). */
   public static EnvironmentSettings from(Map<String, String> env) {
-    String mode = text(env, CONFINEMENT, "auto");
+    String mode = text(env, CONFINEMENT);
     if (!MODES.contains(mode)) {
       throw new InvalidArgumentException(CONFINEMENT + " must be auto, bwrap, kernel or none, not " + mode);
     }
-    String java = text(env, JAVA, "confined");
+    String java = text(env, JAVA);
     if (!java.equals("confined") && !java.equals("in-process")) {
       throw new InvalidArgumentException(JAVA + " must be confined or in-process, not " + java);
     }
-    return new EnvironmentSettings(mode, java.equals("in-process"), number(env, MEMORY_MB, 4096, 64, 1 << 24),
-        number(env, MAX_TASKS, 512, 16, 1 << 20), number(env, THREADS, 16, 1, 4096),
-        number(env, MAX_QUEUED, 1024, 0, 1 << 24), number(env, MAX_PROCESSES, 64, 1, 100_000),
-        number(env, IDLE_S, 600, 1, Integer.MAX_VALUE) * 1000L,
-        number(env, CALL_TIMEOUT_S, 1800, 0, Integer.MAX_VALUE) * 1000L, text(env, LAUNCHER, null),
-        number(env, SPARES, 1, 0, 1), number(env, OUTPUT_BYTES_S, 16384, 0, 1 << 30));
+    return new EnvironmentSettings(mode, java.equals("in-process"), number(env, MEMORY_MB, 64, 1 << 24),
+        number(env, MAX_TASKS, 16, 1 << 20), number(env, THREADS, 1, 4096),
+        number(env, MAX_QUEUED, 0, 1 << 24), number(env, MAX_PROCESSES, 1, 100_000),
+        number(env, IDLE_S, 1, Integer.MAX_VALUE) * 1000L,
+        number(env, CALL_TIMEOUT_S, 0, Integer.MAX_VALUE) * 1000L, text(env, LAUNCHER),
+        number(env, SPARES, 0, 1), number(env, OUTPUT_BYTES_S, 0, 1 << 30));
   }
 
-  private static String text(Map<String, String> env, String key, String fallback) {
+  /** The value of {@code key} in {@code env}, or its default in {@link #TABLE} (null for an empty one). */
+  private static String text(Map<String, String> env, String key) {
     String v = env.get(key);
-    return v == null || v.isBlank() ? fallback : v.trim();
+    if (v != null && !v.isBlank()) {
+      return v.trim();
+    }
+    String fallback = TABLE.stream().filter(s -> s.key().equals(key)).findFirst()
+        .orElseThrow(() -> new IllegalStateException(key + " is not in the environment settings table"))
+        .defaultValue();
+    return fallback.isEmpty() ? null : fallback;
   }
 
-  private static int number(Map<String, String> env, String key, int fallback, int min, int max) {
-    String v = text(env, key, null);
-    if (v == null) {
-      return fallback;
-    }
+  private static int number(Map<String, String> env, String key, int min, int max) {
+    String v = text(env, key);
     try {
       int n = Integer.parseInt(v);
       if (n >= min && n <= max) {
