@@ -10,7 +10,9 @@ def test_each_engines_properties_and_settings_agree():
     for engine in engines.ENGINES:
         keys = set(engine.setting_keys)
         assert engine.durability and engine.description, engine.name
-        assert not engine.pmem_pool or (engine.pool_directory and "DATACLAY_STORE_PATH" in keys), engine.name
+        assert not engine.pmem_pool or engine.pool_directory, engine.name
+        # the keys every engine reads are the Data Service's, never one engine's
+        assert not keys & {"DATACLAY_STORE", "DATACLAY_STORE_PATH", "DATACLAY_STORE_SIZE", "DATACLAY_STORE_KEY_FILE"}
         assert engine.database == ("DATACLAY_STORE_URL" in keys), engine.name
         assert engine.durable or not keys, f"{engine.name} keeps nothing, so nothing configures it"
         assert all(table.DATA_SERVICE in s.readers for s in engine.settings()), engine.name
