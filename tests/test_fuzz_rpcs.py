@@ -20,11 +20,11 @@ def test_fuzzed_messages_to_every_rpc_get_typed_answers_and_break_nothing(make_c
     world = prepare(cluster, tmp_path)
     campaign = Campaign(cluster, world, seed=7)
     try:
-        report = campaign.run(messages_per_service=1000, seconds=300)
+        report = campaign.run(messages_per_service=600, seconds=300)
         print(report.summary())
         assert not report.problems, report.summary()
         for service in ("LogicModule", "DataService"):
-            assert report.sent[service] >= 500, report.summary()
+            assert report.sent[service] >= 300, report.summary()
             for rpc in rpcs(service):
                 assert {ident for (name, ident) in report.by_rpc if name == str(rpc)} == set(NAMES), str(rpc)
         assert report.corpus["pickle"] > 100 and report.corpus["kryo"] > 50

@@ -324,7 +324,7 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in (
     _s("DATACLAY_TEST_ENGINES", TEXT, "", "comma-separated engines the engine-parametrised tests run on", (TESTS,),
        setter=TEST, shown="every engine"),
     _s("DATACLAY_TEST_JVM", WORDS, "", "JVM options of the multi-host tests' servers", (TESTS,), setter=TEST),
-    _s("DATACLAY_CRASH_ROUNDS", POSITIVE, "10", "kill-and-restart rounds per engine of tests/test_engine_crashes.py",
+    _s("DATACLAY_CRASH_ROUNDS", POSITIVE, "5", "kill-and-restart rounds per engine of tests/test_engine_crashes.py",
        (TESTS,), setter=TEST),
 )}
 
