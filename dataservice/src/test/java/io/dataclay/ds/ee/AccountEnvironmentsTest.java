@@ -24,7 +24,6 @@ import io.dataclay.proto.Language;
 import io.dataclay.proto.Model;
 import io.dataclay.proto.ModelFile;
 import io.dataclay.server.testing.Eventually;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -33,12 +32,9 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Each account's share of a backend: a process of its own, a bounded number of calls in flight
@@ -46,23 +42,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(60)
 class AccountEnvironmentsTest {
-  @TempDir static Path tmp;
-  static TestCluster cluster;
-
-  @BeforeAll
-  static void startLogicModule() throws Exception {
-    cluster = TestCluster.withLogicModule(tmp);
-  }
-
-  @AfterAll
-  static void stopLogicModule() throws Exception {
-    cluster.close();
-  }
-
-  @AfterEach
-  void stopDataService() throws Exception {
-    cluster.stopDataService();
-  }
+  @RegisterExtension static final TestCluster cluster = TestCluster.forTheClass();
 
   /** A client of {@code user} and a new Point of theirs holding x = "0". */
   private record Owned(String user, DataServiceClient client, UUID id) {

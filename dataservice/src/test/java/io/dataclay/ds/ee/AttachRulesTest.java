@@ -24,12 +24,9 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What a process must do to be served, and what it cannot do to others: its first frame is a
@@ -38,23 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(60)
 class AttachRulesTest {
-  @TempDir static Path tmp;
-  static TestCluster cluster;
-
-  @BeforeAll
-  static void startLogicModule() throws Exception {
-    cluster = TestCluster.withLogicModule(tmp);
-  }
-
-  @AfterAll
-  static void stopLogicModule() throws Exception {
-    cluster.close();
-  }
-
-  @AfterEach
-  void stopDataService() throws Exception {
-    cluster.stopDataService();
-  }
+  @RegisterExtension static final TestCluster cluster = TestCluster.forTheClass();
 
   /** A client of {@code user} and a new Point of theirs holding x = "0". */
   private record Owned(DataServiceClient client, UUID id) {}
@@ -194,7 +175,7 @@ class AttachRulesTest {
     // verify
     assertTrue(existed);
     assertEquals("rwx------", mode);
-    assertTrue(dir.startsWith(tmp), dir.toString());
+    assertTrue(dir.startsWith(cluster.backendDir()), dir.toString());
     assertFalse(Files.exists(dir.getParent()), "the environments' directory outlived its Data Service");
   }
 
