@@ -210,22 +210,10 @@ public final class TestCluster
 
   /** Stops the running Data Service, its environment processes and the peers playing them. */
   public void stopDataService() throws Exception {
-    for (AutoCloseable c : perDataService) {
-      c.close();
-    }
-    perDataService.clear();
-    if (node != null) {
-      node.close();
-      node = null;
-    }
-    if (store != null) {
-      store.close();
-      store = null;
-    }
-    if (peers != null) {
-      peers.close();
-      peers = null;
-    }
+    closeAll(perDataService);
+    node = closed(node);
+    store = closed(store);
+    peers = closed(peers);
   }
 
   /** The running Data Service. */
@@ -383,22 +371,29 @@ public final class TestCluster
   public void close() throws Exception {
     try {
       stopDataService();
-      for (AutoCloseable c : clients) {
-        c.close();
-      }
-      clients.clear();
-      if (adminLm != null) {
-        adminLm.close();
-        adminLm = null;
-      }
-      if (lm != null) {
-        lm.close();
-        lm = null;
-      }
+      closeAll(clients);
+      adminLm = closed(adminLm);
+      lm = closed(lm);
       calls.shutdownNow();
     } finally {
       TestPools.delete(dir);
       dir = null;
     }
+  }
+
+  /** Closes {@code resource} if there is one; returns null, for the field that held it. */
+  private static <T extends AutoCloseable> T closed(T resource) throws Exception {
+    if (resource != null) {
+      resource.close();
+    }
+    return null;
+  }
+
+  /** Closes and forgets each of {@code resources}. */
+  private static void closeAll(List<AutoCloseable> resources) throws Exception {
+    for (AutoCloseable r : resources) {
+      r.close();
+    }
+    resources.clear();
   }
 }
