@@ -350,6 +350,22 @@ public final class TestCluster
     lmAs(session(owner)).newDataContract(owner, beneficiary);
   }
 
+  /** A new Point of {@code user}'s holding x = "0" on the running Data Service, with a client of theirs. */
+  public OwnedPoint ownedPoint(String user) {
+    DataServiceClient client = client(session(user));
+    UUID id = UUID.randomUUID();
+    client.makePersistent(List.of(TestObjects.point(id, "0")), null);
+    return new OwnedPoint(client, id);
+  }
+
+  /** A Point on the running Data Service and a client of its owner. */
+  public record OwnedPoint(DataServiceClient client, UUID id) {}
+
+  /** Calls {@code point}'s {@code method} without arguments through its owner's client, on a thread of its own. */
+  public CompletableFuture<byte[]> call(OwnedPoint point, String method) {
+    return call(point.client(), point.id(), method, "()");
+  }
+
   /** Runs {@code call} on a thread of its own (calls that wait for a peer must not share one). */
   public <T> CompletableFuture<T> async(Supplier<T> call) {
     return CompletableFuture.supplyAsync(call, calls);
