@@ -2,7 +2,6 @@ package io.dataclay.ds;
 
 import static io.dataclay.ds.TestObjects.point;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -19,22 +18,15 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 @Timeout(60)
 class DataServiceNodeTest {
   @TempDir Path tmp;
-  TestCluster cluster;
-
-  @AfterEach
-  void stop() throws Exception {
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
+  @RegisterExtension final TestCluster cluster = TestCluster.forEachTest();
 
   private BackendInfo registered() {
     List<BackendInfo> all = cluster.adminLm().getBackends();
@@ -45,7 +37,7 @@ class DataServiceNodeTest {
   @Test
   void the_backend_registers_its_bound_port_and_keeps_its_id_across_restarts() throws Exception {
     // setup
-    cluster = TestCluster.start(tmp);
+    cluster.startDataService(Map.of());
     UUID id = cluster.node().identity().id();
     // run
     BackendInfo first = registered();
@@ -66,7 +58,6 @@ class DataServiceNodeTest {
   @Test
   void a_backend_with_another_clusters_secret_fails_the_start_and_spawns_no_environment() throws Exception {
     // setup
-    cluster = TestCluster.withLogicModule(tmp);
     Path wrong = tmp.resolve("wrong.secret");
     java.nio.file.Files.writeString(wrong, "another-cluster-secret-0123456789abcdef");
     java.nio.file.Files.setPosixFilePermissions(wrong, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
@@ -82,7 +73,7 @@ class DataServiceNodeTest {
   @Test
   void heartbeats_keep_the_backend_alive_beyond_the_logic_modules_timeout() throws Exception {
     // setup: the test Logic Module counts a backend dead 1.5 s after its last heartbeat
-    cluster = TestCluster.start(tmp);
+    cluster.startDataService(Map.of());
     long before = cluster.lmCalls("Heartbeat");
     // run
     Thread.sleep(2 * TestLogicModule.BACKEND_TIMEOUT_MS);
@@ -94,7 +85,7 @@ class DataServiceNodeTest {
   @Test
   void a_logic_module_that_forgot_the_session_gets_a_new_login_and_registration() throws Exception {
     // setup
-    cluster = TestCluster.start(tmp);
+    cluster.startDataService(Map.of());
     long logins = cluster.lmCalls("NewBackendSession");
     long registrations = cluster.lmCalls("RegisterBackend");
     // run: the Data Service's own session ends behind its back
@@ -109,7 +100,7 @@ class DataServiceNodeTest {
   @Test
   void get_status_reports_identity_store_environments_their_processes_and_calls() throws Exception {
     // setup: nora's first call starts her process
-    cluster = TestCluster.start(tmp);
+    cluster.startDataService(Map.of());
     DataServiceClient user = cluster.client(cluster.session("nora"));
     UUID id = UUID.randomUUID();
     user.makePersistent(List.of(point(id, "1")), null);

@@ -13,32 +13,22 @@ import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.proto.Field;
 import io.dataclay.proto.GarbageReport;
 import io.dataclay.proto.ObjectData;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Garbage collection end to end: the real Logic Module collecting on a real Data Service. */
 @Timeout(60)
 class GarbageCollectionTest {
-  @TempDir
-  Path dir;
-  private TestCluster cluster;
+  @RegisterExtension final TestCluster cluster = TestCluster.forEachTestWithDataService();
   private DataServiceClient admin;
 
   @BeforeEach
-  void start() throws Exception {
-    cluster = TestCluster.start(dir);
+  void logIn() throws Exception {
     admin = cluster.client(cluster.backendToken());
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    cluster.close();
   }
 
   /** A Point whose field x references {@code targets}. */

@@ -32,23 +32,16 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A make_persistent is acknowledged only once the Logic Module registered its objects. */
 @Timeout(90)
 class RegistrationTest {
   @TempDir Path tmp;
-  TestCluster cluster;
-
-  @AfterEach
-  void stop() throws Exception {
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
+  @RegisterExtension final TestCluster cluster = TestCluster.forEachTest();
 
   private Map<String, String> kvPool() {
     return Map.of("DATACLAY_STORE", "kv", "DATACLAY_STORE_PATH", tmp.resolve("pool").toString());
@@ -75,7 +68,7 @@ class RegistrationTest {
   @Test
   void objects_made_persistent_without_an_alias_are_found_by_id_as_soon_as_the_call_returns() throws Exception {
     // setup
-    cluster = TestCluster.start(tmp);
+    cluster.startDataService(Map.of());
     DataServiceClient ds = cluster.client(cluster.adminToken());
     List<UUID> ids = new ArrayList<>();
     // run: each lookup comes right after the store answered
@@ -93,7 +86,7 @@ class RegistrationTest {
   @Test
   void concurrent_make_persistent_calls_share_logic_module_requests() throws Exception {
     // setup
-    cluster = TestCluster.start(tmp);
+    cluster.startDataService(Map.of());
     DataServiceClient ds = cluster.client(cluster.adminToken());
     ExecutorService writers = Executors.newFixedThreadPool(16);
     long before = cluster.lmCalls("RegisterObjects");
@@ -130,7 +123,7 @@ class RegistrationTest {
   @Test
   void an_id_registered_as_another_object_is_refused_to_its_call_and_not_kept() throws Exception {
     // setup
-    cluster = TestCluster.start(tmp);
+    cluster.startDataService(Map.of());
     DataServiceClient ds = cluster.client(cluster.adminToken());
     UUID taken = UUID.randomUUID();
     registerElsewhere(taken);
@@ -152,7 +145,7 @@ class RegistrationTest {
   @Test
   void a_method_whose_new_objects_include_a_registered_id_fails_and_keeps_none_of_them() throws Exception {
     // setup: a user's object, served by a stand-in environment
-    cluster = TestCluster.withLogicModule(tmp).startDataService(Map.of());
+    cluster.startDataService(Map.of());
     String token = cluster.session("jane");
     DataServiceClient user = cluster.client(token);
     UUID target = UUID.randomUUID();
@@ -181,7 +174,7 @@ class RegistrationTest {
 
   @Test
   void a_clean_stop_leaves_its_mark_and_the_next_start_consumes_it() throws Exception {
-    cluster = TestCluster.withLogicModule(tmp).startDataService(kvPool());
+    cluster.startDataService(kvPool());
     cluster.client(cluster.adminToken()).makePersistent(List.of(point(UUID.randomUUID(), "x")), null);
     Path mark = cluster.backendDir().resolve("stopped-cleanly");
     cluster.stopDataService();
@@ -195,7 +188,7 @@ class RegistrationTest {
       throws Exception {
     // setup: objects in the pool that the Logic Module never heard of, as a crash between the store
     // and the registration leaves them; one of them has an ID the Logic Module has as another object
-    cluster = TestCluster.withLogicModule(tmp).startDataService(kvPool());
+    cluster.startDataService(kvPool());
     UUID orphan = UUID.randomUUID();
     UUID clash = UUID.randomUUID();
     registerElsewhere(clash);

@@ -15,7 +15,9 @@ import io.dataclay.rpc.TlsSettings;
 import io.dataclay.server.testing.Eventually;
 import io.grpc.Channel;
 import io.grpc.ManagedChannel;
+import io.dataclay.ds.store.TestPools;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,6 +29,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Supplier;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * A real Logic Module (in-process, SQLite in a temporary directory) with the test model
@@ -36,18 +43,22 @@ import java.util.function.Supplier;
  * an {@link EnvironmentPeer} a test plays. Java methods run in the Data Service's own process
  * (DATACLAY_JAVA_EE=in-process) and processes are not confined (DATACLAY_EE_CONFINEMENT=none: the
  * stand-in is no launcher) unless a test's overrides say otherwise.
- * Everything started is stopped by {@link #stopDataService()} and {@link #close()}.
+ * It is a JUnit extension: a test class registers one (see {@link #forTheClass()} and the other
+ * factories) and it starts and stops with the class or with each test, also when a test fails.
  */
-public final class TestCluster implements AutoCloseable {
+public final class TestCluster
+    implements BeforeAllCallback, BeforeEachCallback, AfterEachCallback, AfterAllCallback, AutoCloseable {
   /** The administrator account. */
   public static final String ADMIN = "admin";
   /** Its password. */
   public static final String ADMIN_PASSWORD = "admin-secret";
 
-  private final Path dir;
-  private final TestLogicModule lm;
-  private final LogicModuleClient adminLm;
-  private final String adminToken;
+  private final Scope scope;
+  private final boolean withDataService;
+  private Path dir;
+  private TestLogicModule lm;
+  private LogicModuleClient adminLm;
+  private String adminToken;
   private final List<AutoCloseable> clients = new ArrayList<>();
   private final ExecutorService calls = Executors.newCachedThreadPool(r -> {
     Thread t = new Thread(r, "test-cluster-call");
@@ -58,30 +69,95 @@ public final class TestCluster implements AutoCloseable {
   private int started;
   private Path backendDir;
   private EnvironmentPeers peers;
-  private final Path clusterSecretFile;
+  private Path clusterSecretFile;
   private ObjectStore store;
   private DataServiceNode node;
   private BackendSession dsAdmin;
 
-  private TestCluster(Path dir) throws Exception {
-    this.dir = dir;
-    this.lm = TestLogicModule.start(dir.resolve("lm-home"), ADMIN, ADMIN_PASSWORD);
+  /** How long one cluster lives, and so which field it is registered in. */
+  private enum Scope { CLASS, TEST }
+
+  private TestCluster(Scope scope, boolean withDataService) {
+    this.scope = scope;
+    this.withDataService = withDataService;
+  }
+
+  /**
+   * One Logic Module for the whole test class (register it in a static {@code @RegisterExtension}
+   * field); each test starts its own Data Service, which is stopped after the test.
+   */
+  public static TestCluster forTheClass() {
+    return new TestCluster(Scope.CLASS, false);
+  }
+
+  /**
+   * One Logic Module and one Data Service with default settings for the whole test class
+   * (register it in a static {@code @RegisterExtension} field).
+   */
+  public static TestCluster forTheClassWithDataService() {
+    return new TestCluster(Scope.CLASS, true);
+  }
+
+  /**
+   * A fresh Logic Module for each test (register it in an instance {@code @RegisterExtension}
+   * field); the test starts its Data Service, and everything is stopped after the test.
+   */
+  public static TestCluster forEachTest() {
+    return new TestCluster(Scope.TEST, false);
+  }
+
+  /**
+   * A fresh Logic Module and Data Service with default settings for each test (register it in an
+   * instance {@code @RegisterExtension} field); everything is stopped after the test.
+   */
+  public static TestCluster forEachTestWithDataService() {
+    return new TestCluster(Scope.TEST, true);
+  }
+
+  @Override
+  public void beforeAll(ExtensionContext context) throws Exception {
+    if (scope != Scope.CLASS) {
+      throw new IllegalStateException("a cluster for each test is registered in an instance field");
+    }
+    start();
+  }
+
+  @Override
+  public void beforeEach(ExtensionContext context) throws Exception {
+    if (scope == Scope.TEST) {
+      start();
+    } else if (lm == null) {
+      throw new IllegalStateException("a cluster for the class is registered in a static field");
+    }
+  }
+
+  @Override
+  public void afterEach(ExtensionContext context) throws Exception {
+    if (scope == Scope.TEST) {
+      close();
+    } else if (!withDataService) {
+      stopDataService();
+    }
+  }
+
+  @Override
+  public void afterAll(ExtensionContext context) throws Exception {
+    close();
+  }
+
+  /** Starts the Logic Module (in a new temporary directory) with the test model, and the Data Service if asked. */
+  private void start() throws Exception {
+    dir = Files.createTempDirectory("test-cluster");
+    lm = TestLogicModule.start(dir.resolve("lm-home"), ADMIN, ADMIN_PASSWORD);
     String[] token = new String[1];
-    this.adminLm = new LogicModuleClient(lm.channel(), () -> token[0]);
+    adminLm = new LogicModuleClient(lm.channel(), () -> token[0]);
     token[0] = adminLm.newSession(ADMIN, ADMIN_PASSWORD, "").getToken();
-    this.adminToken = token[0];
+    adminToken = token[0];
     clusterSecretFile = TestLogicModule.secretFile(dir);
     adminLm.registerModel(TestObjects.shapesModel("class Point:\n    x: str\n"));
-  }
-
-  /** A Logic Module with the test model registered; start Data Services with {@link #startDataService}. */
-  public static TestCluster withLogicModule(Path dir) throws Exception {
-    return new TestCluster(dir);
-  }
-
-  /** A Logic Module and a Data Service with default settings. */
-  public static TestCluster start(Path dir) throws Exception {
-    return withLogicModule(dir).startDataService(Map.of());
+    if (withDataService) {
+      startDataService(Map.of());
+    }
   }
 
   /** Starts a Data Service in a fresh backend directory with {@code overrides} on top of the test settings. */
@@ -134,22 +210,10 @@ public final class TestCluster implements AutoCloseable {
 
   /** Stops the running Data Service, its environment processes and the peers playing them. */
   public void stopDataService() throws Exception {
-    for (AutoCloseable c : perDataService) {
-      c.close();
-    }
-    perDataService.clear();
-    if (node != null) {
-      node.close();
-      node = null;
-    }
-    if (store != null) {
-      store.close();
-      store = null;
-    }
-    if (peers != null) {
-      peers.close();
-      peers = null;
-    }
+    closeAll(perDataService);
+    node = closed(node);
+    store = closed(store);
+    peers = closed(peers);
   }
 
   /** The running Data Service. */
@@ -286,6 +350,22 @@ public final class TestCluster implements AutoCloseable {
     lmAs(session(owner)).newDataContract(owner, beneficiary);
   }
 
+  /** A new Point of {@code user}'s holding x = "0" on the running Data Service, with a client of theirs. */
+  public OwnedPoint ownedPoint(String user) {
+    DataServiceClient client = client(session(user));
+    UUID id = UUID.randomUUID();
+    client.makePersistent(List.of(TestObjects.point(id, "0")), null);
+    return new OwnedPoint(client, id);
+  }
+
+  /** A Point on the running Data Service and a client of its owner. */
+  public record OwnedPoint(DataServiceClient client, UUID id) {}
+
+  /** Calls {@code point}'s {@code method} without arguments through its owner's client, on a thread of its own. */
+  public CompletableFuture<byte[]> call(OwnedPoint point, String method) {
+    return call(point.client(), point.id(), method, "()");
+  }
+
   /** Runs {@code call} on a thread of its own (calls that wait for a peer must not share one). */
   public <T> CompletableFuture<T> async(Supplier<T> call) {
     return CompletableFuture.supplyAsync(call, calls);
@@ -302,14 +382,34 @@ public final class TestCluster implements AutoCloseable {
     return resource;
   }
 
+  /** Stops everything started (also what a failed start left) and removes the temporary directory. */
   @Override
   public void close() throws Exception {
-    stopDataService();
-    for (AutoCloseable c : clients) {
-      c.close();
+    try {
+      stopDataService();
+      closeAll(clients);
+      adminLm = closed(adminLm);
+      lm = closed(lm);
+      calls.shutdownNow();
+    } finally {
+      TestPools.delete(dir);
+      dir = null;
     }
-    adminLm.close();
-    lm.close();
-    calls.shutdownNow();
+  }
+
+  /** Closes {@code resource} if there is one; returns null, for the field that held it. */
+  private static <T extends AutoCloseable> T closed(T resource) throws Exception {
+    if (resource != null) {
+      resource.close();
+    }
+    return null;
+  }
+
+  /** Closes and forgets each of {@code resources}. */
+  private static void closeAll(List<AutoCloseable> resources) throws Exception {
+    for (AutoCloseable r : resources) {
+      r.close();
+    }
+    resources.clear();
   }
 }

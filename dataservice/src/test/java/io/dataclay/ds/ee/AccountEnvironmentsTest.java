@@ -9,8 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.dataclay.client.DataServiceClient;
 import io.dataclay.ds.EnvironmentPeer;
+import io.dataclay.ds.TestCluster.OwnedPoint;
 import io.dataclay.ds.TestCluster;
 import io.dataclay.ds.TestObjects;
 import io.dataclay.ds.environments.EnvironmentStatus;
@@ -24,21 +24,16 @@ import io.dataclay.proto.Language;
 import io.dataclay.proto.Model;
 import io.dataclay.proto.ModelFile;
 import io.dataclay.server.testing.Eventually;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Each account's share of a backend: a process of its own, a bounded number of calls in flight
@@ -46,37 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(60)
 class AccountEnvironmentsTest {
-  @TempDir static Path tmp;
-  static TestCluster cluster;
-
-  @BeforeAll
-  static void startLogicModule() throws Exception {
-    cluster = TestCluster.withLogicModule(tmp);
-  }
-
-  @AfterAll
-  static void stopLogicModule() throws Exception {
-    cluster.close();
-  }
-
-  @AfterEach
-  void stopDataService() throws Exception {
-    cluster.stopDataService();
-  }
-
-  /** A client of {@code user} and a new Point of theirs holding x = "0". */
-  private record Owned(String user, DataServiceClient client, UUID id) {
-    CompletableFuture<byte[]> call(String method) {
-      return cluster.call(client, id, method, "()");
-    }
-  }
-
-  private static Owned owned(String user) {
-    DataServiceClient client = cluster.client(cluster.session(user));
-    UUID id = UUID.randomUUID();
-    client.makePersistent(List.of(point(id, "0")), null);
-    return new Owned(user, client, id);
-  }
+  @RegisterExtension static final TestCluster cluster = TestCluster.forTheClass();
 
   private static <T> Throwable failure(CompletableFuture<T> call) {
     Exception e = assertThrows(Exception.class, () -> call.get(10, TimeUnit.SECONDS));
@@ -89,9 +54,9 @@ class AccountEnvironmentsTest {
     cluster.startDataService(Map.of("DATACLAY_EE_SPARES", "1"));
     EnvironmentPeer spare = cluster.nextPeer(); // started at once, before any call
     assertEquals(0, spare.hello().getModelsCount()); // with no model: it belongs to nobody yet
-    Owned ann = owned("ann");
+    OwnedPoint ann = cluster.ownedPoint("ann");
     // run
-    CompletableFuture<byte[]> call = ann.call("m");
+    CompletableFuture<byte[]> call = cluster.call(ann, "m");
     assertTrue(spare.next().getDeploy().getModelsCount() > 0); // adopted: ann's models, then her call
     ExecuteRequest request = spare.nextExecute();
     spare.answer(request, "from the spare");
@@ -108,13 +73,13 @@ class AccountEnvironmentsTest {
   void each_account_gets_a_process_of_its_own_started_through_the_launcher_with_no_credential() throws Exception {
     // setup
     cluster.startDataService(Map.of());
-    Owned ann = owned("ann");
-    Owned bea = owned("bea");
+    OwnedPoint ann = cluster.ownedPoint("ann");
+    OwnedPoint bea = cluster.ownedPoint("bea");
     // run
-    CompletableFuture<byte[]> annCall = ann.call("m");
+    CompletableFuture<byte[]> annCall = cluster.call(ann, "m");
     EnvironmentPeer annPeer = cluster.attach();
     ExecuteRequest annReq = annPeer.nextExecute();
-    CompletableFuture<byte[]> beaCall = bea.call("m");
+    CompletableFuture<byte[]> beaCall = cluster.call(bea, "m");
     EnvironmentPeer beaPeer = cluster.attach();
     ExecuteRequest beaReq = beaPeer.nextExecute();
     annPeer.answer(annReq, "ann's");
@@ -152,13 +117,13 @@ class AccountEnvironmentsTest {
   void a_new_account_over_the_process_limit_is_refused_while_all_are_busy_and_replaces_an_idle_one() throws Exception {
     // setup: two processes at most, both busy
     cluster.startDataService(Map.of(EnvironmentSettings.MAX_PROCESSES, "2"));
-    Owned cyd = owned("cyd");
-    Owned dot = owned("dot");
-    Owned eli = owned("eli");
-    CompletableFuture<byte[]> cydCall = cyd.call("m");
+    OwnedPoint cyd = cluster.ownedPoint("cyd");
+    OwnedPoint dot = cluster.ownedPoint("dot");
+    OwnedPoint eli = cluster.ownedPoint("eli");
+    CompletableFuture<byte[]> cydCall = cluster.call(cyd, "m");
     EnvironmentPeer cydPeer = cluster.attach();
     ExecuteRequest cydReq = cydPeer.nextExecute();
-    CompletableFuture<byte[]> dotCall = dot.call("m");
+    CompletableFuture<byte[]> dotCall = cluster.call(dot, "m");
     EnvironmentPeer dotPeer = cluster.attach();
     ExecuteRequest dotReq = dotPeer.nextExecute();
     // run: a third account while both are busy
@@ -171,7 +136,7 @@ class AccountEnvironmentsTest {
     cydPeer.answer(cydReq, "cyd's");
     assertEquals("cyd's", new String(cydCall.get(10, TimeUnit.SECONDS)));
     Thread.sleep(200); // the call's slot is freed just after its answer left
-    CompletableFuture<byte[]> eliCall = eli.call("m");
+    CompletableFuture<byte[]> eliCall = cluster.call(eli, "m");
     EnvironmentPeer eliPeer = cluster.attach();
     eliPeer.answer(eliPeer.nextExecute(), "eli's");
     // verify
@@ -189,22 +154,22 @@ class AccountEnvironmentsTest {
       throws Exception {
     // setup: two calls at once per account, one waiting
     cluster.startDataService(Map.of(EnvironmentSettings.THREADS, "2", EnvironmentSettings.MAX_QUEUED, "1"));
-    Owned fay = owned("fay");
-    Owned gus = owned("gus");
-    CompletableFuture<byte[]> first = fay.call("one");
+    OwnedPoint fay = cluster.ownedPoint("fay");
+    OwnedPoint gus = cluster.ownedPoint("gus");
+    CompletableFuture<byte[]> first = cluster.call(fay, "one");
     EnvironmentPeer fayPeer = cluster.attach();
     ExecuteRequest r1 = fayPeer.nextExecute();
-    CompletableFuture<byte[]> second = fay.call("two");
+    CompletableFuture<byte[]> second = cluster.call(fay, "two");
     ExecuteRequest r2 = fayPeer.nextExecute();
     // run: a third waits, a fourth is refused
-    CompletableFuture<byte[]> third = fay.call("three");
+    CompletableFuture<byte[]> third = cluster.call(fay, "three");
     DataServiceMessage early = fayPeer.poll(300);
     QuotaExceededException refused = assertThrows(QuotaExceededException.class,
         () -> fay.client().callMethod(fay.id().toString(), "four", new byte[0]));
     // verify: the third was not sent while two ran; another account is served at once meanwhile
     assertNull(early, "a third call was sent while two were running");
     assertTrue(refused.getMessage().contains("fay"), refused.getMessage());
-    CompletableFuture<byte[]> other = gus.call("m");
+    CompletableFuture<byte[]> other = cluster.call(gus, "m");
     EnvironmentPeer gusPeer = cluster.attach();
     gusPeer.answer(gusPeer.nextExecute(), "gus's");
     assertEquals("gus's", new String(other.get(10, TimeUnit.SECONDS)));
@@ -226,9 +191,9 @@ class AccountEnvironmentsTest {
   void a_call_past_its_deadline_fails_its_process_is_replaced_and_nothing_it_changed_is_stored() throws Exception {
     // setup: a deadline of 1 s
     cluster.startDataService(Map.of(EnvironmentSettings.CALL_TIMEOUT_S, "1"));
-    Owned hal = owned("hal");
+    OwnedPoint hal = cluster.ownedPoint("hal");
     long t0 = System.nanoTime();
-    CompletableFuture<byte[]> stuck = hal.call("forever");
+    CompletableFuture<byte[]> stuck = cluster.call(hal, "forever");
     EnvironmentPeer peer = cluster.attach();
     ExecuteRequest req = peer.nextExecute();
     peer.load(req.getCallId(), hal.id().toString());
@@ -249,7 +214,7 @@ class AccountEnvironmentsTest {
     } catch (java.io.IOException gone) {
       // the process and its link are gone: exactly the point
     }
-    CompletableFuture<byte[]> again = hal.call("quick");
+    CompletableFuture<byte[]> again = cluster.call(hal, "quick");
     next.answer(next.nextExecute(), "quick");
     // verify
     assertEquals("quick", new String(again.get(10, TimeUnit.SECONDS)));
@@ -261,8 +226,8 @@ class AccountEnvironmentsTest {
   void a_model_registered_later_reaches_the_running_processes_with_every_model() throws Exception {
     // setup: a running process got the test model
     cluster.startDataService(Map.of());
-    Owned ivy = owned("ivy");
-    CompletableFuture<byte[]> call = ivy.call("m");
+    OwnedPoint ivy = cluster.ownedPoint("ivy");
+    CompletableFuture<byte[]> call = cluster.call(ivy, "m");
     EnvironmentPeer peer = cluster.nextPeer();
     List<String> atStart = peer.hello().getModelsList().stream().map(Model::getNamespace).toList();
     peer.answer(peer.nextExecute(), "ok");

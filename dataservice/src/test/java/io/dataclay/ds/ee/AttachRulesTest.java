@@ -1,16 +1,15 @@
 package io.dataclay.ds.ee;
 
 import static io.dataclay.ds.TestObjects.delta;
-import static io.dataclay.ds.TestObjects.point;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.dataclay.client.DataServiceClient;
 import io.dataclay.common.Language;
 import io.dataclay.ds.EnvironmentPeer;
+import io.dataclay.ds.TestCluster.OwnedPoint;
 import io.dataclay.ds.TestCluster;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.proto.EnvironmentMessage;
@@ -21,15 +20,11 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What a process must do to be served, and what it cannot do to others: its first frame is a
@@ -38,40 +33,14 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(60)
 class AttachRulesTest {
-  @TempDir static Path tmp;
-  static TestCluster cluster;
-
-  @BeforeAll
-  static void startLogicModule() throws Exception {
-    cluster = TestCluster.withLogicModule(tmp);
-  }
-
-  @AfterAll
-  static void stopLogicModule() throws Exception {
-    cluster.close();
-  }
-
-  @AfterEach
-  void stopDataService() throws Exception {
-    cluster.stopDataService();
-  }
-
-  /** A client of {@code user} and a new Point of theirs holding x = "0". */
-  private record Owned(DataServiceClient client, UUID id) {}
-
-  private static Owned owned(String user) {
-    DataServiceClient client = cluster.client(cluster.session(user));
-    UUID id = UUID.randomUUID();
-    client.makePersistent(List.of(point(id, "0")), null);
-    return new Owned(client, id);
-  }
+  @RegisterExtension static final TestCluster cluster = TestCluster.forTheClass();
 
   @Test
   void a_process_whose_first_frame_is_not_a_hello_is_stopped_and_a_new_one_serves_the_waiting_call() throws Exception {
     // setup
     cluster.startDataService(Map.of());
-    Owned kim = owned("kim");
-    CompletableFuture<byte[]> call = cluster.call(kim.client(), kim.id(), "m", "()");
+    OwnedPoint kim = cluster.ownedPoint("kim");
+    CompletableFuture<byte[]> call = cluster.call(kim, "m");
     EnvironmentPeer rude = cluster.nextPeer();
     // run
     rude.send(EnvironmentMessage.newBuilder().setResult(ExecuteResult.newBuilder().setCallId(1)).build());
@@ -88,8 +57,8 @@ class AttachRulesTest {
   void a_process_that_sends_no_hello_within_the_wait_is_stopped_and_restarted() throws Exception {
     // setup: processes get 500 ms to say hello
     cluster.startDataService(Map.of("DATACLAY_EE_WAIT_MS", "500"));
-    Owned lou = owned("lou");
-    CompletableFuture<byte[]> call = cluster.call(lou.client(), lou.id(), "m", "()");
+    OwnedPoint lou = cluster.ownedPoint("lou");
+    CompletableFuture<byte[]> call = cluster.call(lou, "m");
     // run
     long t0 = System.nanoTime();
     EnvironmentPeer silent = cluster.nextPeer();
@@ -102,7 +71,7 @@ class AttachRulesTest {
     assertTrue(e.getCause() instanceof BackendUnavailableException, String.valueOf(e.getCause()));
     EnvironmentPeer next = cluster.attach();
     assertNotEquals(silent.pid(), next.pid());
-    CompletableFuture<byte[]> again = cluster.call(lou.client(), lou.id(), "m", "()");
+    CompletableFuture<byte[]> again = cluster.call(lou, "m");
     next.answer(next.nextExecute(), "2");
     assertEquals("2", new String(again.get(10, TimeUnit.SECONDS)));
     assertFalse(silent.alive());
@@ -112,12 +81,12 @@ class AttachRulesTest {
   void a_malformed_frame_ends_only_that_processs_link() throws Exception {
     // setup: two accounts, each with its process
     cluster.startDataService(Map.of());
-    Owned mia = owned("mia");
-    Owned ned = owned("ned");
-    CompletableFuture<byte[]> miaCall = cluster.call(mia.client(), mia.id(), "m", "()");
+    OwnedPoint mia = cluster.ownedPoint("mia");
+    OwnedPoint ned = cluster.ownedPoint("ned");
+    CompletableFuture<byte[]> miaCall = cluster.call(mia, "m");
     EnvironmentPeer miaPeer = cluster.attach();
     miaPeer.nextExecute();
-    CompletableFuture<byte[]> nedCall = cluster.call(ned.client(), ned.id(), "m", "()");
+    CompletableFuture<byte[]> nedCall = cluster.call(ned, "m");
     EnvironmentPeer nedPeer = cluster.attach();
     ExecuteRequest nedReq = nedPeer.nextExecute();
     // run: a tag with the invalid wire type 7, then bytes that are no message either
@@ -132,7 +101,7 @@ class AttachRulesTest {
     assertEquals(0, cluster.process(Language.PYTHON, "ned").restarts());
     assertEquals(nedPeer.pid(), cluster.process(Language.PYTHON, "ned").pid());
     EnvironmentPeer miaNext = cluster.attach();
-    CompletableFuture<byte[]> again = cluster.call(mia.client(), mia.id(), "m", "()");
+    CompletableFuture<byte[]> again = cluster.call(mia, "m");
     miaNext.answer(miaNext.nextExecute(), "mia's");
     assertEquals("mia's", new String(again.get(10, TimeUnit.SECONDS)));
   }
@@ -141,8 +110,8 @@ class AttachRulesTest {
   void a_frame_announcing_more_than_2_gib_ends_the_link_and_a_new_process_serves() throws Exception {
     // setup
     cluster.startDataService(Map.of());
-    Owned ola = owned("ola");
-    CompletableFuture<byte[]> inFlight = cluster.call(ola.client(), ola.id(), "m", "()");
+    OwnedPoint ola = cluster.ownedPoint("ola");
+    CompletableFuture<byte[]> inFlight = cluster.call(ola, "m");
     EnvironmentPeer peer = cluster.attach();
     peer.nextExecute();
     // run
@@ -152,7 +121,7 @@ class AttachRulesTest {
     Exception e = assertThrows(Exception.class, () -> inFlight.get(10, TimeUnit.SECONDS));
     assertTrue(e.getCause() instanceof BackendUnavailableException, String.valueOf(e.getCause()));
     EnvironmentPeer next = cluster.attach();
-    CompletableFuture<byte[]> again = cluster.call(ola.client(), ola.id(), "m", "()");
+    CompletableFuture<byte[]> again = cluster.call(ola, "m");
     next.answer(next.nextExecute(), "served");
     assertEquals("served", new String(again.get(10, TimeUnit.SECONDS)));
     assertEquals(1, cluster.process(Language.PYTHON, "ola").restarts());
@@ -162,8 +131,8 @@ class AttachRulesTest {
   void a_result_for_a_call_not_in_flight_changes_nothing_and_what_it_touched_is_evicted() throws Exception {
     // setup: a call in flight, whose object the process loaded
     cluster.startDataService(Map.of());
-    Owned pat = owned("pat");
-    CompletableFuture<byte[]> call = cluster.call(pat.client(), pat.id(), "m", "()");
+    OwnedPoint pat = cluster.ownedPoint("pat");
+    CompletableFuture<byte[]> call = cluster.call(pat, "m");
     EnvironmentPeer peer = cluster.attach();
     ExecuteRequest req = peer.nextExecute();
     peer.load(req.getCallId(), pat.id().toString());
@@ -182,8 +151,8 @@ class AttachRulesTest {
   void each_process_gets_a_private_directory_that_is_removed_when_the_data_service_stops() throws Exception {
     // setup
     cluster.startDataService(Map.of());
-    Owned quinn = owned("quinn");
-    cluster.call(quinn.client(), quinn.id(), "m", "()");
+    OwnedPoint quinn = cluster.ownedPoint("quinn");
+    cluster.call(quinn, "m");
     EnvironmentPeer peer = cluster.attach();
     List<String> args = peer.arguments();
     Path dir = Path.of(args.get(args.indexOf("--tmp") + 1));
@@ -194,7 +163,7 @@ class AttachRulesTest {
     // verify
     assertTrue(existed);
     assertEquals("rwx------", mode);
-    assertTrue(dir.startsWith(tmp), dir.toString());
+    assertTrue(dir.startsWith(cluster.backendDir()), dir.toString());
     assertFalse(Files.exists(dir.getParent()), "the environments' directory outlived its Data Service");
   }
 
@@ -202,7 +171,7 @@ class AttachRulesTest {
   void objects_of_a_language_without_environment_are_unavailable() throws Exception {
     // setup: a backend started without a Python environment (DATACLAY_PYTHON=none)
     cluster.startDataService(Map.of("DATACLAY_PYTHON", "none"));
-    Owned max = owned("max");
+    OwnedPoint max = cluster.ownedPoint("max");
     // run
     BackendUnavailableException e = assertThrows(BackendUnavailableException.class,
         () -> max.client().callMethod(max.id().toString(), "m", new byte[0]));

@@ -24,10 +24,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A real Python execution environment, confined as DATACLAY_EE_CONFINEMENT=auto says, running a
@@ -48,15 +47,7 @@ class ConfinedPythonEnvironmentTest {
       "        return self.n",
       "");
 
-  @TempDir Path tmp;
-  TestCluster cluster;
-
-  @AfterEach
-  void stop() throws Exception {
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
+  @RegisterExtension final TestCluster cluster = TestCluster.forEachTest();
 
   /** A pickle (protocol 2) of a small int, as Python writes it: PROTO 2, BININT1 n, STOP. */
   private static byte[] pickledInt(int n) {
@@ -80,7 +71,6 @@ class ConfinedPythonEnvironmentTest {
     // setup
     Optional<Path> python = RealPython.find();
     assumeTrue(python.isPresent(), RealPython.missing());
-    cluster = TestCluster.withLogicModule(tmp);
     cluster.registerModel(Model.newBuilder().setNamespace("tally").setLanguage(Language.PYTHON)
         .addFiles(ModelFile.newBuilder().setPath("tally.py").setContent(TestObjects.bytes(TALLY)))
         .addClasses(ClassDescription.newBuilder().setName("tally.Tally")).build());

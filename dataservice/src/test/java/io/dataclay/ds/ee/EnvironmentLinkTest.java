@@ -31,7 +31,6 @@ import io.dataclay.proto.ExecuteResult;
 import io.dataclay.proto.ExecutionKind;
 import io.dataclay.proto.Field;
 import io.dataclay.proto.ObjectDelta;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -41,32 +40,23 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Calls through a process's link: what is sent, how results are stored, and what happens when the link ends. */
 @Timeout(60)
 class EnvironmentLinkTest {
-  @TempDir static Path tmp;
-  static TestCluster cluster;
+  @RegisterExtension static final TestCluster cluster = TestCluster.forTheClass();
   static String token;
   DataServiceClient user;
   UUID point;
 
   @BeforeAll
-  static void startLogicModule() throws Exception {
-    cluster = TestCluster.withLogicModule(tmp);
+  static void logIn() throws Exception {
     token = cluster.session("jane");
-  }
-
-  @AfterAll
-  static void stopLogicModule() throws Exception {
-    cluster.close();
   }
 
   @BeforeEach
@@ -75,11 +65,6 @@ class EnvironmentLinkTest {
     user = cluster.client(token);
     point = UUID.randomUUID();
     user.makePersistent(List.of(point(point, "0")), null);
-  }
-
-  @AfterEach
-  void stopDataService() throws Exception {
-    cluster.stopDataService();
   }
 
   private CompletableFuture<byte[]> callAsync(String method, String args) {

@@ -31,19 +31,16 @@ import io.grpc.Status;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.SocketTimeoutException;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What a process may ask of its Data Service while a call runs: object state ({@code load}) and
@@ -54,8 +51,7 @@ class LinkRequestsTest {
   private static final String DS = "/dataclay.v1.DataService/";
   private static final String LM = "/dataclay.v1.LogicModule/";
 
-  @TempDir static Path tmp;
-  static TestCluster cluster;
+  @RegisterExtension static final TestCluster cluster = TestCluster.forTheClass();
   static String janeToken;
   static String omarToken;
   DataServiceClient jane;
@@ -69,15 +65,9 @@ class LinkRequestsTest {
   String backendId;
 
   @BeforeAll
-  static void startLogicModule() throws Exception {
-    cluster = TestCluster.withLogicModule(tmp);
+  static void logIn() throws Exception {
     janeToken = cluster.session("jane");
     omarToken = cluster.session("omar");
-  }
-
-  @AfterAll
-  static void stopLogicModule() throws Exception {
-    cluster.close();
   }
 
   @BeforeEach
@@ -97,11 +87,6 @@ class LinkRequestsTest {
     call = cluster.call(jane, mine, "m", "()");
     peer = cluster.attach();
     req = peer.nextExecute();
-  }
-
-  @AfterEach
-  void stopDataService() throws Exception {
-    cluster.stopDataService();
   }
 
   private static void assertRefused(ErrorCode code, LoadReply reply) {

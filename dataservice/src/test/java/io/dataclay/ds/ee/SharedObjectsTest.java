@@ -19,19 +19,16 @@ import io.dataclay.proto.ExecuteRequest;
 import io.dataclay.proto.ExecuteResult;
 import io.dataclay.proto.LoadReply;
 import io.dataclay.proto.RelayReply;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * An object two accounts share (alice's, bob has a read-write contract): each account's process
@@ -40,8 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(60)
 class SharedObjectsTest {
-  @TempDir static Path tmp;
-  static TestCluster cluster;
+  @RegisterExtension static final TestCluster cluster = TestCluster.forTheClass();
   static String aliceToken;
   static String bobToken;
   DataServiceClient alice;
@@ -50,16 +46,10 @@ class SharedObjectsTest {
   UUID bobs;
 
   @BeforeAll
-  static void startLogicModule() throws Exception {
-    cluster = TestCluster.withLogicModule(tmp);
+  static void logIn() throws Exception {
     aliceToken = cluster.session("alice");
     cluster.grant("alice", "bob");
     bobToken = cluster.session("bob"); // opened after the contract: it may use alice's dataset
-  }
-
-  @AfterAll
-  static void stopLogicModule() throws Exception {
-    cluster.close();
   }
 
   @BeforeEach
@@ -71,11 +61,6 @@ class SharedObjectsTest {
     bobs = UUID.randomUUID();
     alice.makePersistent(List.of(point(shared, "0")), null);
     bob.makePersistent(List.of(point(bobs, "0")), null);
-  }
-
-  @AfterEach
-  void stopDataService() throws Exception {
-    cluster.stopDataService();
   }
 
   private static ExecuteResult change(ExecuteRequest req, UUID id, String x, long sequence) {

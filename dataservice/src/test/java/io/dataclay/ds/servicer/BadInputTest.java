@@ -11,33 +11,24 @@ import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.proto.Field;
 import io.dataclay.proto.Language;
 import io.dataclay.proto.ObjectData;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.function.Consumer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.function.Executable;
-import org.junit.jupiter.api.io.TempDir;
 
 @Timeout(60)
 class BadInputTest {
-  @TempDir static Path tmp;
-  static TestCluster cluster;
+  @RegisterExtension static final TestCluster cluster = TestCluster.forTheClassWithDataService();
   static DataServiceClient ds;
 
   @BeforeAll
-  static void start() throws Exception {
-    cluster = TestCluster.start(tmp);
+  static void logIn() throws Exception {
     ds = cluster.client(cluster.session("gina"));
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    cluster.close();
   }
 
   private static void assertInvalid(String field, Executable call) {

@@ -25,30 +25,16 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(60)
 class DeployModelsTest {
-  @TempDir static Path tmp;
-  static TestCluster cluster;
+  @RegisterExtension static final TestCluster cluster = TestCluster.forTheClass();
   DataServiceClient admin;
   Path models;
-
-  @BeforeAll
-  static void startLogicModule() throws Exception {
-    cluster = TestCluster.withLogicModule(tmp);
-  }
-
-  @AfterAll
-  static void stopLogicModule() throws Exception {
-    cluster.close();
-  }
 
   @BeforeEach
   void startDataService() throws Exception {
@@ -56,12 +42,6 @@ class DeployModelsTest {
     admin = cluster.client(cluster.backendToken());
     models = cluster.backendDir().resolve("models").resolve("python");
   }
-
-  @AfterEach
-  void stopDataService() throws Exception {
-    cluster.stopDataService();
-  }
-
   private static Model model(String namespace, long version, String className, String... pathsAndContents) {
     Model.Builder m = Model.newBuilder().setNamespace(namespace).setLanguage(Language.PYTHON).setVersion(version)
         .setOwner(TestCluster.ADMIN).setPublished(true).addClasses(ClassDescription.newBuilder().setName(className));

@@ -10,15 +10,12 @@ import io.dataclay.client.DataServiceClient;
 import io.dataclay.ds.TestCluster;
 import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.proto.PromotedObject;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Who may make a backend a master, and what a backend takes from another as a master's change:
@@ -27,18 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(60)
 class FencingTest {
-  @TempDir static Path tmp;
-  static TestCluster cluster;
-
-  @BeforeAll
-  static void start() throws Exception {
-    cluster = TestCluster.start(tmp);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    cluster.close();
-  }
+  @RegisterExtension static final TestCluster cluster = TestCluster.forTheClassWithDataService();
 
   @Test
   void promote_replicas_is_refused_to_backends_administrators_and_users_and_teaches_no_terms() {

@@ -19,33 +19,24 @@ import io.dataclay.exceptions.ObjectDoesNotExistException;
 import io.dataclay.exceptions.ObjectNotHereException;
 import io.dataclay.proto.Language;
 import io.dataclay.proto.ObjectData;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(60)
 class MakePersistentTest {
-  @TempDir static Path tmp;
-  static TestCluster cluster;
+  @RegisterExtension static final TestCluster cluster = TestCluster.forTheClassWithDataService();
   static DataServiceClient alice;
   static LogicModuleClient aliceLm;
 
   @BeforeAll
-  static void start() throws Exception {
-    cluster = TestCluster.start(tmp);
+  static void logIn() throws Exception {
     String token = cluster.session("alice");
     alice = cluster.client(token);
     aliceLm = cluster.lmAs(token);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    cluster.close();
   }
 
   @Test

@@ -9,7 +9,6 @@ import io.dataclay.client.DataServiceClient;
 import io.dataclay.ds.TestCluster;
 import io.dataclay.exceptions.NotAuthenticatedException;
 import io.dataclay.exceptions.ObjectNotHereException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -17,26 +16,13 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(60)
 class SessionsAndPermissionsTest {
-  @TempDir static Path tmp;
-  static TestCluster cluster;
-
-  @BeforeAll
-  static void start() throws Exception {
-    cluster = TestCluster.start(tmp);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    cluster.close();
-  }
+  @RegisterExtension static final TestCluster cluster = TestCluster.forTheClassWithDataService();
 
   @Test
   void a_token_is_validated_with_the_logic_module_once_for_many_calls() throws Exception {

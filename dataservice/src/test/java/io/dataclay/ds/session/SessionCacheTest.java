@@ -11,26 +11,23 @@ import io.dataclay.ds.lm.BackendSession;
 import io.dataclay.ds.lm.RemoteLogicModule;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.Language;
-import java.nio.file.Path;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(60)
 class SessionCacheTest {
-  @TempDir static Path tmp;
-  static TestCluster cluster;
+  @RegisterExtension static final TestCluster cluster = TestCluster.forTheClass();
   static BackendSession admin;
   static SessionCache cache;
   static final AtomicLong now = new AtomicLong(System.currentTimeMillis());
 
   @BeforeAll
   static void start() throws Exception {
-    cluster = TestCluster.withLogicModule(tmp);
     UUID backend = UUID.randomUUID();
     admin = BackendSession.over(cluster.lmChannel(), TestLogicModule.SECRET, backend);
     // a backend session may validate tokens only once its backend is registered
@@ -42,7 +39,6 @@ class SessionCacheTest {
   @AfterAll
   static void stop() throws Exception {
     admin.close();
-    cluster.close();
   }
 
   @Test

@@ -1,5 +1,8 @@
 package io.dataclay.ds.snapshot;
 
+import static io.dataclay.ds.session.TestSessions.ADMIN;
+import static io.dataclay.ds.session.TestSessions.BACKEND;
+import static io.dataclay.ds.session.TestSessions.USER;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -7,7 +10,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.common.Language;
 import io.dataclay.ds.replication.ObjectCopy;
-import io.dataclay.ds.session.Session;
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoreConfig;
@@ -37,10 +39,6 @@ import org.junit.jupiter.api.io.TempDir;
 /** Staged imports: kept when the Logic Module commits, removed otherwise, also after a crash. */
 @Timeout(60)
 class ImportStagingTest {
-  private static final Session BACKEND = new Session("b", "_dataclay_backends", "x", Set.of(), Set.of(), Long.MAX_VALUE,
-      false, true, 0);
-  private static final Session ADMIN = new Session("a", "admin", "admin", Set.of("admin"), Long.MAX_VALUE, true);
-  private static final Session USER = new Session("u", "alice", "alice", Set.of("alice"), Long.MAX_VALUE, false);
   private static final String IMPORT = "00112233445566778899aabbccddeeff";
 
   @TempDir

@@ -1,12 +1,14 @@
 package io.dataclay.ds.snapshot;
 
+import static io.dataclay.ds.session.TestSessions.ADMIN;
+import static io.dataclay.ds.session.TestSessions.BACKEND;
+import static io.dataclay.ds.session.TestSessions.USER;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.common.Language;
-import io.dataclay.ds.session.Session;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.StoreConfig;
@@ -38,10 +40,6 @@ import org.junit.jupiter.api.io.TempDir;
 /** A backend's snapshot: the freeze, and an export that shows the cut's state whatever writers do after it. */
 @Timeout(60)
 class SnapshotExportsTest {
-  private static final Session BACKEND = new Session("b", "_dataclay_backends", "x", Set.of(), Set.of(), Long.MAX_VALUE,
-      false, true, 0);
-  private static final Session ADMIN = new Session("a", "admin", "admin", Set.of("admin"), Long.MAX_VALUE, true);
-  private static final Session USER = new Session("u", "alice", "alice", Set.of("alice"), Long.MAX_VALUE, false);
   private static final String ID = "0123456789abcdef0123456789abcdef";
 
   @TempDir

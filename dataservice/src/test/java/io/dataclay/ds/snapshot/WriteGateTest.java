@@ -1,6 +1,7 @@
 package io.dataclay.ds.snapshot;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.concurrent.CompletableFuture;
@@ -9,7 +10,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /** The write gate a snapshot's freeze closes: it waits for writes inside, holds new ones, and any thread opens it. */
 @Timeout(30)
@@ -26,15 +26,8 @@ class WriteGateTest {
   @Test
   void closingWaitsForTheWritesInsideAndHoldsNewOnesUntilAnotherThreadOpensIt() throws Exception {
     // setup: a write inside the gate
-    CountDownLatch inside = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
-    CompletableFuture<Void> first = CompletableFuture.runAsync(() -> {
-      gate.enter();
-      inside.countDown();
-      await(release);
-      gate.exit();
-    }, pool);
-    assertTrue(inside.await(5, TimeUnit.SECONDS));
+    CompletableFuture<Void> first = writeInsideUntil(release);
     // run: close while it is inside
     CompletableFuture<Boolean> closed = CompletableFuture.supplyAsync(() -> close(5000), pool);
     // verify: close waits for it
@@ -43,10 +36,7 @@ class WriteGateTest {
     assertTrue(closed.get(5, TimeUnit.SECONDS));
     first.get(5, TimeUnit.SECONDS);
     // run: a new write arrives while closed
-    CompletableFuture<Void> second = CompletableFuture.runAsync(() -> {
-      gate.enter();
-      gate.exit();
-    }, pool);
+    CompletableFuture<Void> second = write();
     // verify: it waits until another thread opens the gate
     assertThrows(TimeoutException.class, () -> second.get(300, TimeUnit.MILLISECONDS));
     CompletableFuture.runAsync(gate::open, pool).get(5, TimeUnit.SECONDS);
@@ -57,24 +47,14 @@ class WriteGateTest {
   @Test
   void aWriteThatDoesNotLeaveInTimeMakesTheCloseFailAndTheGateOpenAgain() throws Exception {
     // setup: a write that stays inside
-    CountDownLatch inside = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
-    CompletableFuture<Void> stuck = CompletableFuture.runAsync(() -> {
-      gate.enter();
-      inside.countDown();
-      await(release);
-      gate.exit();
-    }, pool);
-    assertTrue(inside.await(5, TimeUnit.SECONDS));
+    CompletableFuture<Void> stuck = writeInsideUntil(release);
     // run
     boolean closed = close(100);
     // verify: no cut, and other writes go on at once
     assertFalse(closed);
     assertFalse(gate.isClosed());
-    CompletableFuture.runAsync(() -> {
-      gate.enter();
-      gate.exit();
-    }, pool).get(2, TimeUnit.SECONDS);
+    write().get(2, TimeUnit.SECONDS);
     release.countDown();
     stuck.get(5, TimeUnit.SECONDS);
   }
@@ -112,6 +92,27 @@ class WriteGateTest {
         w.get(5, TimeUnit.SECONDS);
       }
     }
+  }
+
+  /** A write on a thread of the pool: in through the gate and out again. */
+  private CompletableFuture<Void> write() {
+    return CompletableFuture.runAsync(() -> {
+      gate.enter();
+      gate.exit();
+    }, pool);
+  }
+
+  /** A write that enters the gate and stays inside until {@code release}; returns once it is inside. */
+  private CompletableFuture<Void> writeInsideUntil(CountDownLatch release) throws InterruptedException {
+    CountDownLatch inside = new CountDownLatch(1);
+    CompletableFuture<Void> write = CompletableFuture.runAsync(() -> {
+      gate.enter();
+      inside.countDown();
+      await(release);
+      gate.exit();
+    }, pool);
+    assertTrue(inside.await(5, TimeUnit.SECONDS));
+    return write;
   }
 
   private boolean close(long ms) {

@@ -31,6 +31,11 @@ import org.junit.jupiter.api.Test;
 public abstract class EncryptedStoreContract extends ObjectStoreContract {
   private Path keyFile;
 
+  /** The encryption contract for {@code engine}. */
+  protected EncryptedStoreContract(EngineUnderTest engine) {
+    super(engine);
+  }
+
   // Made when the first store of a test opens (before any @BeforeEach of a subclass runs).
   private Path keyFile() {
     if (keyFile == null) {
@@ -44,9 +49,9 @@ public abstract class EncryptedStoreContract extends ObjectStoreContract {
     TestKeys.delete(keyFile);
   }
 
-  /** The engine's configuration without a key; engines that need more settings override it. */
-  protected StoreConfig plainConfig(Path path, long size) {
-    return new StoreConfig(engine(), path, size);
+  /** The engine's configuration without a key. */
+  protected final StoreConfig plainConfig(Path path, long size) {
+    return super.config(path, size);
   }
 
   @Override

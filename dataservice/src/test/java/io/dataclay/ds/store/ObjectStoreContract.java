@@ -42,9 +42,10 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * What every store engine must do: each engine's test extends this class and passes it whole
- * (the ZODB / Ratis way). Engines that keep nothing across a restart say so with
- * {@link #durable()} and skip only the durability tests; engines without a fixed capacity say so
- * with {@link #bounded()} and skip only the full-pool tests. Each test gets its own pool
+ * (the ZODB / Ratis way), describing its engine with an {@link EngineUnderTest}. Engines that keep
+ * nothing across a restart say so ({@link EngineUnderTest#notDurable()}) and skip only the
+ * durability tests; engines without a fixed capacity say so ({@link EngineUnderTest#unbounded()})
+ * and skip only the full-pool tests. Each test gets its own pool
  * directory under /dev/shm, removed afterwards.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -53,18 +54,26 @@ public abstract class ObjectStoreContract {
   protected Path poolDir;
   /** The store under test, open on {@link #poolDir}. */
   protected ObjectStore store;
+  private final EngineUnderTest engine;
+
+  /** The contract for {@code engine}. */
+  protected ObjectStoreContract(EngineUnderTest engine) {
+    this.engine = engine;
+  }
 
   /** The engine's configuration name. */
-  protected abstract String engine();
+  protected final String engine() {
+    return engine.name();
+  }
 
   /** Whether the engine keeps its objects across close and reopen. */
-  protected boolean durable() {
-    return true;
+  protected final boolean durable() {
+    return engine.durable();
   }
 
   /** Whether every acknowledged write survives a SIGKILL (durable and crash-consistent at return). */
-  protected boolean crashConsistent() {
-    return durable();
+  protected final boolean crashConsistent() {
+    return engine.crashConsistent();
   }
 
   /**
@@ -77,8 +86,8 @@ public abstract class ObjectStoreContract {
   }
 
   /** Whether the pool has a fixed capacity that writes can exhaust. */
-  protected boolean bounded() {
-    return durable();
+  protected final boolean bounded() {
+    return engine.bounded();
   }
 
   /** Whether a removed object's bytes are overwritten in the pool (the pmem engines; postgres cannot). */
@@ -98,7 +107,7 @@ public abstract class ObjectStoreContract {
 
   /** The configuration of the engine on pool directory {@code path} with {@code size}. */
   protected StoreConfig config(Path path, long size) {
-    return new StoreConfig(engine(), path, size);
+    return engine.settings().apply(new StoreConfig(engine(), path, size));
   }
 
   /** Opens the engine on the test's pool directory with {@code size}. */

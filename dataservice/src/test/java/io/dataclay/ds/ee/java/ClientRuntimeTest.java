@@ -13,8 +13,8 @@ import io.dataclay.common.Language;
 import io.dataclay.ds.TestCluster;
 import io.dataclay.ds.ee.java.models.Account;
 import io.dataclay.ds.ee.java.models.Frozen;
-import io.dataclay.ds.ee.java.models.Overdrawn;
 import io.dataclay.ds.ee.java.models.Ledger;
+import io.dataclay.ds.ee.java.models.Overdrawn;
 import io.dataclay.enhance.Enhanced;
 import io.dataclay.exceptions.AliasAlreadyExistsException;
 import io.dataclay.exceptions.AliasDoesNotExistException;
@@ -24,7 +24,6 @@ import io.dataclay.rpc.TlsSettings;
 import io.dataclay.runtime.ClientConfig;
 import io.dataclay.runtime.ClientRuntime;
 import io.dataclay.serialization.AllowList;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
@@ -34,19 +33,17 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The Java client API against a real Logic Module and Data Service, with enhanced model classes. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ClientRuntimeTest {
-  @TempDir Path dir;
-  private TestCluster cluster;
+  @RegisterExtension final TestCluster cluster = TestCluster.forEachTestWithDataService();
   private ClientRuntime client;
   private Class<? extends DataClayObject> accountClass;
 
   @BeforeEach
   void start() throws Exception {
-    cluster = TestCluster.start(dir);
     cluster.registerModel(JavaModels.model("bank", Account.class, Overdrawn.class, Frozen.class));
     cluster.session("ann");
     accountClass = new EnhancingLoader(Set.of(Account.class)).loadClass(Account.class.getName())
@@ -57,7 +54,6 @@ class ClientRuntimeTest {
   @AfterEach
   void stop() throws Exception {
     client.close();
-    cluster.close();
   }
 
   private ClientRuntime connect(String user) {

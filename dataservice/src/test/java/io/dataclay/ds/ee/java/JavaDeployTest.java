@@ -34,7 +34,6 @@ import io.dataclay.rpc.TlsSettings;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.net.URI;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -53,15 +52,14 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Deploying Java models into the environment: versions, redeploys, conflicts and bad class files. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class JavaDeployTest {
   private static final String GREETER = "gen.Greeter";
 
-  @TempDir Path dir;
-  private TestCluster cluster;
+  @RegisterExtension final TestCluster cluster = TestCluster.forEachTest();
   private final ObjectStore store = ObjectStores.open(new StoreConfig("memory", null, 16 << 20));
   private final ExecutorService executor = Executors.newCachedThreadPool();
   private final Session ann = new Session("token", "ann", "ann", Set.of("ann"), Long.MAX_VALUE, false);
@@ -71,7 +69,6 @@ class JavaDeployTest {
 
   @BeforeEach
   void start() throws Exception {
-    cluster = TestCluster.withLogicModule(dir);
     UUID backend = UUID.randomUUID();
     admin = BackendSession.over(cluster.lmChannel(), TestLogicModule.SECRET, backend);
     admin.login();
@@ -89,7 +86,6 @@ class JavaDeployTest {
     admin.close();
     executor.shutdownNow();
     store.close();
-    cluster.close();
   }
 
   private static ModelBundle greeter(String namespace, long version, String greeting) {

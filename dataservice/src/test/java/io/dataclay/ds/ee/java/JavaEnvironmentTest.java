@@ -16,35 +16,26 @@ import io.dataclay.exceptions.RemoteException;
 import io.dataclay.exceptions.SerializationException;
 import io.dataclay.proto.ObjectData;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class JavaEnvironmentTest {
-  @TempDir Path dir;
-  private TestCluster cluster;
+  @RegisterExtension final TestCluster cluster = TestCluster.forEachTestWithDataService();
   private DataServiceClient ds;
   private final JavaModels models = new JavaModels(Set.of(Counter.class));
 
   @BeforeEach
   void start() throws Exception {
-    cluster = TestCluster.start(dir);
     cluster.registerModel(JavaModels.model("counters", Counter.class));
     ds = cluster.client(cluster.session("ann"));
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    cluster.close();
   }
 
   private UUID persist(Counter c) {

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.ds.store.EncryptedStoreContract;
+import io.dataclay.ds.store.EngineUnderTest;
 import io.dataclay.ds.store.FieldValue;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.ds.store.ObjectStore;
@@ -38,13 +39,14 @@ import org.junit.jupiter.api.Test;
  * when values are sealed one by one.
  */
 class HeapStoreTest {
+  private static final EngineUnderTest ENGINE = EngineUnderTest.of(HeapStore.ENGINE);
+
   @Nested
   class Plain extends ObjectStoreContract {
     private static final int MIB = 1 << 20;
 
-    @Override
-    protected String engine() {
-      return HeapStore.ENGINE;
+    Plain() {
+      super(ENGINE);
     }
 
     @Test
@@ -197,9 +199,8 @@ class HeapStoreTest {
 
   @Nested
   class Encrypted extends EncryptedStoreContract {
-    @Override
-    protected String engine() {
-      return HeapStore.ENGINE;
+    Encrypted() {
+      super(ENGINE);
     }
 
     @Test

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.intel.pmem.llpl.Heap;
 import com.intel.pmem.llpl.MemoryBlock;
 import io.dataclay.ds.store.EncryptedStoreContract;
+import io.dataclay.ds.store.EngineUnderTest;
 import io.dataclay.ds.store.FieldValue;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.ObjectStoreContract;
@@ -32,19 +33,19 @@ import org.junit.jupiter.api.Test;
  * encryption promises), plus what is particular to its pool file.
  */
 class KvStoreTest {
+  private static final EngineUnderTest ENGINE = EngineUnderTest.of(KvStore.ENGINE);
+
   @Nested
   class Encrypted extends EncryptedStoreContract {
-    @Override
-    protected String engine() {
-      return KvStore.ENGINE;
+    Encrypted() {
+      super(ENGINE);
     }
   }
 
   @Nested
   class Plain extends ObjectStoreContract {
-    @Override
-    protected String engine() {
-      return KvStore.ENGINE;
+    Plain() {
+      super(ENGINE);
     }
 
     @Test

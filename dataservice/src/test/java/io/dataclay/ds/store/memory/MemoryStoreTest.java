@@ -4,6 +4,7 @@ import static io.dataclay.ds.store.TestObjects.object;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
+import io.dataclay.ds.store.EngineUnderTest;
 import io.dataclay.ds.store.ObjectStoreContract;
 import java.nio.file.Files;
 import java.util.UUID;
@@ -11,14 +12,8 @@ import org.junit.jupiter.api.Test;
 
 /** The memory engine passes the store contract except durability, which it does not promise. */
 class MemoryStoreTest extends ObjectStoreContract {
-  @Override
-  protected String engine() {
-    return MemoryStore.ENGINE;
-  }
-
-  @Override
-  protected boolean durable() {
-    return false;
+  MemoryStoreTest() {
+    super(EngineUnderTest.of(MemoryStore.ENGINE).notDurable());
   }
 
   @Test

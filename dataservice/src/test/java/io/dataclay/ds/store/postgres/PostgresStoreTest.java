@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.ds.store.EncryptedStoreContract;
+import io.dataclay.ds.store.EngineUnderTest;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.ObjectStoreContract;
 import io.dataclay.ds.store.ObjectStores;
@@ -55,6 +56,12 @@ class PostgresStoreTest {
     }
   }
 
+  /** The engine on the database at {@code url}, each pool directory a backend of its own. */
+  private static EngineUnderTest postgres(String url) {
+    return EngineUnderTest.of(PostgresStore.ENGINE).unbounded()
+        .with(c -> c.withDatabaseUrl(url).withBackend("backend " + c.path()));
+  }
+
   @Nested
   class Plain extends ObjectStoreContract {
     private static final String DATABASE = "store_test";
@@ -65,19 +72,8 @@ class PostgresStoreTest {
       url = server.createDatabase(DATABASE);
     }
 
-    @Override
-    protected String engine() {
-      return PostgresStore.ENGINE;
-    }
-
-    @Override
-    protected boolean bounded() {
-      return false;
-    }
-
-    @Override
-    protected StoreConfig config(Path path, long size) {
-      return super.config(path, size).withDatabaseUrl(url).withBackend("backend " + path);
+    Plain() {
+      super(postgres(url));
     }
 
     @Test
@@ -192,19 +188,8 @@ class PostgresStoreTest {
       url = server.createDatabase(DATABASE);
     }
 
-    @Override
-    protected String engine() {
-      return PostgresStore.ENGINE;
-    }
-
-    @Override
-    protected boolean bounded() {
-      return false;
-    }
-
-    @Override
-    protected StoreConfig plainConfig(Path path, long size) {
-      return new StoreConfig(engine(), path, size).withDatabaseUrl(url).withBackend("backend " + path);
+    Encrypted() {
+      super(postgres(url));
     }
 
     /** Searches the backend's rows (records and header columns) for the bytes. */

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.ds.store.EncryptedStoreContract;
+import io.dataclay.ds.store.EngineUnderTest;
 import io.dataclay.ds.store.FieldValue;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.ds.store.ObjectStoreContract;
@@ -17,7 +18,6 @@ import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.kv.KvStore;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -33,25 +33,17 @@ import org.junit.jupiter.api.Test;
  * contract's tests evict and write back; on top, what its DRAM level does.
  */
 class TwoLevelStoreTest {
+  private static final long CACHE_BYTES = 2L << 20;
+  private static final long CHECKPOINT_MS = 200;
+  private static final EngineUnderTest ENGINE = EngineUnderTest.of(TwoLevelStore.ENGINE).notCrashConsistent()
+      .with(c -> c.withCache(CACHE_BYTES, CHECKPOINT_MS));
+
   @Nested
   class Plain extends ObjectStoreContract {
-    private static final long CACHE_BYTES = 2L << 20;
-    private static final long CHECKPOINT_MS = 200;
     private static final long NEVER_MS = 3_600_000;
 
-    @Override
-    protected String engine() {
-      return TwoLevelStore.ENGINE;
-    }
-
-    @Override
-    protected boolean crashConsistent() {
-      return false;
-    }
-
-    @Override
-    protected StoreConfig config(Path path, long size) {
-      return super.config(path, size).withCache(CACHE_BYTES, CHECKPOINT_MS);
+    Plain() {
+      super(ENGINE);
     }
 
     @Test
@@ -140,19 +132,8 @@ class TwoLevelStoreTest {
 
   @Nested
   class Encrypted extends EncryptedStoreContract {
-    @Override
-    protected String engine() {
-      return TwoLevelStore.ENGINE;
-    }
-
-    @Override
-    protected boolean crashConsistent() {
-      return false;
-    }
-
-    @Override
-    protected StoreConfig plainConfig(Path path, long size) {
-      return super.plainConfig(path, size).withCache(2L << 20, 200);
+    Encrypted() {
+      super(ENGINE);
     }
   }
 }
