@@ -3,6 +3,8 @@ package io.dataclay.server;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import com.google.protobuf.ByteString;
+import com.google.protobuf.BytesValue;
 import io.dataclay.proto.DataServiceGrpc;
 import io.dataclay.proto.Empty;
 import io.dataclay.proto.ImportChunk;
@@ -15,11 +17,10 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.protobuf.ProtoUtils;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -127,30 +128,17 @@ class CallCountingTest {
 
   @Test
   void a_malformed_request_refused_before_the_method_runs_is_not_counted() {
-    // setup: ThawWrites sent as raw bytes that are no protobuf message (a truncated field)
-    MethodDescriptor<byte[], byte[]> raw = DataServiceGrpc.getThawWritesMethod().toBuilder(new Bytes(), new Bytes())
+    // setup: a ThawWrites request whose snapshot_id (field 1) is not UTF-8, which proto3 refuses to parse
+    MethodDescriptor<BytesValue, Empty> raw = DataServiceGrpc.getThawWritesMethod()
+        .toBuilder(ProtoUtils.marshaller(BytesValue.getDefaultInstance()),
+            ProtoUtils.marshaller(Empty.getDefaultInstance()))
         .build();
+    BytesValue notUtf8 = BytesValue.of(ByteString.copyFrom(new byte[] {(byte) 0xff, (byte) 0xfe}));
     // run
     StatusRuntimeException refused = assertThrows(StatusRuntimeException.class,
-        () -> ClientCalls.blockingUnaryCall(channel, raw, CallOptions.DEFAULT, new byte[] {0x0a, 0x05, 'a'}));
+        () -> ClientCalls.blockingUnaryCall(channel, raw, CallOptions.DEFAULT, notUtf8));
     // verify
     assertEquals(Status.Code.INVALID_ARGUMENT, refused.getStatus().getCode());
     assertEquals(List.of(), counted);
-  }
-
-  private static final class Bytes implements MethodDescriptor.Marshaller<byte[]> {
-    @Override
-    public InputStream stream(byte[] value) {
-      return new ByteArrayInputStream(value);
-    }
-
-    @Override
-    public byte[] parse(InputStream stream) {
-      try {
-        return stream.readAllBytes();
-      } catch (IOException e) {
-        throw new IllegalStateException(e);
-      }
-    }
   }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.exceptions.ObjectNotHereException;
+import io.dataclay.proto.Empty;
 import io.dataclay.rpc.GrpcErrors;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -66,6 +67,26 @@ class RepliesTest {
     });
     assertTrue(out.values.isEmpty());
     assertEquals(Status.Code.FAILED_PRECONDITION, ((StatusRuntimeException) out.error).getStatus().getCode());
+    assertEquals(ObjectNotHereException.class, GrpcErrors.fromStatus((StatusRuntimeException) out.error).getClass());
+  }
+
+  @Test
+  void done_runs_the_work_then_answers_empty() {
+    Recorded<Empty> out = new Recorded<>(false);
+    List<String> ran = new ArrayList<>();
+    Replies.done(out, () -> ran.add("work"));
+    assertEquals(List.of("work"), ran);
+    assertEquals(List.of(Empty.getDefaultInstance()), out.values);
+    assertTrue(out.completed);
+  }
+
+  @Test
+  void done_answers_what_the_work_threw_as_its_mapped_status() {
+    Recorded<Empty> out = new Recorded<>(false);
+    Replies.done(out, () -> {
+      throw new ObjectNotHereException("elsewhere");
+    });
+    assertTrue(out.values.isEmpty());
     assertEquals(ObjectNotHereException.class, GrpcErrors.fromStatus((StatusRuntimeException) out.error).getClass());
   }
 

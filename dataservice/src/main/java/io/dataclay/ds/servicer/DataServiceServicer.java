@@ -134,9 +134,7 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
     try {
       session = caller();
     } catch (RuntimeException e) {
-      Replies.now(observer, () -> {
-        throw e;
-      });
+      Replies.fail(observer, e);
       return;
     }
     // Inline (on the network thread) only what cannot wait: a big graph takes a while to store,
@@ -240,19 +238,18 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
 
   @Override
   public void deployModels(ModelList request, StreamObserver<Empty> observer) {
-    Replies.now(observer, () -> {
+    Replies.done(observer, () -> {
       List<ModelBundle> bundles = new ArrayList<>(request.getModelsCount());
       for (int i = 0; i < request.getModelsCount(); i++) {
         bundles.add(Messages.bundle(request.getModels(i), "models[" + i + "]"));
       }
       models.deploy(caller(), bundles);
-      return Empty.getDefaultInstance();
     });
   }
 
   @Override
   public void removeModels(RemoveModelsRequest request, StreamObserver<Empty> observer) {
-    Replies.now(observer, () -> {
+    Replies.done(observer, () -> {
       Session session = caller();
       List<String> namespaces = new ArrayList<>(request.getNamespacesCount());
       for (int i = 0; i < request.getNamespacesCount(); i++) {
@@ -262,13 +259,12 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
         throw new InvalidArgumentException("revision is never negative, not " + request.getRevision());
       }
       models.remove(session, namespaces, request.getRevision());
-      return Empty.getDefaultInstance();
     });
   }
 
   @Override
   public void sessionsClosed(SessionsClosedRequest request, StreamObserver<Empty> observer) {
-    Replies.now(observer, () -> {
+    Replies.done(observer, () -> {
       Permissions.requireBackend(caller(), "SessionsClosed");
       if (request.getForgetAll()) {
         sessions.forgetAll();
@@ -281,7 +277,6 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
         }
         sessions.revoke(request.getTokenSha256List());
       }
-      return Empty.getDefaultInstance();
     });
   }
 
@@ -323,10 +318,8 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
 
   @Override
   public void consolidateVersion(ConsolidateVersionRequest request, StreamObserver<Empty> observer) {
-    Replies.now(observer, () -> {
-      versions.consolidate(caller(), Messages.uuid(request.getVersionId(), "version_id"));
-      return Empty.getDefaultInstance();
-    });
+    Replies.done(observer,
+        () -> versions.consolidate(caller(), Messages.uuid(request.getVersionId(), "version_id")));
   }
 
   @Override
@@ -337,7 +330,7 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
 
   @Override
   public void storeCopies(StoreCopiesRequest request, StreamObserver<Empty> observer) {
-    Replies.now(observer, () -> {
+    Replies.done(observer, () -> {
       List<ObjectCopy> in = new ArrayList<>(request.getObjectsCount());
       for (int i = 0; i < request.getObjectsCount(); i++) {
         CopiedObject c = request.getObjects(i);
@@ -350,13 +343,12 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
         in.add(new ObjectCopy(o, Set.copyOf(replicas)));
       }
       copies.storeCopies(caller(), in, request.getSenderTerm());
-      return Empty.getDefaultInstance();
     });
   }
 
   @Override
   public void applyDeltas(ApplyDeltasRequest request, StreamObserver<Empty> observer) {
-    Replies.now(observer, () -> {
+    Replies.done(observer, () -> {
       List<ObjectDelta> deltas = new ArrayList<>(request.getDeltasCount());
       List<ObjectDelta> states = new ArrayList<>();
       for (int i = 0; i < request.getDeltasCount(); i++) {
@@ -374,13 +366,12 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
       if (!states.isEmpty()) {
         copies.replaceStates(session, states, request.getSenderTerm());
       }
-      return Empty.getDefaultInstance();
     });
   }
 
   @Override
   public void promoteReplicas(PromoteReplicasRequest request, StreamObserver<Empty> observer) {
-    Replies.now(observer, () -> {
+    Replies.done(observer, () -> {
       Map<UUID, Set<String>> promoted = new LinkedHashMap<>();
       for (int i = 0; i < request.getObjectsCount(); i++) {
         PromotedObject o = request.getObjects(i);
@@ -400,16 +391,14 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
         }
       }
       copies.promote(caller(), promoted, request.getTermsMap());
-      return Empty.getDefaultInstance();
     });
   }
 
   @Override
   public void deleteObjects(DeleteObjectsRequest request, StreamObserver<Empty> observer) {
-    Replies.now(observer, () -> {
+    Replies.done(observer, () -> {
       Session session = caller();
       recorder.deleted(session, copies.deleteObjects(session, ids(request.getObjectIdsList())));
-      return Empty.getDefaultInstance();
     });
   }
 
@@ -433,10 +422,7 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
 
   @Override
   public void beginCollection(CollectionRequest request, StreamObserver<Empty> observer) {
-    Replies.now(observer, () -> {
-      recorder.begin(caller(), request.getCollectionId());
-      return Empty.getDefaultInstance();
-    });
+    Replies.done(observer, () -> recorder.begin(caller(), request.getCollectionId()));
   }
 
   @Override
@@ -445,9 +431,7 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
     try {
       batches = recorder.references(caller(), request.getCollectionId());
     } catch (RuntimeException e) {
-      Replies.now(observer, () -> {
-        throw e;
-      });
+      Replies.fail(observer, e);
       return;
     }
     CollectionReplies.stream(observer, batches);

@@ -75,8 +75,6 @@ import java.util.Optional;
  * answers errors as status + ErrorInfo trailer (the server counts every call by RPC name).
  */
 public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBase {
-  private static final Empty EMPTY = Empty.getDefaultInstance();
-
   private final LogicModuleService service;
   private final SnapshotServicer snapshots;
 
@@ -105,10 +103,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
 
   @Override
   public void closeSession(Empty request, StreamObserver<Empty> out) {
-    Replies.now(out, () -> {
-      service.closeSession(token());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.closeSession(token()));
   }
 
   @Override
@@ -118,27 +113,18 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
 
   @Override
   public void newAccount(NewAccountRequest r, StreamObserver<Empty> out) {
-    Replies.now(out, () -> {
-      service.newAccount(token(), r.getUsername(), r.getPassword(), r.getAdmin());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.newAccount(token(), r.getUsername(), r.getPassword(), r.getAdmin()));
   }
 
   @Override
   public void newDataContract(NewDataContractRequest r, StreamObserver<Empty> out) {
-    Replies.now(out, () -> {
-      service.newDataContract(token(), new ContractRecord(r.getDataset(), "", r.getBeneficiary(), r.getReadOnly(),
-          r.getBeginsAtMs(), r.getExpiresAtMs()));
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.newDataContract(token(), new ContractRecord(r.getDataset(), "",
+        r.getBeneficiary(), r.getReadOnly(), r.getBeginsAtMs(), r.getExpiresAtMs())));
   }
 
   @Override
   public void revokeDataContract(RevokeDataContractRequest r, StreamObserver<Empty> out) {
-    Replies.now(out, () -> {
-      service.revokeDataContract(token(), r.getDataset(), r.getBeneficiary());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.revokeDataContract(token(), r.getDataset(), r.getBeneficiary()));
   }
 
   @Override
@@ -152,18 +138,12 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
 
   @Override
   public void setModelRegistration(SetModelRegistrationRequest r, StreamObserver<Empty> out) {
-    Replies.now(out, () -> {
-      service.setModelRegistration(token(), r.getUsername(), r.getAllowed());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.setModelRegistration(token(), r.getUsername(), r.getAllowed()));
   }
 
   @Override
   public void registerModel(Model r, StreamObserver<Empty> out) {
-    Replies.now(out, () -> {
-      service.registerModel(token(), ProtoMapping.toRecord(r));
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.registerModel(token(), ProtoMapping.toRecord(r)));
   }
 
   @Override
@@ -183,10 +163,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
 
   @Override
   public void setModelPublished(SetModelPublishedRequest r, StreamObserver<Empty> out) {
-    Replies.now(out, () -> {
-      service.setModelPublished(token(), r.getNamespace(), r.getPublished());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.setModelPublished(token(), r.getNamespace(), r.getPublished()));
   }
 
   @Override
@@ -197,10 +174,7 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
 
   @Override
   public void registerBackend(BackendInfo r, StreamObserver<Empty> out) {
-    Replies.now(out, () -> {
-      service.registerBackend(token(), ProtoMapping.toRecord(r));
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.registerBackend(token(), ProtoMapping.toRecord(r)));
   }
 
   @Override
@@ -273,18 +247,12 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
 
   @Override
   public void newAlias(NewAliasRequest r, StreamObserver<Empty> out) {
-    Replies.now(out, () -> {
-      service.newAlias(token(), r.getAlias(), r.getObjectId());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.newAlias(token(), r.getAlias(), r.getObjectId()));
   }
 
   @Override
   public void deleteAlias(AliasRequest r, StreamObserver<Empty> out) {
-    Replies.now(out, () -> {
-      service.deleteAlias(token(), r.getAlias(), r.getDataset());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.deleteAlias(token(), r.getAlias(), r.getDataset()));
   }
 
   @Override
@@ -319,34 +287,22 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
 
   @Override
   public void addReplicas(ObjectLocationsRequest r, StreamObserver<Empty> out) {
-    Replies.now(out, () -> {
-      service.addReplicas(token(), r.getObjectIdsList(), r.getBackendId());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.addReplicas(token(), r.getObjectIdsList(), r.getBackendId()));
   }
 
   @Override
   public void removeReplicas(ObjectLocationsRequest r, StreamObserver<Empty> out) {
-    Replies.now(out, () -> {
-      service.removeReplicas(token(), r.getObjectIdsList(), r.getBackendId());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.removeReplicas(token(), r.getObjectIdsList(), r.getBackendId()));
   }
 
   @Override
   public void setMaster(ObjectLocationsRequest r, StreamObserver<Empty> out) {
-    Replies.now(out, () -> {
-      service.setMaster(token(), r.getObjectIdsList(), r.getBackendId());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.setMaster(token(), r.getObjectIdsList(), r.getBackendId()));
   }
 
   @Override
   public void unregisterObjects(ObjectIdsRequest r, StreamObserver<Empty> out) {
-    Replies.now(out, () -> {
-      service.unregisterObjects(token(), r.getIdsList());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.unregisterObjects(token(), r.getIdsList()));
   }
 
   @Override
