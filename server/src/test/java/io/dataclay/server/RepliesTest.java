@@ -71,23 +71,22 @@ class RepliesTest {
   }
 
   @Test
-  void done_runs_the_work_then_answers_empty() {
-    Recorded<Empty> out = new Recorded<>(false);
+  void done_answers_empty_after_the_work_or_the_mapped_error_it_threw() {
+    // setup
+    Recorded<Empty> ok = new Recorded<>(false);
+    Recorded<Empty> failed = new Recorded<>(false);
     List<String> ran = new ArrayList<>();
-    Replies.done(out, () -> ran.add("work"));
-    assertEquals(List.of("work"), ran);
-    assertEquals(List.of(Empty.getDefaultInstance()), out.values);
-    assertTrue(out.completed);
-  }
-
-  @Test
-  void done_answers_what_the_work_threw_as_its_mapped_status() {
-    Recorded<Empty> out = new Recorded<>(false);
-    Replies.done(out, () -> {
+    // run
+    Replies.done(ok, () -> ran.add("work"));
+    Replies.done(failed, () -> {
       throw new ObjectNotHereException("elsewhere");
     });
-    assertTrue(out.values.isEmpty());
-    assertEquals(ObjectNotHereException.class, GrpcErrors.fromStatus((StatusRuntimeException) out.error).getClass());
+    // verify
+    assertEquals(List.of("work"), ran);
+    assertEquals(List.of(Empty.getDefaultInstance()), ok.values);
+    assertTrue(ok.completed);
+    assertTrue(failed.values.isEmpty());
+    assertEquals(ObjectNotHereException.class, GrpcErrors.fromStatus((StatusRuntimeException) failed.error).getClass());
   }
 
   @Test
