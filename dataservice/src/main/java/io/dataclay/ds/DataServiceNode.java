@@ -45,9 +45,9 @@ import io.dataclay.ds.snapshot.SnapshotExports;
 import io.dataclay.ds.snapshot.SnapshotStore;
 import io.dataclay.ds.status.BackendIdentity;
 import io.dataclay.ds.status.BackendReport;
-import io.dataclay.ds.status.CallCounters;
 import io.dataclay.ds.status.StatusService;
 import io.dataclay.ds.store.ObjectStore;
+import io.dataclay.server.CallCounters;
 import io.dataclay.server.PeerCertificates;
 import io.grpc.ServerBuilder;
 import java.io.IOException;
@@ -163,12 +163,12 @@ public final class DataServiceNode implements AutoCloseable {
         new ObjectService(store, lm, classes, claims, recorder, references),
         new ExecutionService(store, environments, recorder, classes, replicas, calls, config.storageLimits().valueBytes()),
         models,
-        status, counters, calls, copies,
+        status, calls, copies,
         new VersionService(store, copies, replicas, peers, directory, lm, recorder, id), recorder,
         config.tls().enabled() ? PeerCertificates::callerIsClusterServer : () -> true,
         new SnapshotRpcs(exports, staging, config.maxMessageBytes()));
-    server = new DataServiceServer(serverBuilder, dataService, new CallExecutors(sessions, calls, store.writesWithoutWaiting(), classes),
-        config.maxMessageBytes()).start();
+    server = new DataServiceServer(serverBuilder, dataService, counters::count,
+        new CallExecutors(sessions, calls, store.writesWithoutWaiting(), classes), config.maxMessageBytes()).start();
     status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));
     registration = new BackendRegistration(admin, status::identity, heartbeats, config.heartbeatMs(), sessions,
         mastership, copies::demote, revision -> {

@@ -8,6 +8,7 @@ import io.grpc.ServerBuilder;
 import io.grpc.ServerCallExecutorSupplier;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.function.Consumer;
 
 /**
  * The Data Service's gRPC server ({@link GrpcServer}): the DataService service on one port, each
@@ -20,14 +21,15 @@ public final class DataServiceServer {
   private final GrpcServer server;
 
   /**
-   * A server built from {@code builder} (a port or an in-process name chosen by the caller).
-   * Only finding the method and asking {@code perCall} run on the transport thread; {@code perCall}
-   * must answer an executor (never null) for every call.
+   * A server built from {@code builder} (a port or an in-process name chosen by the caller) that
+   * hands the RPC name of each call to {@code countCall}. Only finding the method and asking
+   * {@code perCall} run on the transport thread; {@code perCall} must answer an executor (never
+   * null) for every call.
    */
-  public DataServiceServer(ServerBuilder<?> builder, BindableService dataService, ServerCallExecutorSupplier perCall,
-      int maxMessageBytes) {
-    this.server = GrpcServer.serving(builder.directExecutor().callExecutor(perCall), dataService, maxMessageBytes,
-        GRACE);
+  public DataServiceServer(ServerBuilder<?> builder, BindableService dataService, Consumer<String> countCall,
+      ServerCallExecutorSupplier perCall, int maxMessageBytes) {
+    this.server = GrpcServer.serving(builder.directExecutor().callExecutor(perCall), dataService, countCall,
+        maxMessageBytes, GRACE);
   }
 
   /**

@@ -22,7 +22,8 @@ public final class LogicModuleServer {
 
   /** A server refusing requests larger than {@code maxMessageBytes} before reading them whole. */
   public LogicModuleServer(ServerBuilder<?> builder, LogicModuleService service, int maxMessageBytes) {
-    this.server = GrpcServer.serving(builder, new LogicModuleServicer(service), maxMessageBytes, GRACE);
+    this.server = GrpcServer.serving(builder, new LogicModuleServicer(service), service::countCall, maxMessageBytes,
+        GRACE);
   }
 
   /**

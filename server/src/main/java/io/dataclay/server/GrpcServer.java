@@ -8,10 +8,12 @@ import io.grpc.ServerInterceptors;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * The life of one dataClay gRPC server, the same for the Logic Module and the Data Service: its
- * service guarded against malformed requests ({@link MalformedRequests}), the caller's session
+ * service guarded against malformed requests ({@link MalformedRequests}), each call counted by RPC
+ * name ({@link CallCounting}), the caller's session
  * metadata in each call's context, requests above a size refused before they are read whole;
  * started, its port reported, and stopped with a grace period for the calls in flight. Where it
  * listens and on which threads calls run is the builder's business ({@link ServerTransport}, or an
@@ -27,14 +29,15 @@ public final class GrpcServer {
   }
 
   /**
-   * A server built by {@code builder} serving {@code service}, refusing requests larger than
-   * {@code maxMessageBytes}, whose {@link #stop()} waits {@code grace} for calls in flight.
+   * A server built by {@code builder} serving {@code service}, handing the RPC name of each call
+   * it serves to {@code countCall}, refusing requests larger than {@code maxMessageBytes}, whose
+   * {@link #stop()} waits {@code grace} for calls in flight.
    */
-  public static GrpcServer serving(ServerBuilder<?> builder, BindableService service, int maxMessageBytes,
-      Duration grace) {
+  public static GrpcServer serving(ServerBuilder<?> builder, BindableService service, Consumer<String> countCall,
+      int maxMessageBytes, Duration grace) {
+    var counted = ServerInterceptors.intercept(service.bindService(), new CallCounting(countCall));
     return new GrpcServer(builder
-        .addService(ServerInterceptors.intercept(MalformedRequests.guard(service.bindService()),
-            SessionMetadata.serverInterceptor()))
+        .addService(ServerInterceptors.intercept(MalformedRequests.guard(counted), SessionMetadata.serverInterceptor()))
         .maxInboundMessageSize(maxMessageBytes)
         .build(), grace);
   }

@@ -1,5 +1,6 @@
 package io.dataclay.server;
 
+import io.dataclay.proto.Empty;
 import io.dataclay.rpc.GrpcErrors;
 import io.grpc.stub.StreamObserver;
 import java.util.concurrent.CompletableFuture;
@@ -26,6 +27,14 @@ public final class Replies {
       return;
     }
     succeed(observer, value);
+  }
+
+  /** Runs {@code work} and answers Empty, or the mapped error of what it threw. */
+  public static void done(StreamObserver<Empty> observer, Runnable work) {
+    now(observer, () -> {
+      work.run();
+      return Empty.getDefaultInstance();
+    });
   }
 
   /**

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.exceptions.ObjectNotHereException;
+import io.dataclay.proto.Empty;
 import io.dataclay.rpc.GrpcErrors;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -67,6 +68,25 @@ class RepliesTest {
     assertTrue(out.values.isEmpty());
     assertEquals(Status.Code.FAILED_PRECONDITION, ((StatusRuntimeException) out.error).getStatus().getCode());
     assertEquals(ObjectNotHereException.class, GrpcErrors.fromStatus((StatusRuntimeException) out.error).getClass());
+  }
+
+  @Test
+  void done_answers_empty_after_the_work_or_the_mapped_error_it_threw() {
+    // setup
+    Recorded<Empty> ok = new Recorded<>(false);
+    Recorded<Empty> failed = new Recorded<>(false);
+    List<String> ran = new ArrayList<>();
+    // run
+    Replies.done(ok, () -> ran.add("work"));
+    Replies.done(failed, () -> {
+      throw new ObjectNotHereException("elsewhere");
+    });
+    // verify
+    assertEquals(List.of("work"), ran);
+    assertEquals(List.of(Empty.getDefaultInstance()), ok.values);
+    assertTrue(ok.completed);
+    assertTrue(failed.values.isEmpty());
+    assertEquals(ObjectNotHereException.class, GrpcErrors.fromStatus((StatusRuntimeException) failed.error).getClass());
   }
 
   @Test

@@ -20,7 +20,6 @@ import io.dataclay.ds.session.Session;
 import io.dataclay.ds.session.SessionCache;
 import io.dataclay.ds.status.BackendIdentity;
 import io.dataclay.ds.status.BackendReport;
-import io.dataclay.ds.status.CallCounters;
 import io.dataclay.ds.status.StatusService;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.ds.store.ObjectHeader;
@@ -87,8 +86,9 @@ import java.util.concurrent.Executor;
 import java.util.function.BooleanSupplier;
 
 /**
- * The DataService gRPC adapter: counts the call, validates every field (INVALID_ARGUMENT names
- * the bad one), resolves the caller's session, converts to plain types and calls the service.
+ * The DataService gRPC adapter: validates every field (INVALID_ARGUMENT names the bad one),
+ * resolves the caller's session, converts to plain types and calls the service (the server counts
+ * every call by RPC name).
  */
 public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBase {
   private static final byte[] NO_BYTES = new byte[0];
@@ -99,7 +99,6 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
   private final ExecutionService execution;
   private final ModelService models;
   private final StatusService status;
-  private final CallCounters counters;
   private final Executor blocking;
   private final CopyService copies;
   private final VersionService versions;
@@ -114,7 +113,7 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
    * a backend session is accepted only from one. Snapshots and imports go to {@code snapshots}.
    */
   public DataServiceServicer(SessionCache sessions, ObjectService objects, ExecutionService execution,
-      ModelService models, StatusService status, CallCounters counters, Executor blocking, CopyService copies,
+      ModelService models, StatusService status, Executor blocking, CopyService copies,
       VersionService versions, ReferenceRecorder recorder, BooleanSupplier fromClusterServer, SnapshotRpcs snapshots) {
     this.fromClusterServer = fromClusterServer;
     this.snapshots = snapshots;
@@ -127,19 +126,15 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
     this.execution = execution;
     this.models = models;
     this.status = status;
-    this.counters = counters;
   }
 
   @Override
   public void makePersistent(MakePersistentRequest request, StreamObserver<Empty> observer) {
-    counters.count("MakePersistent");
     Session session;
     try {
       session = caller();
     } catch (RuntimeException e) {
-      Replies.now(observer, () -> {
-        throw e;
-      });
+      Replies.fail(observer, e);
       return;
     }
     // Inline (on the network thread) only what cannot wait: a big graph takes a while to store,
@@ -198,7 +193,6 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
 
   @Override
   public void callMethod(CallMethodRequest request, StreamObserver<CallMethodResponse> observer) {
-    counters.count("CallMethod");
     Replies.later(observer, () -> {
       UUID id = Messages.uuid(request.getObjectId(), "object_id");
       String method = Messages.name(request.getMethod(), "method");
@@ -209,7 +203,6 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
 
   @Override
   public void getField(GetFieldRequest request, StreamObserver<GetFieldResponse> observer) {
-    counters.count("GetField");
     Replies.later(observer, () -> {
       UUID id = Messages.uuid(request.getObjectId(), "object_id");
       String field = Messages.name(request.getField(), "field");
@@ -220,7 +213,6 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
 
   @Override
   public void setField(SetFieldRequest request, StreamObserver<Empty> observer) {
-    counters.count("SetField");
     Replies.later(observer, () -> {
       UUID id = Messages.uuid(request.getObjectId(), "object_id");
       String field = Messages.name(request.getField(), "field");
@@ -231,7 +223,6 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
 
   @Override
   public void getObjects(GetObjectsRequest request, StreamObserver<GetObjectsResponse> observer) {
-    counters.count("GetObjects");
     Replies.now(observer, () -> {
       List<UUID> ids = new ArrayList<>(request.getIdsCount());
       for (int i = 0; i < request.getIdsCount(); i++) {
@@ -247,21 +238,18 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
 
   @Override
   public void deployModels(ModelList request, StreamObserver<Empty> observer) {
-    counters.count("DeployModels");
-    Replies.now(observer, () -> {
+    Replies.done(observer, () -> {
       List<ModelBundle> bundles = new ArrayList<>(request.getModelsCount());
       for (int i = 0; i < request.getModelsCount(); i++) {
         bundles.add(Messages.bundle(request.getModels(i), "models[" + i + "]"));
       }
       models.deploy(caller(), bundles);
-      return Empty.getDefaultInstance();
     });
   }
 
   @Override
   public void removeModels(RemoveModelsRequest request, StreamObserver<Empty> observer) {
-    counters.count("RemoveModels");
-    Replies.now(observer, () -> {
+    Replies.done(observer, () -> {
       Session session = caller();
       List<String> namespaces = new ArrayList<>(request.getNamespacesCount());
       for (int i = 0; i < request.getNamespacesCount(); i++) {
@@ -271,14 +259,12 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
         throw new InvalidArgumentException("revision is never negative, not " + request.getRevision());
       }
       models.remove(session, namespaces, request.getRevision());
-      return Empty.getDefaultInstance();
     });
   }
 
   @Override
   public void sessionsClosed(SessionsClosedRequest request, StreamObserver<Empty> observer) {
-    counters.count("SessionsClosed");
-    Replies.now(observer, () -> {
+    Replies.done(observer, () -> {
       Permissions.requireBackend(caller(), "SessionsClosed");
       if (request.getForgetAll()) {
         sessions.forgetAll();
@@ -291,13 +277,11 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
         }
         sessions.revoke(request.getTokenSha256List());
       }
-      return Empty.getDefaultInstance();
     });
   }
 
   @Override
   public void getStatus(Empty request, StreamObserver<BackendStatus> observer) {
-    counters.count("GetStatus");
     Replies.now(observer, () -> {
       Session session = caller();
       if (!session.admin() && !session.backend()) {
@@ -310,20 +294,17 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
 
   @Override
   public void flushAll(Empty request, StreamObserver<FlushAllResponse> observer) {
-    counters.count("FlushAll");
     Replies.now(observer, () -> FlushAllResponse.newBuilder().setEnvironments(execution.unloadIdle(caller())).build());
   }
 
   @Override
   public void newReplica(NewReplicaRequest request, StreamObserver<CopiesResponse> observer) {
-    counters.count("NewReplica");
     Replies.now(observer, () -> copiesResponse(copies.newReplica(caller(), ids(request.getObjectIdsList()),
         optionalBackend(request.getBackendId()), request.getRecursive())));
   }
 
   @Override
   public void newVersion(NewVersionRequest request, StreamObserver<NewVersionResponse> observer) {
-    counters.count("NewVersion");
     Replies.now(observer, () -> {
       UUID id = Messages.uuid(request.getObjectId(), "object_id");
       VersionService.NewVersion v = versions.newVersion(caller(), id, optionalBackend(request.getBackendId()));
@@ -337,24 +318,19 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
 
   @Override
   public void consolidateVersion(ConsolidateVersionRequest request, StreamObserver<Empty> observer) {
-    counters.count("ConsolidateVersion");
-    Replies.now(observer, () -> {
-      versions.consolidate(caller(), Messages.uuid(request.getVersionId(), "version_id"));
-      return Empty.getDefaultInstance();
-    });
+    Replies.done(observer,
+        () -> versions.consolidate(caller(), Messages.uuid(request.getVersionId(), "version_id")));
   }
 
   @Override
   public void move(MoveRequest request, StreamObserver<CopiesResponse> observer) {
-    counters.count("Move");
     Replies.now(observer, () -> copiesResponse(copies.move(caller(), ids(request.getObjectIdsList()),
         optionalBackend(request.getBackendId()), request.getRecursive(), request.getLocalOnly())));
   }
 
   @Override
   public void storeCopies(StoreCopiesRequest request, StreamObserver<Empty> observer) {
-    counters.count("StoreCopies");
-    Replies.now(observer, () -> {
+    Replies.done(observer, () -> {
       List<ObjectCopy> in = new ArrayList<>(request.getObjectsCount());
       for (int i = 0; i < request.getObjectsCount(); i++) {
         CopiedObject c = request.getObjects(i);
@@ -367,14 +343,12 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
         in.add(new ObjectCopy(o, Set.copyOf(replicas)));
       }
       copies.storeCopies(caller(), in, request.getSenderTerm());
-      return Empty.getDefaultInstance();
     });
   }
 
   @Override
   public void applyDeltas(ApplyDeltasRequest request, StreamObserver<Empty> observer) {
-    counters.count("ApplyDeltas");
-    Replies.now(observer, () -> {
+    Replies.done(observer, () -> {
       List<ObjectDelta> deltas = new ArrayList<>(request.getDeltasCount());
       List<ObjectDelta> states = new ArrayList<>();
       for (int i = 0; i < request.getDeltasCount(); i++) {
@@ -392,14 +366,12 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
       if (!states.isEmpty()) {
         copies.replaceStates(session, states, request.getSenderTerm());
       }
-      return Empty.getDefaultInstance();
     });
   }
 
   @Override
   public void promoteReplicas(PromoteReplicasRequest request, StreamObserver<Empty> observer) {
-    counters.count("PromoteReplicas");
-    Replies.now(observer, () -> {
+    Replies.done(observer, () -> {
       Map<UUID, Set<String>> promoted = new LinkedHashMap<>();
       for (int i = 0; i < request.getObjectsCount(); i++) {
         PromotedObject o = request.getObjects(i);
@@ -419,17 +391,14 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
         }
       }
       copies.promote(caller(), promoted, request.getTermsMap());
-      return Empty.getDefaultInstance();
     });
   }
 
   @Override
   public void deleteObjects(DeleteObjectsRequest request, StreamObserver<Empty> observer) {
-    counters.count("DeleteObjects");
-    Replies.now(observer, () -> {
+    Replies.done(observer, () -> {
       Session session = caller();
       recorder.deleted(session, copies.deleteObjects(session, ids(request.getObjectIdsList())));
-      return Empty.getDefaultInstance();
     });
   }
 
@@ -453,23 +422,16 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
 
   @Override
   public void beginCollection(CollectionRequest request, StreamObserver<Empty> observer) {
-    counters.count("BeginCollection");
-    Replies.now(observer, () -> {
-      recorder.begin(caller(), request.getCollectionId());
-      return Empty.getDefaultInstance();
-    });
+    Replies.done(observer, () -> recorder.begin(caller(), request.getCollectionId()));
   }
 
   @Override
   public void getReferences(CollectionRequest request, StreamObserver<ReferenceBatch> observer) {
-    counters.count("GetReferences");
     Iterator<List<ReferenceRecorder.Outgoing>> batches;
     try {
       batches = recorder.references(caller(), request.getCollectionId());
     } catch (RuntimeException e) {
-      Replies.now(observer, () -> {
-        throw e;
-      });
+      Replies.fail(observer, e);
       return;
     }
     CollectionReplies.stream(observer, batches);
@@ -477,49 +439,41 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
 
   @Override
   public void endCollection(CollectionRequest request, StreamObserver<CollectionBarrier> observer) {
-    counters.count("EndCollection");
     Replies.now(observer, () -> CollectionReplies.barrier(recorder.end(caller(), request.getCollectionId())));
   }
 
   @Override
   public void freezeWrites(FreezeRequest request, StreamObserver<FreezeResponse> observer) {
-    counters.count("FreezeWrites");
     snapshots.freezeWrites(request, observer, this::caller);
   }
 
   @Override
   public void thawWrites(SnapshotRequest request, StreamObserver<Empty> observer) {
-    counters.count("ThawWrites");
     snapshots.thawWrites(request, observer, this::caller);
   }
 
   @Override
   public void endSnapshot(SnapshotRequest request, StreamObserver<Empty> observer) {
-    counters.count("EndSnapshot");
     snapshots.endSnapshot(request, observer, this::caller);
   }
 
   @Override
   public void exportObjects(SnapshotRequest request, StreamObserver<SnapshotChunk> observer) {
-    counters.count("ExportObjects");
     snapshots.exportObjects(request, observer, this::caller);
   }
 
   @Override
   public StreamObserver<ImportChunk> importObjects(StreamObserver<ImportReceipt> observer) {
-    counters.count("ImportObjects");
     return snapshots.importObjects(observer, this::caller);
   }
 
   @Override
   public void prepareImport(ImportRequest request, StreamObserver<StagedObjects> observer) {
-    counters.count("PrepareImport");
     snapshots.prepareImport(request, observer, this::caller);
   }
 
   @Override
   public void finishImport(FinishImportRequest request, StreamObserver<Empty> observer) {
-    counters.count("FinishImport");
     snapshots.finishImport(request, observer, this::caller);
   }
 

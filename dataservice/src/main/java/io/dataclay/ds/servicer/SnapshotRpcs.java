@@ -70,17 +70,11 @@ public final class SnapshotRpcs {
   }
 
   void thawWrites(SnapshotRequest r, StreamObserver<Empty> out, Supplier<Session> caller) {
-    Replies.now(out, () -> {
-      exports.thaw(caller.get(), r.getSnapshotId());
-      return Empty.getDefaultInstance();
-    });
+    Replies.done(out, () -> exports.thaw(caller.get(), r.getSnapshotId()));
   }
 
   void endSnapshot(SnapshotRequest r, StreamObserver<Empty> out, Supplier<Session> caller) {
-    Replies.now(out, () -> {
-      exports.end(caller.get(), r.getSnapshotId());
-      return Empty.getDefaultInstance();
-    });
+    Replies.done(out, () -> exports.end(caller.get(), r.getSnapshotId()));
   }
 
   void exportObjects(SnapshotRequest r, StreamObserver<SnapshotChunk> out, Supplier<Session> caller) {
@@ -88,9 +82,7 @@ public final class SnapshotRpcs {
     try {
       objects = exports.export(caller.get(), r.getSnapshotId());
     } catch (RuntimeException e) {
-      Replies.now(out, () -> {
-        throw e;
-      });
+      Replies.fail(out, e);
       return;
     }
     // the cut is dropped however the stream ends: completed, failed or cancelled by the client
@@ -116,9 +108,7 @@ public final class SnapshotRpcs {
     try {
       batches = staging.prepare(caller.get(), r.getImportId());
     } catch (RuntimeException e) {
-      Replies.now(out, () -> {
-        throw e;
-      });
+      Replies.fail(out, e);
       return;
     }
     Iterator<List<ObjectCopy>> it = batches.iterator();
@@ -141,10 +131,7 @@ public final class SnapshotRpcs {
   }
 
   void finishImport(FinishImportRequest r, StreamObserver<Empty> out, Supplier<Session> caller) {
-    Replies.now(out, () -> {
-      staging.finish(caller.get(), r.getImportId(), r.getCommitted());
-      return Empty.getDefaultInstance();
-    });
+    Replies.done(out, () -> staging.finish(caller.get(), r.getImportId(), r.getCommitted()));
   }
 
   /** The record form of an object; values are wrapped, not copied (stored values are never changed in place). */

@@ -2,6 +2,7 @@ package io.dataclay.ds.status;
 
 import io.dataclay.ds.environments.Environments;
 import io.dataclay.ds.store.ObjectStore;
+import io.dataclay.server.CallCounters;
 import java.util.Objects;
 
 /** Reports this backend's identity, store use, environments and call counters. */

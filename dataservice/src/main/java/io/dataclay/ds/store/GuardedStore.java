@@ -29,12 +29,7 @@ final class GuardedStore extends ForwardingStore {
   @Override
   public void put(StoredObject object) {
     RecordCodec.check(object);
-    guard.enter();
-    try {
-      inner.put(object);
-    } finally {
-      guard.exit();
-    }
+    guard.run(() -> inner.put(object));
   }
 
   @Override
@@ -43,34 +38,19 @@ final class GuardedStore extends ForwardingStore {
     for (StoredObject object : objects) {
       RecordCodec.check(object);
     }
-    guard.enter();
-    try {
-      inner.putAll(objects);
-    } finally {
-      guard.exit();
-    }
+    guard.run(() -> inner.putAll(objects));
   }
 
   @Override
   public Optional<StoredObject> get(UUID id) {
     checkId(id);
-    guard.enter();
-    try {
-      return inner.get(id);
-    } finally {
-      guard.exit();
-    }
+    return guard.call(() -> inner.get(id));
   }
 
   @Override
   public Optional<Set<UUID>> references(UUID id) {
     checkId(id);
-    guard.enter();
-    try {
-      return inner.references(id);
-    } finally {
-      guard.exit();
-    }
+    return guard.call(() -> inner.references(id));
   }
 
   @Override
@@ -83,23 +63,13 @@ final class GuardedStore extends ForwardingStore {
   @Override
   public void applyDelta(ObjectDelta delta) {
     RecordCodec.check(delta);
-    guard.enter();
-    try {
-      inner.applyDelta(delta);
-    } finally {
-      guard.exit();
-    }
+    guard.run(() -> inner.applyDelta(delta));
   }
 
   @Override
   public boolean remove(UUID id) {
     checkId(id);
-    guard.enter();
-    try {
-      return inner.remove(id);
-    } finally {
-      guard.exit();
-    }
+    return guard.call(() -> inner.remove(id));
   }
 
   @Override
@@ -125,12 +95,7 @@ final class GuardedStore extends ForwardingStore {
 
   @Override
   public void checkpoint() {
-    guard.enter();
-    try {
-      inner.checkpoint();
-    } finally {
-      guard.exit();
-    }
+    guard.run(inner::checkpoint);
   }
 
   /** Refuses new calls, waits for those inside, then closes the engine; a second close does nothing. */

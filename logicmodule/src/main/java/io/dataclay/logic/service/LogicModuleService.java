@@ -1,6 +1,7 @@
 package io.dataclay.logic.service;
 
 import io.dataclay.common.ClusterSecret;
+import io.dataclay.server.CallCounters;
 import io.dataclay.server.FailureThrottle;
 import io.dataclay.common.Language;
 import io.dataclay.exceptions.BackendDoesNotExistException;
@@ -93,7 +94,7 @@ public final class LogicModuleService {
   private final Failover failover;
   private final BackendCalls backendCalls;
   private final SessionRevocations revocations = new SessionRevocations();
-  private final RpcCallCounters calls = new RpcCallCounters();
+  private final CallCounters calls = new CallCounters();
   private final Supplier<String> peer;
   private final BooleanSupplier fromClusterServer;
   private final FailureThrottle loginsPerAccount;

@@ -71,12 +71,10 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The Logic Module's gRPC adapter: counts every call by RPC name, converts messages, lets the
- * service check and run them, and answers errors as status + ErrorInfo trailer.
+ * The Logic Module's gRPC adapter: converts messages, lets the service check and run them, and
+ * answers errors as status + ErrorInfo trailer (the server counts every call by RPC name).
  */
 public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBase {
-  private static final Empty EMPTY = Empty.getDefaultInstance();
-
   private final LogicModuleService service;
   private final SnapshotServicer snapshots;
 
@@ -88,70 +86,49 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
 
   @Override
   public void health(Empty request, StreamObserver<HealthResponse> out) {
-    service.countCall("Health");
     Replies.now(out, () -> HealthResponse.newBuilder().setVersion(service.health()).build());
   }
 
   @Override
   public void newSession(NewSessionRequest r, StreamObserver<SessionInfo> out) {
-    service.countCall("NewSession");
     Replies.now(out, () -> ProtoMapping.toProto(
         service.newSession(r.getUsername(), r.getPassword(), r.getDataset())));
   }
 
   @Override
   public void newBackendSession(NewBackendSessionRequest r, StreamObserver<SessionInfo> out) {
-    service.countCall("NewBackendSession");
     Replies.now(out, () -> ProtoMapping.toProto(service.newBackendSession(r.getBackendId(),
         r.getIssuedAtMs(), r.getNonce(), r.getProof().toByteArray())));
   }
 
   @Override
   public void closeSession(Empty request, StreamObserver<Empty> out) {
-    service.countCall("CloseSession");
-    Replies.now(out, () -> {
-      service.closeSession(token());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.closeSession(token()));
   }
 
   @Override
   public void validateSession(ValidateSessionRequest r, StreamObserver<SessionInfo> out) {
-    service.countCall("ValidateSession");
     Replies.now(out, () -> ProtoMapping.toProto(service.validateSession(token(), r.getToken())));
   }
 
   @Override
   public void newAccount(NewAccountRequest r, StreamObserver<Empty> out) {
-    service.countCall("NewAccount");
-    Replies.now(out, () -> {
-      service.newAccount(token(), r.getUsername(), r.getPassword(), r.getAdmin());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.newAccount(token(), r.getUsername(), r.getPassword(), r.getAdmin()));
   }
 
   @Override
   public void newDataContract(NewDataContractRequest r, StreamObserver<Empty> out) {
-    service.countCall("NewDataContract");
-    Replies.now(out, () -> {
-      service.newDataContract(token(), new ContractRecord(r.getDataset(), "", r.getBeneficiary(), r.getReadOnly(),
-          r.getBeginsAtMs(), r.getExpiresAtMs()));
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.newDataContract(token(), new ContractRecord(r.getDataset(), "",
+        r.getBeneficiary(), r.getReadOnly(), r.getBeginsAtMs(), r.getExpiresAtMs())));
   }
 
   @Override
   public void revokeDataContract(RevokeDataContractRequest r, StreamObserver<Empty> out) {
-    service.countCall("RevokeDataContract");
-    Replies.now(out, () -> {
-      service.revokeDataContract(token(), r.getDataset(), r.getBeneficiary());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.revokeDataContract(token(), r.getDataset(), r.getBeneficiary()));
   }
 
   @Override
   public void listDataContracts(Empty r, StreamObserver<DataContractList> out) {
-    service.countCall("ListDataContracts");
     Replies.now(out, () -> {
       DataContractList.Builder list = DataContractList.newBuilder();
       service.listDataContracts(token()).forEach(c -> list.addContracts(ProtoMapping.toProto(c)));
@@ -161,31 +138,21 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
 
   @Override
   public void setModelRegistration(SetModelRegistrationRequest r, StreamObserver<Empty> out) {
-    service.countCall("SetModelRegistration");
-    Replies.now(out, () -> {
-      service.setModelRegistration(token(), r.getUsername(), r.getAllowed());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.setModelRegistration(token(), r.getUsername(), r.getAllowed()));
   }
 
   @Override
   public void registerModel(Model r, StreamObserver<Empty> out) {
-    service.countCall("RegisterModel");
-    Replies.now(out, () -> {
-      service.registerModel(token(), ProtoMapping.toRecord(r));
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.registerModel(token(), ProtoMapping.toRecord(r)));
   }
 
   @Override
   public void getModel(GetModelRequest r, StreamObserver<Model> out) {
-    service.countCall("GetModel");
     Replies.now(out, () -> ProtoMapping.toProto(service.getModel(token(), r.getNamespace())));
   }
 
   @Override
   public void listModels(ListModelsRequest r, StreamObserver<ModelList> out) {
-    service.countCall("ListModels");
     Replies.now(out, () -> {
       var catalog = service.listModels(token(), ProtoMapping.languageFilter("language", r.getLanguage()));
       ModelList.Builder list = ModelList.newBuilder().setRevision(catalog.revision());
@@ -196,32 +163,22 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
 
   @Override
   public void setModelPublished(SetModelPublishedRequest r, StreamObserver<Empty> out) {
-    service.countCall("SetModelPublished");
-    Replies.now(out, () -> {
-      service.setModelPublished(token(), r.getNamespace(), r.getPublished());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.setModelPublished(token(), r.getNamespace(), r.getPublished()));
   }
 
   @Override
   public void removeModel(RemoveModelRequest r, StreamObserver<RemoveModelResponse> out) {
-    service.countCall("RemoveModel");
     Replies.now(out, () -> RemoveModelResponse.newBuilder()
         .setObjectsLeft(service.removeModel(token(), r.getNamespace(), r.getForce())).build());
   }
 
   @Override
   public void registerBackend(BackendInfo r, StreamObserver<Empty> out) {
-    service.countCall("RegisterBackend");
-    Replies.now(out, () -> {
-      service.registerBackend(token(), ProtoMapping.toRecord(r));
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.registerBackend(token(), ProtoMapping.toRecord(r)));
   }
 
   @Override
   public void heartbeat(HeartbeatRequest r, StreamObserver<HeartbeatResponse> out) {
-    service.countCall("Heartbeat");
     Replies.now(out, () -> {
       var beat = service.heartbeat(token(), r.getBackendId(), r.getSessionsEpoch(), r.getSessionsSeen(),
           r.getDemotedObjectIdsList());
@@ -239,7 +196,6 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
 
   @Override
   public void getBackends(Empty request, StreamObserver<BackendList> out) {
-    service.countCall("GetBackends");
     Replies.now(out, () -> {
       BackendList.Builder list = BackendList.newBuilder();
       for (RegisteredBackend b : service.getBackends(token())) {
@@ -251,7 +207,6 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
 
   @Override
   public void registerObjects(RegisterObjectsRequest r, StreamObserver<RegisterObjectsResponse> out) {
-    service.countCall("RegisterObjects");
     Replies.now(out, () -> {
       // a group that cannot even be read (an unknown language) is refused alone, as the service
       // refuses a malformed group: the others are registered all the same
@@ -281,38 +236,27 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
 
   @Override
   public void getObjectInfo(ObjectIdRequest r, StreamObserver<ObjectInfo> out) {
-    service.countCall("GetObjectInfo");
     Replies.now(out, () -> ProtoMapping.toProto(service.getObjectInfo(token(), r.getId())));
   }
 
   @Override
   public void getObjectByAlias(AliasRequest r, StreamObserver<ObjectInfo> out) {
-    service.countCall("GetObjectByAlias");
     Replies.now(out, () -> ProtoMapping.toProto(
         service.getObjectByAlias(token(), r.getAlias(), r.getDataset())));
   }
 
   @Override
   public void newAlias(NewAliasRequest r, StreamObserver<Empty> out) {
-    service.countCall("NewAlias");
-    Replies.now(out, () -> {
-      service.newAlias(token(), r.getAlias(), r.getObjectId());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.newAlias(token(), r.getAlias(), r.getObjectId()));
   }
 
   @Override
   public void deleteAlias(AliasRequest r, StreamObserver<Empty> out) {
-    service.countCall("DeleteAlias");
-    Replies.now(out, () -> {
-      service.deleteAlias(token(), r.getAlias(), r.getDataset());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.deleteAlias(token(), r.getAlias(), r.getDataset()));
   }
 
   @Override
   public void listDatasets(ListDatasetsRequest r, StreamObserver<DatasetPage> out) {
-    service.countCall("ListDatasets");
     Replies.now(out, () -> {
       var page = service.listDatasets(token(), r.getPageSize(), r.getPageToken(), r.getCountObjects());
       DatasetPage.Builder answer = DatasetPage.newBuilder().setNextPageToken(page.nextPageToken());
@@ -323,7 +267,6 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
 
   @Override
   public void listAliases(ListAliasesRequest r, StreamObserver<AliasPage> out) {
-    service.countCall("ListAliases");
     Replies.now(out, () -> {
       var page = service.listAliases(token(), r.getPattern(), r.getDataset(), r.getPageSize(), r.getPageToken());
       AliasPage.Builder answer = AliasPage.newBuilder().setNextPageToken(page.nextPageToken());
@@ -334,7 +277,6 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
 
   @Override
   public void listObjects(ListObjectsRequest r, StreamObserver<ObjectPage> out) {
-    service.countCall("ListObjects");
     Replies.now(out, () -> {
       var page = service.listObjects(token(), r.getClassName(), r.getDataset(), r.getPageSize(), r.getPageToken());
       ObjectPage.Builder answer = ObjectPage.newBuilder().setNextPageToken(page.nextPageToken());
@@ -345,43 +287,26 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
 
   @Override
   public void addReplicas(ObjectLocationsRequest r, StreamObserver<Empty> out) {
-    service.countCall("AddReplicas");
-    Replies.now(out, () -> {
-      service.addReplicas(token(), r.getObjectIdsList(), r.getBackendId());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.addReplicas(token(), r.getObjectIdsList(), r.getBackendId()));
   }
 
   @Override
   public void removeReplicas(ObjectLocationsRequest r, StreamObserver<Empty> out) {
-    service.countCall("RemoveReplicas");
-    Replies.now(out, () -> {
-      service.removeReplicas(token(), r.getObjectIdsList(), r.getBackendId());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.removeReplicas(token(), r.getObjectIdsList(), r.getBackendId()));
   }
 
   @Override
   public void setMaster(ObjectLocationsRequest r, StreamObserver<Empty> out) {
-    service.countCall("SetMaster");
-    Replies.now(out, () -> {
-      service.setMaster(token(), r.getObjectIdsList(), r.getBackendId());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.setMaster(token(), r.getObjectIdsList(), r.getBackendId()));
   }
 
   @Override
   public void unregisterObjects(ObjectIdsRequest r, StreamObserver<Empty> out) {
-    service.countCall("UnregisterObjects");
-    Replies.now(out, () -> {
-      service.unregisterObjects(token(), r.getIdsList());
-      return EMPTY;
-    });
+    Replies.done(out, () -> service.unregisterObjects(token(), r.getIdsList()));
   }
 
   @Override
   public void getReplicatedObjects(BackendIdRequest r, StreamObserver<ObjectInfoList> out) {
-    service.countCall("GetReplicatedObjects");
     Replies.now(out, () -> {
       ObjectInfoList.Builder list = ObjectInfoList.newBuilder();
       service.replicatedObjects(token(), r.getBackendId()).forEach(o -> list.addObjects(ProtoMapping.toProto(o)));
@@ -391,7 +316,6 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
 
   @Override
   public void collectGarbage(Empty request, StreamObserver<GarbageReport> out) {
-    service.countCall("CollectGarbage");
     Replies.now(out, () -> {
       CollectionResult r = service.collectGarbage(token());
       return GarbageReport.newBuilder().setCollected(r.collected()).setExamined(r.examined())
@@ -401,7 +325,6 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
 
   @Override
   public void getStats(Empty request, StreamObserver<LogicModuleStats> out) {
-    service.countCall("GetStats");
     Replies.now(out, () -> {
       Stats s = service.stats(token());
       return LogicModuleStats.newBuilder().putAllCalls(s.calls()).setObjects(s.objects()).setAliases(s.aliases())
@@ -411,43 +334,36 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
 
   @Override
   public void beginSnapshot(BeginSnapshotRequest r, StreamObserver<SnapshotInfo> out) {
-    service.countCall("BeginSnapshot");
     snapshots.beginSnapshot(r, out);
   }
 
   @Override
   public void exportMetadata(SnapshotRequest r, StreamObserver<SnapshotChunk> out) {
-    service.countCall("ExportMetadata");
     snapshots.exportMetadata(r, out);
   }
 
   @Override
   public void endSnapshot(SnapshotRequest r, StreamObserver<Empty> out) {
-    service.countCall("EndSnapshot");
     snapshots.endSnapshot(r, out);
   }
 
   @Override
   public StreamObserver<ImportPlanPart> beginImport(StreamObserver<ImportOpened> out) {
-    service.countCall("BeginImport");
     return snapshots.beginImport(out);
   }
 
   @Override
   public void commitImport(ImportRequest r, StreamObserver<ImportReport> out) {
-    service.countCall("CommitImport");
     snapshots.commitImport(r, out);
   }
 
   @Override
   public void abortImport(ImportRequest r, StreamObserver<Empty> out) {
-    service.countCall("AbortImport");
     snapshots.abortImport(r, out);
   }
 
   @Override
   public void getImportState(ImportRequest r, StreamObserver<ImportStateResponse> out) {
-    service.countCall("GetImportState");
     snapshots.getImportState(r, out);
   }
 

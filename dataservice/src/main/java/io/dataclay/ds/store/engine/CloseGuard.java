@@ -2,6 +2,7 @@ package io.dataclay.ds.store.engine;
 
 import io.dataclay.exceptions.InternalException;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
 
 /**
  * Lets a store close only when no call is inside it. A pmem engine unmaps its pool on close, and
@@ -37,6 +38,34 @@ public final class CloseGuard {
   /** Lets an admitted call leave. */
   public void exit() {
     inside.decrement();
+  }
+
+  /**
+   * Runs {@code call} admitted (between {@link #enter()} and {@link #exit()}) and answers its value.
+   *
+   * @throws InternalException when the store is closed
+   */
+  public <T> T call(Supplier<T> call) {
+    enter();
+    try {
+      return call.get();
+    } finally {
+      exit();
+    }
+  }
+
+  /**
+   * Runs {@code call} admitted (between {@link #enter()} and {@link #exit()}).
+   *
+   * @throws InternalException when the store is closed
+   */
+  public void run(Runnable call) {
+    enter();
+    try {
+      call.run();
+    } finally {
+      exit();
+    }
   }
 
   /** Fails when the store is closed; for calls that touch only DRAM state. */

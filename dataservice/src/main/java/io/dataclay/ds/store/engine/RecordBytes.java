@@ -47,22 +47,20 @@ final class RecordBytes {
   }
 
   int int32() {
-    require(4);
-    int v = 0;
-    for (int i = 0; i < 4; i++) {
-      v = (v << 8) | (bytes.get(p + i) & 0xff);
-    }
-    p += 4;
-    return v;
+    return (int) bigEndian(4);
   }
 
   long longValue() {
-    require(8);
+    return bigEndian(8);
+  }
+
+  private long bigEndian(int n) {
+    require(n);
     long v = 0;
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < n; i++) {
       v = (v << 8) | (bytes.get(p + i) & 0xff);
     }
-    p += 8;
+    p += n;
     return v;
   }
 

@@ -15,21 +15,14 @@ import io.dataclay.ds.store.engine.RecordCodec;
 import io.dataclay.ds.store.pmem.PmemHeap;
 import io.dataclay.ds.store.pmem.PmemPool;
 import io.dataclay.ds.store.pmem.SlotDirectory;
-import io.dataclay.ds.store.pmem.SlotIndex;
-import io.dataclay.exceptions.DataClayException;
-import io.dataclay.exceptions.InternalException;
+import io.dataclay.ds.store.pmem.PoolObjects;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 
 /**
  * The {@code heap} engine: objects laid out field by field in a PMDK pool (llpl {@link Heap}) at
@@ -59,27 +52,39 @@ public final class HeapStore implements ObjectStore {
   // What the slot directory logs per change (see SlotDirectory), for the written-bytes count.
   private static final int SLOT_ASSIGN_BYTES = 24;
   private static final int SLOT_HANDLE_BYTES = 8;
-  private static final Logger LOG = Logger.getLogger(HeapStore.class.getName());
 
   private final PmemPool pool;
-  private final PoolDirectory directory;
-  private final Path poolFile;
   private final Heap heap;
   private final SlotDirectory slots;
   private final RecordCodec codec = new RecordCodec();
   private final ObjectBlocks blocks;
-  private final SlotIndex<ObjectLayout> index;
+  private final PoolObjects<ObjectLayout> index;
+  private final PoolObjects.Erasure<ObjectLayout> erasure;
   private final KeyLocks locks = new KeyLocks(1024);
-  private final AtomicLong usedBytes = new AtomicLong();
 
   private HeapStore(PmemPool pool) {
     this.pool = pool;
-    this.directory = pool.directory();
-    this.poolFile = pool.file();
     this.heap = pool.heap();
     this.slots = pool.slots();
     this.blocks = new ObjectBlocks(heap, codec);
-    this.index = new SlotIndex<>(slots, ObjectLayout::slot);
+    this.index = new PoolObjects<>(pool, ObjectLayout::slot, ObjectLayout::poolBytes, ObjectLayout::header);
+    this.erasure = new PoolObjects.Erasure<>() {
+      @Override
+      public void mark(ObjectLayout layout) {
+        blocks.countWritten(ObjectErasure.markErasing(layout));
+      }
+
+      @Override
+      public void zero(ObjectLayout layout) {
+        ObjectErasure.zero(layout);
+      }
+
+      @Override
+      public void free(ObjectLayout layout) {
+        blocks.countWritten(SLOT_HANDLE_BYTES); // the slot's handle, emptied
+        blocks.freeAll(layout);
+      }
+    };
   }
 
   /**
@@ -109,34 +114,22 @@ public final class HeapStore implements ObjectStore {
     }
     long total = bytes;
     try (KeyLocks.Held held = locks.writeLockAll(ids)) {
-      SlotIndex<ObjectLayout>.Batch batch = index.reserve(ids);
-      ObjectLayout[] written;
-      try {
-        written = PmemHeap.transaction(heap, () -> {
-          ObjectLayout[] layouts = new ObjectLayout[n];
-          for (int i = 0; i < n; i++) {
-            ObjectLayout old = batch.old(i);
-            layouts[i] = blocks.writeNew(objects.get(i), headers[i], batch.slot(i));
-            if (old == null) {
-              slots.assign(batch.slot(i), ids.get(i), layouts[i].table().handle());
-              blocks.countWritten(SLOT_ASSIGN_BYTES);
-            } else {
-              slots.setHandle(batch.slot(i), layouts[i].table().handle());
-              blocks.countWritten(SLOT_HANDLE_BYTES);
-              blocks.freeAll(old);
-            }
+      index.writeAll(ids, batch -> {
+        ObjectLayout[] layouts = new ObjectLayout[n];
+        for (int i = 0; i < n; i++) {
+          ObjectLayout old = batch.old(i);
+          layouts[i] = blocks.writeNew(objects.get(i), headers[i], batch.slot(i));
+          if (old == null) {
+            slots.assign(batch.slot(i), ids.get(i), layouts[i].table().handle());
+            blocks.countWritten(SLOT_ASSIGN_BYTES);
+          } else {
+            slots.setHandle(batch.slot(i), layouts[i].table().handle());
+            blocks.countWritten(SLOT_HANDLE_BYTES);
+            blocks.freeAll(old);
           }
-          return layouts;
-        }, () -> fullMessage(n, total));
-      } catch (RuntimeException e) {
-        batch.releaseTaken(); // the transaction rolled back (or never ran): those slots are empty
-        throw e;
-      }
-      for (int i = 0; i < n; i++) {
-        ObjectLayout old = batch.old(i);
-        index.put(ids.get(i), written[i]);
-        usedBytes.addAndGet(written[i].poolBytes() - (old == null ? 0 : old.poolBytes()));
-      }
+        }
+        return layouts;
+      }, () -> fullMessage(n, total));
     }
   }
 
@@ -155,8 +148,7 @@ public final class HeapStore implements ObjectStore {
 
   @Override
   public Optional<ObjectHeader> header(UUID id) {
-    ObjectLayout layout = index.get(id);
-    return layout == null ? Optional.empty() : Optional.of(layout.header());
+    return index.header(id);
   }
 
   @Override
@@ -165,7 +157,7 @@ public final class HeapStore implements ObjectStore {
     locks.writing(id, () -> {
       ObjectLayout old = index.get(id);
       if (old == null) {
-        throw new ObjectDoesNotExistException("object " + id + " is not stored in " + directory.path());
+        throw new ObjectDoesNotExistException("object " + id + " is not stored in " + pool.directory().path());
       }
       ObjectLayout updated = PmemHeap.transaction(heap, () -> {
         ObjectLayout layout = blocks.applyDelta(old, delta);
@@ -175,32 +167,17 @@ public final class HeapStore implements ObjectStore {
         }
         return layout;
       }, () -> fullMessage(1, deltaBytes(delta)));
-      index.put(id, updated);
-      usedBytes.addAndGet(updated.poolBytes() - old.poolBytes());
+      index.replace(id, old, updated);
     });
   }
 
   /**
-   * Removes the object, then overwrites its bytes with zeros and frees its blocks: one transaction
-   * marks the object block as being erased (durable when this returns), {@link ObjectErasure}
-   * zeroes the contents outside it, and a second transaction frees the blocks and empties the
-   * slot. A crash in between leaves a marked block that {@link #open} erases and frees.
+   * Removes the object, then overwrites its bytes with zeros and frees its blocks (see
+   * {@link PoolObjects#remove}; {@link ObjectErasure} marks and zeroes them).
    */
   @Override
   public boolean remove(UUID id) {
-    return locks.writing(id, () -> {
-      ObjectLayout old = index.get(id);
-      if (old == null) {
-        return false;
-      }
-      PmemHeap.transaction(heap, () -> {
-        blocks.countWritten(ObjectErasure.markErasing(old));
-        return null;
-      }, () -> "pool " + poolFile + " has no room left even for the log of a removal");
-      index.remove(id);
-      finishErasure(id, old);
-      return true;
-    });
+    return locks.writing(id, () -> index.remove(id, erasure));
   }
 
   /** The first half of {@link #remove} alone, as a crash right after it leaves the pool; for tests. */
@@ -209,28 +186,9 @@ public final class HeapStore implements ObjectStore {
     PmemHeap.transaction(heap, () -> ObjectErasure.markErasing(old), () -> "no room");
   }
 
-  // Zeroes a removed object's blocks, then frees them and empties its slot. If that fails, the
-  // object block stays marked and its slot taken until the next open finishes the erasure.
-  private void finishErasure(UUID id, ObjectLayout old) {
-    try {
-      ObjectErasure.zero(old);
-      PmemHeap.transaction(heap, () -> {
-        slots.setHandle(old.slot(), 0);
-        blocks.countWritten(SLOT_HANDLE_BYTES);
-        blocks.freeAll(old);
-        return null;
-      }, () -> "pool " + poolFile + " has no room left even for the log of a removal");
-      slots.release(old.slot());
-      usedBytes.addAndGet(-old.poolBytes());
-    } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "object " + id + " was removed from " + poolFile
-          + " but its blocks were not yet zeroed and freed; the next open does it: " + e.getMessage());
-    }
-  }
-
   @Override
   public long count() {
-    return index.size();
+    return index.count();
   }
 
   @Override
@@ -240,8 +198,7 @@ public final class HeapStore implements ObjectStore {
 
   @Override
   public StoreStats stats() {
-    return new StoreStats(ENGINE, DURABILITY, directory.path().toString(), heap.size(),
-        usedBytes.get() + slots.bytes(), index.size(), directory.encrypted());
+    return index.stats(ENGINE, DURABILITY);
   }
 
   /** Bytes this store has written to its pool since it was opened (values, tables, directory slots). */
@@ -263,32 +220,13 @@ public final class HeapStore implements ObjectStore {
   }
 
   private String fullMessage(int objects, long bytes) {
-    return "heap pool " + poolFile + " is full: no room for " + objects + " object(s) with " + bytes
-        + " bytes of values (capacity " + heap.size() + " bytes, about " + (usedBytes.get() + slots.bytes())
-        + " in use); nothing was written";
+    return "heap pool " + pool.file() + " is full: no room for " + objects + " object(s) with " + bytes
+        + " bytes of values " + index.fullness();
   }
 
   private void load() {
-    List<UUID> erasingIds = new ArrayList<>();
-    List<ObjectLayout> erasing = new ArrayList<>();
-    try {
-      slots.scan((slot, id, handle) -> {
-        ObjectLayout layout = blocks.load(id, handle, slot);
-        usedBytes.addAndGet(layout.poolBytes());
-        if (ObjectErasure.erasing(layout)) {
-          erasingIds.add(id); // removed before a crash: erased below
-          erasing.add(layout);
-        } else if (!index.load(id, layout)) {
-          throw new InternalException("pool " + poolFile + " lists object " + id + " twice");
-        }
-      });
-    } catch (DataClayException e) {
-      throw e;
-    } catch (RuntimeException e) {
-      throw new InternalException("pool " + poolFile + " is damaged: " + e);
-    }
-    for (int i = 0; i < erasing.size(); i++) {
-      finishErasure(erasingIds.get(i), erasing.get(i));
-    }
+    // an object block marked as being erased was removed before a crash: its erasure is finished here
+    index.load((slot, id, handle) -> blocks.load(id, handle, slot), ObjectErasure::erasing)
+        .forEach((id, layout) -> index.finishErasure(id, layout, erasure));
   }
 }

@@ -18,21 +18,14 @@ import io.dataclay.ds.store.engine.RecordInput;
 import io.dataclay.ds.store.pmem.PmemHeap;
 import io.dataclay.ds.store.pmem.PmemPool;
 import io.dataclay.ds.store.pmem.SlotDirectory;
-import io.dataclay.ds.store.pmem.SlotIndex;
-import io.dataclay.exceptions.DataClayException;
-import io.dataclay.exceptions.InternalException;
+import io.dataclay.ds.store.pmem.PoolObjects;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 
 /**
  * The {@code kv} engine: each object is one encoded record in one block of a PMDK pool (llpl
@@ -58,31 +51,42 @@ public final class KvStore implements ObjectStore {
   public static final String DURABILITY = "durable and crash-consistent at return";
 
   private static final int BULK_READ_MAX = 64 * 1024;
-  private static final Logger LOG = Logger.getLogger(KvStore.class.getName());
   private static final long DIRECTORY_MAGIC = 0x4443_4B56_4449_5231L; // "DCKVDIR1"
 
   /** Where an object's record is: its block, its length, its cached header, its directory slot. */
   private record Entry(MemoryBlock block, int length, ObjectHeader header, long slot) {}
 
   private final PmemPool pool;
-  private final PoolDirectory directory;
-  private final Path poolFile;
   private final Heap heap;
   private final SlotDirectory slots;
   private final RecordBlocks blocks;
   private final RecordCodec codec = new RecordCodec();
-  private final SlotIndex<Entry> index;
+  private final PoolObjects<Entry> index;
+  private final PoolObjects.Erasure<Entry> erasure;
   private final KeyLocks locks = new KeyLocks(1024);
-  private final AtomicLong usedBytes = new AtomicLong();
 
   private KvStore(PmemPool pool) {
     this.pool = pool;
-    this.directory = pool.directory();
-    this.poolFile = pool.file();
     this.heap = pool.heap();
     this.slots = pool.slots();
     this.blocks = new RecordBlocks(heap);
-    this.index = new SlotIndex<>(slots, Entry::slot);
+    this.index = new PoolObjects<>(pool, Entry::slot, entry -> entry.block().size(), Entry::header);
+    this.erasure = new PoolObjects.Erasure<>() {
+      @Override
+      public void mark(Entry entry) {
+        blocks.markErasing(entry.block());
+      }
+
+      @Override
+      public void zero(Entry entry) {
+        blocks.zero(entry.block());
+      }
+
+      @Override
+      public void free(Entry entry) {
+        blocks.free(entry.block());
+      }
+    };
   }
 
   /**
@@ -120,25 +124,13 @@ public final class KvStore implements ObjectStore {
       headers[i] = codec.canonical(objects.get(i).header());
     }
     try (KeyLocks.Held held = locks.writeLockAll(ids)) {
-      SlotIndex<Entry>.Batch batch = index.reserve(ids);
-      Entry[] written;
-      try {
-        written = PmemHeap.transaction(heap, () -> {
-          Entry[] entries = new Entry[n];
-          for (int i = 0; i < n; i++) {
-            entries[i] = store(ids.get(i), records[i], headers[i], batch.old(i), batch.slot(i));
-          }
-          return entries;
-        }, () -> fullMessage(n, totalBytes(records)));
-      } catch (RuntimeException e) {
-        batch.releaseTaken(); // the transaction rolled back (or never ran): those slots are empty
-        throw e;
-      }
-      for (int i = 0; i < n; i++) {
-        Entry old = batch.old(i);
-        index.put(ids.get(i), written[i]);
-        usedBytes.addAndGet(written[i].block().size() - (old == null ? 0 : old.block().size()));
-      }
+      index.writeAll(ids, batch -> {
+        Entry[] entries = new Entry[n];
+        for (int i = 0; i < n; i++) {
+          entries[i] = store(ids.get(i), records[i], headers[i], batch.old(i), batch.slot(i));
+        }
+        return entries;
+      }, () -> fullMessage(n, totalBytes(records)));
     }
   }
 
@@ -161,8 +153,7 @@ public final class KvStore implements ObjectStore {
 
   @Override
   public Optional<ObjectHeader> header(UUID id) {
-    Entry entry = index.get(id);
-    return entry == null ? Optional.empty() : Optional.of(entry.header());
+    return index.header(id);
   }
 
   /** Bytes of the stored record of {@code id}, or -1 when it is not stored; a DRAM lookup. */
@@ -177,7 +168,7 @@ public final class KvStore implements ObjectStore {
     locks.writing(id, () -> {
       Entry old = index.get(id);
       if (old == null) {
-        throw new ObjectDoesNotExistException("object " + id + " is not stored in " + directory.path());
+        throw new ObjectDoesNotExistException("object " + id + " is not stored in " + pool.directory().path());
       }
       RecordInput current = blocks.input(old.block(), old.length());
       RecordEdit edit = RecordEdit.plan(current, delta);
@@ -204,34 +195,17 @@ public final class KvStore implements ObjectStore {
         }, () -> fullMessage(1, edit.length()));
         updated = new Entry(block, edit.length(), old.header(), old.slot());
       }
-      index.put(id, updated);
-      usedBytes.addAndGet(updated.block().size() - old.block().size());
+      index.replace(id, old, updated);
     });
   }
 
   /**
-   * Removes the object, then overwrites its block with zeros and frees it. The removal is one
-   * transaction that marks the block as being erased (so it is durable when this returns); the
-   * zeros are written outside it, without an undo log of the whole block (which a nearly full
-   * pool may have no room for), and a second transaction frees the block and empties the slot. A
-   * crash in between leaves a marked block that {@link #open} erases and frees; the object never
-   * comes back half-zeroed.
+   * Removes the object, then overwrites its block with zeros and frees it (see
+   * {@link PoolObjects#remove}).
    */
   @Override
   public boolean remove(UUID id) {
-    return locks.writing(id, () -> {
-      Entry old = index.get(id);
-      if (old == null) {
-        return false;
-      }
-      PmemHeap.transaction(heap, () -> {
-        blocks.markErasing(old.block());
-        return null;
-      }, () -> "pool " + poolFile + " has no room left even for the log of a removal");
-      index.remove(id);
-      finishErasure(id, old.slot(), old.block());
-      return true;
-    });
+    return locks.writing(id, () -> index.remove(id, erasure));
   }
 
   /** The first half of {@link #remove} alone, as a crash right after it leaves the pool; for tests. */
@@ -243,27 +217,9 @@ public final class KvStore implements ObjectStore {
     }, () -> "no room");
   }
 
-  // Zeroes a block whose removal committed, then frees it and empties its slot. If that fails, the
-  // block stays marked and its slot taken until the next open finishes the erasure.
-  private void finishErasure(UUID id, long slot, MemoryBlock block) {
-    try {
-      blocks.zero(block);
-      PmemHeap.transaction(heap, () -> {
-        slots.setHandle(slot, 0);
-        blocks.free(block);
-        return null;
-      }, () -> "pool " + poolFile + " has no room left even for the log of a removal");
-      slots.release(slot);
-      usedBytes.addAndGet(-block.size());
-    } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "object " + id + " was removed from " + poolFile
-          + " but its block was not yet zeroed and freed; the next open does it: " + e.getMessage());
-    }
-  }
-
   @Override
   public long count() {
-    return index.size();
+    return index.count();
   }
 
   @Override
@@ -273,8 +229,7 @@ public final class KvStore implements ObjectStore {
 
   @Override
   public StoreStats stats() {
-    return new StoreStats(ENGINE, DURABILITY, directory.path().toString(), heap.size(),
-        usedBytes.get() + slots.bytes(), index.size(), directory.encrypted());
+    return index.stats(ENGINE, DURABILITY);
   }
 
   @Override
@@ -307,36 +262,20 @@ public final class KvStore implements ObjectStore {
   }
 
   private String fullMessage(int records, long bytes) {
-    return "kv pool " + poolFile + " is full: no room for " + records + " record(s) of " + bytes
-        + " bytes (capacity " + heap.size() + " bytes, about " + (usedBytes.get() + slots.bytes())
-        + " in use); nothing was written";
+    return "kv pool " + pool.file() + " is full: no room for " + records + " record(s) of " + bytes + " bytes "
+        + index.fullness();
   }
 
   private void load() {
-    record Unfinished(UUID id, long slot, MemoryBlock block) {}
-    List<Unfinished> unfinished = new ArrayList<>();
-    try {
-      slots.scan((slot, id, handle) -> {
-        MemoryBlock block = heap.memoryBlockFromHandle(handle);
-        if (blocks.erasing(block)) {
-          unfinished.add(new Unfinished(id, slot, block)); // removed before a crash: erased below
-          return;
-        }
-        int length = blocks.storedLength(block, id);
-        ObjectHeader header = codec.decodeHeader(blocks.input(block, length), id);
-        if (!index.load(id, new Entry(block, length, header, slot))) {
-          throw new InternalException("pool " + poolFile + " lists object " + id + " twice");
-        }
-        usedBytes.addAndGet(block.size());
-      });
-    } catch (DataClayException e) {
-      throw e;
-    } catch (RuntimeException e) {
-      throw new InternalException("pool " + poolFile + " is damaged: " + e);
-    }
-    for (Unfinished u : unfinished) {
-      usedBytes.addAndGet(u.block().size());
-      finishErasure(u.id(), u.slot(), u.block());
-    }
+    // a block marked as being erased was removed before a crash: it is left unread (no header) and
+    // its erasure finished here
+    index.load((slot, id, handle) -> {
+      MemoryBlock block = heap.memoryBlockFromHandle(handle);
+      if (blocks.erasing(block)) {
+        return new Entry(block, 0, null, slot);
+      }
+      int length = blocks.storedLength(block, id);
+      return new Entry(block, length, codec.decodeHeader(blocks.input(block, length), id), slot);
+    }, entry -> entry.header() == null).forEach((id, entry) -> index.finishErasure(id, entry, erasure));
   }
 }

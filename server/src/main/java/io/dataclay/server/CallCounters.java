@@ -1,11 +1,14 @@
-package io.dataclay.ds.status;
+package io.dataclay.server;
 
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
-/** Calls served per RPC name since start (contention-free counters). */
+/**
+ * Calls served per RPC name since start, as GetStats and GetStatus report them (contention-free
+ * counters, fed by {@link CallCounting}); both servers keep one.
+ */
 public final class CallCounters {
   private final ConcurrentHashMap<String, LongAdder> counts = new ConcurrentHashMap<>();
 

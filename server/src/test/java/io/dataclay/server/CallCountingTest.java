@@ -1,0 +1,144 @@
+package io.dataclay.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.BytesValue;
+import io.dataclay.proto.DataServiceGrpc;
+import io.dataclay.proto.Empty;
+import io.dataclay.proto.ImportChunk;
+import io.dataclay.proto.ImportReceipt;
+import io.dataclay.proto.SnapshotRequest;
+import io.grpc.CallOptions;
+import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.protobuf.ProtoUtils;
+import io.grpc.stub.ClientCalls;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** A {@link GrpcServer} counts each call once by RPC name, when its method runs. */
+@Timeout(30)
+class CallCountingTest {
+  private final List<String> counted = new CopyOnWriteArrayList<>();
+  private GrpcServer server;
+  private ManagedChannel channel;
+
+  /** ThawWrites answers at once or fails; ImportObjects receipts the chunks it got. */
+  private static final class Service extends DataServiceGrpc.DataServiceImplBase {
+    @Override
+    public void thawWrites(SnapshotRequest request, StreamObserver<Empty> out) {
+      if (request.getSnapshotId().equals("bad")) {
+        out.onError(Status.FAILED_PRECONDITION.asRuntimeException());
+        return;
+      }
+      out.onNext(Empty.getDefaultInstance());
+      out.onCompleted();
+    }
+
+    @Override
+    public StreamObserver<ImportChunk> importObjects(StreamObserver<ImportReceipt> out) {
+      return new StreamObserver<>() {
+        private long chunks;
+
+        @Override
+        public void onNext(ImportChunk chunk) {
+          chunks++;
+        }
+
+        @Override
+        public void onError(Throwable t) {}
+
+        @Override
+        public void onCompleted() {
+          out.onNext(ImportReceipt.newBuilder().setObjects(chunks).build());
+          out.onCompleted();
+        }
+      };
+    }
+  }
+
+  @BeforeEach
+  void serve() throws IOException {
+    String name = InProcessServerBuilder.generateName();
+    server = GrpcServer.serving(InProcessServerBuilder.forName(name), new Service(), counted::add, 1 << 20,
+        Duration.ofSeconds(1));
+    server.start();
+    channel = InProcessChannelBuilder.forName(name).build();
+  }
+
+  @AfterEach
+  void stop() throws InterruptedException {
+    channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    server.stop();
+  }
+
+  @Test
+  void each_call_is_counted_once_by_its_rpc_name_also_when_it_fails() {
+    // setup
+    var stub = DataServiceGrpc.newBlockingStub(channel);
+    // run
+    stub.thawWrites(SnapshotRequest.newBuilder().setSnapshotId("s").build());
+    assertThrows(StatusRuntimeException.class,
+        () -> stub.thawWrites(SnapshotRequest.newBuilder().setSnapshotId("bad").build()));
+    // verify
+    assertEquals(List.of("ThawWrites", "ThawWrites"), counted);
+  }
+
+  @Test
+  void a_client_streaming_call_is_counted_once_however_many_messages_it_sends() throws Exception {
+    // setup
+    var receipt = new CompletableFuture<ImportReceipt>();
+    StreamObserver<ImportChunk> in = DataServiceGrpc.newStub(channel).importObjects(new StreamObserver<>() {
+      @Override
+      public void onNext(ImportReceipt r) {
+        receipt.complete(r);
+      }
+
+      @Override
+      public void onError(Throwable t) {
+        receipt.completeExceptionally(t);
+      }
+
+      @Override
+      public void onCompleted() {}
+    });
+    // run
+    in.onNext(ImportChunk.getDefaultInstance());
+    in.onNext(ImportChunk.getDefaultInstance());
+    in.onCompleted();
+    // verify
+    assertEquals(2, receipt.get(10, TimeUnit.SECONDS).getObjects());
+    assertEquals(List.of("ImportObjects"), counted);
+  }
+
+  @Test
+  void a_malformed_request_refused_before_the_method_runs_is_not_counted() {
+    // setup: a ThawWrites request whose snapshot_id (field 1) is not UTF-8, which proto3 refuses to parse
+    MethodDescriptor<BytesValue, Empty> raw = DataServiceGrpc.getThawWritesMethod()
+        .toBuilder(ProtoUtils.marshaller(BytesValue.getDefaultInstance()),
+            ProtoUtils.marshaller(Empty.getDefaultInstance()))
+        .build();
+    BytesValue notUtf8 = BytesValue.of(ByteString.copyFrom(new byte[] {(byte) 0xff, (byte) 0xfe}));
+    // run
+    StatusRuntimeException refused = assertThrows(StatusRuntimeException.class,
+        () -> ClientCalls.blockingUnaryCall(channel, raw, CallOptions.DEFAULT, notUtf8));
+    // verify
+    assertEquals(Status.Code.INVALID_ARGUMENT, refused.getStatus().getCode());
+    assertEquals(List.of(), counted);
+  }
+}
