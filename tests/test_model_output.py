@@ -10,6 +10,7 @@ import time
 import pytest
 
 from harness.cluster import _command
+from harness.models import write_model
 
 MODEL = textwrap.dedent('''
     import logging
@@ -47,10 +48,7 @@ RATE = 2000  # bytes/s an account's process may write: bursts of 64 * RATE
 def chatty(tmp_path_factory):
     """A one-backend cluster with the chatty model, and the account ann who calls it."""
     from conftest import started_cluster
-    root = tmp_path_factory.mktemp("chatty-model")
-    (root / "chatty").mkdir()
-    (root / "chatty" / "__init__.py").write_text("")
-    (root / "chatty" / "model.py").write_text(MODEL)
+    root = write_model(tmp_path_factory.mktemp("chatty-model"), "chatty", MODEL)
     cluster = started_cluster(backends=1, extra_env={"DATACLAY_EE_OUTPUT_BYTES_S": str(RATE)})
     try:
         cluster.dataclaycmd("NewModel", cluster.admin_user(), "-", "chatty", str(root), "python")
