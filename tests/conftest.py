@@ -6,7 +6,7 @@ import uuid
 import pytest
 
 from dataclay._internal import engines as engine_view
-from harness.cluster import MODELS, Cluster
+from harness.cluster import MODELS, Cluster, started_with_models
 from harness.hosts import HostNetwork, unavailable
 from harness.multihost import MultiHostCluster
 from harness.postgres import PostgresServer
@@ -23,14 +23,8 @@ def postgres():
 
 
 def started_cluster(**options) -> Cluster:
-    cluster = Cluster(**options)
-    try:
-        cluster.start()
-        cluster.register_models()
-    except BaseException:
-        cluster.stop()
-        raise
-    return cluster
+    """A local cluster of `options`, started with the test models registered."""
+    return started_with_models(Cluster(**options))
 
 
 @pytest.fixture

@@ -4,17 +4,14 @@ reach the network and halt the JVM it runs in; each attempt is refused or stays 
 and the Data Service and other accounts go on."""
 import json
 import os
-import pathlib
-import shutil
 import subprocess
 import textwrap
 
 import pytest
 
 from conftest import started_cluster
+from harness.java_models import build_java_model
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-EXAMPLE_POM = ROOT / "examples" / "java-wordcount" / "pom.xml"
 AUTHOR, AUTHOR_PW = "ada", "ada-password-1234"
 PLAIN, PLAIN_PW = "pat", "pat-password-1234"
 
@@ -115,19 +112,7 @@ CLIENT = textwrap.dedent("""
 @pytest.fixture(scope="module")
 def spy_build(tmp_path_factory):
     """The hostile model built and enhanced like the Java example, and the client compiled against it."""
-    if shutil.which("mvn") is None or shutil.which("javac") is None:
-        pytest.fail("the Java integration tests need mvn and javac on PATH")
-    project = tmp_path_factory.mktemp("spy-model")
-    (project / "pom.xml").write_text(EXAMPLE_POM.read_text().replace("java-wordcount", "hostile-spy"))
-    source = project / "src" / "main" / "java" / "hostilej" / "Spy.java"
-    source.parent.mkdir(parents=True)
-    source.write_text(SPY)
-    subprocess.run(["mvn", "-q", "-B", "-o", "-f", str(project / "pom.xml"), "package"], check=True, timeout=600)
-    out = tmp_path_factory.mktemp("spy-client")
-    (out / "SpyClient.java").write_text(CLIENT)
-    classpath = f"{project / 'target' / 'classes'}:{project / 'target' / 'lib'}/*"
-    subprocess.run(["javac", "-d", str(out), "-cp", classpath, str(out / "SpyClient.java")], check=True, timeout=120)
-    return project / "target" / "classes", f"{out}:{classpath}"
+    return build_java_model(tmp_path_factory, "hostile-spy", "hostilej.Spy", SPY, "SpyClient", CLIENT)
 
 
 @pytest.fixture(scope="module")

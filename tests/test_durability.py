@@ -5,8 +5,8 @@ import os
 import signal
 import textwrap
 import threading
-import time
 
+from harness.waiting import wait_until
 from test_core_acceptance import PRELUDE, client
 
 WRITER = PRELUDE + textwrap.dedent("""
@@ -86,15 +86,16 @@ class Writers:
     def wait_for_progress(self, more, timeout=90):
         """Waits until every writer acknowledged `more` updates beyond what it had."""
         goal = [len(self.lines[n]) + more for n in range(len(self.procs))]
-        deadline = time.monotonic() + timeout
-        while any(len(self.lines[n]) < goal[n] for n in range(len(self.procs))):
-            if time.monotonic() > deadline:
-                stalled = [n for n in range(len(self.procs)) if len(self.lines[n]) < goal[n]]
-                raise AssertionError(
-                    f"writers stalled: {[len(lines) for lines in self.lines]}{self._exits()}" + "".join(
-                        f"\nwriter {n} last met:\n{''.join(self.errors[n][-10:])}" for n in stalled)
-                    + f"\n{self.cluster.logs()}")
-            time.sleep(0.05)
+
+        def stalled() -> list[int]:
+            return [n for n in range(len(self.procs)) if len(self.lines[n]) < goal[n]]
+
+        def report() -> str:
+            return (f"writers stalled: {[len(lines) for lines in self.lines]}{self._exits()}" + "".join(
+                f"\nwriter {n} last met:\n{''.join(self.errors[n][-10:])}" for n in stalled())
+                + f"\n{self.cluster.logs()}")
+        wait_until(lambda: not stalled(), timeout, f"every writer to acknowledge {more} more updates",
+                   details=report)
 
     def _exits(self) -> str:
         """How the writers that ended did so (a writer only ends when it is told to, or fails)."""

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from harness.cluster import started_with_models
 from harness.hosts import HostNetwork, unavailable
 from harness.multihost import FAILOVER_BOUND_S, MultiHostCluster
 from harness.writers import FAULTS, Writers, lost_or_doubled, make_replicated_counters, master_host, wait_for_copies
@@ -49,14 +50,7 @@ def network():
 
 
 def start(network, backends: list, **env) -> MultiHostCluster:
-    cluster = MultiHostCluster(network, "node0", backends, extra_env={**FAST, **env})
-    try:
-        cluster.start()
-        cluster.register_models()
-    except BaseException:
-        cluster.stop()
-        raise
-    return cluster
+    return started_with_models(MultiHostCluster(network, "node0", backends, extra_env={**FAST, **env}))
 
 
 @pytest.mark.parametrize("fault", ["link", "freeze", "kill"])

@@ -1,13 +1,12 @@
 """numpy and the other common scientific values work with no setting on a real cluster: as fields, method
 arguments and results, computed on in the backend; pandas works once DATACLAY_PICKLE_ALLOW lists what the
 refusal names."""
-import json
 import pathlib
-import textwrap
 
 import pytest
 
 from conftest import started_cluster
+from harness.models import run_with_model, write_model
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -58,11 +57,7 @@ def pandas_allow() -> str:
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("sci")
-    (root / "labdata").mkdir()
-    (root / "labdata" / "__init__.py").write_text("")
-    (root / "labdata" / "model.py").write_text(MODEL)
-    return root
+    return write_model(tmp_path_factory.mktemp("sci"), "labdata", MODEL)
 
 
 def start(model_dir, **options):
@@ -72,15 +67,11 @@ def start(model_dir, **options):
 
 
 def run(cluster, model_dir, body: str) -> dict:
-    prelude = f"import sys; sys.path.insert(0, {str(model_dir)!r})\n" + textwrap.dedent("""
+    return run_with_model(cluster, model_dir, """
         import collections, datetime, decimal, fractions, json, uuid
         import numpy
-        from dataclay import api
         from labdata.model import Sample
-        api.init()
-    """)
-    out = cluster.run_client(prelude + textwrap.dedent(body))
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    """, body)
 
 
 def test_numpy_fields_arguments_and_results_work_with_no_setting(model_dir):

@@ -2,12 +2,11 @@
 are stored, a changed version is registered over it (NewModel reports each change), and each kind of change
 behaves as docs/models.md says: added fields (with and without a class-level default), removed and retyped
 fields, added and removed methods, removed classes."""
-import json
-import textwrap
 
 import pytest
 
 from conftest import started_cluster
+from harness.models import run_with_model, write_model
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -70,24 +69,16 @@ class Box(DataClayObject):
 def versions(tmp_path_factory):
     roots = {}
     for name, source in (("v1", V1), ("v2", V2)):
-        root = tmp_path_factory.mktemp(name)
-        (root / "shop").mkdir()
-        (root / "shop" / "__init__.py").write_text("")
-        (root / "shop" / "model.py").write_text(source)
-        roots[name] = root
+        roots[name] = write_model(tmp_path_factory.mktemp(name), "shop", source)
     return roots
 
 
 def run(cluster, root, body: str) -> dict:
-    prelude = f"import sys; sys.path.insert(0, {str(root)!r})\n" + textwrap.dedent("""
+    return run_with_model(cluster, root, """
         import json
-        from dataclay import api
         from dataclay.exceptions import DataClayException
         from shop.model import *
-        api.init()
-    """)
-    out = cluster.run_client(prelude + textwrap.dedent(body))
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    """, body)
 
 
 def register(cluster, root) -> str:

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from harness.cluster import _command
+from harness.models import write_model
 
 MODEL = textwrap.dedent('''
     import logging
@@ -47,10 +48,7 @@ RATE = 2000  # bytes/s an account's process may write: bursts of 64 * RATE
 def chatty(tmp_path_factory):
     """A one-backend cluster with the chatty model, and the account ann who calls it."""
     from conftest import started_cluster
-    root = tmp_path_factory.mktemp("chatty-model")
-    (root / "chatty").mkdir()
-    (root / "chatty" / "__init__.py").write_text("")
-    (root / "chatty" / "model.py").write_text(MODEL)
+    root = write_model(tmp_path_factory.mktemp("chatty-model"), "chatty", MODEL)
     cluster = started_cluster(backends=1, extra_env={"DATACLAY_EE_OUTPUT_BYTES_S": str(RATE)})
     try:
         cluster.dataclaycmd("NewModel", cluster.admin_user(), "-", "chatty", str(root), "python")
@@ -72,21 +70,13 @@ def _as_ann(cluster, body: str) -> dict:
     return json.loads(cluster.run_client(code).stdout.strip().splitlines()[-1])
 
 
-def _log_until(cluster, text: str, seconds: float = 20) -> str:
-    deadline = time.monotonic() + seconds
-    while True:
-        log = (cluster.home / "logs" / "backend-1.log").read_text(errors="replace")
-        if text in log or time.monotonic() > deadline:
-            return log
-
-
 def test_print_and_logging_in_a_method_reach_the_backend_log_with_account_and_call(chatty):
     # run: ann's call prints to stdout and stderr and logs a warning
     made = _as_ann(chatty, """
         c = Chatty(); c.make_persistent()
         print(json.dumps({"id": str(c.getID()), "said": c.say("hello")}))
     """)
-    log = _log_until(chatty, "logged hello")
+    log = chatty.log_containing("backend-1", "logged hello")
     # verify: each line says who (ann, as the Data Service knows it) and which call
     call = f"call chatty.model.Chatty.say on {made['id']}: "
     lines = [line for line in log.splitlines() if "hello" in line]
@@ -111,7 +101,7 @@ def test_model_output_cannot_forge_a_line_of_another_account_or_drive_a_terminal
         c = Chatty(); c.make_persistent()
         print(json.dumps({{"said": c.say({forged!r})}}))
     """)
-    raw = _log_until(chatty, "granted\\x0d\\x1b[2J")
+    raw = chatty.log_containing("backend-1", "granted\\x0d\\x1b[2J")
     assert "\x1b" not in raw and "\r" not in raw
     forged_lines = [line for line in raw.splitlines() if "granted" in line]
     assert forged_lines and all(" python-ee ann (pid " in line.split("2026-01-01")[0] for line in forged_lines)
@@ -127,7 +117,7 @@ def test_a_loop_of_prints_is_cut_to_the_accounts_rate_and_the_rest_counted(chatt
         n = c.flood(20000)
         print(json.dumps({"n": n, "said": c.say("after the flood")}))
     """)
-    log = _log_until(chatty, "left out")
+    log = chatty.log_containing("backend-1", "left out")
     grown = log_file.stat().st_size - before
     # verify: the burst (64 s of the rate) and little more reached the disk, and the drop is reported
     assert grown < 64 * RATE + 100_000, grown
@@ -144,7 +134,7 @@ def test_logs_follow_shows_new_lines_until_interrupted(chatty):
             c = Chatty(); c.make_persistent()
             print(json.dumps({"said": c.say("while followed")}))
         """)
-        _log_until(chatty, "logged while followed")
+        chatty.log_containing("backend-1", "logged while followed")
         time.sleep(1)
         follower.send_signal(signal.SIGINT)
         out, err = follower.communicate(timeout=30)

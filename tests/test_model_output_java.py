@@ -1,18 +1,14 @@
 """What a Java model prints (System.out, System.err) reaches its backend's log as a Python model's
 output does: each line led by the account (as the Data Service knows it) and the call, escaped."""
 import json
-import pathlib
-import shutil
 import subprocess
 import textwrap
-import time
 
 import pytest
 
 from conftest import started_cluster
+from harness.java_models import build_java_model
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-EXAMPLE_POM = ROOT / "examples" / "java-wordcount" / "pom.xml"
 USER, PASSWORD = "jo", "jo-password-12345"
 
 MODEL = textwrap.dedent("""
@@ -57,20 +53,7 @@ CLIENT = textwrap.dedent("""
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """The model built and enhanced like the Java example, and the client compiled against it."""
-    if shutil.which("mvn") is None or shutil.which("javac") is None:
-        pytest.fail("the Java integration tests need mvn and javac on PATH")
-    project = tmp_path_factory.mktemp("chatty-java-model")
-    (project / "pom.xml").write_text(EXAMPLE_POM.read_text().replace("java-wordcount", "chatty-java"))
-    source = project / "src" / "main" / "java" / "chattyj" / "Chatty.java"
-    source.parent.mkdir(parents=True)
-    source.write_text(MODEL)
-    subprocess.run(["mvn", "-q", "-B", "-o", "-f", str(project / "pom.xml"), "package"], check=True, timeout=600)
-    out = tmp_path_factory.mktemp("chatty-java-client")
-    (out / "ChattyClient.java").write_text(CLIENT)
-    classpath = f"{project / 'target' / 'classes'}:{project / 'target' / 'lib'}/*"
-    subprocess.run(["javac", "-d", str(out), "-cp", classpath, str(out / "ChattyClient.java")], check=True,
-                   timeout=120)
-    return project / "target" / "classes", f"{out}:{classpath}"
+    return build_java_model(tmp_path_factory, "chatty-java", "chattyj.Chatty", MODEL, "ChattyClient", CLIENT)
 
 
 def test_java_model_output_reaches_the_backend_log_with_account_and_call(built, tmp_path):
@@ -85,11 +68,7 @@ def test_java_model_output_reaches_the_backend_log_with_account_and_call(built, 
                                 capture_output=True, text=True, timeout=180)
         assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{cluster.logs()}"
         made = json.loads(result.stdout.strip().splitlines()[-1])
-        deadline = time.monotonic() + 20
-        log = ""
-        while "to stderr hi" not in log and time.monotonic() < deadline:
-            log = (cluster.home / "logs" / "backend-1.log").read_text(errors="replace")
-            time.sleep(0.2)
+        log = cluster.log_containing("backend-1", "to stderr hi")
     finally:
         cluster.stop()
     # verify: every line of the call names jo and the call; the forged line is one of them, escaped

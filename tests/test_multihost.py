@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+from harness.cluster import started_with_models
 from harness.hosts import HostNetwork, unavailable
 from harness.multihost import FAILOVER_BOUND_S, MultiHostCluster
 
@@ -36,10 +37,8 @@ def spread():
     if reason:
         pytest.skip(f"multi-host test: {reason}")
     with HostNetwork(["node0", "node1", "node2", "node3"]) as network:
-        cluster = MultiHostCluster(network, "node0", ["node1", "node2"])
+        cluster = started_with_models(MultiHostCluster(network, "node0", ["node1", "node2"]))
         try:
-            cluster.start()
-            cluster.register_models()
             yield cluster
         finally:
             cluster.stop()

@@ -10,13 +10,13 @@ import stat
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
 from harness.cluster import MODELS, REPO
 from harness.hosts import unavailable as hosts_unavailable
 from harness.slurm import job_pools, kill_dataclay, server_processes, slurm_on_hosts, unavailable as slurm_unavailable
+from harness.waiting import wait_until
 
 BIN = pathlib.Path(sys.executable).parent
 TEMPLATE = REPO / "examples" / "slurm" / "dataclay-job.sbatch"
@@ -98,12 +98,23 @@ def done_records(slurm, job_id: int) -> dict:
 
 
 def wait_for(path: pathlib.Path, slurm, job_id: int, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
+    """Waits until `path` exists, failing at once if the job ends first."""
+    def appeared() -> bool:
+        if path.exists():
+            return True
         info = slurm.job(job_id)
         assert info.state in ("PENDING", "RUNNING", "CONFIGURING"), f"job ended early: {info}"
-        assert time.monotonic() < deadline, f"{path} never appeared:\n{slurm.log_tail()}"
-        time.sleep(0.2)
+        return False
+    wait_until(appeared, timeout, f"{path} to appear", interval=0.2, details=slurm.log_tail)
+
+
+def wait_for_epilog(slurm, job_id: int, nodes: int = 1) -> list[str]:
+    """The Epilog's lines for the job once `nodes` nodes have written theirs."""
+    def written() -> list[str]:
+        lines = slurm.epilog_lines(job_id)
+        return lines if len(lines) >= nodes else []
+    return wait_until(written, 30, f"the Epilog of job {job_id} on {nodes} node(s)", interval=0.2,
+                      details=lambda: f"its lines: {slurm.epilog_lines(job_id)}")
 
 
 def assert_no_leftovers(slurm, job_id: int) -> None:
@@ -114,10 +125,8 @@ def assert_no_leftovers(slurm, job_id: int) -> None:
     assert sorted(p.name for p in job_dir.iterdir() if p.is_file()) == ["job.json", "lm.port"]
     for path in [job_dir, *job_dir.rglob("*")]:  # logs and records stay: the job's user's alone
         assert stat.S_IMODE(path.lstat().st_mode) == (0o700 if path.is_dir() else 0o600), path
-    deadline = time.monotonic() + 30
-    while len(slurm.epilog_lines(job_id)) < 1 and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert slurm.epilog_lines(job_id) and all("nothing left" in line for line in slurm.epilog_lines(job_id))
+    epilog = wait_for_epilog(slurm, job_id)
+    assert all("nothing left" in line for line in epilog), epilog
 
 
 def test_a_job_on_two_hosts_gets_a_cluster_runs_a_client_and_leaves_no_pool(slurm):
@@ -211,10 +220,7 @@ def test_the_epilog_erases_the_pools_of_a_job_killed_with_sigkill(slurm):
     assert kill_dataclay(slurm.network) >= 6  # launcher, 3 node wrappers, 3 JVMs, 2 execution environments
     slurm.wait(job_id, timeout=90)
     # verify
-    deadline = time.monotonic() + 30
-    while len(slurm.epilog_lines(job_id)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.2)
-    erased = " ".join(slurm.epilog_lines(job_id))
+    erased = " ".join(wait_for_epilog(slurm, job_id, nodes=2))
     assert all(f"erased {pool}" in erased for pool in pools), erased
     assert job_pools(job_id) == []
     assert server_processes(slurm.network) == []
@@ -237,11 +243,8 @@ def test_a_directory_another_user_made_under_a_jobs_name_is_never_used_and_the_e
     # verify: the job ran in a directory of its own, never touched the planted one, and the Epilog
     # erased both anyway (its own was already gone)
     assert (info.state, info.exit_code) == ("COMPLETED", 0), output.read_text()
-    deadline = time.monotonic() + 30
-    while not slurm.epilog_lines(job_id) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert any(f"erased {planted} (owned by uid 54321, not the job's user" in line
-               for line in slurm.epilog_lines(job_id)), slurm.epilog_lines(job_id)
+    epilog = wait_for_epilog(slurm, job_id)
+    assert any(f"erased {planted} (owned by uid 54321, not the job's user" in line for line in epilog), epilog
     assert job_pools(job_id) == []
     assert server_processes(slurm.network) == []
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import started_cluster
 from dataclay.exceptions import PermissionDeniedError
-from dataclay._internal.cli.snapshot import snapshot_format as fmt, snapshot_signing as signing
+from dataclay._internal.cli.snapshot import snapshot_signing as signing
 from dataclay._internal.proto import common_pb2, dataservice_pb2 as ds_pb2, logicmodule_pb2 as lm_pb2
-from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
+from dataclay._internal.rpc import DataServiceClient, LogicModuleClient, framing
 from harness.snapshots import Crafted, client, facts, lm_stats, logs_in, trust, wait_until
 
 EVE_PW, ALICE_PW, MALLORY_PW = "eves-own-password-1", "alices-password-1", "mallorys-password-1"
@@ -248,7 +248,7 @@ def test_a_hand_written_begin_import_gets_no_more_than_its_allowances(world, tmp
         planted = common_pb2.ObjectData(id=fresh, header=common_pb2.ObjectHeader(
             class_name=template.header.class_name, language=template.header.language, dataset="alice"),
             fields=template.fields)
-        record = fmt.delimit(ds_pb2.CopiedObject(object=planted).SerializeToString())
+        record = framing.delimit(ds_pb2.CopiedObject(object=planted).SerializeToString())
         ds = DataServiceClient(f"{backend.host}:{backend.port}", lm.token)
         try:
             staged = ds.import_objects(iter([ds_pb2.ImportChunk(import_id=opened.import_id, data=record)]))

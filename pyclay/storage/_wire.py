@@ -1,14 +1,13 @@
 """Frames between the local runtime's master and its executors over a Unix socket pair: a 4-byte
-big-endian length, then that many bytes of one pickled message. Both ends are processes of the
-same program started by the same user, so pickle is trusted here (never on a network socket)."""
+big-endian length, then that many bytes of one pickled message (rpc/framing.py). Both ends are
+processes of the same program started by the same user, so pickle is trusted here (never on a
+network socket)."""
 from __future__ import annotations
 
 import pickle
 import socket
-import struct
 
-_HEADER = struct.Struct(">I")
-MAX_FRAME = (1 << 31) - 1
+from dataclay._internal.rpc.framing import frame, read_frame
 
 
 class ChannelClosed(EOFError):
@@ -16,17 +15,13 @@ class ChannelClosed(EOFError):
 
 
 def send(sock: socket.socket, message) -> None:
-    """Writes one message as one frame."""
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    if len(data) > MAX_FRAME:
-        raise ValueError(f"message of {len(data)} bytes is over the {MAX_FRAME}-byte frame limit")
-    sock.sendall(_HEADER.pack(len(data)) + data)
+    """Writes one message as one frame; ValueError (nothing sent) if it is over the frame limit."""
+    sock.sendall(frame(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)))
 
 
 def recv(sock: socket.socket):
     """Reads one message; ChannelClosed if the other end is gone."""
-    (length,) = _HEADER.unpack(_read(sock, _HEADER.size))
-    return pickle.loads(_read(sock, length))
+    return pickle.loads(read_frame(lambda n: _read(sock, n)))
 
 
 def _read(sock: socket.socket, n: int) -> bytes:

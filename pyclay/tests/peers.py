@@ -21,6 +21,8 @@ from dataclay.exceptions import (
 from dataclay._internal.proto import (
     common_pb2, dataservice_pb2, dataservice_pb2_grpc, executionenv_pb2, logicmodule_pb2, logicmodule_pb2_grpc)
 from dataclay._internal.rpc import abort_with
+from dataclay._internal.rpc.convert import add_object_data
+from dataclay._internal.serialization.graph import GraphWriter
 
 WAIT = 10.0
 
@@ -276,6 +278,18 @@ class LinkPeer:
             pass
         finally:
             self.ended.set()
+
+    def store(self, root, backend_id: str, dataset: str = "alice") -> list[str]:
+        """Stores `root` and what it reaches on backend `backend_id`, in their stored form, as the Data
+        Service would; their IDs, root first."""
+        writer = GraphWriter(backend_id, dataset=dataset)
+        writer.add_root(root)
+        records = writer.drain()
+        message = executionenv_pb2.ExecuteResult()
+        add_object_data(message.new_objects, records)
+        for data in message.new_objects:
+            self.stored[data.id] = data
+        return [r.id for r in records]
 
     def send(self, message: executionenv_pb2.DataServiceMessage) -> None:
         """Sends one DataServiceMessage frame to the environment."""

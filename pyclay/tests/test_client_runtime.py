@@ -2,7 +2,6 @@
 the retry rules, and remote exceptions."""
 import pickle
 import uuid
-from types import SimpleNamespace
 
 import pytest
 
@@ -13,27 +12,16 @@ from dataclay.exceptions import (
 from dataclay._internal.proto import dataservice_pb2
 from dataclay._internal.serialization.decoder import loads, loads_args
 from dataclay._internal.serialization.policy import ClientClassPolicy
-from peers import DataServicePeer, LogicModulePeer
+from peers import DataServicePeer
 from unitmodels.shop import Basket, Item, Node, OutOfStock
 
 
 @pytest.fixture
-def cluster(tmp_path, monkeypatch):
+def cluster(peer_cluster):
     """A Logic Module peer with two Data Service peers, and an initialised client."""
-    for key in ("DATACLAY_HOST", "DATACLAY_PORT", "DATACLAY_USER", "DATACLAY_PASSWORD", "DATACLAY_DATASET",
-                "DATACLAY_HOME", "DATACLAY_PICKLE_ALLOW"):
-        monkeypatch.delenv(key, raising=False)
-    lm = LogicModulePeer()
-    backends = [DataServicePeer(lm), DataServicePeer(lm)]
-    config = tmp_path / "client.properties"
-    config.write_text(f"DATACLAY_HOST=127.0.0.1\nDATACLAY_PORT={lm.port}\nDATACLAY_USER=alice\n"
-                      f"DATACLAY_PASSWORD=secret\n")
-    api.init(str(config))
-    yield SimpleNamespace(lm=lm, ds=backends, config=config)
-    api.finish()
-    for peer in backends:
-        peer.stop()
-    lm.stop()
+    peers = peer_cluster(DataServicePeer, 2)
+    api.init(str(peers.config))
+    return peers
 
 
 def result(value):

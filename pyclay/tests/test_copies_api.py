@@ -3,7 +3,6 @@ needed), what the client sends to real gRPC peers playing the Logic Module and D
 and failover routing to a replica when the master's backend cannot be reached."""
 import pickle
 import uuid
-from types import SimpleNamespace
 
 import pytest
 
@@ -16,29 +15,18 @@ from dataclay._internal.ee.runtime import EnvironmentRuntime
 from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.proto import common_pb2, dataservice_pb2
 from dataclay._internal.runtime.current import install_runtime, remove_runtime
-from peers import CopyingPeer, LogicModulePeer
+from peers import CopyingPeer
 from unitmodels.shop import Item, Node
 
 pytestmark = pytest.mark.timeout(60)
 
 
 @pytest.fixture
-def cluster(tmp_path, monkeypatch):
+def cluster(peer_cluster):
     """A Logic Module peer with three Data Service peers, and an initialised client."""
-    for key in ("DATACLAY_HOST", "DATACLAY_PORT", "DATACLAY_USER", "DATACLAY_PASSWORD", "DATACLAY_DATASET",
-                "DATACLAY_HOME", "DATACLAY_PICKLE_ALLOW"):
-        monkeypatch.delenv(key, raising=False)
-    lm = LogicModulePeer()
-    backends = [CopyingPeer(lm) for _ in range(3)]
-    config = tmp_path / "client.properties"
-    config.write_text(f"DATACLAY_HOST=127.0.0.1\nDATACLAY_PORT={lm.port}\nDATACLAY_USER=alice\n"
-                      f"DATACLAY_PASSWORD=secret\n")
-    api.init(str(config))
-    yield SimpleNamespace(lm=lm, ds=backends)
-    api.finish()
-    for peer in backends:
-        peer.stop()
-    lm.stop()
+    peers = peer_cluster(CopyingPeer, 3)
+    api.init(str(peers.config))
+    return peers
 
 
 def requests_of(peer, kind) -> list:

@@ -3,7 +3,6 @@ one session per process), get_by_id, aliases by object, sync, get_properties, dc
 dc_put, is_persistent as dataClay 2 calls it, and the errors bad input gets."""
 import pickle
 import uuid
-from types import SimpleNamespace
 
 import pytest
 
@@ -12,34 +11,23 @@ from dataclay.exceptions import (
     AliasAlreadyExistsError, AliasDoesNotExistError, DataClayError, DataClayException, InvalidArgumentError,
     NotAuthenticatedError, ObjectDoesNotExistError, ObjectNotPersistentError)
 from dataclay._internal.proto import common_pb2, dataservice_pb2
-from peers import CopyingPeer, LogicModulePeer
+from peers import CopyingPeer
 from unitmodels.shop import Basket, Item, Node
 
 pytestmark = pytest.mark.timeout(60)
 
 
 @pytest.fixture
-def cluster(tmp_path, monkeypatch):
+def cluster(peer_cluster, tmp_path, monkeypatch):
     """A Logic Module peer, two Data Service peers, and a DATACLAY_HOME whose client file reaches them
     as the wrong user (tests give the right one as Client arguments, or start api.init on `.config`)."""
-    for key in ("DATACLAY_HOST", "DATACLAY_PORT", "DATACLAY_USER", "DATACLAY_PASSWORD", "DATACLAY_DATASET",
-                "DATACLAY_PICKLE_ALLOW", "DATACLAY_TLS_CA"):
-        monkeypatch.delenv(key, raising=False)
-    lm = LogicModulePeer()
-    backends = [CopyingPeer(lm), CopyingPeer(lm)]
+    peers = peer_cluster(CopyingPeer, 2)
     home = tmp_path / "home"
     home.mkdir()
-    (home / "client.properties").write_text(f"DATACLAY_HOST=127.0.0.1\nDATACLAY_PORT={lm.port}\n"
+    (home / "client.properties").write_text(f"DATACLAY_HOST=127.0.0.1\nDATACLAY_PORT={peers.lm.port}\n"
                                             f"DATACLAY_USER=mallory\nDATACLAY_PASSWORD=wrong\n")
     monkeypatch.setenv("DATACLAY_HOME", str(home))
-    config = tmp_path / "alice.properties"
-    config.write_text(f"DATACLAY_HOST=127.0.0.1\nDATACLAY_PORT={lm.port}\nDATACLAY_USER=alice\n"
-                      f"DATACLAY_PASSWORD=secret\n")
-    yield SimpleNamespace(lm=lm, ds=backends, config=config)
-    api.finish()
-    for peer in backends:
-        peer.stop()
-    lm.stop()
+    return peers
 
 
 @pytest.fixture

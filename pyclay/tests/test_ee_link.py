@@ -19,9 +19,7 @@ from dataclay._internal.processes import runs
 from dataclay._internal.proto import common_pb2, executionenv_pb2
 from dataclay._internal.serialization.decoder import loads
 from dataclay._internal.serialization.encoder import dumps_args
-from dataclay._internal.serialization.graph import GraphWriter
 from dataclay._internal.serialization.policy import ClientClassPolicy
-from dataclay._internal.rpc.convert import add_object_data
 from harness.waiting import wait_until
 from peers import LinkPeer, model_files
 
@@ -86,14 +84,7 @@ class Environment:
         self.peer.start(close_environment_ends=True)
 
     def store(self, root) -> str:
-        writer = GraphWriter(BACKEND, dataset="alice")
-        writer.add_root(root)
-        records = writer.drain()
-        message = executionenv_pb2.ExecuteResult()
-        add_object_data(message.new_objects, records)
-        for data in message.new_objects:
-            self.peer.stored[data.id] = data
-        return records[0].id
+        return self.peer.store(root, BACKEND)[0]
 
     def store_sleeper(self) -> str:
         """Stores a sleepers.Sleeper (a class this test process never imports) as its stored form."""

@@ -16,11 +16,9 @@ from dataclay._internal.ee.runtime import EnvironmentRuntime
 from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.proto import executionenv_pb2
 from dataclay._internal.rpc import DataServiceLink
-from dataclay._internal.rpc.convert import add_object_data
 from dataclay._internal.runtime.current import install_runtime, remove_runtime
 from dataclay._internal.serialization.decoder import loads
 from dataclay._internal.serialization.encoder import dumps_args
-from dataclay._internal.serialization.graph import GraphWriter
 from dataclay._internal.serialization.policy import BackendClassPolicy
 from peers import LinkPeer
 from unitmodels.shop import Item
@@ -51,17 +49,6 @@ def session(models_dir):
     assert codes == [EXIT_DONE]
 
 
-def _store(peer, root) -> str:
-    writer = GraphWriter(BACKEND, dataset="alice")
-    writer.add_root(root)
-    records = writer.drain()
-    message = executionenv_pb2.ExecuteResult()
-    add_object_data(message.new_objects, records)
-    for data in message.new_objects:
-        peer.stored[data.id] = data
-    return records[0].id
-
-
 def _call(peer, call_id: int, object_id: str, method: str, *args) -> None:
     peer.send_execute(call_id=call_id, object_id=object_id, class_name="unitmodels.shop.Item",
                       kind=executionenv_pb2.CALL_METHOD, name=method, payload=dumps_args(args, {}))
@@ -73,7 +60,7 @@ def test_concurrent_calls_on_one_object_reach_the_data_service_in_sequence_order
     # setup: one object; rounds of two calls changing different fields, all in flight at once, and
     # thread switches as frequent as the interpreter allows, so commits interleave as much as they can
     peer = session
-    oid = _store(peer, Item("pen", 0))
+    oid = peer.store(Item("pen", 0), BACKEND)[0]
     rounds = 400
     switch = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)

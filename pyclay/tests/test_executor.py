@@ -22,11 +22,9 @@ from dataclay._internal.ee.models import ModelWatcher
 from dataclay._internal.ee.relay import AioLinkChannel, LinkChannel
 from dataclay._internal.proto import common_pb2, dataservice_pb2, executionenv_pb2, logicmodule_pb2
 from dataclay._internal.rpc import DataServiceLink, channels
-from dataclay._internal.rpc.convert import add_object_data
 from dataclay._internal.runtime.current import install_runtime, remove_runtime
 from dataclay._internal.serialization.decoder import loads
 from dataclay._internal.serialization.encoder import dumps, dumps_args
-from dataclay._internal.serialization.graph import GraphWriter
 from dataclay._internal.serialization.policy import BackendClassPolicy
 from peers import LinkPeer
 from unitmodels.shop import Basket, Item, OutOfStock
@@ -59,14 +57,7 @@ def env(models_dir):
 
 def store(peer, root, dataset="alice") -> list:
     """Stores `root` and what it reaches in the peer, as a Data Service would; returns their IDs."""
-    writer = GraphWriter(BACKEND, dataset=dataset)
-    writer.add_root(root)
-    records = writer.drain()
-    message = dataservice_pb2.GetObjectsResponse()
-    add_object_data(message.objects, records)
-    for data in message.objects:
-        peer.stored[data.id] = data
-    return [r.id for r in records]
+    return peer.store(root, BACKEND, dataset)
 
 
 def run(executor, object_id, name, *args, kind=CALL_METHOD, payload=None, datasets=("alice",), **kwargs):

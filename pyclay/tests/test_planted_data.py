@@ -11,7 +11,7 @@ import pytest
 from dataclay import api
 from dataclay.exceptions import ClassNotRegisteredError, RemoteError, SerializationError
 from dataclay._internal.proto import common_pb2, dataservice_pb2
-from peers import DataServicePeer, LogicModulePeer
+from peers import DataServicePeer
 from storage import api as storage_api
 from test_pickle_policy import (  # noqa: F401 (evil and vendored are fixtures)
     assert_nothing_imported, crafted, crafted_args, evil, python_model, vendored, with_reference)
@@ -19,21 +19,11 @@ from unitmodels.shop import Item
 
 
 @pytest.fixture
-def cluster(tmp_path, monkeypatch):
-    """A Logic Module peer with one Data Service peer, and an initialised client."""
-    for key in ("DATACLAY_HOST", "DATACLAY_PORT", "DATACLAY_USER", "DATACLAY_PASSWORD", "DATACLAY_DATASET",
-                "DATACLAY_HOME", "DATACLAY_PICKLE_ALLOW"):
-        monkeypatch.delenv(key, raising=False)
-    lm = LogicModulePeer()
-    ds = DataServicePeer(lm)
-    config = tmp_path / "client.properties"
-    config.write_text(f"DATACLAY_HOST=127.0.0.1\nDATACLAY_PORT={lm.port}\nDATACLAY_USER=alice\n"
-                      f"DATACLAY_PASSWORD=secret\n")
-    api.init(str(config))
-    yield SimpleNamespace(lm=lm, ds=ds)
-    api.finish()
-    ds.stop()
-    lm.stop()
+def cluster(peer_cluster):
+    """A Logic Module peer with one Data Service peer (`.ds`), and an initialised client."""
+    peers = peer_cluster(DataServicePeer, 1)
+    api.init(str(peers.config))
+    return SimpleNamespace(lm=peers.lm, ds=peers.ds[0])
 
 
 def planted(cluster, field: str, value: bytes) -> Item:

@@ -12,6 +12,7 @@ from dataclay.exceptions import BackendUnavailableError, InvalidArgumentError
 from dataclay._internal.cli.snapshot import snapshot_format as fmt
 from dataclay._internal.cli.snapshot.import_placement import place
 from dataclay._internal.cli.snapshot.progress import Progress
+from dataclay._internal.rpc import framing
 
 BACKEND = "8407e78d-5a4c-452f-8a14-e77239c510a8"
 
@@ -102,7 +103,7 @@ def test_a_data_file_missing_truncated_grown_or_changed_is_named(tmp_path):
 
 def test_delimited_records_round_trip_and_bad_lengths_are_caught():
     records = [b"", b"x", b"y" * 200, b"z" * 70000]
-    stream = b"".join(fmt.delimit(r) for r in records)
+    stream = b"".join(framing.delimit(r) for r in records)
     assert [stream[a:b] for a, b in fmt.delimited(stream, "f")] == records
     with pytest.raises(fmt.SnapshotError, match="record 3 at byte .* runs past its end"):
         list(fmt.delimited(stream[:-1], "f"))

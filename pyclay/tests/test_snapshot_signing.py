@@ -15,6 +15,7 @@ from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.cli.snapshot import import_review, snapshot_format as fmt, snapshot_signing as signing
 from dataclay._internal.cli.snapshot.snapshot_reader import read_snapshot
 from dataclay._internal.proto import snapshot_pb2
+from dataclay._internal.rpc import framing
 
 SNAPSHOT_ID = "ab" * 16
 STRANGER = 65534  # nobody
@@ -26,7 +27,7 @@ def _snapshot(directory: pathlib.Path, key=None) -> bytes:
     """A complete, tiny snapshot (a source record, no objects), signed by `key` when given; its manifest's bytes."""
     fmt.make_private_dir(directory)
     record = snapshot_pb2.MetadataRecord(source=snapshot_pb2.SnapshotSource(snapshot_id=SNAPSHOT_ID))
-    data = fmt.delimit(record.SerializeToString())
+    data = framing.delimit(record.SerializeToString())
     with fmt.create_private_file(directory / fmt.METADATA_FILE) as out:
         out.write(data)
     entry = fmt.DataFile(name=fmt.METADATA_FILE, bytes=len(data), sha256=hashlib.sha256(data).hexdigest(), records=1)

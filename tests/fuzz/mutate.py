@@ -8,7 +8,8 @@ import random
 
 from google.protobuf import descriptor as d
 
-from fuzz.strategies import INT_EDGES, ODD_STRINGS, varint
+from dataclay._internal.rpc.framing import encode_varint
+from fuzz.strategies import INT_EDGES, ODD_STRINGS
 
 _INTERESTING_BYTES = [0x00, 0x01, 0x7F, 0x80, 0xFF, 0x0A, 0x12, 0x1A, 0x22, 0x08]
 
@@ -70,7 +71,7 @@ class Mutator:
             return b
         i = self.rng.choice(starts)
         claim = self.rng.choice([0, 1, 127, 128, 2**14, 2**21, 2**28, 2**31 - 1, 2**32 - 1, 2**63])
-        return b[:i + 1] + bytearray(varint(claim)) + b[i + 2:]
+        return b[:i + 1] + bytearray(encode_varint(claim)) + b[i + 2:]
 
     def _splice(self, b: bytearray, other: bytes) -> bytearray:
         if not other:

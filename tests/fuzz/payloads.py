@@ -11,6 +11,8 @@ import dataclasses
 import pickle
 import struct
 
+from dataclay._internal.rpc.framing import encode_varint as varint
+
 
 @dataclasses.dataclass(frozen=True)
 class Payload:
@@ -149,18 +151,7 @@ def as_arguments(p: Payload) -> Payload:
 # Kryo 5 as dataClay's codec configures it (javaclay CodecKryo): class IDs are varints of the
 # registration number + 2 (0 null, 1 "a class name follows"); every object is preceded by a
 # reference marker (1: a new object); Object[] is number 20 (0x16 on the wire), byte[] 21 (0x17).
-
-def varint(n: int) -> bytes:
-    """Kryo's positive varint (LEB128)."""
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+# Kryo's positive varint is protobuf's (LEB128): `varint` below is framing.encode_varint.
 
 
 def kryo_ascii(text: str) -> bytes:

@@ -10,6 +10,8 @@ import uuid
 from google.protobuf import descriptor as d
 from hypothesis import strategies as st
 
+from dataclay._internal.rpc.framing import LENGTH_DELIMITED, delimit, tag
+
 INT_EDGES = [0, 1, -1, 2, 7, 127, 128, 255, 256, 65535, 65536, 2**31 - 1, -2**31, 2**32 - 1, 2**53,
               2**63 - 1, -2**63, 10**12, 1_700_000_000_000]
 ODD_STRINGS = [
@@ -147,17 +149,8 @@ def unknown_fields() -> st.SearchStrategy[bytes]:
     """Fields the schema does not have: a tag of any number and wire type, then what that type carries."""
     def encode(t: tuple) -> bytes:
         number, wire, body = t
-        return varint((number << 3) | wire) + (varint(len(body)) + body if wire == 2 else body)
+        return tag(number, wire) + (delimit(body) if wire == LENGTH_DELIMITED else body)
     return st.tuples(st.integers(1, 2**29 - 1), st.sampled_from([0, 1, 2, 5]), st.binary(max_size=16)).map(encode)
-
-
-def varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
 
 
 def requests(message_class, ctx: Context) -> st.SearchStrategy[bytes]:

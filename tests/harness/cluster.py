@@ -15,6 +15,7 @@ import textwrap
 import time
 
 from dataclay._internal.processes import await_exit, runs
+from harness.waiting import wait_until
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MODELS = REPO / "tests" / "models"
@@ -172,6 +173,16 @@ class Cluster:
         """SIGKILL one server process (e.g. "logicmodule", "backend-1") and wait until it is gone."""
         _kill(self.pids()[name])
 
+    def log_containing(self, name: str, text: str, timeout: float = 20) -> str:
+        """The whole of logs/<name>.log once it holds `text`; AssertionError with the logs' tails after `timeout` s."""
+        path = self.home / "logs" / f"{name}.log"
+
+        def holding() -> str:
+            content = path.read_text(errors="replace")
+            return content if text in content else ""
+        return wait_until(holding, timeout, f"{text!r} in {path.name}", interval=0.1, ignoring=(FileNotFoundError,),
+                          details=self.logs)
+
     def logs(self) -> str:
         out = []
         for log in sorted((self.home / "logs").glob("*.log")) if (self.home / "logs").exists() else []:
@@ -194,6 +205,18 @@ class Cluster:
         """Starts a client process and returns at once (stdout piped, text)."""
         return subprocess.Popen([sys.executable, "-c", code, *args], env=self.env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
+
+
+def started_with_models(cluster):
+    """`cluster` (a local Cluster or a MultiHostCluster) started with the test models registered;
+    stopped again if either fails, so a failed start leaves no process behind."""
+    try:
+        cluster.start()
+        cluster.register_models()
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
 
 
 def _kill(pid: int) -> None:

@@ -16,7 +16,7 @@ from dataclay.exceptions import DataClayException
 from dataclay._internal.cli.snapshot import snapshot_format as fmt, snapshot_signing as signing
 from dataclay._internal.config import Config
 from dataclay._internal.proto import common_pb2, logicmodule_pb2 as lm_pb2, snapshot_pb2
-from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
+from dataclay._internal.rpc import DataServiceClient, LogicModuleClient, framing
 from harness.waiting import wait_until
 
 PRELUDE = textwrap.dedent("""
@@ -245,7 +245,7 @@ class Crafted:
         contents = {fmt.METADATA_FILE: [r.SerializeToString() for r in self.metadata]}
         contents.update({name: [o.SerializeToString() for o in objects] for name, objects in self.objects.items()})
         for entry in self.manifest["files"]:
-            data = b"".join(fmt.delimit(r) for r in contents[entry["name"]])
+            data = b"".join(framing.delimit(r) for r in contents[entry["name"]])
             (self.directory / entry["name"]).write_bytes(data)
             entry.update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest(), records=len(contents[entry["name"]]))
         raw = (json.dumps(self.manifest, indent=2) + "\n").encode()

@@ -11,10 +11,11 @@ _SHOWN = 500  # characters of the last value a failure shows
 
 
 def wait_until(predicate: Callable[[], T], timeout: float, what: str, interval: float = 0.05,
-               ignoring: tuple = ()) -> T:
+               ignoring: tuple = (), details: Callable[[], str] | None = None) -> T:
     """The first truthy value `predicate()` returns, polled every `interval` seconds; an exception of a
-    type in `ignoring` counts as "not yet". After `timeout` seconds, AssertionError naming `what` and the
-    last value (or exception) seen."""
+    type in `ignoring` counts as "not yet", any other ends the wait (a predicate may assert that the
+    process it waits for is still alive). After `timeout` seconds, AssertionError naming `what`, the
+    last value (or exception) seen and, when given, what `details()` says (a log's tail, say)."""
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -28,5 +29,6 @@ def wait_until(predicate: Callable[[], T], timeout: float, what: str, interval: 
             shown = repr(last)
             if len(shown) > _SHOWN:
                 shown = shown[:_SHOWN] + "..."
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}; last seen: {shown}")
+            more = f"\n{details()}" if details is not None else ""
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}; last seen: {shown}{more}")
         time.sleep(interval)

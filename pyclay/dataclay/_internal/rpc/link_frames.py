@@ -1,7 +1,7 @@
 """The execution environment's end of its link to the Data Service: length-prefixed protobuf frames
-over the process's standard input (from the Data Service) and standard output (to it). Each frame
-is a 4-byte unsigned big-endian length N (at most 2^31-1) and N bytes of one serialised message:
-DataServiceMessage from the Data Service, EnvironmentMessage from the environment. The messages the
+(rpc/framing.py) over the process's standard input (from the Data Service) and standard output (to
+it). Each frame is a 4-byte unsigned big-endian length N (at most 2^31-1) and N bytes of one
+serialised message: DataServiceMessage from the Data Service, EnvironmentMessage from the environment. The messages the
 environment sends are built here from plain values, and the answers it waits for are read here into
 records, so the session above (ee/link_session.py) imports no generated module."""
 from __future__ import annotations
@@ -16,10 +16,9 @@ from dataclay.exceptions import SerializationError
 from dataclay._internal.proto import executionenv_pb2 as ee_pb2
 from dataclay._internal.rpc.convert import add_object_data, add_object_delta, object_record
 from dataclay._internal.rpc.errors import error_from_info, error_info_for
+from dataclay._internal.rpc.framing import FramingError, frame, read_frame
 
-MAX_FRAME = 2**31 - 1
 READ_BUFFER = 256 * 1024
-_HEADER = 4
 
 
 class LinkProtocolError(Exception):
@@ -92,15 +91,16 @@ class DataServiceLink:
             body = message.SerializeToString()
         except Exception as e:  # upb refuses messages over 2 GiB, among others
             raise SerializationError(f"cannot encode the message for the Data Service: {e}") from None
-        if len(body) > MAX_FRAME:
-            raise SerializationError(f"a message of {len(body)} bytes exceeds the {MAX_FRAME}-byte frame limit")
-        frame = memoryview(len(body).to_bytes(_HEADER, "big") + body)
+        try:
+            pending = memoryview(frame(body))
+        except FramingError as e:
+            raise SerializationError(str(e)) from None
         with self._write_lock:
             if not self._writable:
                 raise LinkClosedError("the link to the Data Service is closed for writing")
             try:
-                while frame:
-                    frame = frame[os.write(self._write_fd, frame):]
+                while pending:
+                    pending = pending[os.write(self._write_fd, pending):]
             except OSError as e:
                 # A partly written frame leaves the stream unusable: nothing more may follow it.
                 self._writable = False
@@ -111,24 +111,18 @@ class DataServiceLink:
 
         LinkProtocolError for a malformed frame or message, LinkClosedError if the pipe failed."""
         try:
-            header = self._reader.read(_HEADER)
-            if not header:
-                return None
-            if len(header) < _HEADER:
-                raise LinkProtocolError(f"the link ended inside a frame header ({len(header)} of 4 bytes)")
-            size = int.from_bytes(header, "big")
-            if size > MAX_FRAME:
-                raise LinkProtocolError(f"frame length {size} exceeds the {MAX_FRAME}-byte limit")
-            body = self._reader.read(size) if size else b""
+            body = read_frame(self._reader.read)
+        except FramingError as e:
+            raise LinkProtocolError(f"from the Data Service: {e}") from None
         except (OSError, ValueError) as e:  # ValueError: the reader was closed under us
             raise LinkClosedError(f"reading from the Data Service failed: {e}") from None
-        if len(body) < size:
-            raise LinkProtocolError(f"the link ended inside a frame ({len(body)} of {size} bytes)")
+        if body is None:
+            return None
         message = ee_pb2.DataServiceMessage()
         try:
             message.ParseFromString(body)
         except DecodeError as e:
-            raise LinkProtocolError(f"a {size}-byte frame is not a DataServiceMessage: {e}") from None
+            raise LinkProtocolError(f"a {len(body)}-byte frame is not a DataServiceMessage: {e}") from None
         return message
 
     def finish_sending(self) -> None:

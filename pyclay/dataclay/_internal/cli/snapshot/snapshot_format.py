@@ -21,6 +21,7 @@ import re
 import stat
 
 from dataclay.exceptions import InvalidArgumentError
+from dataclay._internal.rpc import framing
 
 FORMAT = "dataclay-snapshot"
 VERSION = 1
@@ -298,43 +299,13 @@ def verify_file(directory: SnapshotDirectory, entry: DataFile, progress=None) ->
 
 
 def delimited(buffer, name: str):
-    """Yields (start, end) of each record in `buffer` (bytes, memoryview or mmap) of delimited records:
-    the record is buffer[start:end]; SnapshotError when a length is malformed or runs past the end."""
-    at, size, index = 0, len(buffer), 0
-    while at < size:
-        length, shift, begin = 0, 0, at
-        while True:
-            if at >= size or at - begin >= 10:
-                raise SnapshotError(f"{name} is corrupted: record {index} at byte {begin} has a malformed length")
-            byte = buffer[at]
-            at += 1
-            length |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                break
-        if at + length > size:
-            raise SnapshotError(f"{name} is truncated: record {index} at byte {begin} runs past its end")
-        yield at, at + length
-        at += length
-        index += 1
-
-
-def varint(n: int) -> bytes:
-    """`n` (not negative) as a protobuf varint."""
-    out = bytearray()
-    while True:
-        low = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(low | 0x80)
-        else:
-            out.append(low)
-            return bytes(out)
-
-
-def delimit(message_bytes: bytes) -> bytes:
-    """`message_bytes` preceded by its length as a varint."""
-    return varint(len(message_bytes)) + message_bytes
+    """Yields (start, end) of each record in `buffer` (bytes, memoryview or mmap) of delimited records
+    (rpc/framing.py): the record is buffer[start:end]; SnapshotError when a length is malformed or runs
+    past the end."""
+    try:
+        yield from framing.delimited_spans(buffer)
+    except framing.FramingError as e:
+        raise SnapshotError(f"{name} is {'truncated' if e.truncated else 'corrupted'}: {e}") from None
 
 
 def _field(data: dict, key: str, kind):

@@ -22,7 +22,7 @@ from dataclay._internal.cli.snapshot.progress import Progress
 from dataclay._internal.cli.snapshot.snapshot_reader import read_snapshot
 from dataclay._internal.config import Config
 from dataclay._internal.proto import common_pb2, dataservice_pb2, logicmodule_pb2 as lm_pb2
-from dataclay._internal.rpc import DataServiceClient
+from dataclay._internal.rpc import DataServiceClient, framing
 
 _PIECE = 1 << 20
 _BATCH = 10_000
@@ -161,9 +161,9 @@ def _stage_on(config, address: str, token: str, import_id: str, index, target, m
 def _copied(raw, replicas) -> list:
     """A delimited CopiedObject record around an ObjectData record (`raw`, bytes or a memoryview), as
     parts to join: built without decoding or copying `raw`."""
-    tail = b"".join(b"\x12" + fmt.varint(len(b)) + b for b in (r.encode() for r in replicas))
-    head = b"\x0a" + fmt.varint(len(raw))
-    return [fmt.varint(len(head) + len(raw) + len(tail)) + head, raw, tail]
+    tail = b"".join(framing.field_head(2, len(b)) + b for b in (r.encode() for r in replicas))  # replica_backend_ids
+    head = framing.field_head(1, len(raw))  # object
+    return [framing.encode_varint(len(head) + len(raw) + len(tail)) + head, raw, tail]
 
 
 def _chunks(import_id: str, index, target, meter, failed):
