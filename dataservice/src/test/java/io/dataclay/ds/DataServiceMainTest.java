@@ -138,7 +138,7 @@ class DataServiceMainTest {
     Files.setPosixFilePermissions(fakePython, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
     try (TestLogicModule lm = TestLogicModule.start(tmp.resolve("lm"), "admin", "admin-password");
         var anonymous = new io.dataclay.client.LogicModuleClient(lm.channel(), () -> null)) {
-      String token = anonymous.newSession("admin", "admin-password", "").getToken();
+      String token = anonymous.newSession("admin", "admin-password", "").token();
       try (var admin = new io.dataclay.client.LogicModuleClient(lm.channel(), () -> token)) {
         admin.registerModel(TestObjects.shapesModel("class Point:\n    x: str\n"));
         Map<String, String> env = new java.util.HashMap<>(base("memory", tmp.resolve("pool")));

@@ -151,7 +151,7 @@ public final class TestCluster
     lm = TestLogicModule.start(dir.resolve("lm-home"), ADMIN, ADMIN_PASSWORD);
     String[] token = new String[1];
     adminLm = new LogicModuleClient(lm.channel(), () -> token[0]);
-    token[0] = adminLm.newSession(ADMIN, ADMIN_PASSWORD, "").getToken();
+    token[0] = adminLm.newSession(ADMIN, ADMIN_PASSWORD, "").token();
     adminToken = token[0];
     clusterSecretFile = TestLogicModule.secretFile(dir);
     adminLm.registerModel(TestObjects.shapesModel("class Point:\n    x: str\n"));
@@ -274,7 +274,7 @@ public final class TestCluster
       // A second session of the same user.
     }
     try (LogicModuleClient anonymous = new LogicModuleClient(lm.channel(), () -> null)) {
-      return anonymous.newSession(user, password(user), "").getToken();
+      return anonymous.newSession(user, password(user), "").token();
     }
   }
 

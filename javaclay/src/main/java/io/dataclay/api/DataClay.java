@@ -1,10 +1,9 @@
 package io.dataclay.api;
 
 import io.dataclay.exceptions.InvalidArgumentException;
-import io.dataclay.runtime.ClientConfig;
-import io.dataclay.runtime.ClientRuntime;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.ServiceLoader;
 import java.util.UUID;
 import java.util.stream.Stream;
 
@@ -26,8 +25,10 @@ public final class DataClay {
       throw new InvalidArgumentException("dataClay is already initialised in this process: call DataClay.finish() first");
     }
     ClassLoader loader = Thread.currentThread().getContextClassLoader();
-    Runtimes.installClient(new ClientRuntime(ClientConfig.load(configFile, System.getenv()),
-        loader != null ? loader : DataClay.class.getClassLoader()));
+    ClientRuntimeProvider runtime = ServiceLoader.load(ClientRuntimeProvider.class, DataClay.class.getClassLoader())
+        .findFirst().orElseThrow(() -> new IllegalStateException(
+            "no dataClay client runtime on the class path: javaclay's jar lists it in META-INF/services"));
+    Runtimes.installClient(runtime.open(configFile, loader != null ? loader : DataClay.class.getClassLoader()));
   }
 
   /** Closes the session and every connection; a no-op when not initialised. */

@@ -62,6 +62,14 @@ public final class DataServiceClient implements AutoCloseable {
   }
 
   /** Stores a graph of new objects (objects[0] gets the alias, if any); durable when it returns. */
+  public void makePersistentObjects(List<NewObject> objects, String alias) {
+    makePersistent(objects.stream().map(WireRecords::objectData).toList(), alias);
+  }
+
+  /**
+   * {@link #makePersistentObjects} with the objects as they travel: for servers and for tests that
+   * send what a client could not build (malformed IDs, headers or fields).
+   */
   public void makePersistent(List<ObjectData> objects, String alias) {
     RpcCalls.call(() -> stub.makePersistent(MakePersistentRequest.newBuilder()
         .addAllObjects(objects).setAlias(alias == null ? "" : alias).build()));

@@ -82,9 +82,9 @@ public final class LogicModuleClient implements AutoCloseable {
   }
 
   /** Opens a session; {@code dataset} may be empty for the user's own dataset. */
-  public SessionInfo newSession(String username, String password, String dataset) {
-    return RpcCalls.call(() -> stub.newSession(NewSessionRequest.newBuilder()
-        .setUsername(username).setPassword(password).setDataset(dataset).build()));
+  public NewSession newSession(String username, String password, String dataset) {
+    return WireRecords.session(RpcCalls.call(() -> stub.newSession(NewSessionRequest.newBuilder()
+        .setUsername(username).setPassword(password).setDataset(dataset).build())));
   }
 
   /** Opens a backend's session with a proof of the cluster secret (see {@link io.dataclay.common.ClusterSecret}). */
@@ -221,7 +221,15 @@ public final class LogicModuleClient implements AutoCloseable {
         .build()));
   }
 
-  /** Every registered backend with its liveness. */
+  /** Every registered backend with its liveness, as the client runtime sees it. */
+  public List<io.dataclay.api.BackendInfo> backends() {
+    return getBackends().stream().map(WireRecords::backend).toList();
+  }
+
+  /**
+   * {@link #backends()} as the wire carries it, store engine included: for the servers, which
+   * still pass these messages on.
+   */
   public List<BackendInfo> getBackends() {
     return RpcCalls.call(() -> stub.getBackends(Empty.getDefaultInstance()).getBackendsList());
   }

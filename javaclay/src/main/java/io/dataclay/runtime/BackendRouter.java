@@ -56,17 +56,8 @@ final class BackendRouter implements AutoCloseable {
   Map<UUID, BackendInfo> backends(boolean refresh) {
     if (refresh || backends.isEmpty()) {
       Map<UUID, BackendInfo> fresh = new HashMap<>();
-      for (io.dataclay.proto.BackendInfo b : lm.getBackends()) {
-        List<Language> languages = new ArrayList<>();
-        for (io.dataclay.proto.Language l : b.getLanguagesList()) {
-          if (l == io.dataclay.proto.Language.JAVA) {
-            languages.add(Language.JAVA);
-          } else if (l == io.dataclay.proto.Language.PYTHON) {
-            languages.add(Language.PYTHON);
-          }
-        }
-        UUID id = UUID.fromString(b.getId());
-        fresh.put(id, new BackendInfo(id, b.getName(), b.getHost(), b.getPort(), languages, b.getAlive()));
+      for (BackendInfo b : lm.backends()) {
+        fresh.put(b.id(), b);
       }
       synchronized (this) {
         for (Map.Entry<UUID, DataServiceClient> c : new ArrayList<>(clients.entrySet())) {

@@ -11,6 +11,7 @@ import io.dataclay.api.DatasetInfo;
 import io.dataclay.api.StoredObject;
 import io.dataclay.client.Copies;
 import io.dataclay.client.LogicModuleClient;
+import io.dataclay.client.NewObject;
 import io.dataclay.common.Language;
 import io.dataclay.exceptions.AliasDoesNotExistException;
 import io.dataclay.exceptions.BackendUnavailableException;
@@ -67,7 +68,7 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
     this.codec = new ObjectCodec(new ModelClassPolicy(classes, config.extraClasses(), loader));
     this.router = new BackendRouter(lm, config.tls(), () -> token);
     try {
-      this.token = lm.newSession(config.user(), config.password(), config.dataset()).getToken();
+      this.token = lm.newSession(config.user(), config.password(), config.dataset()).token();
       router.backends(true);
     } catch (RuntimeException e) {
       router.close();
@@ -108,9 +109,9 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
     GraphWriter volatiles = new GraphWriter(codec, backend, true, proxies);
     byte[] payload = codec.encode(value, volatiles).value();
     if (!volatiles.isEmpty()) {
-      List<io.dataclay.proto.ObjectData> records = volatiles.drain();
+      List<NewObject> records = volatiles.drain();
       router.onBackend(backend, false, ds -> {
-        ds.makePersistent(records, null);
+        ds.makePersistentObjects(records, null);
         return null;
       });
       volatiles.commit();
@@ -131,9 +132,9 @@ public final class ClientRuntime implements ObjectRuntime, AutoCloseable {
     }
     UUID backend = backendId != null ? backendId : router.chooseBackend();
     GraphWriter writer = new GraphWriter(codec, backend, recursive, proxies);
-    List<io.dataclay.proto.ObjectData> records = writer.write(obj);
+    List<NewObject> records = writer.write(obj);
     router.onBackend(backend, false, ds -> {
-      ds.makePersistent(records, alias);
+      ds.makePersistentObjects(records, alias);
       return null;
     });
     writer.commit();

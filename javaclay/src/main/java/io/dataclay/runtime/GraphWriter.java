@@ -1,15 +1,11 @@
 package io.dataclay.runtime;
 
-import com.google.protobuf.ByteString;
 import io.dataclay.api.DataClayObject;
 import io.dataclay.api.ObjectState;
 import io.dataclay.api.ObjectStates;
+import io.dataclay.client.NewObject;
+import io.dataclay.common.Language;
 import io.dataclay.exceptions.ObjectNotPersistentException;
-import io.dataclay.proto.Field;
-import io.dataclay.proto.Language;
-import io.dataclay.proto.ObjectData;
-import io.dataclay.proto.ObjectHeader;
-import io.dataclay.serialization.EncodedField;
 import io.dataclay.serialization.ObjectCodec;
 import io.dataclay.serialization.References;
 import java.util.ArrayDeque;
@@ -40,26 +36,18 @@ final class GraphWriter implements References {
   }
 
   /** Names {@code root} and everything it reaches; returns their stored forms, root first. */
-  List<ObjectData> write(DataClayObject root) {
+  List<NewObject> write(DataClayObject root) {
     assign(root);
     return drain();
   }
 
   /** The stored forms of the objects named so far (while encoding other values) and of all they reach. */
-  List<ObjectData> drain() {
-    List<ObjectData> out = new ArrayList<>();
+  List<NewObject> drain() {
+    List<NewObject> out = new ArrayList<>();
     while (!queue.isEmpty()) {
       DataClayObject obj = queue.poll();
-      ObjectData.Builder d = ObjectData.newBuilder().setId(assigned.get(obj).toString())
-          .setHeader(ObjectHeader.newBuilder().setClassName(obj.getClass().getName()).setLanguage(Language.JAVA));
-      for (Map.Entry<String, EncodedField> f : codec.encodeFields(obj, this).entrySet()) {
-        Field.Builder fb = Field.newBuilder().setName(f.getKey()).setValue(ByteString.copyFrom(f.getValue().value()));
-        for (UUID r : f.getValue().references()) {
-          fb.addReferences(r.toString());
-        }
-        d.addFields(fb);
-      }
-      out.add(d.build());
+      out.add(new NewObject(assigned.get(obj), obj.getClass().getName(), Language.JAVA,
+          codec.encodeFields(obj, this)));
     }
     return out;
   }

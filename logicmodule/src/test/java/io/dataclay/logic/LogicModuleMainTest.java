@@ -112,7 +112,7 @@ class LogicModuleMainTest {
     String backendId = UUID.randomUUID().toString();
     String objectId = UUID.randomUUID().toString();
     try (LogicModuleClient anonymous = new LogicModuleClient("127.0.0.1", port, TlsSettings.plaintext(), () -> null)) {
-      token = anonymous.newSession("admin", "main-test-password", "").getToken();
+      token = anonymous.newSession("admin", "main-test-password", "").token();
       long now = System.currentTimeMillis();
       backendToken = anonymous.newBackendSession(backendId, now, "nonce-1",
           LogicModuleFixture.SECRET.proof(backendId, now, "nonce-1")).getToken();

@@ -1,6 +1,8 @@
 package io.dataclay.testing;
 
 import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
@@ -11,8 +13,10 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * A {@link LogicModuleFixture} per test on a fresh embedded database in a directory of its own,
- * closed and removed after the test. Register it as a {@code @RegisterExtension} field and take
- * the fixture with {@link #lm()} (in a {@code @BeforeEach} or the test).
+ * closed and removed after the test. Register it as a {@code @RegisterExtension} field: before
+ * each test (and before the class's own {@code @BeforeEach} methods) it sets every
+ * {@code LogicModuleFixture} field of the test instance, as JUnit's {@code @TempDir} sets a
+ * directory field; {@link #lm()} answers the same fixture.
  */
 public final class SqliteLogicModule implements BeforeEachCallback, AfterEachCallback {
   private Path dir;
@@ -20,10 +24,20 @@ public final class SqliteLogicModule implements BeforeEachCallback, AfterEachCal
   private LogicModuleFixture lm;
 
   @Override
-  public void beforeEach(ExtensionContext context) throws IOException {
+  public void beforeEach(ExtensionContext context) throws IOException, IllegalAccessException {
     dir = Files.createTempDirectory("lm-test");
     url = "jdbc:sqlite:" + dir.resolve("metadata.db");
     lm = new LogicModuleFixture(url);
+    for (Object test : context.getRequiredTestInstances().getAllInstances()) {
+      for (Class<?> c = test.getClass(); c != Object.class; c = c.getSuperclass()) {
+        for (Field f : c.getDeclaredFields()) {
+          if (f.getType() == LogicModuleFixture.class && !Modifier.isStatic(f.getModifiers())) {
+            f.setAccessible(true);
+            f.set(test, lm);
+          }
+        }
+      }
+    }
   }
 
   @Override

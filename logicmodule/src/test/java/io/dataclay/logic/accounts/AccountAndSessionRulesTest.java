@@ -12,7 +12,6 @@ import io.dataclay.testing.SqliteLogicModule;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
@@ -26,12 +25,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class AccountAndSessionRulesTest {
   @RegisterExtension
   final SqliteLogicModule sqlite = new SqliteLogicModule();
+  /** This test's Logic Module, set by {@link #sqlite} before each test. */
   private LogicModuleFixture lm;
-
-  @BeforeEach
-  void start() {
-    lm = sqlite.lm();
-  }
 
   @Test
   void a_wrong_password_and_an_unknown_user_are_not_authenticated_alike() {

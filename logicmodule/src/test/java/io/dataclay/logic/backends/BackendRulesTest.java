@@ -9,7 +9,6 @@ import io.dataclay.testing.SqliteLogicModule;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
@@ -24,12 +23,8 @@ class BackendRulesTest {
 
   @RegisterExtension
   final SqliteLogicModule sqlite = new SqliteLogicModule();
+  /** This test's Logic Module, set by {@link #sqlite} before each test. */
   private LogicModuleFixture lm;
-
-  @BeforeEach
-  void start() {
-    lm = sqlite.lm();
-  }
 
   private boolean alive(String id) {
     return lm.service.getBackends(lm.adminToken).stream().filter(b -> b.backend().id().equals(id)).findFirst()

@@ -12,7 +12,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
@@ -28,12 +27,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class GarbageCollectorTest {
   @RegisterExtension
   final SqliteLogicModule sqlite = new SqliteLogicModule();
+  /** This test's Logic Module, set by {@link #sqlite} before each test. */
   private LogicModuleFixture lm;
-
-  @BeforeEach
-  void start() {
-    lm = sqlite.lm();
-  }
 
   private static int unusedPort() throws IOException {
     try (ServerSocket s = new ServerSocket(0)) {

@@ -28,6 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ListingRulesTest {
   @RegisterExtension
   final SqliteLogicModule sqlite = new SqliteLogicModule();
+  /** This test's Logic Module, set by {@link #sqlite} before each test. */
   private LogicModuleFixture lm;
   private String alice;
   private String bob;
@@ -35,7 +36,6 @@ class ListingRulesTest {
 
   @BeforeEach
   void start() {
-    lm = sqlite.lm();
     alice = lm.user("alice");
     bob = lm.user("bob");
     lm.user("carol");

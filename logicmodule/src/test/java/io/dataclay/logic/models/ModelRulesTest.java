@@ -26,12 +26,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ModelRulesTest {
   @RegisterExtension
   final SqliteLogicModule sqlite = new SqliteLogicModule();
+  /** This test's Logic Module, set by {@link #sqlite} before each test. */
   private LogicModuleFixture lm;
   private String alice;
 
   @BeforeEach
   void start() {
-    lm = sqlite.lm();
     alice = lm.modeler("alice");
   }
 

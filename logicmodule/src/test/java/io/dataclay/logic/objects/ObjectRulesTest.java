@@ -31,6 +31,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ObjectRulesTest {
   @RegisterExtension
   final SqliteLogicModule sqlite = new SqliteLogicModule();
+  /** This test's Logic Module, set by {@link #sqlite} before each test. */
   private LogicModuleFixture lm;
   private String alice;
   private String bob;
@@ -38,7 +39,6 @@ class ObjectRulesTest {
 
   @BeforeEach
   void start() {
-    lm = sqlite.lm();
     alice = lm.user("alice");
     bob = lm.user("bob");
     backend = lm.backend(7001);

@@ -5,6 +5,7 @@ import io.dataclay.api.AliasInfo;
 import io.dataclay.api.DatasetInfo;
 import io.dataclay.api.StoredObject;
 import io.dataclay.client.LogicModuleClient;
+import io.dataclay.client.NewSession;
 import io.dataclay.client.Page;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.NotAuthenticatedException;
@@ -23,7 +24,6 @@ import io.dataclay.proto.Model;
 import io.dataclay.proto.ModelFile;
 import io.dataclay.proto.ObjectInfo;
 import io.dataclay.proto.RegistrationGroup;
-import io.dataclay.proto.SessionInfo;
 import io.dataclay.testing.LogicModuleFixture;
 import io.grpc.ManagedChannel;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -94,12 +94,12 @@ class LogicModuleServicerTest {
     assertEquals(LogicModuleService.VERSION, client(null).health(1000));
     admin.newAccount("alice", "alice-password", false);
     admin.setModelRegistration("alice", true);
-    SessionInfo alice = client(null).newSession("alice", "alice-password", "");
-    assertEquals(43, alice.getToken().length());
-    assertEquals(List.of("alice"), alice.getDatasetsList());
-    LogicModuleClient asAlice = client(alice.getToken());
+    NewSession alice = client(null).newSession("alice", "alice-password", "");
+    assertEquals(43, alice.token().length());
+    assertEquals(List.of("alice"), alice.datasets());
+    LogicModuleClient asAlice = client(alice.token());
     asAlice.newDataContract("alice.shared", "alice");
-    SessionInfo validated = cluster.validateSession(alice.getToken());
+    io.dataclay.proto.SessionInfo validated = cluster.validateSession(alice.token());
     assertEquals("", validated.getToken());
     assertEquals(List.of("alice", "alice.shared"), validated.getDatasetsList());
     assertFalse(validated.getAdmin());
@@ -121,6 +121,8 @@ class LogicModuleServicerTest {
     cluster.heartbeat(backendId, 0, 0, List.of());
     BackendInfo listed = asAlice.getBackends().get(0);
     assertEquals(backend(backendId, 7001).toBuilder().setAlive(true).build(), listed);
+    assertEquals(List.of(new io.dataclay.api.BackendInfo(UUID.fromString(backendId), "b-7001", "127.0.0.1", 7001,
+        List.of(io.dataclay.common.Language.PYTHON), true)), asAlice.backends());
     // objects and aliases
     ObjectInfo o = object("alice", backendId);
     cluster.registerObjects(List.of(o), "item-1", o.getId());

@@ -26,11 +26,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ImportRulesTest {
   @RegisterExtension
   final SqliteLogicModule sqlite = new SqliteLogicModule();
+  /** This test's Logic Module, set by {@link #sqlite} before each test. */
   private LogicModuleFixture lm;
 
   @BeforeEach
   void start() {
-    lm = sqlite.lm();
     lm.user("alice");
     lm.user("mallory");
   }

@@ -95,12 +95,12 @@ class ConfinedJavaEnvironmentTest {
     assumeTrue(python.isPresent(), RealPython.missing());
     try (TestLogicModule lm = TestLogicModule.start(tmp.resolve("lm"), "admin", "admin-password");
         LogicModuleClient anonymous = new LogicModuleClient(lm.channel(), () -> null)) {
-      String adminToken = anonymous.newSession("admin", "admin-password", "").getToken();
+      String adminToken = anonymous.newSession("admin", "admin-password", "").token();
       String annToken;
       try (LogicModuleClient admin = new LogicModuleClient(lm.channel(), () -> adminToken)) {
         admin.registerModel(JavaModels.model("counters", Counter.class));
         admin.newAccount("ann", "ann-password", false);
-        annToken = anonymous.newSession("ann", "ann-password", "").getToken();
+        annToken = anonymous.newSession("ann", "ann-password", "").token();
       }
       int port = startDataService(lm, python.get());
       ManagedChannel channel = Channels.forAddress("127.0.0.1", port, TlsSettings.plaintext());
