@@ -102,6 +102,14 @@ class Writers:
         ended = [(n, p.poll()) for n, p in enumerate(self.procs) if p.poll() is not None]
         return "".join(f"\nwriter {n} exited with {code}:\n{''.join(self.errors[n])}" for n, code in ended)
 
+    def audited_accounts(self):
+        """Each writer's account as the cluster has it now (`VERIFY`), after checking it is not torn."""
+        state = client(self.cluster, VERIFY, str(len(self.procs)))
+        for me in range(len(self.procs)):
+            account = state[str(me)]
+            assert account["audit"], f"account {me} is torn: balance {account['balance']}"
+            yield me, account
+
     def finish(self):
         self.stop_file.touch()
         for proc in self.procs:
@@ -153,10 +161,7 @@ def test_kill_9_of_services_under_four_writers_loses_no_acknowledged_update(make
     finally:
         writers.finish()
     # verify
-    state = client(cluster, VERIFY, "4")
-    for me in range(4):
-        account = state[str(me)]
-        assert account["audit"], f"account {me} is torn: balance {account['balance']}"
+    for me, account in writers.audited_accounts():
         missing = set(writers.acked(me)) - set(account["history"])
         assert not missing, f"account {me} lost acknowledged deposits {sorted(missing)[:5]}"
 
