@@ -127,7 +127,8 @@ def test_a_loop_of_prints_is_cut_to_the_accounts_rate_and_the_rest_counted(chatt
 def test_logs_follow_shows_new_lines_until_interrupted(chatty):
     # (--lines 0: none of the old lines, which could fill the pipe this test reads only at the end)
     follower = subprocess.Popen([_command("dataclay"), "logs", "backend-1", "--follow", "--lines", "0"],
-                                env=chatty.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                env=chatty.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=_as_in_a_terminal)
     try:
         time.sleep(2)
         _as_ann(chatty, """
@@ -142,3 +143,9 @@ def test_logs_follow_shows_new_lines_until_interrupted(chatty):
         follower.kill()
     assert follower.returncode == 0, err
     assert "stdout: printed while followed" in out
+
+
+def _as_in_a_terminal() -> None:
+    """The follower takes Ctrl-C as it would in a terminal, even when the suite runs from a shell
+    without job control, whose background commands start with SIGINT ignored (and pass that on)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -125,7 +125,8 @@ def test_logs_follow_prints_new_lines_until_interrupted(tmp_path):
     for p in [home / "logs", *(home / "logs").iterdir()]:
         p.chmod(0o700 if p.is_dir() else 0o600)
     follower = subprocess.Popen([sys.executable, "-m", "dataclay._internal.cli.cluster", "logs", "backend-1",
-                                 "--follow"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                 "--follow"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 preexec_fn=_as_in_a_terminal)
     try:
         time.sleep(2)
         with open(home / "logs" / "backend-1.log", "a") as log:
@@ -137,3 +138,9 @@ def test_logs_follow_prints_new_lines_until_interrupted(tmp_path):
         follower.kill()
     assert follower.returncode == 0, err
     assert out.splitlines()[-1] == "written later", out
+
+
+def _as_in_a_terminal() -> None:
+    """The follower takes Ctrl-C as it would in a terminal, even when the suite runs from a shell
+    without job control, whose background commands start with SIGINT ignored (and pass that on)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
