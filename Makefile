@@ -46,7 +46,7 @@ test-python:
 	$(PYTEST) pyclay/tests
 
 test-integration:
-	$(PYTEST) -n 2 --dist loadgroup --no-loadscope-reorder --durations=25 tests
+	$(PYTEST) -n 2 --dist loadgroup --durations=25 tests
 
 demo: build
 	PATH="$(abspath $(VENV))/bin:$$PATH" scripts/demo.sh

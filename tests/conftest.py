@@ -108,20 +108,10 @@ def cluster():
     shared.stop()
 
 
-# Modules whose tests take about a minute or more each on a 2-core machine. They are handed out
-# first (`make test` runs pytest-xdist with --no-loadscope-reorder, so work goes out in collection
-# order), so that no worker is left running one of them alone at the end of the suite.
-LONG_FIRST = ("test_engine_crashes", "test_failover", "test_fuzz_rpcs", "test_export_import",
-              "test_durability", "test_acknowledged_objects")
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     """Under pytest-xdist (`--dist loadgroup`) the tests sharing a module-scoped fixture (a cluster,
-    a built model) run in one worker, so that it is set up once and never twice at the same time;
-    the long modules go first."""
-    rank = {name: i for i, name in enumerate(LONG_FIRST)}
-    items.sort(key=lambda item: rank.get(item.module.__name__, len(rank)))
+    a built model) run in one worker, so that it is set up once and never twice at the same time."""
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         shared = sorted(name for name, defs in (info.name2fixturedefs.items() if info else ())

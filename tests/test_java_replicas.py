@@ -160,7 +160,7 @@ public final class JavaClient {
     String[] token = new String[1];
     Map<String, Object> out = new LinkedHashMap<>();
     try (LogicModuleClient lm = new LogicModuleClient(c.host(), c.port(), c.tls(), () -> token[0])) {
-      token[0] = lm.newSession(c.user(), c.password(), c.dataset()).getToken();
+      token[0] = lm.newSession(c.user(), c.password(), c.dataset()).token();
       for (io.dataclay.proto.BackendInfo info : lm.getBackends()) {
         try (DataServiceClient ds = new DataServiceClient(info.getHost(), info.getPort(), c.tls(), () -> token[0])) {
           byte[] value = ds.getField(id, field);
