@@ -152,11 +152,7 @@ public final class EnvironmentPeer implements AutoCloseable {
 
   /** The next message from the Data Service (answers to this peer's loads and relays aside), within 10 s. */
   public DataServiceMessage next() throws InterruptedException {
-    DataServiceMessage m = poll(10_000);
-    if (m == null) {
-      throw new AssertionError("the Data Service sent nothing within 10 s");
-    }
-    return m;
+    return Arrivals.next(received, "the Data Service sent nothing");
   }
 
   /** The next message within {@code ms}, or null. */

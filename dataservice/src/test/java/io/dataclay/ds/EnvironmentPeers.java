@@ -95,11 +95,7 @@ public final class EnvironmentPeers implements AutoCloseable {
 
   /** The next process started (its connection, before any hello), within 10 s. */
   public EnvironmentPeer next() throws InterruptedException {
-    EnvironmentPeer p = poll(10_000);
-    if (p == null) {
-      throw new AssertionError("no execution environment process was started within 10 s");
-    }
-    return p;
+    return Arrivals.next(accepted, "no execution environment process was started");
   }
 
   /** The next process started within {@code ms}, or null. */
