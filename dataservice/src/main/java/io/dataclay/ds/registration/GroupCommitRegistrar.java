@@ -239,7 +239,7 @@ public final class GroupCommitRegistrar implements LogicModuleGateway {
         if (waiting.isEmpty()) {
           return;
         }
-        if (!sleep(backoff)) {
+        if (!RetryPause.pause(backoff)) {
           waiting.forEach(p -> p.outcome().completeExceptionally(e));
           return;
         }
@@ -284,15 +284,5 @@ public final class GroupCommitRegistrar implements LogicModuleGateway {
   private static DataClayException asDataClay(Throwable t) {
     return t instanceof DataClayException d ? d
         : new InternalException("registering with the Logic Module failed: " + t);
-  }
-
-  private static boolean sleep(long ms) {
-    try {
-      TimeUnit.MILLISECONDS.sleep(ms);
-      return true;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    }
   }
 }

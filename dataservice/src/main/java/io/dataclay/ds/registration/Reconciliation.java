@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -133,20 +132,10 @@ public final class Reconciliation {
         }
       }
       left = again;
-      if (!left.isEmpty() && !sleep()) {
+      if (!left.isEmpty() && !RetryPause.pause(RETRY_MS)) {
         return false;
       }
     }
     return true;
-  }
-
-  private static boolean sleep() {
-    try {
-      TimeUnit.MILLISECONDS.sleep(RETRY_MS);
-      return true;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    }
   }
 }
