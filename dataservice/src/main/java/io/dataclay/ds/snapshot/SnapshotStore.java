@@ -6,6 +6,7 @@ import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoredObject;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.Supplier;
 
 /**
  * The store as the Data Service writes it, for snapshots: every write (put, delta, removal) passes
@@ -25,49 +26,22 @@ public final class SnapshotStore extends ForwardingStore {
 
   @Override
   public void put(StoredObject object) {
-    gate.enter();
-    try {
-      keep(object.id());
-      inner.put(object);
-    } finally {
-      gate.exit();
-    }
+    gated(List.of(object.id()), () -> inner.put(object));
   }
 
   @Override
   public void putAll(List<StoredObject> objects) {
-    gate.enter();
-    try {
-      SnapshotCut c = cut;
-      if (c != null) {
-        objects.forEach(o -> c.beforeWrite(o.id(), inner));
-      }
-      inner.putAll(objects);
-    } finally {
-      gate.exit();
-    }
+    gated(objects.stream().map(StoredObject::id).toList(), () -> inner.putAll(objects));
   }
 
   @Override
   public void applyDelta(ObjectDelta delta) {
-    gate.enter();
-    try {
-      keep(delta.id());
-      inner.applyDelta(delta);
-    } finally {
-      gate.exit();
-    }
+    gated(List.of(delta.id()), () -> inner.applyDelta(delta));
   }
 
   @Override
   public boolean remove(UUID id) {
-    gate.enter();
-    try {
-      keep(id);
-      return inner.remove(id);
-    } finally {
-      gate.exit();
-    }
+    return gated(List.of(id), () -> inner.remove(id));
   }
 
   /** False while the gate is closed: a write may then wait, so it must not run on a network thread. */
@@ -98,10 +72,27 @@ public final class SnapshotStore extends ForwardingStore {
     }
   }
 
-  private void keep(UUID id) {
-    SnapshotCut c = cut;
-    if (c != null) {
-      c.beforeWrite(id, inner);
+  private void gated(List<UUID> ids, Runnable write) {
+    gated(ids, () -> {
+      write.run();
+      return null;
+    });
+  }
+
+  /**
+   * Runs {@code write} of {@code ids} inside the gate, after keeping their states as of the current
+   * cut: a freeze waits for it, and an export still reads each object as it was at the cut.
+   */
+  private <T> T gated(List<UUID> ids, Supplier<T> write) {
+    gate.enter();
+    try {
+      SnapshotCut c = cut;
+      if (c != null) {
+        ids.forEach(id -> c.beforeWrite(id, inner));
+      }
+      return write.get();
+    } finally {
+      gate.exit();
     }
   }
 }
