@@ -18,8 +18,7 @@ class ConfigurationReportTest {
   @Test
   void enginesJsonListsEveryRegisteredEngineInOrderWithItsPromiseAndSettings() {
     // run
-    JsonArray engines = JsonParser.parseString(ConfigurationReport.forArguments(new String[] {"engines", "--json"}))
-        .getAsJsonArray();
+    JsonArray engines = jsonReport("engines");
 
     // verify
     List<String> names = new ArrayList<>();
@@ -45,8 +44,7 @@ class ConfigurationReportTest {
   @Test
   void settingsJsonIsTheWholeTableWithEngineKeysOnceAndDefaultsAsTheyAreRead() {
     // run
-    JsonArray settings = JsonParser.parseString(ConfigurationReport.forArguments(new String[] {"settings", "--json"}))
-        .getAsJsonArray();
+    JsonArray settings = jsonReport("settings");
 
     // verify
     List<String> keys = new ArrayList<>();
@@ -81,6 +79,11 @@ class ConfigurationReportTest {
     assertNull(ConfigurationReport.forArguments(new String[] {}));
     assertNull(ConfigurationReport.forArguments(new String[] {"engines", "--yaml"}));
     assertNull(ConfigurationReport.forArguments(new String[] {"start"}));
+  }
+
+  /** The {@code report} ("engines" or "settings") as {@code dataservice.jar <report> --json} prints it. */
+  private static JsonArray jsonReport(String report) {
+    return JsonParser.parseString(ConfigurationReport.forArguments(new String[] {report, "--json"})).getAsJsonArray();
   }
 
   private static void assertSetting(JsonElement e) {
