@@ -25,7 +25,7 @@ import io.dataclay.runtime.ClientConfig;
 import io.dataclay.runtime.ClientRuntime;
 import io.dataclay.serialization.AllowList;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -46,8 +46,10 @@ class ClientRuntimeTest {
   void start() throws Exception {
     cluster.registerModel(JavaModels.model("bank", Account.class, Overdrawn.class, Frozen.class));
     cluster.session("ann");
-    accountClass = new EnhancingLoader(Set.of(Account.class)).loadClass(Account.class.getName())
-        .asSubclass(DataClayObject.class);
+    // the client runs Account enhanced, as a real build leaves it; the Data Service's model loader enhances it
+    ClassLoader enhancing = new ModelClassLoader("bank",
+        Map.of(Account.class.getName(), JavaModels.classFile(Account.class)), ClientRuntimeTest.class.getClassLoader());
+    accountClass = enhancing.loadClass(Account.class.getName()).asSubclass(DataClayObject.class);
     client = connect("ann");
   }
 
