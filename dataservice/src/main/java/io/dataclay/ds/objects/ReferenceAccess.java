@@ -1,6 +1,6 @@
 package io.dataclay.ds.objects;
 
-import io.dataclay.ds.registration.ObjectDirectory;
+import io.dataclay.ds.registration.ObjectLocator;
 import io.dataclay.ds.session.Session;
 import io.dataclay.ds.store.FieldValue;
 import io.dataclay.ds.store.ObjectHeader;
@@ -34,7 +34,7 @@ public final class ReferenceAccess {
   static final int MAX_REMEMBERED = 200_000;
 
   private final ObjectStore store;
-  private final ObjectDirectory directory;
+  private final ObjectLocator directory;
   private final IdClaims claims;
   private final Map<UUID, String> datasets = new ConcurrentHashMap<>();
 
@@ -42,7 +42,7 @@ public final class ReferenceAccess {
    * Checks against the settled objects in {@code store} (not those {@code claims} holds), asking
    * {@code directory} about the others.
    */
-  public ReferenceAccess(ObjectStore store, ObjectDirectory directory, IdClaims claims) {
+  public ReferenceAccess(ObjectStore store, ObjectLocator directory, IdClaims claims) {
     this.store = store;
     this.directory = directory;
     this.claims = claims;

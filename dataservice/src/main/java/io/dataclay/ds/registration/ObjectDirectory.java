@@ -8,14 +8,7 @@ import java.util.UUID;
  * The Logic Module's record of where copies live, as replicas, versions and moves change it.
  * Every call is synchronous: when it returns, the Logic Module has recorded the change.
  */
-public interface ObjectDirectory {
-  /**
-   * Where an object lives.
-   *
-   * @throws io.dataclay.exceptions.ObjectDoesNotExistException when the Logic Module does not know it
-   */
-  ObjectLocation locate(UUID id);
-
+public interface ObjectDirectory extends ObjectLocator {
   /** The IDs of the backends that are registered and alive. */
   List<String> liveBackends();
 

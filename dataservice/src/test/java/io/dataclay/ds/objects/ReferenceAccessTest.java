@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.common.Language;
-import io.dataclay.ds.registration.ObjectDirectory;
 import io.dataclay.ds.registration.ObjectLocation;
 import io.dataclay.ds.session.Session;
 import io.dataclay.ds.store.FieldValue;
@@ -47,7 +46,7 @@ class ReferenceAccessTest {
   @BeforeEach
   void open() {
     store = MemoryStore.open(new StoreConfig("memory", dir, 64L << 20));
-    access = new ReferenceAccess(store, new Directory(), claims);
+    access = new ReferenceAccess(store, this::locate, claims);
   }
 
   @AfterEach
@@ -127,52 +126,14 @@ class ReferenceAccessTest {
     assertEquals(1, lookups.get());
   }
 
-  /** The Logic Module's record of the objects of {@link #elsewhere}; nothing else is asked. */
-  private final class Directory implements ObjectDirectory {
-    @Override
-    public ObjectLocation locate(UUID id) {
-      lookups.incrementAndGet();
-      String dataset = elsewhere.get(id);
-      if (dataset == null) {
-        throw new ObjectDoesNotExistException("object " + id + " does not exist");
-      }
-      return new ObjectLocation(id, UUID.randomUUID().toString(), List.of(), null,
-          new ObjectHeader("app.Node", Language.PYTHON, dataset, null, null));
+  /** The Logic Module's record of the objects of {@link #elsewhere}. */
+  private ObjectLocation locate(UUID id) {
+    lookups.incrementAndGet();
+    String dataset = elsewhere.get(id);
+    if (dataset == null) {
+      throw new ObjectDoesNotExistException("object " + id + " does not exist");
     }
-
-    @Override
-    public List<String> liveBackends() {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void registerOn(List<StoredObject> objects, String masterBackendId) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void addReplicas(List<UUID> ids, String backendId) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void removeReplicas(List<UUID> ids, String backendId) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void setMaster(List<UUID> ids, String backendId) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void unregister(List<UUID> ids) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public List<ObjectLocation> replicatedFrom(String backendId) {
-      throw new UnsupportedOperationException();
-    }
+    return new ObjectLocation(id, UUID.randomUUID().toString(), List.of(), null,
+        new ObjectHeader("app.Node", Language.PYTHON, dataset, null, null));
   }
 }
