@@ -47,6 +47,14 @@ class GroupCommitRegistrarTest {
     return assertInstanceOf(DataClayException.class, e.getCause());
   }
 
+  /** Starts {@link #registrar} and registers one group, whose request the Logic Module holds until released. */
+  private CompletableFuture<Void> firstRequestHeld() throws InterruptedException {
+    registrar = new GroupCommitRegistrar(lm);
+    CompletableFuture<Void> first = registrar.register(List.of(object()), null, null);
+    assertTrue(lm.arrived.await(5, TimeUnit.SECONDS));
+    return first;
+  }
+
   @Test
   void a_lone_group_is_registered_in_one_request_of_its_own() {
     // setup
@@ -63,9 +71,7 @@ class GroupCommitRegistrarTest {
   @Test
   void groups_arriving_while_a_request_is_out_go_together_in_the_next_one() throws Exception {
     // setup: the first request is held at the Logic Module
-    registrar = new GroupCommitRegistrar(lm);
-    CompletableFuture<Void> first = registrar.register(List.of(object()), null, null);
-    assertTrue(lm.arrived.await(5, TimeUnit.SECONDS));
+    CompletableFuture<Void> first = firstRequestHeld();
     List<CompletableFuture<Void>> later = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
       later.add(registrar.register(List.of(object(), object()), null, null));
@@ -83,9 +89,7 @@ class GroupCommitRegistrarTest {
   @Test
   void a_refused_group_fails_alone_and_the_others_of_its_request_are_registered() throws Exception {
     // setup
-    registrar = new GroupCommitRegistrar(lm);
-    CompletableFuture<Void> first = registrar.register(List.of(object()), null, null);
-    assertTrue(lm.arrived.await(5, TimeUnit.SECONDS));
+    CompletableFuture<Void> first = firstRequestHeld();
     StoredObject taken = object();
     lm.refused.add(taken.id());
     CompletableFuture<Void> before = registrar.register(List.of(object()), null, null);
@@ -106,9 +110,7 @@ class GroupCommitRegistrarTest {
   @Test
   void a_group_larger_than_a_request_goes_alone_and_requests_stay_under_the_limit() throws Exception {
     // setup
-    registrar = new GroupCommitRegistrar(lm);
-    CompletableFuture<Void> first = registrar.register(List.of(object()), null, null);
-    assertTrue(lm.arrived.await(5, TimeUnit.SECONDS));
+    CompletableFuture<Void> first = firstRequestHeld();
     List<StoredObject> huge = new ArrayList<>();
     for (int i = 0; i < GroupCommitRegistrar.MAX_OBJECTS + 1; i++) {
       huge.add(object());
