@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.exceptions.InvalidArgumentException;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -64,12 +65,9 @@ class ModelFilesTest {
     // setup: a module, its compiled form, and a sibling module of another namespace in another package
     Path root = tmp.resolve("models");
     ModelFiles files = new ModelFiles(root);
-    Path module = files.target("shop/items.py", "path");
-    Path kept = files.target("tools/util.py", "path");
-    files.write(module, "class Item: pass\n".getBytes());
-    files.write(kept, "x = 1\n".getBytes());
-    Path compiled = Files.createDirectories(root.resolve("shop/__pycache__")).resolve("items.cpython-311.pyc");
-    Files.write(compiled, new byte[] {1, 2, 3});
+    Path module = module(files, "shop/items.py", "class Item: pass\n");
+    Path kept = module(files, "tools/util.py", "x = 1\n");
+    compiled(module, (byte) 1, (byte) 2, (byte) 3);
     // run
     files.delete(module);
     // verify
@@ -82,14 +80,10 @@ class ModelFilesTest {
     // setup: files left by a model removed while the backend was down, with compiled forms
     Path root = tmp.resolve("models");
     ModelFiles files = new ModelFiles(root);
-    Path kept = files.target("tools/util.py", "path");
-    Path stale = files.target("gone/secret.py", "path");
-    files.write(kept, "x = 1\n".getBytes());
-    files.write(stale, "code = 'gone'\n".getBytes());
-    Path keptCompiled = Files.createDirectories(root.resolve("tools/__pycache__")).resolve("util.cpython-311.pyc");
-    Path staleCompiled = Files.createDirectories(root.resolve("gone/__pycache__")).resolve("secret.cpython-311.pyc");
-    Files.write(keptCompiled, new byte[] {1});
-    Files.write(staleCompiled, new byte[] {2});
+    Path kept = module(files, "tools/util.py", "x = 1\n");
+    Path stale = module(files, "gone/secret.py", "code = 'gone'\n");
+    Path keptCompiled = compiled(kept, (byte) 1);
+    compiled(stale, (byte) 2);
     // run
     List<String> deleted = files.retainOnly(java.util.Set.of(kept));
     // verify
@@ -97,6 +91,19 @@ class ModelFilesTest {
         deleted.stream().sorted().toList());
     assertFalse(Files.exists(root.resolve("gone")));
     assertTrue(Files.exists(kept) && Files.exists(keptCompiled));
+  }
+
+  /** Writes {@code code} as the module at {@code path} (relative to {@code files}' directory); returns its file. */
+  private static Path module(ModelFiles files, String path, String code) {
+    Path file = files.target(path, "path");
+    files.write(file, code.getBytes());
+    return file;
+  }
+
+  /** Writes {@code content} where Python 3.11 caches {@code module} compiled (in __pycache__); returns that file. */
+  private static Path compiled(Path module, byte... content) throws IOException {
+    String name = module.getFileName().toString().replace(".py", ".cpython-311.pyc");
+    return Files.write(Files.createDirectories(module.resolveSibling("__pycache__")).resolve(name), content);
   }
 
   @Test
