@@ -7,6 +7,7 @@ import io.dataclay.ds.lm.BackendSession;
 import io.dataclay.ds.replication.CopyResult;
 import io.dataclay.ds.replication.ObjectCopy;
 import io.dataclay.ds.replication.PeerBackends;
+import io.dataclay.ds.session.CallScoped;
 import io.dataclay.ds.session.Session;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.proto.CopiedObject;
@@ -22,7 +23,7 @@ import java.util.function.LongSupplier;
  */
 public final class RemotePeers implements PeerBackends, AutoCloseable {
   // set around a request made on a client's behalf; read by the interceptor on the calling thread
-  private static final ThreadLocal<String> ON_BEHALF = new ThreadLocal<>();
+  private static final CallScoped<String> ON_BEHALF = new CallScoped<>();
 
   private final BackendClients clients;
   private final LongSupplier term;
@@ -88,28 +89,14 @@ public final class RemotePeers implements PeerBackends, AutoCloseable {
 
   @Override
   public CopyResult newReplica(Session caller, String backendId, List<UUID> ids, String target, boolean recursive) {
-    return onBehalf(caller, () -> result(clients.call(backendId, client -> client.newReplica(texts(ids), target,
-        recursive))));
+    return ON_BEHALF.call(caller.token(),
+        () -> result(clients.call(backendId, client -> client.newReplica(texts(ids), target, recursive))));
   }
 
   @Override
   public CopyResult move(Session caller, String backendId, List<UUID> ids, String target, boolean recursive) {
-    return onBehalf(caller, () -> result(clients.call(backendId, client -> client.move(texts(ids), target,
-        recursive))));
-  }
-
-  private static <T> T onBehalf(Session caller, java.util.function.Supplier<T> call) {
-    String before = ON_BEHALF.get();
-    ON_BEHALF.set(caller.token());
-    try {
-      return call.get();
-    } finally {
-      if (before == null) {
-        ON_BEHALF.remove();
-      } else {
-        ON_BEHALF.set(before);
-      }
-    }
+    return ON_BEHALF.call(caller.token(),
+        () -> result(clients.call(backendId, client -> client.move(texts(ids), target, recursive))));
   }
 
   @Override

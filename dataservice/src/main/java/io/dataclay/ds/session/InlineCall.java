@@ -7,23 +7,13 @@ package io.dataclay.ds.session;
  * hands its work to a pool instead.
  */
 public final class InlineCall {
-  private static final ThreadLocal<Session> SESSION = new ThreadLocal<>();
+  private static final CallScoped<Session> SESSION = new CallScoped<>();
 
   private InlineCall() {}
 
   /** Runs {@code work} on this thread as part of an inline call of {@code session}. */
   public static void run(Session session, Runnable work) {
-    Session outer = SESSION.get();
-    SESSION.set(session);
-    try {
-      work.run();
-    } finally {
-      if (outer == null) {
-        SESSION.remove();
-      } else {
-        SESSION.set(outer);
-      }
-    }
+    SESSION.run(session, work);
   }
 
   /** Whether the current thread serves an inline call (and so must not block). */

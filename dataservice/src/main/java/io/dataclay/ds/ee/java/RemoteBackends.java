@@ -4,6 +4,7 @@ import io.dataclay.api.DataClayObject;
 import io.dataclay.api.ObjectState;
 import io.dataclay.api.ObjectStates;
 import io.dataclay.client.DataServiceClient;
+import io.dataclay.ds.session.CallScoped;
 import io.dataclay.ds.session.Session;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.ObjectNotHereException;
@@ -19,7 +20,7 @@ import java.util.function.Function;
  */
 final class RemoteBackends implements RemoteObjects {
   /** The caller's token while a call on another backend is made for it (in-process environments). */
-  static final ThreadLocal<String> CALLER_TOKEN = new ThreadLocal<>();
+  static final CallScoped<String> CALLER_TOKEN = new CallScoped<>();
 
   private final Function<String, String> masterOf;
   private final BackendCalls clients;
@@ -60,9 +61,7 @@ final class RemoteBackends implements RemoteObjects {
     String id = target.getID();
     ObjectState state = ObjectStates.of(target);
     String backend = state.backend() != null ? state.backend().toString() : masterOf.apply(id);
-    String outer = CALLER_TOKEN.get();
-    CALLER_TOKEN.set(session.token());
-    try {
+    return CALLER_TOKEN.call(session.token(), () -> {
       try {
         return clients.call(backend, op);
       } catch (ObjectNotHereException | BackendDoesNotExistException e) {
@@ -73,13 +72,7 @@ final class RemoteBackends implements RemoteObjects {
         ObjectStates.set(target, new ObjectState(target.getObjectId(), UUID.fromString(master), true));
         return clients.call(master, op);
       }
-    } finally {
-      if (outer == null) {
-        CALLER_TOKEN.remove();
-      } else {
-        CALLER_TOKEN.set(outer);
-      }
-    }
+    });
   }
 
   @Override
