@@ -74,6 +74,14 @@ class ClientRuntimeTest {
     return Runtimes.runWith(runtime, work);
   }
 
+  /** Runs {@code work} with {@link #client} as this thread's runtime. */
+  private void inClient(Runnable work) {
+    as(client, () -> {
+      work.run();
+      return null;
+    });
+  }
+
   @Test
   void model_classes_are_enhanced_and_run_locally_while_volatile() throws Exception {
     // setup
@@ -128,16 +136,10 @@ class ClientRuntimeTest {
   void a_remote_exception_reaches_the_caller_with_its_type_and_message() throws Exception {
     // setup
     Ledger a = account("ann");
-    as(client, () -> {
-      ((DataClayObject) a).makePersistent();
-      return null;
-    });
+    inClient(() -> ((DataClayObject) a).makePersistent());
     // run
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> as(client, () -> {
-          a.withdraw(3);
-          return null;
-        }));
+        () -> inClient(() -> a.withdraw(3)));
     // verify
     assertEquals("balance 0 is less than 3", e.getMessage());
   }
@@ -146,19 +148,14 @@ class ClientRuntimeTest {
   void jdk_and_model_exceptions_thrown_remotely_are_caught_by_their_own_type() throws Exception {
     // setup
     Ledger a = account("ann");
-    as(client, () -> {
-      ((DataClayObject) a).makePersistent();
-      return null;
-    });
+    inClient(() -> ((DataClayObject) a).makePersistent());
     List<Class<? extends RuntimeException>> types = List.of(IllegalStateException.class,
         IllegalArgumentException.class, ArithmeticException.class, UnsupportedOperationException.class,
         java.util.NoSuchElementException.class, Overdrawn.class);
     for (Class<? extends RuntimeException> type : types) {
       // run
-      RuntimeException e = assertThrows(type, () -> as(client, () -> {
-        a.fail(type.getSimpleName(), "insufficient funds: 55");
-        return null;
-      }));
+      RuntimeException e = assertThrows(type,
+          () -> inClient(() -> a.fail(type.getSimpleName(), "insufficient funds: 55")));
       // verify: the model's type and message, the remote failure as the cause
       assertEquals(type, e.getClass());
       assertEquals("insufficient funds: 55", e.getMessage());
@@ -170,15 +167,9 @@ class ClientRuntimeTest {
   void a_model_exception_without_a_string_constructor_stays_a_remote_exception_naming_its_type() throws Exception {
     // setup
     Ledger a = account("ann");
-    as(client, () -> {
-      ((DataClayObject) a).makePersistent();
-      return null;
-    });
+    inClient(() -> ((DataClayObject) a).makePersistent());
     // run
-    RemoteException e = assertThrows(RemoteException.class, () -> as(client, () -> {
-      a.fail("Frozen", "1700000000");
-      return null;
-    }));
+    RemoteException e = assertThrows(RemoteException.class, () -> inClient(() -> a.fail("Frozen", "1700000000")));
     // verify
     assertEquals(Frozen.class.getName(), e.remoteType());
     assertEquals("frozen since 1700000000", e.remoteMessage());
@@ -189,22 +180,15 @@ class ClientRuntimeTest {
     // setup
     Ledger a = account("ann");
     Ledger b = account("bob");
-    as(client, () -> {
-      ((DataClayObject) a).makePersistent("taken");
-      return null;
-    });
+    inClient(() -> ((DataClayObject) a).makePersistent("taken"));
     // run
     AliasAlreadyExistsException dup = assertThrows(AliasAlreadyExistsException.class,
-        () -> as(client, () -> {
-          ((DataClayObject) b).makePersistent("taken");
-          return null;
-        }));
+        () -> inClient(() -> ((DataClayObject) b).makePersistent("taken")));
     AliasDoesNotExistException missing = assertThrows(AliasDoesNotExistException.class,
         () -> as(client, () -> DataClayObject.getByAlias(accountClass, "nobody")));
-    as(client, () -> {
+    inClient(() -> {
       DataClayObject.deleteAlias("taken");
       ((DataClayObject) b).makePersistent("taken");
-      return null;
     });
     // verify
     assertTrue(dup.getMessage().contains("taken"), dup.getMessage());
@@ -217,10 +201,7 @@ class ClientRuntimeTest {
   void an_object_made_by_a_remote_method_comes_back_as_a_proxy_of_a_stored_object() throws Exception {
     // setup
     Ledger a = account("ann");
-    as(client, () -> {
-      ((DataClayObject) a).makePersistent();
-      return null;
-    });
+    inClient(() -> ((DataClayObject) a).makePersistent());
     // run
     Ledger backup = as(client, () -> a.linkBackup("spare"));
     long deposited = as(client, () -> backup.deposit(7));
@@ -241,15 +222,9 @@ class ClientRuntimeTest {
     Ledger a = account("ann");
     Ledger spare = account("spare");
     spare.deposit(3);
-    as(client, () -> {
-      ((DataClayObject) a).makePersistent();
-      return null;
-    });
+    inClient(() -> ((DataClayObject) a).makePersistent());
     // run
-    as(client, () -> {
-      a.adopt(spare);
-      return null;
-    });
+    inClient(() -> a.adopt(spare));
     Ledger linked = as(client, a::getBackup);
     // verify
     UUID id = ((DataClayObject) spare).getObjectId();
