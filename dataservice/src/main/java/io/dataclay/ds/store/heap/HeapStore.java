@@ -3,9 +3,7 @@ package io.dataclay.ds.store.heap;
 import com.intel.pmem.llpl.Heap;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.ds.store.ObjectHeader;
-import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoreConfig;
-import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.ds.store.crypt.StoreKey;
 import io.dataclay.ds.store.engine.KeyLocks;
@@ -16,13 +14,12 @@ import io.dataclay.ds.store.pmem.PmemHeap;
 import io.dataclay.ds.store.pmem.PmemPool;
 import io.dataclay.ds.store.pmem.SlotDirectory;
 import io.dataclay.ds.store.pmem.PoolObjects;
+import io.dataclay.ds.store.pmem.PoolStore;
 import io.dataclay.exceptions.InvalidArgumentException;
-import io.dataclay.exceptions.ObjectDoesNotExistException;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.function.Consumer;
 
 /**
  * The {@code heap} engine: objects laid out field by field in a PMDK pool (llpl {@link Heap}) at
@@ -39,7 +36,7 @@ import java.util.function.Consumer;
  * to one field still writes that field alone, in place when its size stays. A removed object's bytes
  * are overwritten with zeros before its blocks are freed ({@link ObjectErasure}).
  */
-public final class HeapStore implements ObjectStore {
+public final class HeapStore implements PoolStore.Layout {
   /** Engine name in configuration. */
   public static final String ENGINE = "heap";
   /** Pool file inside the pool directory. */
@@ -59,32 +56,22 @@ public final class HeapStore implements ObjectStore {
   private final RecordCodec codec = new RecordCodec();
   private final ObjectBlocks blocks;
   private final PoolObjects<ObjectLayout> index;
-  private final PoolObjects.Erasure<ObjectLayout> erasure;
-  private final KeyLocks locks = new KeyLocks(1024);
+  private final KeyLocks locks;
 
+  /** Loads the objects listed in {@code pool}. */
   private HeapStore(PmemPool pool) {
     this.pool = pool;
     this.heap = pool.heap();
     this.slots = pool.slots();
     this.blocks = new ObjectBlocks(heap, codec);
-    this.index = new PoolObjects<>(pool, ObjectLayout::slot, ObjectLayout::poolBytes, ObjectLayout::header);
-    this.erasure = new PoolObjects.Erasure<>() {
-      @Override
-      public void mark(ObjectLayout layout) {
-        blocks.countWritten(ObjectErasure.markErasing(layout));
-      }
-
-      @Override
-      public void zero(ObjectLayout layout) {
-        ObjectErasure.zero(layout);
-      }
-
-      @Override
-      public void free(ObjectLayout layout) {
-        blocks.countWritten(SLOT_HANDLE_BYTES); // the slot's handle, emptied
-        blocks.freeAll(layout);
-      }
-    };
+    this.index = new PoolObjects<>(pool, ObjectLayout::slot, ObjectLayout::poolBytes, ObjectLayout::header,
+        new PoolObjects.Erasure<>(layout -> blocks.countWritten(ObjectErasure.markErasing(layout)), ObjectErasure::zero,
+            layout -> {
+              blocks.countWritten(SLOT_HANDLE_BYTES); // the slot's handle, emptied
+              blocks.freeAll(layout);
+            }));
+    this.locks = index.locks();
+    load();
   }
 
   /**
@@ -93,12 +80,14 @@ public final class HeapStore implements ObjectStore {
    *
    * @throws InvalidArgumentException when the directory or pool file cannot be used as a heap pool
    */
-  public static HeapStore open(StoreConfig config, StoreKey key) {
-    return PmemPool.open(config, ENGINE, key, POOL_FILE, DIRECTORY_MAGIC, ENGINE, pool -> {
-      HeapStore store = new HeapStore(pool);
-      store.load();
-      return store;
-    });
+  public static PoolStore<HeapStore> open(StoreConfig config, StoreKey key) {
+    return PmemPool.open(config, ENGINE, key, POOL_FILE, DIRECTORY_MAGIC, ENGINE,
+        pool -> new PoolStore<>(ENGINE, DURABILITY, new HeapStore(pool)));
+  }
+
+  @Override
+  public PoolObjects<?> objects() {
+    return index;
   }
 
   @Override
@@ -147,18 +136,10 @@ public final class HeapStore implements ObjectStore {
   }
 
   @Override
-  public Optional<ObjectHeader> header(UUID id) {
-    return index.header(id);
-  }
-
-  @Override
   public void applyDelta(ObjectDelta delta) {
     UUID id = delta.id();
     locks.writing(id, () -> {
-      ObjectLayout old = index.get(id);
-      if (old == null) {
-        throw new ObjectDoesNotExistException("object " + id + " is not stored in " + pool.directory().path());
-      }
+      ObjectLayout old = index.stored(id);
       ObjectLayout updated = PmemHeap.transaction(heap, () -> {
         ObjectLayout layout = blocks.applyDelta(old, delta);
         if (layout.table() != old.table()) {
@@ -171,44 +152,9 @@ public final class HeapStore implements ObjectStore {
     });
   }
 
-  /**
-   * Removes the object, then overwrites its bytes with zeros and frees its blocks (see
-   * {@link PoolObjects#remove}; {@link ObjectErasure} marks and zeroes them).
-   */
-  @Override
-  public boolean remove(UUID id) {
-    return locks.writing(id, () -> index.remove(id, erasure));
-  }
-
-  /** The first half of {@link #remove} alone, as a crash right after it leaves the pool; for tests. */
-  void removeWithoutErasing(UUID id) {
-    ObjectLayout old = index.remove(id);
-    PmemHeap.transaction(heap, () -> ObjectErasure.markErasing(old), () -> "no room");
-  }
-
-  @Override
-  public long count() {
-    return index.count();
-  }
-
-  @Override
-  public void forEachId(Consumer<UUID> action) {
-    index.forEachId(action);
-  }
-
-  @Override
-  public StoreStats stats() {
-    return index.stats(ENGINE, DURABILITY);
-  }
-
   /** Bytes this store has written to its pool since it was opened (values, tables, directory slots). */
   public long bytesWritten() {
     return blocks.bytesWritten();
-  }
-
-  @Override
-  public void close() {
-    pool.close();
   }
 
   private static long deltaBytes(ObjectDelta delta) {
@@ -226,7 +172,6 @@ public final class HeapStore implements ObjectStore {
 
   private void load() {
     // an object block marked as being erased was removed before a crash: its erasure is finished here
-    index.load((slot, id, handle) -> blocks.load(id, handle, slot), ObjectErasure::erasing)
-        .forEach((id, layout) -> index.finishErasure(id, layout, erasure));
+    index.load((slot, id, handle) -> blocks.load(id, handle, slot), ObjectErasure::erasing);
   }
 }

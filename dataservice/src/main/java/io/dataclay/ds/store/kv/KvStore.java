@@ -4,9 +4,7 @@ import com.intel.pmem.llpl.Heap;
 import com.intel.pmem.llpl.MemoryBlock;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.ds.store.ObjectHeader;
-import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoreConfig;
-import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.ds.store.crypt.StoreKey;
 import io.dataclay.ds.store.engine.KeyLocks;
@@ -19,13 +17,12 @@ import io.dataclay.ds.store.pmem.PmemHeap;
 import io.dataclay.ds.store.pmem.PmemPool;
 import io.dataclay.ds.store.pmem.SlotDirectory;
 import io.dataclay.ds.store.pmem.PoolObjects;
+import io.dataclay.ds.store.pmem.PoolStore;
 import io.dataclay.exceptions.InvalidArgumentException;
-import io.dataclay.exceptions.ObjectDoesNotExistException;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.function.Consumer;
 
 /**
  * The {@code kv} engine: each object is one encoded record in one block of a PMDK pool (llpl
@@ -40,9 +37,9 @@ import java.util.function.Consumer;
  * <p>With a store key, the pool admits it ({@link PoolDirectory}) and the values it is given are
  * already sealed (see {@link io.dataclay.ds.store.crypt.Encryption}); headers, names and
  * references stay readable. A removed object's
- * block is overwritten with zeros before it is freed (see {@link #remove}).
+ * block is overwritten with zeros before it is freed (see {@link PoolObjects#remove}).
  */
-public final class KvStore implements ObjectStore {
+public final class KvStore implements PoolStore.Layout {
   /** Engine name in configuration. */
   public static final String ENGINE = "kv";
   /** Pool file inside the pool directory. */
@@ -62,31 +59,19 @@ public final class KvStore implements ObjectStore {
   private final RecordBlocks blocks;
   private final RecordCodec codec = new RecordCodec();
   private final PoolObjects<Entry> index;
-  private final PoolObjects.Erasure<Entry> erasure;
-  private final KeyLocks locks = new KeyLocks(1024);
+  private final KeyLocks locks;
 
+  /** Loads the objects listed in {@code pool}. */
   private KvStore(PmemPool pool) {
     this.pool = pool;
     this.heap = pool.heap();
     this.slots = pool.slots();
     this.blocks = new RecordBlocks(heap);
-    this.index = new PoolObjects<>(pool, Entry::slot, entry -> entry.block().size(), Entry::header);
-    this.erasure = new PoolObjects.Erasure<>() {
-      @Override
-      public void mark(Entry entry) {
-        blocks.markErasing(entry.block());
-      }
-
-      @Override
-      public void zero(Entry entry) {
-        blocks.zero(entry.block());
-      }
-
-      @Override
-      public void free(Entry entry) {
-        blocks.free(entry.block());
-      }
-    };
+    this.index = new PoolObjects<>(pool, Entry::slot, entry -> entry.block().size(), Entry::header,
+        new PoolObjects.Erasure<>(entry -> blocks.markErasing(entry.block()), entry -> blocks.zero(entry.block()),
+            entry -> blocks.free(entry.block())));
+    this.locks = index.locks();
+    load();
   }
 
   /**
@@ -95,7 +80,7 @@ public final class KvStore implements ObjectStore {
    *
    * @throws InvalidArgumentException when the directory or pool file cannot be used as a kv pool
    */
-  public static KvStore open(StoreConfig config, StoreKey key) {
+  public static PoolStore<KvStore> open(StoreConfig config, StoreKey key) {
     return openFor(ENGINE, config, key);
   }
 
@@ -105,12 +90,14 @@ public final class KvStore implements ObjectStore {
    *
    * @throws InvalidArgumentException when the directory or pool file cannot be used as such a pool
    */
-  public static KvStore openFor(String owner, StoreConfig config, StoreKey key) {
-    return PmemPool.open(config, owner, key, POOL_FILE, DIRECTORY_MAGIC, ENGINE, pool -> {
-      KvStore store = new KvStore(pool);
-      store.load();
-      return store;
-    });
+  public static PoolStore<KvStore> openFor(String owner, StoreConfig config, StoreKey key) {
+    return PmemPool.open(config, owner, key, POOL_FILE, DIRECTORY_MAGIC, ENGINE,
+        pool -> new PoolStore<>(ENGINE, DURABILITY, new KvStore(pool)));
+  }
+
+  @Override
+  public PoolObjects<?> objects() {
+    return index;
   }
 
   @Override
@@ -151,11 +138,6 @@ public final class KvStore implements ObjectStore {
         entry -> codec.references(id, blocks.input(entry.block(), entry.length())));
   }
 
-  @Override
-  public Optional<ObjectHeader> header(UUID id) {
-    return index.header(id);
-  }
-
   /** Bytes of the stored record of {@code id}, or -1 when it is not stored; a DRAM lookup. */
   public int recordLength(UUID id) {
     Entry entry = index.get(id);
@@ -166,10 +148,7 @@ public final class KvStore implements ObjectStore {
   public void applyDelta(ObjectDelta delta) {
     UUID id = delta.id();
     locks.writing(id, () -> {
-      Entry old = index.get(id);
-      if (old == null) {
-        throw new ObjectDoesNotExistException("object " + id + " is not stored in " + pool.directory().path());
-      }
+      Entry old = index.stored(id);
       RecordInput current = blocks.input(old.block(), old.length());
       RecordEdit edit = RecordEdit.plan(current, delta);
       Entry updated;
@@ -197,44 +176,6 @@ public final class KvStore implements ObjectStore {
       }
       index.replace(id, old, updated);
     });
-  }
-
-  /**
-   * Removes the object, then overwrites its block with zeros and frees it (see
-   * {@link PoolObjects#remove}).
-   */
-  @Override
-  public boolean remove(UUID id) {
-    return locks.writing(id, () -> index.remove(id, erasure));
-  }
-
-  /** The first half of {@link #remove} alone, as a crash right after it leaves the pool; for tests. */
-  void removeWithoutErasing(UUID id) {
-    Entry old = index.remove(id);
-    PmemHeap.transaction(heap, () -> {
-      blocks.markErasing(old.block());
-      return null;
-    }, () -> "no room");
-  }
-
-  @Override
-  public long count() {
-    return index.count();
-  }
-
-  @Override
-  public void forEachId(Consumer<UUID> action) {
-    index.forEachId(action);
-  }
-
-  @Override
-  public StoreStats stats() {
-    return index.stats(ENGINE, DURABILITY);
-  }
-
-  @Override
-  public void close() {
-    pool.close();
   }
 
   /** Stores one object's record and returns its new entry; runs inside the caller's transaction. */
@@ -276,6 +217,6 @@ public final class KvStore implements ObjectStore {
       }
       int length = blocks.storedLength(block, id);
       return new Entry(block, length, codec.decodeHeader(blocks.input(block, length), id), slot);
-    }, entry -> entry.header() == null).forEach((id, entry) -> index.finishErasure(id, entry, erasure));
+    }, entry -> entry.header() == null);
   }
 }

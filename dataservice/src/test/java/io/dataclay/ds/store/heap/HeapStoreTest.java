@@ -20,6 +20,7 @@ import io.dataclay.ds.store.StoredObject;
 import io.dataclay.ds.store.TestPools;
 import io.dataclay.ds.store.crypt.FieldCipher;
 import io.dataclay.ds.store.kv.KvStore;
+import io.dataclay.ds.store.pmem.PoolStore;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -162,7 +163,7 @@ class HeapStoreTest {
       long usedWithKeptOnly = store.stats().usedBytes();
       store.put(object(gone, Map.of("small", FieldValue.of(marker.clone()), "large",
           FieldValue.of(TestPools.repeated(marker, 100)))));
-      heap().removeWithoutErasing(gone);
+      ((PoolStore<?>) engineUnder(store)).removeWithoutErasing(gone);
       store.close();
       assertTrue(TestPools.filesContain(poolDir, marker));
       // run
@@ -176,7 +177,7 @@ class HeapStoreTest {
     }
 
     private HeapStore heap() {
-      return (HeapStore) engineUnder(store);
+      return (HeapStore) ((PoolStore<?>) engineUnder(store)).layout();
     }
 
     private static StoredObject largeObject(UUID id, byte[] blob, String counter) {
@@ -213,7 +214,7 @@ class HeapStoreTest {
       fields.put("blob", FieldValue.of(blob.clone()));
       fields.put("counter", value("00000001"));
       store.put(object(id, fields));
-      HeapStore heap = (HeapStore) engineUnder(store);
+      HeapStore heap = (HeapStore) ((PoolStore<?>) engineUnder(store)).layout();
       long before = heap.bytesWritten();
       // run
       store.applyDelta(new ObjectDelta(id, Map.of("counter", value("00000002")), Set.of()));

@@ -19,6 +19,7 @@ import io.dataclay.ds.store.ObjectStores;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.TestPools;
 import io.dataclay.ds.store.pmem.PmemHeap;
+import io.dataclay.ds.store.pmem.PoolStore;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -117,7 +118,7 @@ class KvStoreTest {
       store.put(object(kept, "a", "1"));
       long usedWithKeptOnly = store.stats().usedBytes();
       store.put(object(gone, Map.of("v", FieldValue.of(TestPools.repeated(marker, 100)))));
-      ((KvStore) engineUnder(store)).removeWithoutErasing(gone);
+      ((PoolStore<?>) engineUnder(store)).removeWithoutErasing(gone);
       store.close();
       assertTrue(TestPools.filesContain(poolDir, marker));
       // run
