@@ -6,7 +6,6 @@ import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.ds.store.crypt.StoreKey;
-import io.dataclay.ds.store.engine.KeyLocks;
 import io.dataclay.ds.store.engine.OptimisticRead;
 import io.dataclay.ds.store.engine.PoolDirectory;
 import io.dataclay.ds.store.engine.RecordCodec;
@@ -41,8 +40,6 @@ public final class HeapStore implements PoolStore.Layout {
   public static final String ENGINE = "heap";
   /** Pool file inside the pool directory. */
   public static final String POOL_FILE = "heap.pool";
-  /** The durability promise reported in stats. */
-  public static final String DURABILITY = "durable and crash-consistent at return";
 
   private static final int OPTIMISTIC_READ_MAX = 64 * 1024;
   private static final long DIRECTORY_MAGIC = 0x4443_4845_4150_4431L; // "DCHEAPD1"
@@ -51,26 +48,20 @@ public final class HeapStore implements PoolStore.Layout {
   private static final int SLOT_HANDLE_BYTES = 8;
 
   private final PmemPool pool;
-  private final Heap heap;
-  private final SlotDirectory slots;
   private final RecordCodec codec = new RecordCodec();
   private final ObjectBlocks blocks;
   private final PoolObjects<ObjectLayout> index;
-  private final KeyLocks locks;
 
   /** Loads the objects listed in {@code pool}. */
   private HeapStore(PmemPool pool) {
     this.pool = pool;
-    this.heap = pool.heap();
-    this.slots = pool.slots();
-    this.blocks = new ObjectBlocks(heap, codec);
+    this.blocks = new ObjectBlocks(pool.heap(), codec);
     this.index = new PoolObjects<>(pool, ObjectLayout::slot, ObjectLayout::poolBytes, ObjectLayout::header,
         new PoolObjects.Erasure<>(layout -> blocks.countWritten(ObjectErasure.markErasing(layout)), ObjectErasure::zero,
             layout -> {
               blocks.countWritten(SLOT_HANDLE_BYTES); // the slot's handle, emptied
               blocks.freeAll(layout);
             }));
-    this.locks = index.locks();
     load();
   }
 
@@ -81,19 +72,13 @@ public final class HeapStore implements PoolStore.Layout {
    * @throws InvalidArgumentException when the directory or pool file cannot be used as a heap pool
    */
   public static PoolStore<HeapStore> open(StoreConfig config, StoreKey key) {
-    return PmemPool.open(config, ENGINE, key, POOL_FILE, DIRECTORY_MAGIC, ENGINE,
-        pool -> new PoolStore<>(ENGINE, DURABILITY, new HeapStore(pool)));
-  }
-
-  @Override
-  public PoolObjects<?> objects() {
-    return index;
+    HeapStore layout = PmemPool.open(config, ENGINE, key, POOL_FILE, DIRECTORY_MAGIC, ENGINE, HeapStore::new);
+    return new PoolStore<>(ENGINE, layout.index, layout);
   }
 
   @Override
   public void putAll(List<StoredObject> objects) {
-    List<UUID> ids = objects.stream().map(StoredObject::id).toList();
-    int n = ids.size();
+    int n = objects.size();
     ObjectHeader[] headers = new ObjectHeader[n];
     long bytes = 0;
     for (int i = 0; i < n; i++) {
@@ -102,48 +87,46 @@ public final class HeapStore implements PoolStore.Layout {
       bytes += object.valueBytes();
     }
     long total = bytes;
-    try (KeyLocks.Held held = locks.writeLockAll(ids)) {
-      index.writeAll(ids, batch -> {
-        ObjectLayout[] layouts = new ObjectLayout[n];
-        for (int i = 0; i < n; i++) {
-          ObjectLayout old = batch.old(i);
-          layouts[i] = blocks.writeNew(objects.get(i), headers[i], batch.slot(i));
-          if (old == null) {
-            slots.assign(batch.slot(i), ids.get(i), layouts[i].table().handle());
-            blocks.countWritten(SLOT_ASSIGN_BYTES);
-          } else {
-            slots.setHandle(batch.slot(i), layouts[i].table().handle());
-            blocks.countWritten(SLOT_HANDLE_BYTES);
-            blocks.freeAll(old);
-          }
+    index.writeAll(objects, batch -> {
+      ObjectLayout[] layouts = new ObjectLayout[n];
+      for (int i = 0; i < n; i++) {
+        ObjectLayout old = batch.old(i);
+        layouts[i] = blocks.writeNew(objects.get(i), headers[i], batch.slot(i));
+        if (old == null) {
+          pool.slots().assign(batch.slot(i), objects.get(i).id(), layouts[i].table().handle());
+          blocks.countWritten(SLOT_ASSIGN_BYTES);
+        } else {
+          pool.slots().setHandle(batch.slot(i), layouts[i].table().handle());
+          blocks.countWritten(SLOT_HANDLE_BYTES);
+          blocks.freeAll(old);
         }
-        return layouts;
-      }, () -> fullMessage(n, total));
-    }
+      }
+      return layouts;
+    }, () -> fullMessage(n, total));
   }
 
   @Override
   public Optional<StoredObject> get(UUID id) {
     // Objects whose values total up to OPTIMISTIC_READ_MAX are copied without a lock write.
-    return OptimisticRead.read(locks.of(id), () -> index.get(id),
+    return OptimisticRead.read(index.locks().of(id), () -> index.get(id),
         layout -> layout.contentBytes() <= OPTIMISTIC_READ_MAX ? blocks.read(id, layout) : null,
         (layout, object) -> object, layout -> blocks.read(id, layout));
   }
 
   @Override
   public Optional<Set<UUID>> references(UUID id) {
-    return OptimisticRead.locked(locks.of(id), () -> index.get(id), blocks::references);
+    return OptimisticRead.locked(index.locks().of(id), () -> index.get(id), blocks::references);
   }
 
   @Override
   public void applyDelta(ObjectDelta delta) {
     UUID id = delta.id();
-    locks.writing(id, () -> {
+    index.locks().writing(id, () -> {
       ObjectLayout old = index.stored(id);
-      ObjectLayout updated = PmemHeap.transaction(heap, () -> {
+      ObjectLayout updated = PmemHeap.transaction(pool.heap(), () -> {
         ObjectLayout layout = blocks.applyDelta(old, delta);
         if (layout.table() != old.table()) {
-          slots.setHandle(old.slot(), layout.table().handle());
+          pool.slots().setHandle(old.slot(), layout.table().handle());
           blocks.countWritten(SLOT_HANDLE_BYTES);
         }
         return layout;

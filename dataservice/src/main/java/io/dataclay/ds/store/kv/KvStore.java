@@ -7,7 +7,6 @@ import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.ds.store.crypt.StoreKey;
-import io.dataclay.ds.store.engine.KeyLocks;
 import io.dataclay.ds.store.engine.OptimisticRead;
 import io.dataclay.ds.store.engine.PoolDirectory;
 import io.dataclay.ds.store.engine.RecordCodec;
@@ -44,8 +43,6 @@ public final class KvStore implements PoolStore.Layout {
   public static final String ENGINE = "kv";
   /** Pool file inside the pool directory. */
   public static final String POOL_FILE = "kv.pool";
-  /** The durability promise reported in stats. */
-  public static final String DURABILITY = "durable and crash-consistent at return";
 
   private static final int BULK_READ_MAX = 64 * 1024;
   private static final long DIRECTORY_MAGIC = 0x4443_4B56_4449_5231L; // "DCKVDIR1"
@@ -54,23 +51,17 @@ public final class KvStore implements PoolStore.Layout {
   private record Entry(MemoryBlock block, int length, ObjectHeader header, long slot) {}
 
   private final PmemPool pool;
-  private final Heap heap;
-  private final SlotDirectory slots;
   private final RecordBlocks blocks;
   private final RecordCodec codec = new RecordCodec();
   private final PoolObjects<Entry> index;
-  private final KeyLocks locks;
 
   /** Loads the objects listed in {@code pool}. */
   private KvStore(PmemPool pool) {
     this.pool = pool;
-    this.heap = pool.heap();
-    this.slots = pool.slots();
-    this.blocks = new RecordBlocks(heap);
+    this.blocks = new RecordBlocks(pool.heap());
     this.index = new PoolObjects<>(pool, Entry::slot, entry -> entry.block().size(), Entry::header,
         new PoolObjects.Erasure<>(entry -> blocks.markErasing(entry.block()), entry -> blocks.zero(entry.block()),
             entry -> blocks.free(entry.block())));
-    this.locks = index.locks();
     load();
   }
 
@@ -91,41 +82,33 @@ public final class KvStore implements PoolStore.Layout {
    * @throws InvalidArgumentException when the directory or pool file cannot be used as such a pool
    */
   public static PoolStore<KvStore> openFor(String owner, StoreConfig config, StoreKey key) {
-    return PmemPool.open(config, owner, key, POOL_FILE, DIRECTORY_MAGIC, ENGINE,
-        pool -> new PoolStore<>(ENGINE, DURABILITY, new KvStore(pool)));
-  }
-
-  @Override
-  public PoolObjects<?> objects() {
-    return index;
+    KvStore layout = PmemPool.open(config, owner, key, POOL_FILE, DIRECTORY_MAGIC, ENGINE, KvStore::new);
+    return new PoolStore<>(ENGINE, layout.index, layout);
   }
 
   @Override
   public void putAll(List<StoredObject> objects) {
-    List<UUID> ids = objects.stream().map(StoredObject::id).toList();
-    int n = ids.size();
+    int n = objects.size();
     byte[][] records = new byte[n][];
     ObjectHeader[] headers = new ObjectHeader[n];
     for (int i = 0; i < n; i++) {
       records[i] = codec.encode(objects.get(i));
       headers[i] = codec.canonical(objects.get(i).header());
     }
-    try (KeyLocks.Held held = locks.writeLockAll(ids)) {
-      index.writeAll(ids, batch -> {
-        Entry[] entries = new Entry[n];
-        for (int i = 0; i < n; i++) {
-          entries[i] = store(ids.get(i), records[i], headers[i], batch.old(i), batch.slot(i));
-        }
-        return entries;
-      }, () -> fullMessage(n, totalBytes(records)));
-    }
+    index.writeAll(objects, batch -> {
+      Entry[] entries = new Entry[n];
+      for (int i = 0; i < n; i++) {
+        entries[i] = store(objects.get(i).id(), records[i], headers[i], batch.old(i), batch.slot(i));
+      }
+      return entries;
+    }, () -> fullMessage(n, totalBytes(records)));
   }
 
   @Override
   public Optional<StoredObject> get(UUID id) {
     // Records up to BULK_READ_MAX are copied with one bulk read and no lock write; larger ones are
     // decoded straight from pmem under the read lock, each value copied once into its array.
-    return OptimisticRead.read(locks.of(id), () -> index.get(id),
+    return OptimisticRead.read(index.locks().of(id), () -> index.get(id),
         entry -> entry.length() <= BULK_READ_MAX ? blocks.read(entry.block(), entry.length()) : null,
         (entry, record) -> codec.decode(id, RecordInput.of(record), entry.header()),
         entry -> codec.decode(id, blocks.input(entry.block(), entry.length()), entry.header()));
@@ -134,7 +117,7 @@ public final class KvStore implements PoolStore.Layout {
   @Override
   public Optional<Set<UUID>> references(UUID id) {
     // Under the read lock: the block, read in place, does not change meanwhile.
-    return OptimisticRead.locked(locks.of(id), () -> index.get(id),
+    return OptimisticRead.locked(index.locks().of(id), () -> index.get(id),
         entry -> codec.references(id, blocks.input(entry.block(), entry.length())));
   }
 
@@ -147,28 +130,28 @@ public final class KvStore implements PoolStore.Layout {
   @Override
   public void applyDelta(ObjectDelta delta) {
     UUID id = delta.id();
-    locks.writing(id, () -> {
+    index.locks().writing(id, () -> {
       Entry old = index.stored(id);
       RecordInput current = blocks.input(old.block(), old.length());
       RecordEdit edit = RecordEdit.plan(current, delta);
       Entry updated;
       if (edit.inPlace()) {
-        PmemHeap.transaction(heap, () -> {
+        PmemHeap.transaction(pool.heap(), () -> {
           blocks.patch(old.block(), edit);
           return null;
         }, () -> fullMessage(1, edit.length()));
         updated = old;
       } else if (blocks.fitsInPlace(old.block(), edit.length())) {
         byte[] record = edit.toArray(current);
-        PmemHeap.transaction(heap, () -> {
+        PmemHeap.transaction(pool.heap(), () -> {
           blocks.overwrite(old.block(), record);
           return null;
         }, () -> fullMessage(1, record.length));
         updated = new Entry(old.block(), record.length, old.header(), old.slot());
       } else {
-        MemoryBlock block = PmemHeap.transaction(heap, () -> {
+        MemoryBlock block = PmemHeap.transaction(pool.heap(), () -> {
           MemoryBlock written = blocks.writeEdited(old.block(), edit);
-          slots.setHandle(old.slot(), written.handle());
+          pool.slots().setHandle(old.slot(), written.handle());
           blocks.free(old.block());
           return written;
         }, () -> fullMessage(1, edit.length()));
@@ -186,9 +169,9 @@ public final class KvStore implements PoolStore.Layout {
     }
     MemoryBlock block = blocks.writeNew(record);
     if (old == null) {
-      slots.assign(slot, id, block.handle());
+      pool.slots().assign(slot, id, block.handle());
     } else {
-      slots.setHandle(slot, block.handle());
+      pool.slots().setHandle(slot, block.handle());
       blocks.free(old.block());
     }
     return new Entry(block, record.length, header, slot);
@@ -211,7 +194,7 @@ public final class KvStore implements PoolStore.Layout {
     // a block marked as being erased was removed before a crash: it is left unread (no header) and
     // its erasure finished here
     index.load((slot, id, handle) -> {
-      MemoryBlock block = heap.memoryBlockFromHandle(handle);
+      MemoryBlock block = pool.heap().memoryBlockFromHandle(handle);
       if (blocks.erasing(block)) {
         return new Entry(block, 0, null, slot);
       }

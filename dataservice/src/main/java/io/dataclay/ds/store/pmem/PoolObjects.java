@@ -2,6 +2,7 @@ package io.dataclay.ds.store.pmem;
 
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.StoreStats;
+import io.dataclay.ds.store.StoredObject;
 import io.dataclay.ds.store.engine.KeyLocks;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InternalException;
@@ -100,23 +101,27 @@ public final class PoolObjects<E> {
   }
 
   /**
-   * Writes a batch in one transaction: reserves the slots of {@code ids} (whose write locks the
-   * caller holds), runs {@code write} over them inside the transaction and records the entries it
-   * answers, in the order of {@code ids}. When the transaction rolls back (or never runs: the pool
-   * is full, and {@code whenFull} says so) the slots taken for new objects are given back and
-   * nothing is recorded.
+   * Writes a batch of {@code objects} in one transaction under their write locks: reserves their
+   * slots, runs {@code write} over them inside the transaction and records the entries it answers,
+   * in the order of {@code objects}. When the transaction rolls back (or never runs: the pool is full, and
+   * {@code whenFull} says so) the slots taken for new objects are given back and nothing is
+   * recorded.
    */
-  public void writeAll(List<UUID> ids, Function<SlotIndex<E>.Batch, E[]> write, Supplier<String> whenFull) {
-    SlotIndex<E>.Batch batch = index.reserve(ids);
-    E[] written;
-    try {
-      written = PmemHeap.transaction(pool.heap(), () -> write.apply(batch), whenFull);
-    } catch (RuntimeException e) {
-      batch.releaseTaken(); // the transaction rolled back (or never ran): those slots are empty
-      throw e;
-    }
-    for (int i = 0; i < ids.size(); i++) {
-      replace(ids.get(i), batch.old(i), written[i]);
+  public void writeAll(List<StoredObject> objects, Function<SlotIndex<E>.Batch, E[]> write,
+      Supplier<String> whenFull) {
+    List<UUID> ids = objects.stream().map(StoredObject::id).toList();
+    try (KeyLocks.Held held = locks.writeLockAll(ids)) {
+      SlotIndex<E>.Batch batch = index.reserve(ids);
+      E[] written;
+      try {
+        written = PmemHeap.transaction(pool.heap(), () -> write.apply(batch), whenFull);
+      } catch (RuntimeException e) {
+        batch.releaseTaken(); // the transaction rolled back (or never ran): those slots are empty
+        throw e;
+      }
+      for (int i = 0; i < ids.size(); i++) {
+        replace(ids.get(i), batch.old(i), written[i]);
+      }
     }
   }
 

@@ -33,22 +33,23 @@ public final class PoolStore<L extends PoolStore.Layout> implements ObjectStore 
 
     /** See {@link ObjectStore#applyDelta}. */
     void applyDelta(ObjectDelta delta);
-
-    /** The pool's objects, as this layout keeps them. */
-    PoolObjects<?> objects();
   }
 
-  private final String engine;
-  private final String durability;
-  private final L layout;
-  private final PoolObjects<?> objects;
+  /**
+   * The durability promise of every pmem engine, reported in stats: each call is one PMDK
+   * transaction ({@link PoolObjects#writeAll}, {@link PoolObjects#remove}, the engines' deltas).
+   */
+  public static final String DURABILITY = "durable and crash-consistent at return";
 
-  /** The store of {@code engine}, promising {@code durability}, over its loaded {@code layout}. */
-  public PoolStore(String engine, String durability, L layout) {
+  private final String engine;
+  private final PoolObjects<?> objects;
+  private final L layout;
+
+  /** The store of {@code engine} over {@code layout}, loaded, and the {@code objects} it keeps. */
+  public PoolStore(String engine, PoolObjects<?> objects, L layout) {
     this.engine = engine;
-    this.durability = durability;
+    this.objects = objects;
     this.layout = layout;
-    this.objects = layout.objects();
   }
 
   /** The engine's own part, for what only that engine has (its counters, its record lengths). */
@@ -104,7 +105,7 @@ public final class PoolStore<L extends PoolStore.Layout> implements ObjectStore 
 
   @Override
   public StoreStats stats() {
-    return objects.stats(engine, durability);
+    return objects.stats(engine, DURABILITY);
   }
 
   @Override

@@ -13,7 +13,6 @@ import io.dataclay.ds.store.EngineUnderTest;
 import io.dataclay.ds.store.FieldValue;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.ds.store.ObjectStore;
-import io.dataclay.ds.store.ObjectStoreContract;
 import io.dataclay.ds.store.ObjectStores;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoredObject;
@@ -21,6 +20,7 @@ import io.dataclay.ds.store.TestPools;
 import io.dataclay.ds.store.crypt.FieldCipher;
 import io.dataclay.ds.store.kv.KvStore;
 import io.dataclay.ds.store.pmem.PoolStore;
+import io.dataclay.ds.store.pmem.PoolStoreContract;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -43,11 +43,11 @@ class HeapStoreTest {
   private static final EngineUnderTest ENGINE = EngineUnderTest.of(HeapStore.ENGINE);
 
   @Nested
-  class Plain extends ObjectStoreContract {
+  class Plain extends PoolStoreContract {
     private static final int MIB = 1 << 20;
 
     Plain() {
-      super(ENGINE);
+      super(ENGINE, HeapStore.POOL_FILE);
     }
 
     @Test
@@ -136,44 +136,6 @@ class HeapStoreTest {
         TestPools.delete(kvDir);
         store = open(poolSize());
       }
-    }
-
-    @Test
-    void aPoolFileThatIsNotAnLlplHeapIsRefusedAndLeftUntouched() throws Exception {
-      store.close();
-      Path pool = poolDir.resolve(HeapStore.POOL_FILE);
-      byte[] garbage = "not a pmem pool".repeat(1000).getBytes(StandardCharsets.UTF_8);
-      Files.write(pool, garbage);
-
-      InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> open(poolSize()));
-
-      assertTrue(e.getMessage().contains(pool.toString()), e.getMessage());
-      assertArrayEquals(garbage, Files.readAllBytes(pool));
-      Files.delete(pool);
-      store = open(poolSize());
-    }
-
-    @Test
-    void aRemovalCutShortBeforeItsBlocksWereZeroedIsFinishedAtTheNextOpen() {
-      // setup: an object (inline and out-of-line values) whose removal committed, erasure not run
-      byte[] marker = ("cut-" + UUID.randomUUID()).getBytes(StandardCharsets.UTF_8);
-      UUID gone = UUID.randomUUID();
-      UUID kept = UUID.randomUUID();
-      store.put(object(kept, "a", "1"));
-      long usedWithKeptOnly = store.stats().usedBytes();
-      store.put(object(gone, Map.of("small", FieldValue.of(marker.clone()), "large",
-          FieldValue.of(TestPools.repeated(marker, 100)))));
-      ((PoolStore<?>) engineUnder(store)).removeWithoutErasing(gone);
-      store.close();
-      assertTrue(TestPools.filesContain(poolDir, marker));
-      // run
-      store = open(poolSize());
-      // verify: gone, zeroed, freed; the other object untouched
-      assertTrue(store.get(gone).isEmpty());
-      assertEquals(1, store.count());
-      assertTrue(!TestPools.filesContain(poolDir, marker), "the removed object's bytes are still in the pool");
-      assertEquals(usedWithKeptOnly, store.stats().usedBytes());
-      assertEquals("1", text(store.get(kept).orElseThrow().fields().get("a")));
     }
 
     private HeapStore heap() {
