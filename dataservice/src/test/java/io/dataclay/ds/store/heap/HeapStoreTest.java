@@ -41,30 +41,18 @@ import org.junit.jupiter.api.Test;
  */
 class HeapStoreTest {
   private static final EngineUnderTest ENGINE = EngineUnderTest.of(HeapStore.ENGINE);
+  private static final int MIB = 1 << 20;
 
   @Nested
   class Plain extends PoolStoreContract {
-    private static final int MIB = 1 << 20;
-
     Plain() {
       super(ENGINE, HeapStore.POOL_FILE);
     }
 
     @Test
     void updatingOneSmallFieldOfALargeObjectWritesOnlyThatFieldInPlace() {
-      // setup
-      UUID id = UUID.randomUUID();
-      byte[] blob = randomBytes(MIB);
-      store.put(largeObject(id, blob, "00000001"));
-      long before = heap().bytesWritten();
-      // run
-      store.applyDelta(new ObjectDelta(id, Map.of("counter", value("00000002")), Set.of()));
-      // verify: the new value and its entry's lengths, nothing of the megabyte
-      long written = heap().bytesWritten() - before;
-      assertTrue(written <= 32, "one 8-byte field update wrote " + written + " bytes");
-      StoredObject got = store.get(id).orElseThrow();
-      assertEquals("00000002", text(got.fields().get("counter")));
-      assertArrayEquals(blob, got.fields().get("blob").value());
+      // the new value and its entry's lengths, nothing of the megabyte
+      assertASmallFieldUpdateOfALargeObjectWritesAtMost(32, store, heap());
     }
 
     @Test
@@ -74,20 +62,17 @@ class HeapStoreTest {
       byte[] blob = randomBytes(MIB);
       store.put(largeObject(id, blob, "00000001"));
       // run + verify: a small field outgrowing its inline area moves, with a new field table
-      long before = heap().bytesWritten();
-      store.applyDelta(new ObjectDelta(id, Map.of("counter", value("c".repeat(500))), Set.of()));
-      long grownSmall = heap().bytesWritten() - before;
+      long grownSmall = bytesWrittenBy(heap(),
+          () -> store.applyDelta(new ObjectDelta(id, Map.of("counter", value("c".repeat(500))), Set.of())));
       assertTrue(grownSmall < 2048, "growing the 8-byte field to 500 bytes wrote " + grownSmall + " bytes");
       // run + verify: adding and removing a field rewrites the table, not the megabyte
-      before = heap().bytesWritten();
-      store.applyDelta(new ObjectDelta(id, Map.of("extra", value("e")), Set.of("counter")));
-      long reshaped = heap().bytesWritten() - before;
+      long reshaped = bytesWrittenBy(heap(),
+          () -> store.applyDelta(new ObjectDelta(id, Map.of("extra", value("e")), Set.of("counter"))));
       assertTrue(reshaped < 1024, "adding and removing a small field wrote " + reshaped + " bytes");
       // run + verify: the large field growing by one byte is written once, in a block of its own
       byte[] bigger = randomBytes(MIB + 1);
-      before = heap().bytesWritten();
-      store.applyDelta(new ObjectDelta(id, Map.of("blob", FieldValue.of(bigger.clone())), Set.of()));
-      long grownLarge = heap().bytesWritten() - before;
+      long grownLarge = bytesWrittenBy(heap(),
+          () -> store.applyDelta(new ObjectDelta(id, Map.of("blob", FieldValue.of(bigger.clone())), Set.of())));
       assertTrue(grownLarge >= MIB + 1 && grownLarge < MIB + 1024, "growing the 1 MiB field wrote " + grownLarge + " bytes");
       StoredObject got = store.get(id).orElseThrow();
       assertEquals(List.of("blob", "extra"), List.copyOf(got.fields().keySet()));
@@ -139,20 +124,7 @@ class HeapStoreTest {
     }
 
     private HeapStore heap() {
-      return (HeapStore) ((PoolStore<?>) engineUnder(store)).layout();
-    }
-
-    private static StoredObject largeObject(UUID id, byte[] blob, String counter) {
-      Map<String, FieldValue> fields = new LinkedHashMap<>();
-      fields.put("blob", FieldValue.of(blob.clone()));
-      fields.put("counter", value(counter));
-      return object(id, fields);
-    }
-
-    private static byte[] randomBytes(int n) {
-      byte[] b = new byte[n];
-      new Random(n).nextBytes(b);
-      return b;
+      return heapUnder(engineUnder(store));
     }
 
     private static byte[] bytes(String s) {
@@ -168,24 +140,53 @@ class HeapStoreTest {
 
     @Test
     void updatingOneSmallFieldOfALargeEncryptedObjectWritesOnlyThatFieldInPlace() {
-      // setup
-      UUID id = UUID.randomUUID();
-      byte[] blob = new byte[1 << 20];
-      new Random(1).nextBytes(blob);
-      Map<String, FieldValue> fields = new LinkedHashMap<>();
-      fields.put("blob", FieldValue.of(blob.clone()));
-      fields.put("counter", value("00000001"));
-      store.put(object(id, fields));
-      HeapStore heap = (HeapStore) ((PoolStore<?>) engineUnder(store)).layout();
-      long before = heap.bytesWritten();
-      // run
-      store.applyDelta(new ObjectDelta(id, Map.of("counter", value("00000002")), Set.of()));
-      // verify: the sealed 8-byte value and its entry's lengths, nothing of the megabyte
-      long written = heap.bytesWritten() - before;
-      assertTrue(written <= 32 + FieldCipher.OVERHEAD, "one 8-byte field update wrote " + written + " bytes");
-      StoredObject got = store.get(id).orElseThrow();
-      assertEquals("00000002", text(got.fields().get("counter")));
-      assertArrayEquals(blob, got.fields().get("blob").value());
+      // the sealed 8-byte value and its entry's lengths, nothing of the megabyte
+      long limit = 32 + FieldCipher.OVERHEAD;
+      assertASmallFieldUpdateOfALargeObjectWritesAtMost(limit, store, heapUnder(engineUnder(store)));
     }
+  }
+
+  /**
+   * Stores an object of a 1 MiB field and an 8-byte one, changes the 8-byte field, and checks that
+   * the change wrote at most {@code limit} bytes to the pool under {@code store} and reads back whole.
+   */
+  private static void assertASmallFieldUpdateOfALargeObjectWritesAtMost(long limit, ObjectStore store, HeapStore heap) {
+    // setup
+    UUID id = UUID.randomUUID();
+    byte[] blob = randomBytes(MIB);
+    store.put(largeObject(id, blob, "00000001"));
+    // run
+    long written = bytesWrittenBy(heap,
+        () -> store.applyDelta(new ObjectDelta(id, Map.of("counter", value("00000002")), Set.of())));
+    // verify
+    assertTrue(written <= limit, "one 8-byte field update wrote " + written + " bytes");
+    StoredObject got = store.get(id).orElseThrow();
+    assertEquals("00000002", text(got.fields().get("counter")));
+    assertArrayEquals(blob, got.fields().get("blob").value());
+  }
+
+  /** The heap engine's own store under the layers over it ({@code engine}: the contract's {@code engineUnder}). */
+  private static HeapStore heapUnder(ObjectStore engine) {
+    return (HeapStore) ((PoolStore<?>) engine).layout();
+  }
+
+  /** Bytes {@code change} made {@code heap} write to its pool. */
+  private static long bytesWrittenBy(HeapStore heap, Runnable change) {
+    long before = heap.bytesWritten();
+    change.run();
+    return heap.bytesWritten() - before;
+  }
+
+  private static StoredObject largeObject(UUID id, byte[] blob, String counter) {
+    Map<String, FieldValue> fields = new LinkedHashMap<>();
+    fields.put("blob", FieldValue.of(blob.clone()));
+    fields.put("counter", value(counter));
+    return object(id, fields);
+  }
+
+  private static byte[] randomBytes(int n) {
+    byte[] b = new byte[n];
+    new Random(n).nextBytes(b);
+    return b;
   }
 }
