@@ -103,9 +103,9 @@ public final class PoolObjects<E> {
   /**
    * Writes a batch of {@code objects} in one transaction under their write locks: reserves their
    * slots, runs {@code write} over them inside the transaction and records the entries it answers,
-   * in the order of {@code objects}. When the transaction rolls back (or never runs: the pool is full, and
-   * {@code whenFull} says so) the slots taken for new objects are given back and nothing is
-   * recorded.
+   * in the order of {@code objects}. When the transaction rolls back (or never runs: the pool is
+   * full, and {@code whenFull} says so) the slots taken for new objects are given back and nothing
+   * is recorded.
    */
   public void writeAll(List<StoredObject> objects, Function<SlotIndex<E>.Batch, E[]> write,
       Supplier<String> whenFull) {
