@@ -10,13 +10,13 @@ import java.util.List;
 
 /**
  * The registry of store engines: the one place that lists them. Adding an engine is a package
- * with its {@link StoreEngine} and one line here; `dataservice.jar engines` prints this list, and
+ * declaring its {@link StoreEngine} and one line here; `dataservice.jar engines` prints this list, and
  * the Python CLI, the tests and the benchmarks ask it.
  */
 public final class StoreEngines {
   /** Every engine this build has, in the order `dataclay` lists them (kv first: the default). */
   public static final List<StoreEngine> ALL =
-      List.of(new KvEngine(), new HeapEngine(), new TwoLevelEngine(), new PostgresEngine(), new MemoryEngine());
+      List.of(KvEngine.ENGINE, HeapEngine.ENGINE, TwoLevelEngine.ENGINE, PostgresEngine.ENGINE, MemoryEngine.ENGINE);
 
   private StoreEngines() {}
 

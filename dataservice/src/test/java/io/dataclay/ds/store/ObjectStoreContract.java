@@ -1,6 +1,7 @@
 package io.dataclay.ds.store;
 
 import static io.dataclay.ds.store.TestObjects.object;
+import static io.dataclay.ds.store.TestObjects.putNumbered;
 import static io.dataclay.ds.store.TestObjects.tagOf;
 import static io.dataclay.ds.store.TestObjects.tagged;
 import static io.dataclay.ds.store.TestObjects.text;
@@ -231,12 +232,7 @@ public abstract class ObjectStoreContract {
   @Test
   void countAndForEachIdReflectTheStoredObjects() {
     // setup
-    Set<UUID> ids = new HashSet<>();
-    for (int i = 0; i < 2500; i++) {
-      UUID id = UUID.randomUUID();
-      ids.add(id);
-      store.put(object(id, "i", Integer.toString(i)));
-    }
+    Set<UUID> ids = putNumbered(store, 2500);
     UUID removed = ids.iterator().next();
     store.remove(removed);
     ids.remove(removed);
@@ -603,14 +599,9 @@ public abstract class ObjectStoreContract {
   @Test
   void recoveryAfterSigkillKeepsEveryAcknowledgedWriteAndTearsNothing() throws Exception {
     assumeTrue(crashConsistent(), "the engine does not promise durability at return");
-    store.close();
-    CrashScenario scenario = new CrashScenario(config(poolDir, poolSize()), () -> open(poolSize()), 11, false);
 
-    for (long round = 1; round <= 3; round++) {
-      scenario.runRound(round);
-    }
+    CrashScenario scenario = killThreeWritersAndReopen(11, false);
 
-    store = open(poolSize());
     assertEquals(scenario.expectedObjects(), store.count());
     assertTrue(scenario.expectedObjects() > 0);
   }
@@ -618,17 +609,26 @@ public abstract class ObjectStoreContract {
   @Test
   void recoveryAfterSigkillKeepsEveryWriteAcknowledgedBeforeTheLastCheckpointAndTearsNothing() throws Exception {
     assumeTrue(durableAtCheckpoint(), "the engine promises more: durability at return");
-    store.close();
-    CrashScenario scenario = new CrashScenario(config(poolDir, poolSize()), () -> open(poolSize()), 13, true);
 
-    for (long round = 1; round <= 3; round++) {
-      scenario.runRound(round);
-    }
+    CrashScenario scenario = killThreeWritersAndReopen(13, true);
 
-    store = open(poolSize());
     assertEquals(scenario.expectedObjects(), store.count());
     assertTrue(scenario.expectedObjects() > 0);
     assertTrue(scenario.checkpointsSeen() > 0, "the writer completed no checkpoint");
+  }
+
+  /**
+   * Closes the store, runs three rounds of a writer killed with SIGKILL ({@link CrashScenario},
+   * seeded with {@code seed}, {@code atCheckpoint} as it says), then reopens the store.
+   */
+  private CrashScenario killThreeWritersAndReopen(long seed, boolean atCheckpoint) throws Exception {
+    store.close();
+    CrashScenario scenario = new CrashScenario(config(poolDir, poolSize()), () -> open(poolSize()), seed, atCheckpoint);
+    for (long round = 1; round <= 3; round++) {
+      scenario.runRound(round);
+    }
+    store = open(poolSize());
+    return scenario;
   }
 
   @Test

@@ -8,6 +8,7 @@ import io.dataclay.common.Language;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -37,6 +38,20 @@ public final class TestObjects {
   /** An object with the given fields (in order) and the test header. */
   public static StoredObject object(UUID id, Map<String, FieldValue> fields) {
     return new StoredObject(id, HEADER, fields);
+  }
+
+  /**
+   * Puts {@code n} new objects into {@code store}, the i-th with one field "i" holding i; answers
+   * their IDs in put order (a set the caller may change).
+   */
+  public static Set<UUID> putNumbered(ObjectStore store, int n) {
+    Set<UUID> ids = new LinkedHashSet<>();
+    for (int i = 0; i < n; i++) {
+      UUID id = UUID.randomUUID();
+      ids.add(id);
+      store.put(object(id, "i", Integer.toString(i)));
+    }
+    return ids;
   }
 
   /** An object with text fields given as name, value, name, value... */

@@ -196,10 +196,7 @@ public final class RecordCodec {
     if (object == null) {
       throw new InvalidArgumentException("object to store is missing");
     }
-    for (Map.Entry<String, FieldValue> e : object.fields().entrySet()) {
-      checkedName(e.getKey(), object.id());
-      checkValue(e.getKey(), e.getValue(), object.id());
-    }
+    checkFields(object.fields(), object.id());
   }
 
   /**
@@ -211,13 +208,20 @@ public final class RecordCodec {
     if (delta == null) {
       throw new InvalidArgumentException("delta is missing");
     }
-    for (Map.Entry<String, FieldValue> e : delta.changed().entrySet()) {
-      checkedName(e.getKey(), delta.id());
-      checkValue(e.getKey(), e.getValue(), delta.id());
-      if (delta.removed().contains(e.getKey())) {
+    checkFields(delta.changed(), delta.id());
+    for (String name : delta.changed().keySet()) {
+      if (delta.removed().contains(name)) {
         throw new InvalidArgumentException(
-            "delta of object " + delta.id() + " both changes and removes field '" + e.getKey() + "'");
+            "delta of object " + delta.id() + " both changes and removes field '" + name + "'");
       }
+    }
+  }
+
+  /** Checks that every one of {@code fields} of object {@code id} is named and valued. */
+  private static void checkFields(Map<String, FieldValue> fields, UUID id) {
+    for (Map.Entry<String, FieldValue> e : fields.entrySet()) {
+      checkedName(e.getKey(), id);
+      checkValue(e.getKey(), e.getValue(), id);
     }
   }
 

@@ -3,12 +3,9 @@ package io.dataclay.ds.store.heap;
 import com.intel.pmem.llpl.Heap;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.ds.store.ObjectHeader;
-import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoreConfig;
-import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.ds.store.crypt.StoreKey;
-import io.dataclay.ds.store.engine.KeyLocks;
 import io.dataclay.ds.store.engine.OptimisticRead;
 import io.dataclay.ds.store.engine.PoolDirectory;
 import io.dataclay.ds.store.engine.RecordCodec;
@@ -16,13 +13,12 @@ import io.dataclay.ds.store.pmem.PmemHeap;
 import io.dataclay.ds.store.pmem.PmemPool;
 import io.dataclay.ds.store.pmem.SlotDirectory;
 import io.dataclay.ds.store.pmem.PoolObjects;
+import io.dataclay.ds.store.pmem.PoolStore;
 import io.dataclay.exceptions.InvalidArgumentException;
-import io.dataclay.exceptions.ObjectDoesNotExistException;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.function.Consumer;
 
 /**
  * The {@code heap} engine: objects laid out field by field in a PMDK pool (llpl {@link Heap}) at
@@ -39,13 +35,11 @@ import java.util.function.Consumer;
  * to one field still writes that field alone, in place when its size stays. A removed object's bytes
  * are overwritten with zeros before its blocks are freed ({@link ObjectErasure}).
  */
-public final class HeapStore implements ObjectStore {
+public final class HeapStore implements PoolStore.Layout {
   /** Engine name in configuration. */
   public static final String ENGINE = "heap";
   /** Pool file inside the pool directory. */
   public static final String POOL_FILE = "heap.pool";
-  /** The durability promise reported in stats. */
-  public static final String DURABILITY = "durable and crash-consistent at return";
 
   private static final int OPTIMISTIC_READ_MAX = 64 * 1024;
   private static final long DIRECTORY_MAGIC = 0x4443_4845_4150_4431L; // "DCHEAPD1"
@@ -54,37 +48,21 @@ public final class HeapStore implements ObjectStore {
   private static final int SLOT_HANDLE_BYTES = 8;
 
   private final PmemPool pool;
-  private final Heap heap;
-  private final SlotDirectory slots;
   private final RecordCodec codec = new RecordCodec();
   private final ObjectBlocks blocks;
   private final PoolObjects<ObjectLayout> index;
-  private final PoolObjects.Erasure<ObjectLayout> erasure;
-  private final KeyLocks locks = new KeyLocks(1024);
 
+  /** Loads the objects listed in {@code pool}. */
   private HeapStore(PmemPool pool) {
     this.pool = pool;
-    this.heap = pool.heap();
-    this.slots = pool.slots();
-    this.blocks = new ObjectBlocks(heap, codec);
-    this.index = new PoolObjects<>(pool, ObjectLayout::slot, ObjectLayout::poolBytes, ObjectLayout::header);
-    this.erasure = new PoolObjects.Erasure<>() {
-      @Override
-      public void mark(ObjectLayout layout) {
-        blocks.countWritten(ObjectErasure.markErasing(layout));
-      }
-
-      @Override
-      public void zero(ObjectLayout layout) {
-        ObjectErasure.zero(layout);
-      }
-
-      @Override
-      public void free(ObjectLayout layout) {
-        blocks.countWritten(SLOT_HANDLE_BYTES); // the slot's handle, emptied
-        blocks.freeAll(layout);
-      }
-    };
+    this.blocks = new ObjectBlocks(pool.heap(), codec);
+    this.index = new PoolObjects<>(pool, ObjectLayout::slot, ObjectLayout::poolBytes, ObjectLayout::header,
+        new PoolObjects.Erasure<>(layout -> blocks.countWritten(ObjectErasure.markErasing(layout)), ObjectErasure::zero,
+            layout -> {
+              blocks.countWritten(SLOT_HANDLE_BYTES); // the slot's handle, emptied
+              blocks.freeAll(layout);
+            }));
+    load();
   }
 
   /**
@@ -93,18 +71,14 @@ public final class HeapStore implements ObjectStore {
    *
    * @throws InvalidArgumentException when the directory or pool file cannot be used as a heap pool
    */
-  public static HeapStore open(StoreConfig config, StoreKey key) {
-    return PmemPool.open(config, ENGINE, key, POOL_FILE, DIRECTORY_MAGIC, ENGINE, pool -> {
-      HeapStore store = new HeapStore(pool);
-      store.load();
-      return store;
-    });
+  public static PoolStore<HeapStore> open(StoreConfig config, StoreKey key) {
+    HeapStore layout = PmemPool.open(config, ENGINE, key, POOL_FILE, DIRECTORY_MAGIC, ENGINE, HeapStore::new);
+    return new PoolStore<>(ENGINE, layout.index, layout);
   }
 
   @Override
   public void putAll(List<StoredObject> objects) {
-    List<UUID> ids = objects.stream().map(StoredObject::id).toList();
-    int n = ids.size();
+    int n = objects.size();
     ObjectHeader[] headers = new ObjectHeader[n];
     long bytes = 0;
     for (int i = 0; i < n; i++) {
@@ -113,56 +87,46 @@ public final class HeapStore implements ObjectStore {
       bytes += object.valueBytes();
     }
     long total = bytes;
-    try (KeyLocks.Held held = locks.writeLockAll(ids)) {
-      index.writeAll(ids, batch -> {
-        ObjectLayout[] layouts = new ObjectLayout[n];
-        for (int i = 0; i < n; i++) {
-          ObjectLayout old = batch.old(i);
-          layouts[i] = blocks.writeNew(objects.get(i), headers[i], batch.slot(i));
-          if (old == null) {
-            slots.assign(batch.slot(i), ids.get(i), layouts[i].table().handle());
-            blocks.countWritten(SLOT_ASSIGN_BYTES);
-          } else {
-            slots.setHandle(batch.slot(i), layouts[i].table().handle());
-            blocks.countWritten(SLOT_HANDLE_BYTES);
-            blocks.freeAll(old);
-          }
+    index.writeAll(objects, batch -> {
+      ObjectLayout[] layouts = new ObjectLayout[n];
+      for (int i = 0; i < n; i++) {
+        ObjectLayout old = batch.old(i);
+        layouts[i] = blocks.writeNew(objects.get(i), headers[i], batch.slot(i));
+        if (old == null) {
+          pool.slots().assign(batch.slot(i), objects.get(i).id(), layouts[i].table().handle());
+          blocks.countWritten(SLOT_ASSIGN_BYTES);
+        } else {
+          pool.slots().setHandle(batch.slot(i), layouts[i].table().handle());
+          blocks.countWritten(SLOT_HANDLE_BYTES);
+          blocks.freeAll(old);
         }
-        return layouts;
-      }, () -> fullMessage(n, total));
-    }
+      }
+      return layouts;
+    }, () -> fullMessage(n, total));
   }
 
   @Override
   public Optional<StoredObject> get(UUID id) {
     // Objects whose values total up to OPTIMISTIC_READ_MAX are copied without a lock write.
-    return OptimisticRead.read(locks.of(id), () -> index.get(id),
+    return OptimisticRead.read(index.locks().of(id), () -> index.get(id),
         layout -> layout.contentBytes() <= OPTIMISTIC_READ_MAX ? blocks.read(id, layout) : null,
         (layout, object) -> object, layout -> blocks.read(id, layout));
   }
 
   @Override
   public Optional<Set<UUID>> references(UUID id) {
-    return OptimisticRead.locked(locks.of(id), () -> index.get(id), blocks::references);
-  }
-
-  @Override
-  public Optional<ObjectHeader> header(UUID id) {
-    return index.header(id);
+    return OptimisticRead.locked(index.locks().of(id), () -> index.get(id), blocks::references);
   }
 
   @Override
   public void applyDelta(ObjectDelta delta) {
     UUID id = delta.id();
-    locks.writing(id, () -> {
-      ObjectLayout old = index.get(id);
-      if (old == null) {
-        throw new ObjectDoesNotExistException("object " + id + " is not stored in " + pool.directory().path());
-      }
-      ObjectLayout updated = PmemHeap.transaction(heap, () -> {
+    index.locks().writing(id, () -> {
+      ObjectLayout old = index.stored(id);
+      ObjectLayout updated = PmemHeap.transaction(pool.heap(), () -> {
         ObjectLayout layout = blocks.applyDelta(old, delta);
         if (layout.table() != old.table()) {
-          slots.setHandle(old.slot(), layout.table().handle());
+          pool.slots().setHandle(old.slot(), layout.table().handle());
           blocks.countWritten(SLOT_HANDLE_BYTES);
         }
         return layout;
@@ -171,44 +135,9 @@ public final class HeapStore implements ObjectStore {
     });
   }
 
-  /**
-   * Removes the object, then overwrites its bytes with zeros and frees its blocks (see
-   * {@link PoolObjects#remove}; {@link ObjectErasure} marks and zeroes them).
-   */
-  @Override
-  public boolean remove(UUID id) {
-    return locks.writing(id, () -> index.remove(id, erasure));
-  }
-
-  /** The first half of {@link #remove} alone, as a crash right after it leaves the pool; for tests. */
-  void removeWithoutErasing(UUID id) {
-    ObjectLayout old = index.remove(id);
-    PmemHeap.transaction(heap, () -> ObjectErasure.markErasing(old), () -> "no room");
-  }
-
-  @Override
-  public long count() {
-    return index.count();
-  }
-
-  @Override
-  public void forEachId(Consumer<UUID> action) {
-    index.forEachId(action);
-  }
-
-  @Override
-  public StoreStats stats() {
-    return index.stats(ENGINE, DURABILITY);
-  }
-
   /** Bytes this store has written to its pool since it was opened (values, tables, directory slots). */
   public long bytesWritten() {
     return blocks.bytesWritten();
-  }
-
-  @Override
-  public void close() {
-    pool.close();
   }
 
   private static long deltaBytes(ObjectDelta delta) {
@@ -226,7 +155,6 @@ public final class HeapStore implements ObjectStore {
 
   private void load() {
     // an object block marked as being erased was removed before a crash: its erasure is finished here
-    index.load((slot, id, handle) -> blocks.load(id, handle, slot), ObjectErasure::erasing)
-        .forEach((id, layout) -> index.finishErasure(id, layout, erasure));
+    index.load((slot, id, handle) -> blocks.load(id, handle, slot), ObjectErasure::erasing);
   }
 }

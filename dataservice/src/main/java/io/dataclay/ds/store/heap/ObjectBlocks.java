@@ -306,7 +306,7 @@ final class ObjectBlocks {
     byte[] headerRecord = codec.encode(new StoredObject(id, header, Map.of()));
     long size = PREFIX_BYTES + (long) headerRecord.length;
     for (Planned p : planned) {
-      size += 4L + p.name.length + 1 + (p.inline() ? META_BYTES + (long) p.capacity : 16);
+      size += 4L + p.name().length + 1 + (p.inline() ? META_BYTES + (long) p.capacity() : 16);
     }
     if (size > MAX_TABLE_BYTES) {
       throw new InvalidArgumentException("object " + id + " has too many fields or names too long (" + size + " bytes of field table)");
@@ -318,27 +318,27 @@ final class ObjectBlocks {
     long poolBytes = 0;
     for (int i = 0; i < fields.length; i++) {
       Planned p = planned.get(i);
-      b.putInt(p.name.length).put(p.name).put(p.inline() ? INLINE : OUT_OF_LINE);
+      b.putInt(p.name().length).put(p.name()).put(p.inline() ? INLINE : OUT_OF_LINE);
       int metaOffset = b.position();
-      b.putInt(p.valueLength).putInt(p.refCount);
-      String name = p.kept != null ? p.kept.name() : new String(p.name, StandardCharsets.UTF_8);
+      b.putInt(p.valueLength()).putInt(p.refCount());
+      String name = p.kept() != null ? p.kept().name() : new String(p.name(), StandardCharsets.UTF_8);
       if (p.inline()) {
-        b.putInt(p.capacity);
+        b.putInt(p.capacity());
         int at = b.position();
-        if (p.value != null) {
-          putContent(t, at, p.value);
+        if (p.value() != null) {
+          putContent(t, at, p.value());
         } else {
-          if (p.kept.contentLength() > 0) {
-            oldTable.copyToArray(p.kept.contentOffset(), t, at, (int) p.kept.contentLength());
+          if (p.kept().contentLength() > 0) {
+            oldTable.copyToArray(p.kept().contentOffset(), t, at, (int) p.kept().contentLength());
           }
         }
-        b.position(at + p.capacity);
-        fields[i] = new Field(name, p.valueLength, p.refCount, metaOffset, p.capacity, null);
+        b.position(at + p.capacity());
+        fields[i] = new Field(name, p.valueLength(), p.refCount(), metaOffset, p.capacity(), null);
       } else {
-        MemoryBlock block = p.kept != null ? p.kept.block() : newValueBlock(p.value, id);
+        MemoryBlock block = p.kept() != null ? p.kept().block() : newValueBlock(p.value(), id);
         b.putLong(block.handle());
         poolBytes += block.size();
-        fields[i] = new Field(name, p.valueLength, p.refCount, metaOffset, 0, block);
+        fields[i] = new Field(name, p.valueLength(), p.refCount(), metaOffset, 0, block);
       }
     }
     MemoryBlock table = heap.allocateMemoryBlock(t.length, true);
@@ -406,24 +406,17 @@ final class ObjectBlocks {
     return new InternalException("stored object " + id + " is corrupt: " + what);
   }
 
-  /** A field of an object block about to be written: a new value, or a field kept as it was. */
-  private static final class Planned {
-    final byte[] name;
-    final FieldValue value;
-    final Field kept;
-    final int valueLength;
-    final int refCount;
-    final int capacity;
-
-    private Planned(byte[] name, FieldValue value, Field kept, int valueLength, int refCount, int capacity) {
-      this.name = name;
-      this.value = value;
-      this.kept = kept;
-      this.valueLength = valueLength;
-      this.refCount = refCount;
-      this.capacity = capacity;
-    }
-
+  /**
+   * A field of an object block about to be written: a new value, or a field kept as it was.
+   *
+   * @param name the field's name in UTF-8
+   * @param value the new value, or null for a kept field
+   * @param kept the field kept as it was, or null for a new value
+   * @param valueLength bytes of the value
+   * @param refCount number of references the value holds
+   * @param capacity bytes of its inline area, or 0 when the value has a block of its own
+   */
+  private record Planned(byte[] name, FieldValue value, Field kept, int valueLength, int refCount, int capacity) {
     static Planned of(String name, FieldValue value, UUID id) {
       long content = contentLength(value);
       if (value.references().size() > (Integer.MAX_VALUE - value.value().length) / 16) {

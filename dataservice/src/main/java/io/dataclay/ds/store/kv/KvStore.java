@@ -4,12 +4,9 @@ import com.intel.pmem.llpl.Heap;
 import com.intel.pmem.llpl.MemoryBlock;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.ds.store.ObjectHeader;
-import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoreConfig;
-import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.ds.store.crypt.StoreKey;
-import io.dataclay.ds.store.engine.KeyLocks;
 import io.dataclay.ds.store.engine.OptimisticRead;
 import io.dataclay.ds.store.engine.PoolDirectory;
 import io.dataclay.ds.store.engine.RecordCodec;
@@ -19,13 +16,12 @@ import io.dataclay.ds.store.pmem.PmemHeap;
 import io.dataclay.ds.store.pmem.PmemPool;
 import io.dataclay.ds.store.pmem.SlotDirectory;
 import io.dataclay.ds.store.pmem.PoolObjects;
+import io.dataclay.ds.store.pmem.PoolStore;
 import io.dataclay.exceptions.InvalidArgumentException;
-import io.dataclay.exceptions.ObjectDoesNotExistException;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.function.Consumer;
 
 /**
  * The {@code kv} engine: each object is one encoded record in one block of a PMDK pool (llpl
@@ -40,15 +36,13 @@ import java.util.function.Consumer;
  * <p>With a store key, the pool admits it ({@link PoolDirectory}) and the values it is given are
  * already sealed (see {@link io.dataclay.ds.store.crypt.Encryption}); headers, names and
  * references stay readable. A removed object's
- * block is overwritten with zeros before it is freed (see {@link #remove}).
+ * block is overwritten with zeros before it is freed (see {@link PoolObjects#remove}).
  */
-public final class KvStore implements ObjectStore {
+public final class KvStore implements PoolStore.Layout {
   /** Engine name in configuration. */
   public static final String ENGINE = "kv";
   /** Pool file inside the pool directory. */
   public static final String POOL_FILE = "kv.pool";
-  /** The durability promise reported in stats. */
-  public static final String DURABILITY = "durable and crash-consistent at return";
 
   private static final int BULK_READ_MAX = 64 * 1024;
   private static final long DIRECTORY_MAGIC = 0x4443_4B56_4449_5231L; // "DCKVDIR1"
@@ -57,36 +51,18 @@ public final class KvStore implements ObjectStore {
   private record Entry(MemoryBlock block, int length, ObjectHeader header, long slot) {}
 
   private final PmemPool pool;
-  private final Heap heap;
-  private final SlotDirectory slots;
   private final RecordBlocks blocks;
   private final RecordCodec codec = new RecordCodec();
   private final PoolObjects<Entry> index;
-  private final PoolObjects.Erasure<Entry> erasure;
-  private final KeyLocks locks = new KeyLocks(1024);
 
+  /** Loads the objects listed in {@code pool}. */
   private KvStore(PmemPool pool) {
     this.pool = pool;
-    this.heap = pool.heap();
-    this.slots = pool.slots();
-    this.blocks = new RecordBlocks(heap);
-    this.index = new PoolObjects<>(pool, Entry::slot, entry -> entry.block().size(), Entry::header);
-    this.erasure = new PoolObjects.Erasure<>() {
-      @Override
-      public void mark(Entry entry) {
-        blocks.markErasing(entry.block());
-      }
-
-      @Override
-      public void zero(Entry entry) {
-        blocks.zero(entry.block());
-      }
-
-      @Override
-      public void free(Entry entry) {
-        blocks.free(entry.block());
-      }
-    };
+    this.blocks = new RecordBlocks(pool.heap());
+    this.index = new PoolObjects<>(pool, Entry::slot, entry -> entry.block().size(), Entry::header,
+        new PoolObjects.Erasure<>(entry -> blocks.markErasing(entry.block()), entry -> blocks.zero(entry.block()),
+            entry -> blocks.free(entry.block())));
+    load();
   }
 
   /**
@@ -95,7 +71,7 @@ public final class KvStore implements ObjectStore {
    *
    * @throws InvalidArgumentException when the directory or pool file cannot be used as a kv pool
    */
-  public static KvStore open(StoreConfig config, StoreKey key) {
+  public static PoolStore<KvStore> open(StoreConfig config, StoreKey key) {
     return openFor(ENGINE, config, key);
   }
 
@@ -105,40 +81,34 @@ public final class KvStore implements ObjectStore {
    *
    * @throws InvalidArgumentException when the directory or pool file cannot be used as such a pool
    */
-  public static KvStore openFor(String owner, StoreConfig config, StoreKey key) {
-    return PmemPool.open(config, owner, key, POOL_FILE, DIRECTORY_MAGIC, ENGINE, pool -> {
-      KvStore store = new KvStore(pool);
-      store.load();
-      return store;
-    });
+  public static PoolStore<KvStore> openFor(String owner, StoreConfig config, StoreKey key) {
+    KvStore layout = PmemPool.open(config, owner, key, POOL_FILE, DIRECTORY_MAGIC, ENGINE, KvStore::new);
+    return new PoolStore<>(ENGINE, layout.index, layout);
   }
 
   @Override
   public void putAll(List<StoredObject> objects) {
-    List<UUID> ids = objects.stream().map(StoredObject::id).toList();
-    int n = ids.size();
+    int n = objects.size();
     byte[][] records = new byte[n][];
     ObjectHeader[] headers = new ObjectHeader[n];
     for (int i = 0; i < n; i++) {
       records[i] = codec.encode(objects.get(i));
       headers[i] = codec.canonical(objects.get(i).header());
     }
-    try (KeyLocks.Held held = locks.writeLockAll(ids)) {
-      index.writeAll(ids, batch -> {
-        Entry[] entries = new Entry[n];
-        for (int i = 0; i < n; i++) {
-          entries[i] = store(ids.get(i), records[i], headers[i], batch.old(i), batch.slot(i));
-        }
-        return entries;
-      }, () -> fullMessage(n, totalBytes(records)));
-    }
+    index.writeAll(objects, batch -> {
+      Entry[] entries = new Entry[n];
+      for (int i = 0; i < n; i++) {
+        entries[i] = store(objects.get(i).id(), records[i], headers[i], batch.old(i), batch.slot(i));
+      }
+      return entries;
+    }, () -> fullMessage(n, totalBytes(records)));
   }
 
   @Override
   public Optional<StoredObject> get(UUID id) {
     // Records up to BULK_READ_MAX are copied with one bulk read and no lock write; larger ones are
     // decoded straight from pmem under the read lock, each value copied once into its array.
-    return OptimisticRead.read(locks.of(id), () -> index.get(id),
+    return OptimisticRead.read(index.locks().of(id), () -> index.get(id),
         entry -> entry.length() <= BULK_READ_MAX ? blocks.read(entry.block(), entry.length()) : null,
         (entry, record) -> codec.decode(id, RecordInput.of(record), entry.header()),
         entry -> codec.decode(id, blocks.input(entry.block(), entry.length()), entry.header()));
@@ -147,13 +117,8 @@ public final class KvStore implements ObjectStore {
   @Override
   public Optional<Set<UUID>> references(UUID id) {
     // Under the read lock: the block, read in place, does not change meanwhile.
-    return OptimisticRead.locked(locks.of(id), () -> index.get(id),
+    return OptimisticRead.locked(index.locks().of(id), () -> index.get(id),
         entry -> codec.references(id, blocks.input(entry.block(), entry.length())));
-  }
-
-  @Override
-  public Optional<ObjectHeader> header(UUID id) {
-    return index.header(id);
   }
 
   /** Bytes of the stored record of {@code id}, or -1 when it is not stored; a DRAM lookup. */
@@ -165,31 +130,28 @@ public final class KvStore implements ObjectStore {
   @Override
   public void applyDelta(ObjectDelta delta) {
     UUID id = delta.id();
-    locks.writing(id, () -> {
-      Entry old = index.get(id);
-      if (old == null) {
-        throw new ObjectDoesNotExistException("object " + id + " is not stored in " + pool.directory().path());
-      }
+    index.locks().writing(id, () -> {
+      Entry old = index.stored(id);
       RecordInput current = blocks.input(old.block(), old.length());
       RecordEdit edit = RecordEdit.plan(current, delta);
       Entry updated;
       if (edit.inPlace()) {
-        PmemHeap.transaction(heap, () -> {
+        PmemHeap.transaction(pool.heap(), () -> {
           blocks.patch(old.block(), edit);
           return null;
         }, () -> fullMessage(1, edit.length()));
         updated = old;
       } else if (blocks.fitsInPlace(old.block(), edit.length())) {
         byte[] record = edit.toArray(current);
-        PmemHeap.transaction(heap, () -> {
+        PmemHeap.transaction(pool.heap(), () -> {
           blocks.overwrite(old.block(), record);
           return null;
         }, () -> fullMessage(1, record.length));
         updated = new Entry(old.block(), record.length, old.header(), old.slot());
       } else {
-        MemoryBlock block = PmemHeap.transaction(heap, () -> {
+        MemoryBlock block = PmemHeap.transaction(pool.heap(), () -> {
           MemoryBlock written = blocks.writeEdited(old.block(), edit);
-          slots.setHandle(old.slot(), written.handle());
+          pool.slots().setHandle(old.slot(), written.handle());
           blocks.free(old.block());
           return written;
         }, () -> fullMessage(1, edit.length()));
@@ -197,44 +159,6 @@ public final class KvStore implements ObjectStore {
       }
       index.replace(id, old, updated);
     });
-  }
-
-  /**
-   * Removes the object, then overwrites its block with zeros and frees it (see
-   * {@link PoolObjects#remove}).
-   */
-  @Override
-  public boolean remove(UUID id) {
-    return locks.writing(id, () -> index.remove(id, erasure));
-  }
-
-  /** The first half of {@link #remove} alone, as a crash right after it leaves the pool; for tests. */
-  void removeWithoutErasing(UUID id) {
-    Entry old = index.remove(id);
-    PmemHeap.transaction(heap, () -> {
-      blocks.markErasing(old.block());
-      return null;
-    }, () -> "no room");
-  }
-
-  @Override
-  public long count() {
-    return index.count();
-  }
-
-  @Override
-  public void forEachId(Consumer<UUID> action) {
-    index.forEachId(action);
-  }
-
-  @Override
-  public StoreStats stats() {
-    return index.stats(ENGINE, DURABILITY);
-  }
-
-  @Override
-  public void close() {
-    pool.close();
   }
 
   /** Stores one object's record and returns its new entry; runs inside the caller's transaction. */
@@ -245,9 +169,9 @@ public final class KvStore implements ObjectStore {
     }
     MemoryBlock block = blocks.writeNew(record);
     if (old == null) {
-      slots.assign(slot, id, block.handle());
+      pool.slots().assign(slot, id, block.handle());
     } else {
-      slots.setHandle(slot, block.handle());
+      pool.slots().setHandle(slot, block.handle());
       blocks.free(old.block());
     }
     return new Entry(block, record.length, header, slot);
@@ -270,12 +194,12 @@ public final class KvStore implements ObjectStore {
     // a block marked as being erased was removed before a crash: it is left unread (no header) and
     // its erasure finished here
     index.load((slot, id, handle) -> {
-      MemoryBlock block = heap.memoryBlockFromHandle(handle);
+      MemoryBlock block = pool.heap().memoryBlockFromHandle(handle);
       if (blocks.erasing(block)) {
         return new Entry(block, 0, null, slot);
       }
       int length = blocks.storedLength(block, id);
       return new Entry(block, length, codec.decodeHeader(blocks.input(block, length), id), slot);
-    }, entry -> entry.header() == null).forEach((id, entry) -> index.finishErasure(id, entry, erasure));
+    }, entry -> entry.header() == null);
   }
 }

@@ -2,8 +2,11 @@ package io.dataclay.ds.store.pmem;
 
 import io.dataclay.ds.store.ObjectHeader;
 import io.dataclay.ds.store.StoreStats;
+import io.dataclay.ds.store.StoredObject;
+import io.dataclay.ds.store.engine.KeyLocks;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InternalException;
+import io.dataclay.exceptions.ObjectDoesNotExistException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,10 +23,11 @@ import java.util.logging.Logger;
 
 /**
  * What a pmem engine knows about the objects in its pool, kept the same way by kv and heap: the
- * DRAM {@link SlotIndex} of their entries, the pool bytes they take, the batch write that reserves
- * slots and records what its transaction wrote, the scan that rebuilds the index at open, and the
- * statistics and messages naming the pool. The engine keeps what differs (how an entry lies in the
- * pool) and the locks its callers hold ({@link io.dataclay.ds.store.engine.KeyLocks}).
+ * DRAM {@link SlotIndex} of their entries, the per-object locks ({@link KeyLocks}), the pool bytes
+ * they take, the batch write that reserves slots and records what its transaction wrote, the
+ * removal that erases an object's bytes, the scan that rebuilds the index at open, and the
+ * statistics and messages naming the pool. The engine keeps what differs: how an entry lies in the
+ * pool (its {@link PoolStore.Layout}) and how its bytes are erased ({@link Erasure}).
  *
  * @param <E> the engine's entry
  */
@@ -35,32 +39,33 @@ public final class PoolObjects<E> {
   private final ToLongFunction<E> slotOf;
   private final ToLongFunction<E> poolBytes;
   private final Function<E, ObjectHeader> headerOf;
+  private final Erasure<E> erasure;
+  private final KeyLocks locks = new KeyLocks(1024);
   private final AtomicLong usedBytes = new AtomicLong();
 
   /**
    * No objects yet in {@code pool} (see {@link #load}); {@code slotOf}, {@code poolBytes} and
-   * {@code headerOf} give an entry's slot, the pool bytes it takes, and its cached header.
+   * {@code headerOf} give an entry's slot, the pool bytes it takes, and its cached header;
+   * {@code erasure} erases a removed entry's bytes.
    */
   public PoolObjects(PmemPool pool, ToLongFunction<E> slotOf, ToLongFunction<E> poolBytes,
-      Function<E, ObjectHeader> headerOf) {
+      Function<E, ObjectHeader> headerOf, Erasure<E> erasure) {
     this.pool = pool;
     this.index = new SlotIndex<>(pool.slots(), slotOf);
     this.slotOf = slotOf;
     this.poolBytes = poolBytes;
     this.headerOf = headerOf;
+    this.erasure = erasure;
   }
 
-  /** How an engine erases an entry's bytes from the pool, in the steps {@link #remove} takes. */
-  public interface Erasure<E> {
-    /** Marks the entry's object block as being erased; runs inside a transaction. */
-    void mark(E entry);
-
-    /** Overwrites the entry's bytes with zeros, outside any transaction (whose undo log may not fit). */
-    void zero(E entry);
-
-    /** Frees the entry's blocks; runs inside the transaction that empties its slot. */
-    void free(E entry);
-  }
+  /**
+   * How an engine erases an entry's bytes from the pool, in the steps {@link #remove} takes.
+   *
+   * @param mark marks the entry's object block as being erased; runs inside a transaction
+   * @param zero overwrites the entry's bytes with zeros, outside any transaction (whose undo log may not fit)
+   * @param free frees the entry's blocks; runs inside the transaction that empties its slot
+   */
+  public record Erasure<E>(Consumer<E> mark, Consumer<E> zero, Consumer<E> free) {}
 
   /** Reads the object listed in {@code slot} at open, and answers its entry. */
   public interface Reader<E> {
@@ -70,13 +75,12 @@ public final class PoolObjects<E> {
 
   /**
    * Rebuilds the index from the slot directory at open, reading each object with {@code read};
-   * answers the entries {@code erasing} says a crash left half removed (by ID, in slot order), for
-   * the engine to finish erasing ({@link #finishErasure}): they are not in the index, and count as
-   * used until then.
+   * the entries {@code erasing} says a crash left half removed are not indexed, and their erasure
+   * is finished here (in slot order).
    *
    * @throws InternalException when the pool is damaged or lists an object twice
    */
-  public Map<UUID, E> load(Reader<E> read, Predicate<E> erasing) {
+  public void load(Reader<E> read, Predicate<E> erasing) {
     Map<UUID, E> unfinished = new LinkedHashMap<>();
     try {
       pool.slots().scan((slot, id, handle) -> {
@@ -93,27 +97,31 @@ public final class PoolObjects<E> {
     } catch (RuntimeException e) {
       throw new InternalException("pool " + pool.file() + " is damaged: " + e);
     }
-    return unfinished;
+    unfinished.forEach(this::finishErasure);
   }
 
   /**
-   * Writes a batch in one transaction: reserves the slots of {@code ids} (whose write locks the
-   * caller holds), runs {@code write} over them inside the transaction and records the entries it
-   * answers, in the order of {@code ids}. When the transaction rolls back (or never runs: the pool
-   * is full, and {@code whenFull} says so) the slots taken for new objects are given back and
-   * nothing is recorded.
+   * Writes a batch of {@code objects} in one transaction under their write locks: reserves their
+   * slots, runs {@code write} over them inside the transaction and records the entries it answers,
+   * in the order of {@code objects}. When the transaction rolls back (or never runs: the pool is
+   * full, and {@code whenFull} says so) the slots taken for new objects are given back and nothing
+   * is recorded.
    */
-  public void writeAll(List<UUID> ids, Function<SlotIndex<E>.Batch, E[]> write, Supplier<String> whenFull) {
-    SlotIndex<E>.Batch batch = index.reserve(ids);
-    E[] written;
-    try {
-      written = PmemHeap.transaction(pool.heap(), () -> write.apply(batch), whenFull);
-    } catch (RuntimeException e) {
-      batch.releaseTaken(); // the transaction rolled back (or never ran): those slots are empty
-      throw e;
-    }
-    for (int i = 0; i < ids.size(); i++) {
-      replace(ids.get(i), batch.old(i), written[i]);
+  public void writeAll(List<StoredObject> objects, Function<SlotIndex<E>.Batch, E[]> write,
+      Supplier<String> whenFull) {
+    List<UUID> ids = objects.stream().map(StoredObject::id).toList();
+    try (KeyLocks.Held held = locks.writeLockAll(ids)) {
+      SlotIndex<E>.Batch batch = index.reserve(ids);
+      E[] written;
+      try {
+        written = PmemHeap.transaction(pool.heap(), () -> write.apply(batch), whenFull);
+      } catch (RuntimeException e) {
+        batch.releaseTaken(); // the transaction rolled back (or never ran): those slots are empty
+        throw e;
+      }
+      for (int i = 0; i < ids.size(); i++) {
+        replace(ids.get(i), batch.old(i), written[i]);
+      }
     }
   }
 
@@ -123,9 +131,27 @@ public final class PoolObjects<E> {
     usedBytes.addAndGet(poolBytes.applyAsLong(updated) - (old == null ? 0 : poolBytes.applyAsLong(old)));
   }
 
+  /** The locks callers hold on the objects they read or change. */
+  public KeyLocks locks() {
+    return locks;
+  }
+
   /** The entry of {@code id}, or null when it is not stored. */
   public E get(UUID id) {
     return index.get(id);
+  }
+
+  /**
+   * The entry of {@code id}, which must be stored.
+   *
+   * @throws ObjectDoesNotExistException when it is not
+   */
+  public E stored(UUID id) {
+    E entry = index.get(id);
+    if (entry == null) {
+      throw new ObjectDoesNotExistException("object " + id + " is not stored in " + pool.directory().path());
+    }
+    return entry;
   }
 
   /** The cached header of {@code id}; a DRAM lookup. */
@@ -134,31 +160,39 @@ public final class PoolObjects<E> {
     return entry == null ? Optional.empty() : Optional.of(headerOf.apply(entry));
   }
 
-  /** Forgets {@code id} once its removal committed; answers its entry, or null. */
-  public E remove(UUID id) {
-    return index.remove(id);
+  /**
+   * Removes {@code id} under its write lock, then overwrites its bytes with zeros and frees its
+   * blocks: one transaction marks the object block as being erased, so the removal is durable when
+   * this returns; the zeros are written outside it; a second transaction frees the blocks and
+   * empties the slot. A crash in between leaves a marked block that the next open finishes erasing
+   * ({@link #load}); the object never comes back half-zeroed. False when {@code id} was not stored.
+   */
+  public boolean remove(UUID id) {
+    return locks.writing(id, () -> {
+      E old = index.get(id);
+      if (old == null) {
+        return false;
+      }
+      mark(old);
+      index.remove(id);
+      finishErasure(id, old);
+      return true;
+    });
   }
 
   /**
-   * Removes {@code id} (whose write lock the caller holds), then overwrites its bytes with zeros and
-   * frees its blocks: one transaction marks the object block as being erased, so the removal is
-   * durable when this returns; the zeros are written outside it; a second transaction frees the
-   * blocks and empties the slot. A crash in between leaves a marked block that the next open
-   * finishes erasing ({@link #load}); the object never comes back half-zeroed. False when
-   * {@code id} was not stored.
+   * The first half of {@link #remove} alone (the object forgotten, its block marked, nothing
+   * zeroed or freed), as a crash right after it leaves the pool; for tests of {@link #load}.
    */
-  public boolean remove(UUID id, Erasure<E> erasure) {
-    E old = index.get(id);
-    if (old == null) {
-      return false;
-    }
+  public void removeWithoutErasing(UUID id) {
+    locks.writing(id, () -> mark(index.remove(id)));
+  }
+
+  private void mark(E old) {
     PmemHeap.transaction(pool.heap(), () -> {
-      erasure.mark(old);
+      erasure.mark().accept(old);
       return null;
     }, this::noRoomToRemove);
-    index.remove(id);
-    finishErasure(id, old, erasure);
-    return true;
   }
 
   /**
@@ -166,12 +200,12 @@ public final class PoolObjects<E> {
    * slot. If that fails, the object block stays marked and its slot taken until the next open
    * finishes the erasure.
    */
-  public void finishErasure(UUID id, E old, Erasure<E> erasure) {
+  private void finishErasure(UUID id, E old) {
     try {
-      erasure.zero(old);
+      erasure.zero().accept(old);
       PmemHeap.transaction(pool.heap(), () -> {
         pool.slots().setHandle(slotOf.applyAsLong(old), 0);
-        erasure.free(old);
+        erasure.free().accept(old);
         return null;
       }, this::noRoomToRemove);
       pool.slots().release(slotOf.applyAsLong(old));
@@ -196,6 +230,11 @@ public final class PoolObjects<E> {
   public StoreStats stats(String engine, String durability) {
     return new StoreStats(engine, durability, pool.directory().path().toString(), pool.heap().size(), inUse(),
         index.size(), pool.directory().encrypted());
+  }
+
+  /** Closes the pool; no call may be inside it any more. */
+  public void close() {
+    pool.close();
   }
 
   /** The end of a "pool is full" message: capacity and use, and that nothing was written. */

@@ -28,10 +28,11 @@ final class BackendLock implements AutoCloseable {
   /**
    * Connects and takes the lock of {@code backend}.
    *
-   * @throws InvalidArgumentException when the database cannot be reached (naming {@code shownUrl})
-   *     or another store holds the lock
+   * @throws InvalidArgumentException when the database cannot be reached (naming its URL without
+   *     the password) or another store holds the lock
    */
-  static BackendLock take(ConnectionPool pool, String backend, String shownUrl) {
+  static BackendLock take(ConnectionPool pool, String backend) {
+    String shownUrl = pool.shownUrl();
     Connection c;
     try {
       c = pool.connect();

@@ -2,6 +2,7 @@ package io.dataclay.ds.store.postgres;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -26,9 +27,10 @@ final class ConnectionPool implements AutoCloseable {
   private final String shownUrl;
   private final HikariDataSource connections;
 
-  ConnectionPool(String url, String shownUrl, int size) {
+  /** Up to {@code size} connections to {@code url}, none opened yet. */
+  ConnectionPool(String url, int size) {
     this.url = url;
-    this.shownUrl = shownUrl;
+    this.shownUrl = StoreConfig.redact(url);
     HikariConfig config = new HikariConfig();
     config.setPoolName("dataclay-store");
     config.setDriverClassName(org.postgresql.Driver.class.getName());
@@ -40,6 +42,11 @@ final class ConnectionPool implements AutoCloseable {
     config.setConnectionTimeout(TimeUnit.SECONDS.toMillis(BORROW_TIMEOUT_SECONDS));
     config.setAutoCommit(true);
     this.connections = new HikariDataSource(config);
+  }
+
+  /** The database's URL with its password hidden, for messages. */
+  String shownUrl() {
+    return shownUrl;
   }
 
   private Properties properties() {

@@ -90,10 +90,10 @@ public final class PostgresStore implements ObjectStore {
   public static PostgresStore open(StoreConfig config, StoreKey key) {
     String url = checkedUrl(config);
     PoolDirectory directory = config.path() == null ? null : PoolDirectory.claim(config.path(), ENGINE);
-    ConnectionPool pool = new ConnectionPool(url, config.redactedDatabaseUrl(), CONNECTIONS);
+    ConnectionPool pool = new ConnectionPool(url, CONNECTIONS);
     BackendLock lock = null;
     try {
-      lock = BackendLock.take(pool, config.backendName(), config.redactedDatabaseUrl());
+      lock = BackendLock.take(pool, config.backendName());
       PostgresStore store = new PostgresStore(directory, lock, pool, config, admit(pool, config, key));
       store.load();
       return store;
@@ -122,8 +122,8 @@ public final class PostgresStore implements ObjectStore {
     String where = config.redactedDatabaseUrl() + " (backend " + config.backendName() + ")";
     ObjectTable table = new ObjectTable(config.backendName());
     StringBuilder done = new StringBuilder();
-    try (ConnectionPool pool = new ConnectionPool(url, config.redactedDatabaseUrl(), 1);
-        BackendLock lock = BackendLock.take(pool, config.backendName(), config.redactedDatabaseUrl())) {
+    try (ConnectionPool pool = new ConnectionPool(url, 1);
+        BackendLock lock = BackendLock.take(pool, config.backendName())) {
       int rows = pool.with(table::deleteAll);
       boolean keyed = pool.with(c -> KeyCheckTable.delete(c, config.backendName()));
       done.append(where).append(": ").append(rows).append(" object row(s)")

@@ -11,6 +11,7 @@ import io.dataclay.ds.store.crypt.Encryption;
 import io.dataclay.ds.store.engine.KeyLocks;
 import io.dataclay.ds.store.engine.RecordCodec;
 import io.dataclay.ds.store.kv.KvStore;
+import io.dataclay.ds.store.pmem.PoolStore;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectDoesNotExistException;
@@ -88,9 +89,9 @@ public final class TwoLevelStore implements ObjectStore {
    * @throws InvalidArgumentException when the directory or pool cannot be used as a 2lm pool
    */
   public static TwoLevelStore open(StoreConfig config, Encryption atRest) {
-    KvStore pool = KvStore.openFor(ENGINE, config, atRest.key());
+    PoolStore<KvStore> pool = KvStore.openFor(ENGINE, config, atRest.key());
     try {
-      return new TwoLevelStore(pool, atRest.seal(pool), config);
+      return new TwoLevelStore(pool.layout(), atRest.seal(pool), config);
     } catch (RuntimeException e) {
       pool.close();
       throw e;

@@ -13,13 +13,14 @@ import io.dataclay.ds.store.EngineUnderTest;
 import io.dataclay.ds.store.FieldValue;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.ds.store.ObjectStore;
-import io.dataclay.ds.store.ObjectStoreContract;
 import io.dataclay.ds.store.ObjectStores;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.ds.store.TestPools;
 import io.dataclay.ds.store.crypt.FieldCipher;
 import io.dataclay.ds.store.kv.KvStore;
+import io.dataclay.ds.store.pmem.PoolStore;
+import io.dataclay.ds.store.pmem.PoolStoreContract;
 import io.dataclay.exceptions.InvalidArgumentException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -40,30 +41,18 @@ import org.junit.jupiter.api.Test;
  */
 class HeapStoreTest {
   private static final EngineUnderTest ENGINE = EngineUnderTest.of(HeapStore.ENGINE);
+  private static final int MIB = 1 << 20;
 
   @Nested
-  class Plain extends ObjectStoreContract {
-    private static final int MIB = 1 << 20;
-
+  class Plain extends PoolStoreContract {
     Plain() {
-      super(ENGINE);
+      super(ENGINE, HeapStore.POOL_FILE);
     }
 
     @Test
     void updatingOneSmallFieldOfALargeObjectWritesOnlyThatFieldInPlace() {
-      // setup
-      UUID id = UUID.randomUUID();
-      byte[] blob = randomBytes(MIB);
-      store.put(largeObject(id, blob, "00000001"));
-      long before = heap().bytesWritten();
-      // run
-      store.applyDelta(new ObjectDelta(id, Map.of("counter", value("00000002")), Set.of()));
-      // verify: the new value and its entry's lengths, nothing of the megabyte
-      long written = heap().bytesWritten() - before;
-      assertTrue(written <= 32, "one 8-byte field update wrote " + written + " bytes");
-      StoredObject got = store.get(id).orElseThrow();
-      assertEquals("00000002", text(got.fields().get("counter")));
-      assertArrayEquals(blob, got.fields().get("blob").value());
+      // the new value and its entry's lengths, nothing of the megabyte
+      assertASmallFieldUpdateOfALargeObjectWritesAtMost(32, store, heap());
     }
 
     @Test
@@ -73,20 +62,17 @@ class HeapStoreTest {
       byte[] blob = randomBytes(MIB);
       store.put(largeObject(id, blob, "00000001"));
       // run + verify: a small field outgrowing its inline area moves, with a new field table
-      long before = heap().bytesWritten();
-      store.applyDelta(new ObjectDelta(id, Map.of("counter", value("c".repeat(500))), Set.of()));
-      long grownSmall = heap().bytesWritten() - before;
+      long grownSmall = bytesWrittenBy(heap(),
+          () -> store.applyDelta(new ObjectDelta(id, Map.of("counter", value("c".repeat(500))), Set.of())));
       assertTrue(grownSmall < 2048, "growing the 8-byte field to 500 bytes wrote " + grownSmall + " bytes");
       // run + verify: adding and removing a field rewrites the table, not the megabyte
-      before = heap().bytesWritten();
-      store.applyDelta(new ObjectDelta(id, Map.of("extra", value("e")), Set.of("counter")));
-      long reshaped = heap().bytesWritten() - before;
+      long reshaped = bytesWrittenBy(heap(),
+          () -> store.applyDelta(new ObjectDelta(id, Map.of("extra", value("e")), Set.of("counter"))));
       assertTrue(reshaped < 1024, "adding and removing a small field wrote " + reshaped + " bytes");
       // run + verify: the large field growing by one byte is written once, in a block of its own
       byte[] bigger = randomBytes(MIB + 1);
-      before = heap().bytesWritten();
-      store.applyDelta(new ObjectDelta(id, Map.of("blob", FieldValue.of(bigger.clone())), Set.of()));
-      long grownLarge = heap().bytesWritten() - before;
+      long grownLarge = bytesWrittenBy(heap(),
+          () -> store.applyDelta(new ObjectDelta(id, Map.of("blob", FieldValue.of(bigger.clone())), Set.of())));
       assertTrue(grownLarge >= MIB + 1 && grownLarge < MIB + 1024, "growing the 1 MiB field wrote " + grownLarge + " bytes");
       StoredObject got = store.get(id).orElseThrow();
       assertEquals(List.of("blob", "extra"), List.copyOf(got.fields().keySet()));
@@ -137,59 +123,8 @@ class HeapStoreTest {
       }
     }
 
-    @Test
-    void aPoolFileThatIsNotAnLlplHeapIsRefusedAndLeftUntouched() throws Exception {
-      store.close();
-      Path pool = poolDir.resolve(HeapStore.POOL_FILE);
-      byte[] garbage = "not a pmem pool".repeat(1000).getBytes(StandardCharsets.UTF_8);
-      Files.write(pool, garbage);
-
-      InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> open(poolSize()));
-
-      assertTrue(e.getMessage().contains(pool.toString()), e.getMessage());
-      assertArrayEquals(garbage, Files.readAllBytes(pool));
-      Files.delete(pool);
-      store = open(poolSize());
-    }
-
-    @Test
-    void aRemovalCutShortBeforeItsBlocksWereZeroedIsFinishedAtTheNextOpen() {
-      // setup: an object (inline and out-of-line values) whose removal committed, erasure not run
-      byte[] marker = ("cut-" + UUID.randomUUID()).getBytes(StandardCharsets.UTF_8);
-      UUID gone = UUID.randomUUID();
-      UUID kept = UUID.randomUUID();
-      store.put(object(kept, "a", "1"));
-      long usedWithKeptOnly = store.stats().usedBytes();
-      store.put(object(gone, Map.of("small", FieldValue.of(marker.clone()), "large",
-          FieldValue.of(TestPools.repeated(marker, 100)))));
-      heap().removeWithoutErasing(gone);
-      store.close();
-      assertTrue(TestPools.filesContain(poolDir, marker));
-      // run
-      store = open(poolSize());
-      // verify: gone, zeroed, freed; the other object untouched
-      assertTrue(store.get(gone).isEmpty());
-      assertEquals(1, store.count());
-      assertTrue(!TestPools.filesContain(poolDir, marker), "the removed object's bytes are still in the pool");
-      assertEquals(usedWithKeptOnly, store.stats().usedBytes());
-      assertEquals("1", text(store.get(kept).orElseThrow().fields().get("a")));
-    }
-
     private HeapStore heap() {
-      return (HeapStore) engineUnder(store);
-    }
-
-    private static StoredObject largeObject(UUID id, byte[] blob, String counter) {
-      Map<String, FieldValue> fields = new LinkedHashMap<>();
-      fields.put("blob", FieldValue.of(blob.clone()));
-      fields.put("counter", value(counter));
-      return object(id, fields);
-    }
-
-    private static byte[] randomBytes(int n) {
-      byte[] b = new byte[n];
-      new Random(n).nextBytes(b);
-      return b;
+      return heapUnder(engineUnder(store));
     }
 
     private static byte[] bytes(String s) {
@@ -205,24 +140,53 @@ class HeapStoreTest {
 
     @Test
     void updatingOneSmallFieldOfALargeEncryptedObjectWritesOnlyThatFieldInPlace() {
-      // setup
-      UUID id = UUID.randomUUID();
-      byte[] blob = new byte[1 << 20];
-      new Random(1).nextBytes(blob);
-      Map<String, FieldValue> fields = new LinkedHashMap<>();
-      fields.put("blob", FieldValue.of(blob.clone()));
-      fields.put("counter", value("00000001"));
-      store.put(object(id, fields));
-      HeapStore heap = (HeapStore) engineUnder(store);
-      long before = heap.bytesWritten();
-      // run
-      store.applyDelta(new ObjectDelta(id, Map.of("counter", value("00000002")), Set.of()));
-      // verify: the sealed 8-byte value and its entry's lengths, nothing of the megabyte
-      long written = heap.bytesWritten() - before;
-      assertTrue(written <= 32 + FieldCipher.OVERHEAD, "one 8-byte field update wrote " + written + " bytes");
-      StoredObject got = store.get(id).orElseThrow();
-      assertEquals("00000002", text(got.fields().get("counter")));
-      assertArrayEquals(blob, got.fields().get("blob").value());
+      // the sealed 8-byte value and its entry's lengths, nothing of the megabyte
+      long limit = 32 + FieldCipher.OVERHEAD;
+      assertASmallFieldUpdateOfALargeObjectWritesAtMost(limit, store, heapUnder(engineUnder(store)));
     }
+  }
+
+  /**
+   * Stores an object of a 1 MiB field and an 8-byte one, changes the 8-byte field, and checks that
+   * the change wrote at most {@code limit} bytes to the pool under {@code store} and reads back whole.
+   */
+  private static void assertASmallFieldUpdateOfALargeObjectWritesAtMost(long limit, ObjectStore store, HeapStore heap) {
+    // setup
+    UUID id = UUID.randomUUID();
+    byte[] blob = randomBytes(MIB);
+    store.put(largeObject(id, blob, "00000001"));
+    // run
+    long written = bytesWrittenBy(heap,
+        () -> store.applyDelta(new ObjectDelta(id, Map.of("counter", value("00000002")), Set.of())));
+    // verify
+    assertTrue(written <= limit, "one 8-byte field update wrote " + written + " bytes");
+    StoredObject got = store.get(id).orElseThrow();
+    assertEquals("00000002", text(got.fields().get("counter")));
+    assertArrayEquals(blob, got.fields().get("blob").value());
+  }
+
+  /** The heap engine's own store under the layers over it ({@code engine}: the contract's {@code engineUnder}). */
+  private static HeapStore heapUnder(ObjectStore engine) {
+    return (HeapStore) ((PoolStore<?>) engine).layout();
+  }
+
+  /** Bytes {@code change} made {@code heap} write to its pool. */
+  private static long bytesWrittenBy(HeapStore heap, Runnable change) {
+    long before = heap.bytesWritten();
+    change.run();
+    return heap.bytesWritten() - before;
+  }
+
+  private static StoredObject largeObject(UUID id, byte[] blob, String counter) {
+    Map<String, FieldValue> fields = new LinkedHashMap<>();
+    fields.put("blob", FieldValue.of(blob.clone()));
+    fields.put("counter", value(counter));
+    return object(id, fields);
+  }
+
+  private static byte[] randomBytes(int n) {
+    byte[] b = new byte[n];
+    new Random(n).nextBytes(b);
+    return b;
   }
 }

@@ -2,7 +2,6 @@ package io.dataclay.ds.store.kv;
 
 import static io.dataclay.ds.store.TestObjects.object;
 import static io.dataclay.ds.store.TestObjects.text;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -12,18 +11,16 @@ import com.intel.pmem.llpl.Heap;
 import com.intel.pmem.llpl.MemoryBlock;
 import io.dataclay.ds.store.EncryptedStoreContract;
 import io.dataclay.ds.store.EngineUnderTest;
-import io.dataclay.ds.store.FieldValue;
 import io.dataclay.ds.store.ObjectStore;
-import io.dataclay.ds.store.ObjectStoreContract;
 import io.dataclay.ds.store.ObjectStores;
 import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.TestPools;
 import io.dataclay.ds.store.pmem.PmemHeap;
+import io.dataclay.ds.store.pmem.PoolStore;
+import io.dataclay.ds.store.pmem.PoolStoreContract;
 import io.dataclay.exceptions.InvalidArgumentException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -43,24 +40,9 @@ class KvStoreTest {
   }
 
   @Nested
-  class Plain extends ObjectStoreContract {
+  class Plain extends PoolStoreContract {
     Plain() {
-      super(ENGINE);
-    }
-
-    @Test
-    void aPoolFileThatIsNotAnLlplHeapIsRefusedAndLeftUntouched() throws Exception {
-      // setup
-      store.close();
-      Path pool = poolDir.resolve(KvStore.POOL_FILE);
-      byte[] garbage = "not a pmem pool".repeat(1000).getBytes(StandardCharsets.UTF_8);
-      Files.write(pool, garbage);
-      // run
-      InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> open(poolSize()));
-      // verify
-      assertTrue(e.getMessage().contains(pool.toString()), e.getMessage());
-      assertArrayEquals(garbage, Files.readAllBytes(pool));
-      store = ObjectStores.open(new StoreConfig("memory", null, 1));
+      super(ENGINE, KvStore.POOL_FILE);
     }
 
     @Test
@@ -109,28 +91,6 @@ class KvStoreTest {
     }
 
     @Test
-    void aRemovalCutShortBeforeItsBlockWasZeroedIsFinishedAtTheNextOpen() {
-      // setup: an object whose removal committed but whose erasure did not run (a crash in between)
-      byte[] marker = ("cut-" + UUID.randomUUID()).getBytes(StandardCharsets.UTF_8);
-      UUID gone = UUID.randomUUID();
-      UUID kept = UUID.randomUUID();
-      store.put(object(kept, "a", "1"));
-      long usedWithKeptOnly = store.stats().usedBytes();
-      store.put(object(gone, Map.of("v", FieldValue.of(TestPools.repeated(marker, 100)))));
-      ((KvStore) engineUnder(store)).removeWithoutErasing(gone);
-      store.close();
-      assertTrue(TestPools.filesContain(poolDir, marker));
-      // run
-      store = open(poolSize());
-      // verify: gone, zeroed, freed; the other object untouched
-      assertTrue(store.get(gone).isEmpty());
-      assertEquals(1, store.count());
-      assertFalse(TestPools.filesContain(poolDir, marker));
-      assertEquals(usedWithKeptOnly, store.stats().usedBytes());
-      assertEquals("1", text(store.get(kept).orElseThrow().fields().get("a")));
-    }
-
-    @Test
     void aPoolSmallerThanTheMinimumIsRefusedNamingIt() {
       store.close();
       TestPools.delete(poolDir);
@@ -150,7 +110,7 @@ class KvStoreTest {
       store = open(poolSize() * 2);
 
       assertEquals(capacity, store.stats().capacityBytes());
-      assertEquals(KvStore.DURABILITY, store.stats().durability());
+      assertEquals(PoolStore.DURABILITY, store.stats().durability());
     }
   }
 }

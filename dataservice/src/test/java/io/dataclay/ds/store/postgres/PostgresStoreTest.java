@@ -1,6 +1,7 @@
 package io.dataclay.ds.store.postgres;
 
 import static io.dataclay.ds.store.TestObjects.object;
+import static io.dataclay.ds.store.TestObjects.putNumbered;
 import static io.dataclay.ds.store.TestObjects.text;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -144,12 +145,7 @@ class PostgresStoreTest {
     @Test
     void headersCountAndIdsComeFromDramWhileTheDatabaseIsUnreachable() throws Exception {
       // setup
-      Set<UUID> ids = new HashSet<>();
-      for (int i = 0; i < 10; i++) {
-        UUID id = UUID.randomUUID();
-        ids.add(id);
-        store.put(object(id, "i", Integer.toString(i)));
-      }
+      Set<UUID> ids = putNumbered(store, 10);
       UUID one = ids.iterator().next();
       try {
         // run: no new connection to the database, every open one cut

@@ -6,25 +6,21 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.dataclay.ds.store.ObjectDelta;
-import io.dataclay.ds.store.ObjectHeader;
+import io.dataclay.ds.store.ForwardingStore;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoreConfig;
-import io.dataclay.ds.store.StoreStats;
 import io.dataclay.ds.store.StoredObject;
 import io.dataclay.ds.store.TestPools;
 import io.dataclay.ds.store.kv.KvStore;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.StampedLock;
-import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -138,14 +134,13 @@ class DramCacheTest {
   }
 
   /** A real store whose putAll stops at a closed gate until it is opened. */
-  private static final class GatedStore implements ObjectStore {
+  private static final class GatedStore extends ForwardingStore {
     final CountDownLatch entered = new CountDownLatch(1);
     final AtomicInteger putAlls = new AtomicInteger();
-    private final ObjectStore store;
     private volatile CountDownLatch gate = new CountDownLatch(0);
 
     GatedStore(ObjectStore store) {
-      this.store = store;
+      super(store);
     }
 
     void closeGate() {
@@ -171,47 +166,7 @@ class DramCacheTest {
           throw new IllegalStateException(e);
         }
       }
-      store.putAll(objects);
-    }
-
-    @Override
-    public Optional<StoredObject> get(UUID id) {
-      return store.get(id);
-    }
-
-    @Override
-    public Optional<ObjectHeader> header(UUID id) {
-      return store.header(id);
-    }
-
-    @Override
-    public void applyDelta(ObjectDelta delta) {
-      store.applyDelta(delta);
-    }
-
-    @Override
-    public boolean remove(UUID id) {
-      return store.remove(id);
-    }
-
-    @Override
-    public long count() {
-      return store.count();
-    }
-
-    @Override
-    public void forEachId(Consumer<UUID> action) {
-      store.forEachId(action);
-    }
-
-    @Override
-    public StoreStats stats() {
-      return store.stats();
-    }
-
-    @Override
-    public void close() {
-      store.close();
+      inner.putAll(objects);
     }
   }
 }
