@@ -12,48 +12,37 @@ import io.dataclay.ds.store.StoreConfig;
 import io.dataclay.ds.store.TestKeys;
 import io.dataclay.proto.BackendInfo;
 import io.dataclay.rpc.TlsSettings;
+import io.dataclay.server.testing.JavaProcesses;
 import io.grpc.ManagedChannel;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The Data Service as a process: its exit codes, its start line, and a clean SIGTERM. */
 @Timeout(90)
 class DataServiceMainTest {
   @TempDir Path tmp;
-  private final List<Process> started = new ArrayList<>();
-
-  @AfterEach
-  void stop() throws Exception {
-    for (Process p : started) {
-      p.destroyForcibly();
-      p.waitFor(10, TimeUnit.SECONDS);
-    }
-  }
+  @RegisterExtension
+  final JavaProcesses processes = new JavaProcesses();
 
   private Process launch(Map<String, String> env) throws Exception {
-    String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-    ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-cp", classpath, DataServiceMain.class.getName()).redirectErrorStream(true);
+    ProcessBuilder pb = processes.builder(DataServiceMain.class).redirectErrorStream(true);
     pb.environment().clear();
     pb.environment().put("PATH", System.getenv("PATH"));
     pb.environment().put("PMEM_IS_PMEM_FORCE", "1");
     pb.environment().putAll(env);
-    Process p = pb.start();
-    started.add(p);
-    return p;
+    return processes.start(pb);
   }
 
   private static String output(Process p) throws Exception {

@@ -10,6 +10,7 @@ import io.dataclay.logic.outgoing.GrpcBackendCalls;
 import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.rpc.SessionMetadata;
 import io.dataclay.rpc.TlsSettings;
+import io.dataclay.server.GrpcServer;
 import io.grpc.ManagedChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,10 +27,10 @@ public final class TestLogicModule implements AutoCloseable {
 
   private final MetadataStore store;
   private final GrpcBackendCalls deployer;
-  private final LogicModuleServer server;
+  private final GrpcServer server;
   private final ManagedChannel channel;
 
-  private TestLogicModule(MetadataStore store, GrpcBackendCalls deployer, LogicModuleServer server) {
+  private TestLogicModule(MetadataStore store, GrpcBackendCalls deployer, GrpcServer server) {
     this.store = store;
     this.deployer = deployer;
     this.server = server;

@@ -20,18 +20,12 @@ import java.net.UnknownHostException;
  * a plaintext server) by one that names the cause, found by {@link TlsProbe}. Only a failed
  * connection is looked into: a refused connection, an unknown host or any answer of the server
  * pass unchanged, and successful calls cost one forwarding wrapper.
+ *
+ * @param host the server's host, probed when a call to it fails
+ * @param port the server's port
+ * @param tls how the channel to it is secured
  */
-final class TlsDiagnosis implements ClientInterceptor {
-  private final String host;
-  private final int port;
-  private final TlsSettings tls;
-
-  TlsDiagnosis(String host, int port, TlsSettings tls) {
-    this.host = host;
-    this.port = port;
-    this.tls = tls;
-  }
-
+record TlsDiagnosis(String host, int port, TlsSettings tls) implements ClientInterceptor {
   @Override
   public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
     return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {

@@ -36,13 +36,10 @@ public final class GrpcErrors {
    * not know (a newer peer) become {@link ErrorCode#INTERNAL}.
    */
   public static ErrorCode fromWire(io.dataclay.proto.ErrorCode wire) {
-    switch (wire) {
-      case ERROR_UNSPECIFIED:
-      case UNRECOGNIZED:
-        return ErrorCode.INTERNAL;
-      default:
-        return ErrorCode.valueOf(wire.name());
-    }
+    return switch (wire) {
+      case ERROR_UNSPECIFIED, UNRECOGNIZED -> ErrorCode.INTERNAL;
+      default -> ErrorCode.valueOf(wire.name());
+    };
   }
 
   /** The gRPC status code a wire error code travels with. */
@@ -50,46 +47,23 @@ public final class GrpcErrors {
     return statusCode(fromWire(wire));
   }
 
-  /** The gRPC status code an error code travels with. */
+  /** The gRPC status code an error code travels with (the switch names every code, so a new one must be added here). */
   public static Status.Code statusCode(ErrorCode code) {
-    switch (code) {
-      case INVALID_ARGUMENT:
-      case SERIALIZATION_ERROR:
-        return Status.Code.INVALID_ARGUMENT;
-      case NOT_AUTHENTICATED:
-        return Status.Code.UNAUTHENTICATED;
-      case PERMISSION_DENIED:
-        return Status.Code.PERMISSION_DENIED;
-      case ALIAS_DOES_NOT_EXIST:
-      case OBJECT_DOES_NOT_EXIST:
-      case ACCOUNT_DOES_NOT_EXIST:
-      case DATASET_DOES_NOT_EXIST:
-      case BACKEND_DOES_NOT_EXIST:
-      case METHOD_DOES_NOT_EXIST:
-        return Status.Code.NOT_FOUND;
-      case ALIAS_ALREADY_EXISTS:
-      case OBJECT_ALREADY_EXISTS:
-      case ACCOUNT_ALREADY_EXISTS:
-        return Status.Code.ALREADY_EXISTS;
-      case BACKEND_UNAVAILABLE:
-        return Status.Code.UNAVAILABLE;
-      case STORE_FULL:
-      case QUOTA_EXCEEDED:
-        return Status.Code.RESOURCE_EXHAUSTED;
-      case CALL_TIMED_OUT:
-        return Status.Code.DEADLINE_EXCEEDED;
-      case CONCURRENT_CHANGE:
-        return Status.Code.ABORTED;
-      case OBJECT_NOT_HERE:
-      case NOT_A_VERSION:
-      case NAMESPACE_CONFLICT:
-      case CLASS_NOT_REGISTERED:
-        return Status.Code.FAILED_PRECONDITION;
-      case REMOTE_EXCEPTION:
-        return Status.Code.UNKNOWN;
-      default:
-        return Status.Code.INTERNAL;
-    }
+    return switch (code) {
+      case INVALID_ARGUMENT, SERIALIZATION_ERROR -> Status.Code.INVALID_ARGUMENT;
+      case NOT_AUTHENTICATED -> Status.Code.UNAUTHENTICATED;
+      case PERMISSION_DENIED -> Status.Code.PERMISSION_DENIED;
+      case ALIAS_DOES_NOT_EXIST, OBJECT_DOES_NOT_EXIST, ACCOUNT_DOES_NOT_EXIST, DATASET_DOES_NOT_EXIST,
+          BACKEND_DOES_NOT_EXIST, METHOD_DOES_NOT_EXIST -> Status.Code.NOT_FOUND;
+      case ALIAS_ALREADY_EXISTS, OBJECT_ALREADY_EXISTS, ACCOUNT_ALREADY_EXISTS -> Status.Code.ALREADY_EXISTS;
+      case BACKEND_UNAVAILABLE -> Status.Code.UNAVAILABLE;
+      case STORE_FULL, QUOTA_EXCEEDED -> Status.Code.RESOURCE_EXHAUSTED;
+      case CALL_TIMED_OUT -> Status.Code.DEADLINE_EXCEEDED;
+      case CONCURRENT_CHANGE -> Status.Code.ABORTED;
+      case OBJECT_NOT_HERE, NOT_A_VERSION, NAMESPACE_CONFLICT, CLASS_NOT_REGISTERED -> Status.Code.FAILED_PRECONDITION;
+      case REMOTE_EXCEPTION -> Status.Code.UNKNOWN;
+      case INTERNAL -> Status.Code.INTERNAL;
+    };
   }
 
   /** The status a server answers for {@code t}; unexpected throwables become INTERNAL and are logged. */
@@ -182,32 +156,36 @@ public final class GrpcErrors {
     return forCode(fromWire(info.getCode()), info.getMessage());
   }
 
-  /** The exception class of an error code (anything unknown becomes {@link InternalException}). */
+  /**
+   * The exception class of an error code: INTERNAL, and REMOTE_EXCEPTION without the remote details
+   * only {@link #fromInfo} has, become {@link InternalException}. The switch names every code, so a
+   * new one must be added here.
+   */
   public static DataClayException forCode(ErrorCode code, String message) {
-    switch (code) {
-      case INVALID_ARGUMENT: return new InvalidArgumentException(message);
-      case NOT_AUTHENTICATED: return new NotAuthenticatedException(message);
-      case PERMISSION_DENIED: return new PermissionDeniedException(message);
-      case ALIAS_ALREADY_EXISTS: return new AliasAlreadyExistsException(message);
-      case ALIAS_DOES_NOT_EXIST: return new AliasDoesNotExistException(message);
-      case OBJECT_DOES_NOT_EXIST: return new ObjectDoesNotExistException(message);
-      case OBJECT_NOT_HERE: return new ObjectNotHereException(message);
-      case OBJECT_ALREADY_EXISTS: return new ObjectAlreadyExistsException(message);
-      case CLASS_NOT_REGISTERED: return new ClassNotRegisteredException(message);
-      case ACCOUNT_ALREADY_EXISTS: return new AccountAlreadyExistsException(message);
-      case ACCOUNT_DOES_NOT_EXIST: return new AccountDoesNotExistException(message);
-      case DATASET_DOES_NOT_EXIST: return new DatasetDoesNotExistException(message);
-      case NAMESPACE_CONFLICT: return new NamespaceConflictException(message);
-      case BACKEND_DOES_NOT_EXIST: return new BackendDoesNotExistException(message);
-      case BACKEND_UNAVAILABLE: return new BackendUnavailableException(message);
-      case STORE_FULL: return new StoreFullException(message);
-      case QUOTA_EXCEEDED: return new QuotaExceededException(message);
-      case CALL_TIMED_OUT: return new CallTimedOutException(message);
-      case CONCURRENT_CHANGE: return new ConcurrentChangeException(message);
-      case NOT_A_VERSION: return new NotAVersionException(message);
-      case METHOD_DOES_NOT_EXIST: return new MethodDoesNotExistException(message);
-      case SERIALIZATION_ERROR: return new SerializationException(message);
-      default: return new InternalException(message);
-    }
+    return switch (code) {
+      case INVALID_ARGUMENT -> new InvalidArgumentException(message);
+      case NOT_AUTHENTICATED -> new NotAuthenticatedException(message);
+      case PERMISSION_DENIED -> new PermissionDeniedException(message);
+      case ALIAS_ALREADY_EXISTS -> new AliasAlreadyExistsException(message);
+      case ALIAS_DOES_NOT_EXIST -> new AliasDoesNotExistException(message);
+      case OBJECT_DOES_NOT_EXIST -> new ObjectDoesNotExistException(message);
+      case OBJECT_NOT_HERE -> new ObjectNotHereException(message);
+      case OBJECT_ALREADY_EXISTS -> new ObjectAlreadyExistsException(message);
+      case CLASS_NOT_REGISTERED -> new ClassNotRegisteredException(message);
+      case ACCOUNT_ALREADY_EXISTS -> new AccountAlreadyExistsException(message);
+      case ACCOUNT_DOES_NOT_EXIST -> new AccountDoesNotExistException(message);
+      case DATASET_DOES_NOT_EXIST -> new DatasetDoesNotExistException(message);
+      case NAMESPACE_CONFLICT -> new NamespaceConflictException(message);
+      case BACKEND_DOES_NOT_EXIST -> new BackendDoesNotExistException(message);
+      case BACKEND_UNAVAILABLE -> new BackendUnavailableException(message);
+      case STORE_FULL -> new StoreFullException(message);
+      case QUOTA_EXCEEDED -> new QuotaExceededException(message);
+      case CALL_TIMED_OUT -> new CallTimedOutException(message);
+      case CONCURRENT_CHANGE -> new ConcurrentChangeException(message);
+      case NOT_A_VERSION -> new NotAVersionException(message);
+      case METHOD_DOES_NOT_EXIST -> new MethodDoesNotExistException(message);
+      case SERIALIZATION_ERROR -> new SerializationException(message);
+      case INTERNAL, REMOTE_EXCEPTION -> new InternalException(message);
+    };
   }
 }

@@ -18,24 +18,13 @@ import java.util.List;
  * presents that certificate when it calls another server: mutual TLS). Built once from the
  * configured PEM files; channels ({@code io.dataclay.client.Channels}) and servers
  * ({@code io.dataclay.server.ServerTransport}) take their credentials from here.
+ *
+ * @param ca the cluster CA file (null in plaintext)
+ * @param cert this process's own certificate (null for user clients and in plaintext)
+ * @param key the private key of {@code cert} (null when it is)
  */
-public final class TlsSettings {
+public record TlsSettings(PemFile ca, PemFile cert, PemFile key) {
   private static final TlsSettings PLAINTEXT = new TlsSettings(null, null, null);
-
-  private final PemFile ca;
-  private final PemFile cert;
-  private final PemFile key;
-
-  private TlsSettings(PemFile ca, PemFile cert, PemFile key) {
-    this.ca = ca;
-    this.cert = cert;
-    this.key = key;
-  }
-
-  /** No TLS: every connection in plaintext. */
-  public static TlsSettings plaintext() {
-    return PLAINTEXT;
-  }
 
   /**
    * The settings of the files configured (any may be null): none is plaintext, a CA alone a client,
@@ -44,7 +33,7 @@ public final class TlsSettings {
    * @throws InvalidArgumentException naming the settings when a certificate comes without its key,
    *     a key without its certificate, either without a CA, or a file does not hold what it should
    */
-  public static TlsSettings of(PemFile ca, PemFile cert, PemFile key) {
+  public TlsSettings {
     if ((cert == null) != (key == null)) {
       PemFile given = cert == null ? key : cert;
       throw new InvalidArgumentException(given + " is set without " + (cert == null ? "a certificate" : "its key")
@@ -54,15 +43,23 @@ public final class TlsSettings {
       throw new InvalidArgumentException(cert + " is set without a CA: the CA file verifies the certificates "
           + "of the other servers and of callers that present one");
     }
-    if (ca == null) {
-      return PLAINTEXT;
+    if (ca != null) {
+      ca.certificates();
     }
-    ca.certificates();
     if (cert != null) {
       cert.certificates();
       key.checkPrivateKey();
     }
-    return new TlsSettings(ca, cert, key);
+  }
+
+  /** No TLS: every connection in plaintext. */
+  public static TlsSettings plaintext() {
+    return PLAINTEXT;
+  }
+
+  /** The settings of the files configured, checked as the constructor does (any may be null). */
+  public static TlsSettings of(PemFile ca, PemFile cert, PemFile key) {
+    return ca == null && cert == null && key == null ? PLAINTEXT : new TlsSettings(ca, cert, key);
   }
 
   /**
@@ -88,11 +85,6 @@ public final class TlsSettings {
   /** Whether this process presents a certificate of its own (servers do; user clients do not). */
   public boolean presentsCertificate() {
     return cert != null;
-  }
-
-  /** The cluster CA file (null in plaintext). */
-  public PemFile ca() {
-    return ca;
   }
 
   /** The certificates of the cluster CA (empty in plaintext). */

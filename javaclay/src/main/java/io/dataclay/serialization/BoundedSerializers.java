@@ -14,6 +14,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.IntFunction;
+import java.util.function.UnaryOperator;
 
 /**
  * Kryo's serializers of arrays, collections and maps, each refusing a claimed size the payload
@@ -40,10 +42,10 @@ final class BoundedSerializers {
     }
     String name = c.getName();
     if (name.endsWith("$JdkImmutableListSerializer")) {
-      return new ImmutableLists();
+      return new ImmutableCollections<List<Object>>("List", ArrayList::new, List::copyOf);
     }
     if (name.endsWith("$JdkImmutableSetSerializer")) {
-      return new ImmutableSets();
+      return new ImmutableCollections<Set<Object>>("Set", size -> new HashSet<>(), Set::copyOf);
     }
     if (name.endsWith("$JdkImmutableMapSerializer")) {
       return new ImmutableMaps();
@@ -102,41 +104,32 @@ final class BoundedSerializers {
     }
   }
 
-  /** List.of(...) lists: no null elements, read into a list of the claimed size. */
-  static final class ImmutableLists extends CollectionSerializer<List<Object>> {
-    ImmutableLists() {
+  /**
+   * List.of(...) and Set.of(...) collections: no null elements, read into a {@code mutable} one of
+   * the claimed size, then made {@code immutable}.
+   */
+  static final class ImmutableCollections<C extends Collection<Object>> extends CollectionSerializer<C> {
+    private final String what;
+    private final IntFunction<C> mutable;
+    private final UnaryOperator<C> immutable;
+
+    ImmutableCollections(String what, IntFunction<C> mutable, UnaryOperator<C> immutable) {
+      this.what = what;
+      this.mutable = mutable;
+      this.immutable = immutable;
       setElementsCanBeNull(false);
     }
 
     @Override
-    protected List<Object> create(Kryo kryo, Input input, Class<? extends List<Object>> type, int size) {
-      claim(input, size, "List");
-      return new ArrayList<>(size);
+    protected C create(Kryo kryo, Input input, Class<? extends C> type, int size) {
+      claim(input, size, what);
+      return mutable.apply(size);
     }
 
     @Override
-    public List<Object> read(Kryo kryo, Input input, Class<? extends List<Object>> type) {
-      List<Object> read = super.read(kryo, input, type);
-      return read == null ? null : List.copyOf(read);
-    }
-  }
-
-  /** Set.of(...) sets. */
-  static final class ImmutableSets extends CollectionSerializer<Set<Object>> {
-    ImmutableSets() {
-      setElementsCanBeNull(false);
-    }
-
-    @Override
-    protected Set<Object> create(Kryo kryo, Input input, Class<? extends Set<Object>> type, int size) {
-      claim(input, size, "Set");
-      return new HashSet<>();
-    }
-
-    @Override
-    public Set<Object> read(Kryo kryo, Input input, Class<? extends Set<Object>> type) {
-      Set<Object> read = super.read(kryo, input, type);
-      return read == null ? null : Set.copyOf(read);
+    public C read(Kryo kryo, Input input, Class<? extends C> type) {
+      C read = super.read(kryo, input, type);
+      return read == null ? null : immutable.apply(read);
     }
   }
 

@@ -4,19 +4,12 @@ package io.dataclay.serialization;
  * The class allow-list of a codec: the safe JDK types, the model classes of one side, the names a
  * deployment added, and arrays and enums of those. A payload naming anything else is refused
  * before its class is loaded.
+ *
+ * @param models the model classes of one side
+ * @param extra the names a deployment added
+ * @param extraLoader the loader of the {@code extra} classes
  */
-public final class ModelClassPolicy implements ClassPolicy {
-  private final ModelClasses models;
-  private final AllowList extra;
-  private final ClassLoader extraLoader;
-
-  /** A policy over {@code models} plus {@code extra} names, loaded through {@code extraLoader}. */
-  public ModelClassPolicy(ModelClasses models, AllowList extra, ClassLoader extraLoader) {
-    this.models = models;
-    this.extra = extra;
-    this.extraLoader = extraLoader;
-  }
-
+public record ModelClassPolicy(ModelClasses models, AllowList extra, ClassLoader extraLoader) implements ClassPolicy {
   @Override
   public boolean allows(Class<?> type) {
     while (type.isArray()) {

@@ -2,12 +2,13 @@ package io.dataclay.serialization;
 
 import java.util.Set;
 
-/** Codecs whose model classes are a fixed set of test classes. */
-final class TestPolicies {
+/** Codecs whose model classes are a fixed set of test classes (also used by the Data Service's tests). */
+public final class TestPolicies {
   private TestPolicies() {}
 
-  static ObjectCodec codec(Set<Class<?>> models, AllowList extra) {
-    ModelClasses classes = new ModelClasses() {
+  /** Model classes that are exactly {@code models}. */
+  public static ModelClasses fixed(Set<Class<?>> models) {
+    return new ModelClasses() {
       @Override
       public Class<?> find(String name) {
         return models.stream().filter(c -> c.getName().equals(name)).findFirst().orElse(null);
@@ -18,7 +19,10 @@ final class TestPolicies {
         return models.contains(type);
       }
     };
-    return new ObjectCodec(new ModelClassPolicy(classes, extra, TestPolicies.class.getClassLoader()));
+  }
+
+  static ObjectCodec codec(Set<Class<?>> models, AllowList extra) {
+    return new ObjectCodec(new ModelClassPolicy(fixed(models), extra, TestPolicies.class.getClassLoader()));
   }
 
   static ObjectCodec codec() {

@@ -11,6 +11,7 @@ import io.dataclay.logic.metadata.MetadataStore;
 import io.dataclay.logic.metadata.MetadataUnavailableException;
 import io.dataclay.logic.outgoing.GrpcBackendCalls;
 import io.dataclay.logic.service.LogicModuleService;
+import io.dataclay.server.GrpcServer;
 import io.dataclay.server.PeerCertificates;
 import io.dataclay.rpc.SessionMetadata;
 import java.io.IOException;
@@ -65,7 +66,7 @@ public final class LogicModuleMain {
     LOG.info("metadata database: " + store.describe());
     GrpcBackendCalls deployer = new GrpcBackendCalls(config.tls());
     Checks.minPasswordLength(config.minPasswordLength());
-    LogicModuleServer server;
+    GrpcServer server;
     LogicModuleService service;
     try {
       service = new LogicModuleService(store, deployer, new LogicModuleService.Settings(config.sessionTtl(),

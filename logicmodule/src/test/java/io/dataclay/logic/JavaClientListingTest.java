@@ -11,6 +11,7 @@ import io.dataclay.logic.listing.ListingService;
 import io.dataclay.logic.metadata.ObjectGroup;
 import io.dataclay.logic.metadata.ObjectRecord;
 import io.dataclay.rpc.TlsSettings;
+import io.dataclay.server.GrpcServer;
 import io.dataclay.testing.LogicModuleFixture;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,7 +39,7 @@ class JavaClientListingTest {
   @TempDir
   Path dir;
   private LogicModuleFixture lm;
-  private LogicModuleServer server;
+  private GrpcServer server;
   private String backend;
 
   @BeforeEach

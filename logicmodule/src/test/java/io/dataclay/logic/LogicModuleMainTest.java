@@ -10,6 +10,7 @@ import io.dataclay.proto.Language;
 import io.dataclay.proto.ObjectInfo;
 import io.dataclay.rpc.TlsSettings;
 import io.dataclay.server.testing.Eventually;
+import io.dataclay.server.testing.JavaProcesses;
 import io.dataclay.testing.LogicModuleFixture;
 import io.dataclay.testing.SecretFiles;
 import java.io.IOException;
@@ -18,9 +19,7 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,9 +28,9 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The Logic Module as a process: environment in, one line out, durable across kill -9, clear failures. */
@@ -41,26 +40,15 @@ class LogicModuleMainTest {
 
   @TempDir
   Path dir;
-  private final List<Process> started = new ArrayList<>();
-
-  @AfterEach
-  void killLeftovers() throws InterruptedException {
-    for (Process p : started) {
-      p.destroyForcibly();
-      p.waitFor(10, TimeUnit.SECONDS);
-    }
-  }
+  @RegisterExtension
+  final JavaProcesses processes = new JavaProcesses();
 
   private Process launch(Map<String, String> env, Path stderr) throws IOException {
-    String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-    ProcessBuilder pb = new ProcessBuilder(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-        "-cp", classpath, LogicModuleMain.class.getName());
+    ProcessBuilder pb = processes.builder(LogicModuleMain.class);
     pb.environment().keySet().removeIf(k -> k.startsWith("DATACLAY_"));
     pb.environment().putAll(env);
     pb.redirectErrorStream(true).redirectOutput(stderr.toFile());
-    Process p = pb.start();
-    started.add(p);
-    return p;
+    return processes.start(pb);
   }
 
   private Map<String, String> env(Path home, int port) {

@@ -2,8 +2,6 @@ package io.dataclay.server;
 
 import io.dataclay.exceptions.NotAuthenticatedException;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.function.LongSupplier;
 
 /**
@@ -28,12 +26,7 @@ public final class FailureThrottle {
   private final long firstCooldownMs;
   private final long maxCooldownMs;
   private final LongSupplier clock;
-  private final LinkedHashMap<String, State> states = new LinkedHashMap<>(16, 0.75f, true) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, State> eldest) {
-      return size() > MAX_KEYS;
-    }
-  };
+  private final LruMap<String, State> states = new LruMap<>(MAX_KEYS);
 
   /**
    * A throttle of {@code what} (for messages): {@code limit} failures within {@code window} block

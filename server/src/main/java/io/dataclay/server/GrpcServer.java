@@ -43,12 +43,13 @@ public final class GrpcServer {
   }
 
   /**
-   * Binds and starts serving.
+   * Binds and starts serving; returns this server.
    *
    * @throws IOException when the port cannot be bound (for instance, it is taken)
    */
-  public void start() throws IOException {
+  public GrpcServer start() throws IOException {
     server.start();
+    return this;
   }
 
   /** The port actually bound (meaningful once started; -1 for in-process servers). */

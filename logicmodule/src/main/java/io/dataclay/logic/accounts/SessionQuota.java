@@ -1,8 +1,7 @@
 package io.dataclay.logic.accounts;
 
 import io.dataclay.exceptions.QuotaExceededException;
-import java.util.LinkedHashMap;
-import java.util.Map;
+import io.dataclay.server.LruMap;
 import java.util.function.LongSupplier;
 
 /**
@@ -26,12 +25,7 @@ final class SessionQuota {
   private final SessionLimits limits;
   private final LongSupplier clock;
   // least recently used accounts are dropped first: a forgotten bucket is a full one, which only helps its account
-  private final LinkedHashMap<String, Bucket> buckets = new LinkedHashMap<>(16, 0.75f, true) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, Bucket> eldest) {
-      return size() > MAX_ACCOUNTS;
-    }
-  };
+  private final LruMap<String, Bucket> buckets = new LruMap<>(MAX_ACCOUNTS);
 
   SessionQuota(SessionLimits limits, LongSupplier clock) {
     this.limits = limits;

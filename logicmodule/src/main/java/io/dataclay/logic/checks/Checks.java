@@ -35,11 +35,8 @@ public final class Checks {
 
   /** An account, dataset or namespace name: 1-64 of letters, digits, '_', '.', '-', not starting with punctuation. */
   public static String name(String field, String value) {
-    if (value == null || !NAME.matcher(value).matches()) {
-      throw invalid(field, "must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit; got "
-          + quote(value));
-    }
-    return value;
+    return matching(field, value, NAME,
+        "must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit");
   }
 
   /** Canonical lower-case UUID text. */
@@ -52,11 +49,7 @@ public final class Checks {
 
   /** An alias: 1-256 letters, digits, spaces (not at either end) or any of _ . - : @ / + = #. */
   public static String alias(String field, String value) {
-    if (value == null || !ALIAS.matcher(value).matches()) {
-      throw invalid(field, "must be 1-256 letters, digits, inner spaces or any of _ . - : @ / + = #; got "
-          + quote(value));
-    }
-    return value;
+    return matching(field, value, ALIAS, "must be 1-256 letters, digits, inner spaces or any of _ . - : @ / + = #");
   }
 
   /** A class name: Python "module.Class" or a Java binary name, up to 512 characters. */
@@ -70,10 +63,7 @@ public final class Checks {
 
   /** A field or method name. */
   public static String identifier(String field, String value) {
-    if (value == null || !IDENTIFIER.matcher(value).matches()) {
-      throw invalid(field, "must be an identifier of up to 256 characters; got " + quote(value));
-    }
-    return value;
+    return matching(field, value, IDENTIFIER, "must be an identifier of up to 256 characters");
   }
 
   /** Free text for humans (a type as written, a signature): no control characters, bounded length. */
@@ -115,10 +105,7 @@ public final class Checks {
 
   /** A store engine name: lower-case letters, digits, '_' or '-'. */
   public static String engine(String field, String value) {
-    if (value == null || !ENGINE.matcher(value).matches()) {
-      throw invalid(field, "must be 1-32 lower-case letters, digits, '_' or '-'; got " + quote(value));
-    }
-    return value;
+    return matching(field, value, ENGINE, "must be 1-32 lower-case letters, digits, '_' or '-'");
   }
 
   /** A password: non-empty, at most 1024 characters (its value never appears in messages). */
@@ -177,6 +164,14 @@ public final class Checks {
   public static <T> T present(String field, T value) {
     if (value == null) {
       throw invalid(field, "is required");
+    }
+    return value;
+  }
+
+  // value, when the whole of it matches pattern; else an error saying what it must be and what came
+  private static String matching(String field, String value, Pattern pattern, String must) {
+    if (value == null || !pattern.matcher(value).matches()) {
+      throw invalid(field, must + "; got " + quote(value));
     }
     return value;
   }

@@ -200,45 +200,26 @@ public final class ModelStore {
   }
 
   private static void insertFiles(SqlConnection c, ModelRecord model) throws SQLException {
-    String lang = model.language().name();
-    String insert = "INSERT INTO model_files (language, path, namespace, position, content) VALUES (?, ?, ?, ?, ?)"
-        + " ON CONFLICT DO NOTHING";
     List<Object[]> rows = new ArrayList<>();
     int position = 0;
     for (ModelRecord.File f : model.files()) {
-      rows.add(new Object[] {lang, f.path(), model.namespace(), position++, f.content()});
+      rows.add(new Object[] {model.language().name(), f.path(), model.namespace(), position++, f.content()});
     }
-    if (!allInserted(c, insert, rows)) {
-      for (Object[] row : rows) {
-        Optional<String> owner = c.claim(insert, row,
-            "SELECT namespace FROM model_files WHERE language = ? AND path = ?", lang, row[1]);
-        if (owner.isPresent() && !owner.get().equals(model.namespace())) {
-          throw new NamespaceConflictException("file '" + row[1] + "' already belongs to namespace '"
-              + owner.get() + "'");
-        }
-      }
-    }
+    insertClaimed(c, model, "file", rows, "INSERT INTO model_files (language, path, namespace, position, content)"
+        + " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        "SELECT namespace FROM model_files WHERE language = ? AND path = ?");
   }
 
   private static void insertClasses(SqlConnection c, ModelRecord model) throws SQLException {
     String lang = model.language().name();
-    String insert = "INSERT INTO model_classes (language, name, namespace, position) VALUES (?, ?, ?, ?)"
-        + " ON CONFLICT DO NOTHING";
     List<Object[]> rows = new ArrayList<>();
     int position = 0;
     for (ModelRecord.ClassInfo k : model.classes()) {
       rows.add(new Object[] {lang, k.name(), model.namespace(), position++});
     }
-    if (!allInserted(c, insert, rows)) {
-      for (Object[] row : rows) {
-        Optional<String> owner = c.claim(insert, row,
-            "SELECT namespace FROM model_classes WHERE language = ? AND name = ?", lang, row[1]);
-        if (owner.isPresent() && !owner.get().equals(model.namespace())) {
-          throw new NamespaceConflictException("class '" + row[1] + "' already belongs to namespace '"
-              + owner.get() + "'");
-        }
-      }
-    }
+    insertClaimed(c, model, "class", rows, "INSERT INTO model_classes (language, name, namespace, position)"
+        + " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        "SELECT namespace FROM model_classes WHERE language = ? AND name = ?");
     List<Object[]> members = new ArrayList<>();
     for (ModelRecord.ClassInfo k : model.classes()) {
       addMembers(members, lang, k.name(), FIELD, k.fields());
@@ -288,6 +269,26 @@ public final class ModelStore {
       throws SQLException {
     return c.query("SELECT name, detail FROM model_members WHERE language = ? AND class_name = ? AND kind = ?"
         + " ORDER BY position", rs -> new ModelRecord.Member(rs.getString(1), rs.getString(2)), lang, className, kind);
+  }
+
+  /**
+   * Inserts {@code rows} (language, key, namespace, ...) with {@code insert}, which skips a key
+   * already there; {@code owner} finds the namespace holding a (language, key).
+   *
+   * @throws NamespaceConflictException naming the {@code what} when another namespace holds one of the keys
+   */
+  private static void insertClaimed(SqlConnection c, ModelRecord model, String what, List<Object[]> rows,
+      String insert, String owner) throws SQLException {
+    if (allInserted(c, insert, rows)) {
+      return;
+    }
+    for (Object[] row : rows) {
+      Optional<String> holder = c.claim(insert, row, owner, row[0], row[1]);
+      if (holder.isPresent() && !holder.get().equals(model.namespace())) {
+        throw new NamespaceConflictException(what + " '" + row[1] + "' already belongs to namespace '"
+            + holder.get() + "'");
+      }
+    }
   }
 
   /** Runs one insert per row as a batch; true when the driver reports every row inserted. */

@@ -11,6 +11,7 @@ import io.dataclay.exceptions.ObjectDoesNotExistException;
 import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.logic.LogicModuleServer;
 import io.dataclay.proto.ObjectInfo;
+import io.dataclay.server.GrpcServer;
 import io.dataclay.testing.LogicModuleFixture;
 import io.grpc.ManagedChannel;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -667,7 +668,7 @@ abstract class MetadataStoreConformance {
     String name = "race-" + UUID.randomUUID();
     ExecutorService pool = Executors.newFixedThreadPool(writers);
     try (LogicModuleFixture lm = new LogicModuleFixture(url)) {
-      LogicModuleServer server = new LogicModuleServer(InProcessServerBuilder.forName(name), lm.service).start();
+      GrpcServer server = LogicModuleServer.serving(InProcessServerBuilder.forName(name), lm.service).start();
       ManagedChannel channel = InProcessChannelBuilder.forName(name).build();
       try {
         LogicModuleClient client = new LogicModuleClient(channel, () -> lm.backendToken);

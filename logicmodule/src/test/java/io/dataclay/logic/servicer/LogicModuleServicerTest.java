@@ -24,6 +24,7 @@ import io.dataclay.proto.Model;
 import io.dataclay.proto.ModelFile;
 import io.dataclay.proto.ObjectInfo;
 import io.dataclay.proto.RegistrationGroup;
+import io.dataclay.server.GrpcServer;
 import io.dataclay.testing.LogicModuleFixture;
 import io.grpc.ManagedChannel;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -52,7 +53,7 @@ class LogicModuleServicerTest {
   @TempDir
   Path dir;
   private LogicModuleFixture lm;
-  private LogicModuleServer server;
+  private GrpcServer server;
   private ManagedChannel channel;
   private LogicModuleClient admin;
   private LogicModuleClient cluster;
@@ -61,7 +62,7 @@ class LogicModuleServicerTest {
   void start() throws Exception {
     lm = new LogicModuleFixture("jdbc:sqlite:" + dir.resolve("metadata.db"));
     String name = "lm-" + UUID.randomUUID();
-    server = new LogicModuleServer(InProcessServerBuilder.forName(name), lm.service).start();
+    server = LogicModuleServer.serving(InProcessServerBuilder.forName(name), lm.service).start();
     channel = InProcessChannelBuilder.forName(name).build();
     admin = client(lm.adminToken);
     cluster = client(lm.backendToken);

@@ -16,6 +16,7 @@ import io.dataclay.ds.store.StoredObject;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.exceptions.ObjectNotHereException;
 import io.dataclay.serialization.EncodedField;
+import io.dataclay.serialization.Instances;
 import io.dataclay.serialization.ModelFields;
 import io.dataclay.serialization.ObjectCodec;
 import io.dataclay.serialization.References;

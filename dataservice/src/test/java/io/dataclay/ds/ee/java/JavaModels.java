@@ -14,9 +14,9 @@ import io.dataclay.proto.ObjectHeader;
 import io.dataclay.serialization.AllowList;
 import io.dataclay.serialization.EncodedField;
 import io.dataclay.serialization.ModelClassPolicy;
-import io.dataclay.serialization.ModelClasses;
 import io.dataclay.serialization.ObjectCodec;
 import io.dataclay.serialization.References;
+import io.dataclay.serialization.TestPolicies;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -31,17 +31,8 @@ final class JavaModels implements References {
   final ObjectCodec codec;
 
   JavaModels(Set<Class<?>> classes) {
-    codec = new ObjectCodec(new ModelClassPolicy(new ModelClasses() {
-      @Override
-      public Class<?> find(String name) {
-        return classes.stream().filter(c -> c.getName().equals(name)).findFirst().orElse(null);
-      }
-
-      @Override
-      public boolean contains(Class<?> type) {
-        return classes.contains(type);
-      }
-    }, AllowList.none(), JavaModels.class.getClassLoader()));
+    codec = new ObjectCodec(new ModelClassPolicy(TestPolicies.fixed(classes), AllowList.none(),
+        JavaModels.class.getClassLoader()));
   }
 
   /** A Java model holding the class files of {@code classes}. */
