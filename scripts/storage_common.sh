@@ -4,6 +4,22 @@
 # fail CODE MESSAGE: the message on standard error, prefixed with the script's name; exit CODE.
 fail() { echo "${0##*/}: $2" >&2; exit "$1"; }
 
+# check_arguments SYNOPSIS LEAST MOST ARG...: the arguments alone `usage` print the usage and exit 0;
+# other than LEAST or MOST arguments, say so and exit 1 with the usage.
+check_arguments() {
+  local synopsis=$1 least=$2 most=$3
+  shift 3
+  if [ $# -eq 1 ] && [ "$1" = usage ]; then
+    echo "Usage: $0 $synopsis"
+    exit 0
+  fi
+  if [ $# -ne "$least" ] && [ $# -ne "$most" ]; then
+    echo "${0##*/}: expected $least or $most arguments, got $#" >&2
+    echo "Usage: $0 $synopsis"
+    exit 1
+  fi
+}
+
 # check_job JOB_ID: exits 1 unless JOB_ID is a number and this runs inside that Slurm job.
 check_job() {
   case "$1" in ''|*[!0-9]*) fail 1 "the job id must be a number, not '$1'" ;; esac

@@ -24,14 +24,10 @@
 # properties file is missing or malformed; 3 the cluster did not start (the message says why).
 set -u
 
-usage() {
-  echo "Usage: $0 <job id> <master node> <storage master node> \"<worker nodes>\" <network> <storage props> [<variables file>]"
-  exit "$1"
-}
 source "$(dirname "$0")/storage_common.sh"
 
-[ $# -eq 1 ] && [ "$1" = usage ] && usage 0
-[ $# -eq 6 ] || [ $# -eq 7 ] || { echo "storage_init.sh: expected 6 or 7 arguments, got $#" >&2; usage 1; }
+check_arguments "<job id> <master node> <storage master node> \"<worker nodes>\" <network> <storage props> [<variables file>]" \
+  6 7 "$@"
 job_id=$1; master_node=$2; storage_master_node=${3:-$2}; worker_nodes=$4; network=$5; props=$6
 variables=${7:-}
 

@@ -12,14 +12,9 @@
 # (the message says what; scripts/slurm-epilog.sh erases what is left when the job ends).
 set -u
 
-usage() {
-  echo "Usage: $0 <job id> <master node> <storage master node> \"<worker nodes>\" <network> [<storage props>]"
-  exit "$1"
-}
 source "$(dirname "$0")/storage_common.sh"
 
-[ $# -eq 1 ] && [ "$1" = usage ] && usage 0
-[ $# -eq 5 ] || [ $# -eq 6 ] || { echo "storage_stop.sh: expected 5 or 6 arguments, got $#" >&2; usage 1; }
+check_arguments "<job id> <master node> <storage master node> \"<worker nodes>\" <network> [<storage props>]" 5 6 "$@"
 job_id=$1
 check_job "$job_id"
 
