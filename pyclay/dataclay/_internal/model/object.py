@@ -57,7 +57,7 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
 
     def __new__(cls, *args, **kwargs):
         obj = super().__new__(cls)
-        CREATION.created(obj)
+        CREATION.call(obj)
         return obj
 
     # ---- persistence and aliases ---------------------------------------------------------------------
