@@ -9,7 +9,6 @@ import argparse
 import json
 import os
 import pathlib
-import random
 import shutil
 import subprocess
 import sys
@@ -22,6 +21,8 @@ from harness.postgres import PostgresServer  # the harness is importable once _c
 from dataclay._internal import engines as engine_view
 
 MODEL = REPO / "examples" / "wordcount" / "model"
+sys.path.insert(0, str(MODEL.parent))
+from prepare import generated_texts  # the example's own text generator, importable once on the path
 
 # every engine, the memory-only baseline first (the others are compared with it)
 ENGINES = tuple(e.name for e in sorted(engine_view.ENGINES, key=lambda e: e.durable))
@@ -64,17 +65,10 @@ print(json.dumps({"persist": persisted - start, "execute": done - persisted, "to
 
 
 def write_texts(directory: pathlib.Path, count: int, size: int, seed: int) -> None:
-    """`count` files of about `size` bytes of Zipf-distributed words (the same for every engine)."""
-    rng = random.Random(seed)
-    vocabulary = [f"w{i}" for i in range(50000)]
-    weights = [1.0 / (rank + 1) for rank in range(len(vocabulary))]
-    for n in range(count):
-        words, length = [], 0
-        while length < size:
-            chunk = rng.choices(vocabulary, weights, k=65536)
-            words.extend(chunk)
-            length += sum(len(w) + 1 for w in chunk)
-        (directory / f"text-{n:03d}.txt").write_text(" ".join(words))
+    """`count` files of about `size` bytes of Zipf-distributed words (the same for every engine): the
+    example's generated texts, from a larger vocabulary drawn in larger chunks."""
+    for n, text in enumerate(generated_texts(count, size, seed, vocabulary_size=50000, draw=65536)):
+        (directory / f"text-{n:03d}.txt").write_text(text)
 
 
 def run_client(env: dict, texts: pathlib.Path, mode: str) -> dict:

@@ -9,13 +9,7 @@ export DATACLAY_HOME="${DATACLAY_HOME:-$PWD/build/demo}"
 export DATACLAY_STORE_PATH="${DATACLAY_STORE_PATH:-/dev/shm/dataclay-demo-$(id -un)}"
 export DATACLAY_STORE_SIZE="${DATACLAY_STORE_SIZE:-512M}"
 
-cleanup() {
-  dataclay stop || true
-  rm -rf "$DATACLAY_HOME" "$DATACLAY_STORE_PATH"
-}
-dataclay stop >/dev/null 2>&1 || true
-rm -rf "$DATACLAY_HOME" "$DATACLAY_STORE_PATH"
-trap cleanup EXIT
+source scripts/throwaway-cluster.sh
 
 dataclay start --backends 2 --store kv
 user=$(sed -n 's/^DATACLAY_USER=//p' "$DATACLAY_HOME/client.properties")

@@ -24,19 +24,14 @@
 # properties file is missing or malformed; 3 the cluster did not start (the message says why).
 set -u
 
-usage() {
-  echo "Usage: $0 <job id> <master node> <storage master node> \"<worker nodes>\" <network> <storage props> [<variables file>]"
-  exit "$1"
-}
-fail() { echo "storage_init.sh: $2" >&2; exit "$1"; }
+source "$(dirname "$0")/storage_common.sh"
 
-[ $# -eq 1 ] && [ "$1" = usage ] && usage 0
-[ $# -eq 6 ] || [ $# -eq 7 ] || { echo "storage_init.sh: expected 6 or 7 arguments, got $#" >&2; usage 1; }
+check_arguments "<job id> <master node> <storage master node> \"<worker nodes>\" <network> <storage props> [<variables file>]" \
+  6 7 "$@"
 job_id=$1; master_node=$2; storage_master_node=${3:-$2}; worker_nodes=$4; network=$5; props=$6
 variables=${7:-}
 
-case "$job_id" in ''|*[!0-9]*) fail 1 "the job id must be a number, not '$job_id'" ;; esac
-[ "${SLURM_JOB_ID:-}" = "$job_id" ] || fail 1 "not run inside Slurm job $job_id (SLURM_JOB_ID is '${SLURM_JOB_ID:-}')"
+check_job "$job_id"
 [ -n "$master_node" ] || fail 1 "the master node is empty"
 case "$network" in
   ethernet|data) suffix="" ;;
@@ -67,13 +62,10 @@ while IFS= read -r line || [ -n "$line" ]; do
   esac
 done < "$props"
 
-storage_home=$(cd "$(dirname "$0")/.." && pwd)
-dataclay=${DATACLAY_CMD:-$(command -v dataclay || echo "$storage_home/.venv/bin/dataclay")}
-[ -x "$dataclay" ] || fail 3 "the dataclay command is not on PATH (nor in $storage_home/.venv/bin): load dataClay's environment first"
+find_dataclay "$job_id"
 
 backends=$(echo $worker_nodes)   # COMPSs leaves extra spaces where it removed the master
 [ -n "$backends" ] || backends=$storage_master_node
-job_dir="${DATACLAY_SLURM_DIR:-$HOME/.dataclay/slurm}/$job_id"
 storage_conf="$HOME/.COMPSs/$job_id/storage/cfgfiles/storage.properties"
 
 echo "storage_init.sh: job $job_id: Logic Module on $storage_master_node$suffix, backends on $backends (suffix '$suffix')"

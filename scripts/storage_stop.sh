@@ -12,23 +12,13 @@
 # (the message says what; scripts/slurm-epilog.sh erases what is left when the job ends).
 set -u
 
-usage() {
-  echo "Usage: $0 <job id> <master node> <storage master node> \"<worker nodes>\" <network> [<storage props>]"
-  exit "$1"
-}
-fail() { echo "storage_stop.sh: $2" >&2; exit "$1"; }
+source "$(dirname "$0")/storage_common.sh"
 
-[ $# -eq 1 ] && [ "$1" = usage ] && usage 0
-[ $# -eq 5 ] || [ $# -eq 6 ] || { echo "storage_stop.sh: expected 5 or 6 arguments, got $#" >&2; usage 1; }
+check_arguments "<job id> <master node> <storage master node> \"<worker nodes>\" <network> [<storage props>]" 5 6 "$@"
 job_id=$1
-case "$job_id" in ''|*[!0-9]*) fail 1 "the job id must be a number, not '$job_id'" ;; esac
-[ "${SLURM_JOB_ID:-}" = "$job_id" ] || fail 1 "not run inside Slurm job $job_id (SLURM_JOB_ID is '${SLURM_JOB_ID:-}')"
+check_job "$job_id"
 
-storage_home=$(cd "$(dirname "$0")/.." && pwd)
-dataclay=${DATACLAY_CMD:-$(command -v dataclay || echo "$storage_home/.venv/bin/dataclay")}
-[ -x "$dataclay" ] || fail 3 "the dataclay command is not on PATH (nor in $storage_home/.venv/bin): load dataClay's environment first"
-
-job_dir="${DATACLAY_SLURM_DIR:-$HOME/.dataclay/slurm}/$job_id"
+find_dataclay "$job_id"
 "$dataclay" slurm stop --job-dir "$job_dir" || fail 3 "the dataClay cluster of job $job_id was not stopped and erased completely"
 echo "storage_stop.sh: job $job_id: dataClay stopped, pools and credentials erased"
 exit 0

@@ -2,6 +2,7 @@
 import textwrap
 
 from harness.cluster import Cluster
+from harness.models import one_field_model, write_model
 from test_core_acceptance import client
 
 
@@ -43,27 +44,13 @@ def test_dataclaycmd_accounts_backends_stubs_and_waits(cluster, tmp_path):
 def test_new_model_runs_no_user_code_and_reaches_backends_that_join_later(make_cluster, tmp_path):
     # setup: a model whose top-level code would leave a trace if it ever ran at registration
     trace = tmp_path / "ran"
-    package = tmp_path / "model" / "late"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "shapes.py").write_text(textwrap.dedent(f"""
+    write_model(tmp_path / "model", "late", textwrap.dedent(f"""
         import pathlib
         try:
             pathlib.Path({str(trace)!r}).write_text("top-level code ran")
         except OSError:
             pass  # in a backend, confined code cannot write there: only registration's trace matters
-        from dataclay import DataClayObject, activemethod
-
-        class Square(DataClayObject):
-            side: int
-
-            def __init__(self, side):
-                self.side = side
-
-            @activemethod
-            def area(self) -> int:
-                return self.side * self.side
-    """))
+    """) + one_field_model("Square", "side", "int", "area", "int", "self.side * self.side"), module="shapes")
     cluster = make_cluster(backends=1)
     # run
     out = cluster.dataclaycmd("NewModel", cluster.admin_user(), "-", "shapes", str(tmp_path / "model"), "python")

@@ -14,6 +14,7 @@ import pytest
 from conftest import started_cluster
 from dataclay.exceptions import ObjectDoesNotExistError, ObjectNotHereError
 from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
+from harness.cluster import killed_at_exit
 from test_core_acceptance import PRELUDE
 
 pytestmark = pytest.mark.timeout(300)
@@ -89,7 +90,7 @@ def test_an_unreferenced_object_is_kept_while_its_session_is_open_and_collected_
             time.sleep(0.05)
         print(json.dumps({"value": item.get()}), flush=True)
     """), str(marker))
-    try:
+    with killed_at_exit(holder):
         assert select.select([holder.stdout], [], [], 60)[0], "the client did not make its object"
         oid = json.loads(holder.stdout.readline())["id"]
         # run
@@ -97,10 +98,6 @@ def test_an_unreferenced_object_is_kept_while_its_session_is_open_and_collected_
         kept = existing(lm, [oid])
         marker.touch()
         out, err = holder.communicate(timeout=60)
-    finally:
-        if holder.poll() is None:
-            holder.kill()
-            holder.wait()
     after_close = lm.collect_garbage()
     # verify
     assert holder.returncode == 0, err

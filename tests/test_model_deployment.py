@@ -5,6 +5,7 @@ import textwrap
 import threading
 import time
 
+from harness.models import one_field_model, write_model
 from test_core_acceptance import PRELUDE
 
 # Waits for a go file, then makes one object of each listed class on every backend at once.
@@ -43,22 +44,7 @@ PERSISTER = PRELUDE + textwrap.dedent("""
 
 def _model(root, namespace: str) -> str:
     """Writes a model package `namespace` under `root` (its class path); returns its class name."""
-    package = root / namespace
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "thing.py").write_text(textwrap.dedent("""
-        from dataclay import DataClayObject, activemethod
-
-        class Thing(DataClayObject):
-            size: int
-
-            def __init__(self, size):
-                self.size = size
-
-            @activemethod
-            def value(self) -> int:
-                return self.size
-    """))
+    write_model(root, namespace, one_field_model("Thing", "size", "int", "value", "int", "self.size"), module="thing")
     return f"{namespace}.thing.Thing"
 
 

@@ -2,7 +2,6 @@
 the Logic Module on node0, backends on node1 and node2, client programs on node3 (and node0). Every
 scenario crosses hosts: aliases, method calls, replicas, versions, moves, garbage collection and
 both wordcounts."""
-import ast
 import collections
 import fcntl
 import json
@@ -16,6 +15,7 @@ import pytest
 from harness.cluster import started_with_models
 from harness.hosts import HostNetwork, unavailable
 from harness.multihost import FAILOVER_BOUND_S, MultiHostCluster
+from harness.wordcount import expected_top_words, printed_top_words
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 WORDCOUNT = REPO / "examples" / "wordcount"
@@ -166,13 +166,7 @@ def test_the_python_wordcount_runs_with_its_texts_on_two_hosts(spread, tmp_path)
     counted = node3.run([sys.executable, str(WORDCOUNT / "wordcount.py"), "Words", "--workers", "2"], env=env,
                         timeout=300)
     # verify: the count agrees with a local one, and the texts live on both backends
-    top = ast.literal_eval(counted.stdout.split("# Top 10:\n", 1)[1].strip())
-    sys.path.insert(0, str(WORDCOUNT))
-    from prepare import generated_texts
-    expected = collections.Counter()
-    for text in generated_texts(6, 64 * 1024, 1):
-        expected.update(text.split())
-    assert top == sorted(expected.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
+    assert printed_top_words(counted.stdout) == expected_top_words(6, 64 * 1024, 1)
     where = run(spread, "node3", """
 import json
 from WordCount.classes import TextCollection

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from conftest import started_cluster
+from harness.cluster import killed_at_exit
 from test_core_acceptance import PRELUDE
 
 pytestmark = pytest.mark.timeout(300)
@@ -180,16 +181,12 @@ def test_reads_survive_kill_of_the_masters_data_service_and_nothing_acknowledged
     # setup: a client that writes on the master (replicated), then waits while it is killed
     flag = tmp_path / "killed"
     warm = cluster.popen_client(PRELUDE + HELPERS + textwrap.dedent(WARM_CLIENT), str(flag))
-    try:
+    with killed_at_exit(warm):
         first = json.loads(warm.stdout.readline())
         # run: kill -9 the master's Data Service, then let the warm client read through its old channels
         cluster.kill(first["master"])
         flag.touch()
         stdout, stderr = warm.communicate(timeout=120)
-    finally:
-        if warm.poll() is None:
-            warm.kill()
-            warm.wait()
     assert warm.returncode == 0, stderr
     after = json.loads(stdout.strip().splitlines()[-1])
     cold = run(cluster, """

@@ -108,6 +108,16 @@ def wait_for(path: pathlib.Path, slurm, job_id: int, timeout: float = 120) -> No
     wait_until(appeared, timeout, f"{path} to appear", interval=0.2, details=slurm.log_tail)
 
 
+def sleeping_job(slurm, name: str) -> tuple[int, pathlib.Path]:
+    """Submits a two-node job whose `dataclay slurm run` application sleeps ten minutes; (its ID, its
+    output file) once that application runs, its cluster up."""
+    marker = slurm.shared / f"{name}.up"
+    body = f"dataclay slurm run --pool-size 64M -- sh -c 'touch {marker}; sleep 600'\n"
+    job_id, output = slurm.submit(body, "--nodes=2", env=job_env(slurm))
+    wait_for(marker, slurm, job_id)
+    return job_id, output
+
+
 def wait_for_epilog(slurm, job_id: int, nodes: int = 1) -> list[str]:
     """The Epilog's lines for the job once `nodes` nodes have written theirs."""
     def written() -> list[str]:
@@ -171,10 +181,7 @@ def test_a_failing_program_still_stops_the_cluster_and_erases_its_pool(slurm):
 
 def test_scancel_of_a_running_job_stops_its_cluster_and_erases_its_pools(slurm):
     # setup
-    marker = slurm.shared / "cancel-me.up"
-    body = f"dataclay slurm run --pool-size 64M -- sh -c 'touch {marker}; sleep 600'\n"
-    job_id, output = slurm.submit(body, "--nodes=2", env=job_env(slurm))
-    wait_for(marker, slurm, job_id)
+    job_id, output = sleeping_job(slurm, "cancel-me")
     assert len(job_pools(job_id)) == 2
     # run
     slurm.scancel(job_id)
@@ -210,10 +217,7 @@ def test_a_job_warned_of_its_time_limit_stops_its_cluster_cleanly_before_it(slur
 
 def test_the_epilog_erases_the_pools_of_a_job_killed_with_sigkill(slurm):
     # setup
-    marker = slurm.shared / "kill-me.up"
-    body = f"dataclay slurm run --pool-size 64M -- sh -c 'touch {marker}; sleep 600'\n"
-    job_id, output = slurm.submit(body, "--nodes=2", env=job_env(slurm))
-    wait_for(marker, slurm, job_id)
+    job_id, output = sleeping_job(slurm, "kill-me")
     pools = job_pools(job_id)
     assert len(pools) == 2
     # run: as the OOM killer or a crash would, all at once: nothing of the job can clean up

@@ -5,7 +5,6 @@ when a key it trusts signed it, refuses before anything is staged otherwise, and
 cluster only what its administrator allowed by name, which the Logic Module enforces also against
 a hand-written client. An export writes only into a directory of its own that nobody else can write."""
 import os
-import textwrap
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from dataclay.exceptions import PermissionDeniedError
 from dataclay._internal.cli.snapshot import snapshot_signing as signing
 from dataclay._internal.proto import common_pb2, dataservice_pb2 as ds_pb2, logicmodule_pb2 as lm_pb2
 from dataclay._internal.rpc import DataServiceClient, LogicModuleClient, framing
+from harness.models import one_field_model, write_model
 from harness.snapshots import Crafted, client, facts, lm_stats, logs_in, trust, wait_until
 
 EVE_PW, ALICE_PW, MALLORY_PW = "eves-own-password-1", "alices-password-1", "mallorys-password-1"
@@ -23,19 +23,7 @@ BASELINE = "accounts,password-hashes"   # what an honest import of eve's dataset
 EVERYTHING = ",".join(["accounts", "admins", "password-hashes", "existing-accounts", "contracts-on-existing-datasets",
                        "objects-in-existing-datasets", "models"])
 STRANGER = 65534
-GADGET = """
-    from dataclay import DataClayObject, activemethod
-
-    class Gadget(DataClayObject):
-        note: str
-
-        def __init__(self, note):
-            self.note = note
-
-        @activemethod
-        def run(self) -> str:
-            return open("/etc/hostname").read()
-"""
+GADGET = one_field_model("Gadget", "note", "str", "run", "str", 'open("/etc/hostname").read()')
 
 
 @dataclass
@@ -62,11 +50,8 @@ def world(tmp_path_factory):
         base = tmp / "base"
         exported = source.dataclay("export", str(base), "--dataset", "eve", "--password-hashes")
         assert exported.returncode == 0, exported.stderr
-        package = tmp / "models" / "evil"
-        package.mkdir(parents=True)
-        (package / "__init__.py").write_text("")
-        (package / "model.py").write_text(textwrap.dedent(GADGET))
-        source.dataclaycmd("NewModel", source.admin_user(), "-", "evil", str(package.parent), "python")
+        models = write_model(tmp / "models", "evil", GADGET)
+        source.dataclaycmd("NewModel", source.admin_user(), "-", "evil", str(models), "python")
         assert source.dataclay("export", str(tmp / "with-model"), "--dataset", "eve").returncode == 0
         evil = next(m for m in Crafted(tmp / "with-model", tmp / "with-model-copy").records("model")
                     if m.namespace == "evil")

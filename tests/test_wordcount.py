@@ -1,13 +1,9 @@
 """The NEXTGenIO white paper's wordcount program, with its COMPSs tasks run by the local stand-in
 for the COMPSs runtime, runs against a real cluster and agrees with a local count."""
-import ast
-import collections
-import pathlib
 import subprocess
 import sys
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "examples" / "wordcount"
+from harness.wordcount import EXAMPLE, expected_top_words, printed_top_words
 
 
 def test_wordcount_listing_counts_the_words_of_the_shared_collection(cluster, tmp_path):
@@ -24,10 +20,4 @@ def test_wordcount_listing_counts_the_words_of_the_shared_collection(cluster, tm
     # verify
     assert counted.returncode == 0, counted.stderr
     assert "Ready to count words from 6 different texts" in counted.stdout
-    top = ast.literal_eval(counted.stdout.split("# Top 10:\n", 1)[1].strip())
-    sys.path.insert(0, str(EXAMPLE))
-    from prepare import generated_texts
-    expected = collections.Counter()
-    for text in generated_texts(6, 64 * 1024, 1):
-        expected.update(text.split())
-    assert top == sorted(expected.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
+    assert printed_top_words(counted.stdout) == expected_top_words(6, 64 * 1024, 1)

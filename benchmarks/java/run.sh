@@ -9,13 +9,7 @@ export DATACLAY_HOME="${DATACLAY_HOME:-$PWD/build/bench-java}"
 export DATACLAY_STORE_PATH="${DATACLAY_STORE_PATH:-/dev/shm/dataclay-bench-java-$(id -un)}"
 export DATACLAY_STORE_SIZE="${DATACLAY_STORE_SIZE:-1G}"
 STORE="${STORE:-kv}"
-cleanup() {
-  dataclay stop || true
-  rm -rf "$DATACLAY_HOME" "$DATACLAY_STORE_PATH"
-}
-dataclay stop >/dev/null 2>&1 || true
-rm -rf "$DATACLAY_HOME" "$DATACLAY_STORE_PATH"
-trap cleanup EXIT
+source scripts/throwaway-cluster.sh
 
 mvn -q -B -f examples/java-wordcount/pom.xml clean package
 classpath="examples/java-wordcount/target/classes:examples/java-wordcount/target/lib/*"

@@ -11,15 +11,16 @@ from dataclay import api
 from dataclay.exceptions import AliasDoesNotExistError
 
 
-def generated_texts(count: int, size: int, seed: int):
-    """`count` texts of about `size` bytes of Zipf-distributed words (reproducible for a seed)."""
+def generated_texts(count: int, size: int, seed: int, vocabulary_size: int = 20000, draw: int = 4096):
+    """`count` texts of about `size` bytes of Zipf-distributed words out of `vocabulary_size` ones,
+    drawn `draw` at a time (the same texts for the same arguments)."""
     rng = random.Random(seed)
-    vocabulary = [f"w{i}" for i in range(20000)]
+    vocabulary = [f"w{i}" for i in range(vocabulary_size)]
     weights = [1.0 / (rank + 1) for rank in range(len(vocabulary))]
     for _ in range(count):
         words, length = [], 0
         while length < size:
-            chunk = rng.choices(vocabulary, weights, k=4096)
+            chunk = rng.choices(vocabulary, weights, k=draw)
             words.extend(chunk)
             length += sum(len(w) + 1 for w in chunk)
         yield " ".join(words)

@@ -23,6 +23,17 @@ def models_dir() -> pathlib.Path:
 
 
 @pytest.fixture
+def config_without_credentials(tmp_path, monkeypatch) -> pathlib.Path:
+    """A client file naming a port and no account, with DATACLAY_USER and DATACLAY_PASSWORD unset:
+    a configuration every init must refuse."""
+    monkeypatch.delenv("DATACLAY_USER", raising=False)
+    monkeypatch.delenv("DATACLAY_PASSWORD", raising=False)
+    config = tmp_path / "client.properties"
+    config.write_text("DATACLAY_PORT=1\n")
+    return config
+
+
+@pytest.fixture
 def peer_cluster(tmp_path, monkeypatch):
     """Starts, when called with a Data Service peer class and a count, a Logic Module peer and that
     many Data Service peers, and writes a client file reaching them as alice (`.config`), with the

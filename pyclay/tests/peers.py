@@ -133,6 +133,17 @@ class LogicModulePeer(logicmodule_pb2_grpc.LogicModuleServicer):
         return common_pb2.Empty()
 
 
+def _recorded_answer(hook: str):
+    """A Data Service peer's RPC method: records the request, then answers with the peer's
+    `hook(request)`, which each test may replace."""
+
+    def answer(self, request, context):
+        self._record(request, context)
+        return getattr(self, hook)(request)
+
+    return answer
+
+
 class DataServicePeer(dataservice_pb2_grpc.DataServiceServicer):
     """Records every request; stores made-persistent objects; answers calls with `on_call(request)`."""
 
@@ -183,9 +194,7 @@ class DataServicePeer(dataservice_pb2_grpc.DataServiceServicer):
             abort_with(context, ObjectNotHereError(f"object {request.object_id} is not here"))
         return self.on_call(request)
 
-    def GetField(self, request, context):
-        self._record(request, context)
-        return self.on_get_field(request)
+    GetField = _recorded_answer("on_get_field")
 
     def SetField(self, request, context):
         self._record(request, context)
@@ -206,21 +215,10 @@ class CopyingPeer(DataServicePeer):
         self.on_move = lambda request: dataservice_pb2.CopiesResponse()
         self.on_consolidate = lambda request: common_pb2.Empty()
 
-    def NewReplica(self, request, context):
-        self._record(request, context)
-        return self.on_new_replica(request)
-
-    def NewVersion(self, request, context):
-        self._record(request, context)
-        return self.on_new_version(request)
-
-    def Move(self, request, context):
-        self._record(request, context)
-        return self.on_move(request)
-
-    def ConsolidateVersion(self, request, context):
-        self._record(request, context)
-        return self.on_consolidate(request)
+    NewReplica = _recorded_answer("on_new_replica")
+    NewVersion = _recorded_answer("on_new_version")
+    Move = _recorded_answer("on_move")
+    ConsolidateVersion = _recorded_answer("on_consolidate")
 
 
 class LinkPeer:

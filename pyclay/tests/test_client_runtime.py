@@ -231,13 +231,9 @@ def test_bad_arguments_to_the_public_api_are_refused_clearly(cluster):
     assert not item.is_persistent
 
 
-def test_init_without_credentials_says_which_key_is_missing(tmp_path, monkeypatch):
-    monkeypatch.delenv("DATACLAY_USER", raising=False)
-    monkeypatch.delenv("DATACLAY_PASSWORD", raising=False)
-    config = tmp_path / "c.properties"
-    config.write_text("DATACLAY_PORT=1\n")
+def test_init_without_credentials_says_which_key_is_missing(config_without_credentials):
     with pytest.raises(InvalidArgumentError, match="DATACLAY_USER"):
-        api.init(str(config))
+        api.init(str(config_without_credentials))
     assert not api.is_initialized()
 
 

@@ -33,14 +33,23 @@ def requests_of(peer, kind) -> list:
     return [r for r in peer.requests if isinstance(r, kind)]
 
 
-def replicated(cluster, item, *replica_peers):
-    """Copies `item`'s stored form to `replica_peers` and lists them as its replicas in the Logic Module."""
+def replicated_item(cluster, replicas: int):
+    """An Item stored on the first Data Service peer, its master (returned too), with its stored form
+    copied to the next `replicas` peers, which the Logic Module lists as its replicas."""
+    item = Item("x", 1)
+    master = cluster.ds[0]
+    item.make_persistent(backend_id=master.backend_id)
     oid = item.getID()
-    master = next(p for p in cluster.ds if oid in p.stored)
+    replica_peers = cluster.ds[1:1 + replicas]
     for peer in replica_peers:
         peer.stored[oid] = master.stored[oid]
     cluster.lm.objects[oid].replica_backend_ids.extend(p.backend_id for p in replica_peers)
-    return master
+    return item, master
+
+
+def reads_answered_with(value):
+    """A peer's on_get_field that answers every read with `value`."""
+    return lambda request: dataservice_pb2.GetFieldResponse(value=pickle.dumps(value, 5))
 
 
 # ---- argument checking: nothing is sent ----------------------------------------------------------
@@ -198,10 +207,8 @@ def test_delete_persistent_removes_every_alias_of_the_object(cluster):
 
 def test_reads_fail_over_to_a_replica_when_the_master_cannot_be_reached(cluster):
     # setup: master on backend 0, replicas on 1 and 2; backend 1 answers reads
-    item = Item("x", 1)
-    item.make_persistent(backend_id=cluster.ds[0].backend_id)
-    master = replicated(cluster, item, cluster.ds[1], cluster.ds[2])
-    cluster.ds[1].on_get_field = lambda r: dataservice_pb2.GetFieldResponse(value=pickle.dumps("from replica", 5))
+    item, master = replicated_item(cluster, 2)
+    cluster.ds[1].on_get_field = reads_answered_with("from replica")
     master.stop()
     # run
     first = item.name
@@ -215,10 +222,8 @@ def test_reads_fail_over_to_a_replica_when_the_master_cannot_be_reached(cluster)
 
 
 def test_failover_tries_each_replica_in_turn(cluster):
-    item = Item("x", 1)
-    item.make_persistent(backend_id=cluster.ds[0].backend_id)
-    master = replicated(cluster, item, cluster.ds[1], cluster.ds[2])
-    cluster.ds[2].on_get_field = lambda r: dataservice_pb2.GetFieldResponse(value=pickle.dumps("third", 5))
+    item, master = replicated_item(cluster, 2)
+    cluster.ds[2].on_get_field = reads_answered_with("third")
     master.stop()
     cluster.ds[1].stop()
     assert item.name == "third"
@@ -226,9 +231,7 @@ def test_failover_tries_each_replica_in_turn(cluster):
 
 def test_a_call_that_may_have_run_on_the_master_is_never_sent_there_again(cluster):
     # setup: the master fails after receiving the call; the replica refuses changes
-    item = Item("x", 1)
-    item.make_persistent(backend_id=cluster.ds[0].backend_id)
-    master = replicated(cluster, item, cluster.ds[1])
+    item, master = replicated_item(cluster, 1)
     master.fail_with = BackendUnavailableError("execution environment died during the call")
     cluster.ds[1].fail_with = BackendUnavailableError("a replica is read-only: writes go to the master")
     # run
@@ -241,9 +244,7 @@ def test_a_call_that_may_have_run_on_the_master_is_never_sent_there_again(cluste
 
 def test_a_write_routed_to_a_replica_goes_to_the_master(cluster):
     # setup: the proxy's hint names a replica (as references written in a replica's backend do)
-    item = Item("x", 1)
-    item.make_persistent(backend_id=cluster.ds[0].backend_id)
-    master = replicated(cluster, item, cluster.ds[1])
+    item, master = replicated_item(cluster, 1)
     cluster.ds[1].fail_with = BackendUnavailableError("a replica is read-only: writes go to the master")
     master.on_call = lambda r: dataservice_pb2.CallMethodResponse(result=pickle.dumps(2, 5))
     item.__dict__["_dc_hint"] = cluster.ds[1].backend_id

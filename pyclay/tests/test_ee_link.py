@@ -99,6 +99,17 @@ class Environment:
         self.peer.send_execute(call_id=call_id, object_id=object_id, class_name=class_name,
                                kind=executionenv_pb2.CALL_METHOD, name=method, payload=dumps_args(args, {}))
 
+    def nap(self, call_id: int, object_id: str, seconds: float = 0):
+        """Runs Sleeper.nap(seconds) on `object_id` to its end; its result."""
+        self.call(call_id, object_id, "sleepers.Sleeper", "nap", seconds)
+        return self.result()
+
+    def start_nap(self, call_id: int, object_id: str, seconds: float) -> None:
+        """Starts Sleeper.nap(seconds) on `object_id`; returns once the nap has begun (its result comes later)."""
+        started = self.work / f"nap-{call_id}-started"
+        self.call(call_id, object_id, "sleepers.Sleeper", "nap", seconds, str(started))
+        _wait_for_file(started)
+
     def result(self, timeout: float = 20):
         message = self.peer.next_message(timeout)
         assert message.WhichOneof("kind") == "result", message
@@ -181,11 +192,9 @@ def test_evicted_objects_are_loaded_again(environments):
     env = environments()
     env.hello()
     oid = env.store_sleeper()
-    env.call(1, oid, "sleepers.Sleeper", "nap", 0)
-    env.result()
+    env.nap(1, oid)
     env.peer.send(executionenv_pb2.DataServiceMessage(evict=executionenv_pb2.EvictRequest(ids=[oid])))
-    env.call(2, oid, "sleepers.Sleeper", "nap", 0)
-    env.result()
+    env.nap(2, oid)
     assert len(env.peer.load_calls) == 2
 
 
@@ -194,11 +203,9 @@ def test_deploy_of_an_unchanged_or_new_module_keeps_serving(environments):
     env = environments()
     env.hello()
     oid = env.store_sleeper()
-    env.call(1, oid, "sleepers.Sleeper", "nap", 0)
-    env.result()
+    env.nap(1, oid)
     env.peer.deploy({**env.files, "extra.py": b"VALUE = 1\n"})
-    env.call(2, oid, "sleepers.Sleeper", "nap", 0)
-    assert env.result().call_id == 2 and env.process.poll() is None
+    assert env.nap(2, oid).call_id == 2 and env.process.poll() is None
 
 
 @pytest.mark.timeout(60)
@@ -206,9 +213,7 @@ def test_deploy_that_changes_a_loaded_module_finishes_calls_then_exits_3(environ
     env = environments()
     env.hello()
     oid, other = env.store_sleeper(), env.store_sleeper()
-    started = env.work / "nap-started"
-    env.call(1, oid, "sleepers.Sleeper", "nap", 1.0, str(started))
-    _wait_for_file(started)
+    env.start_nap(1, oid, 1.0)
     changed = SLEEPER + "\nCHANGED = True\n"
     env.peer.deploy({**env.files, "sleepers.py": changed.encode()})
     env.call(2, other, "sleepers.Sleeper", "nap", 0)
@@ -224,9 +229,7 @@ def test_environment_exits_promptly_at_end_of_stream_even_with_a_call_running(en
     env = environments()
     env.hello()
     oid = env.store_sleeper()
-    started = env.work / "nap-started"
-    env.call(1, oid, "sleepers.Sleeper", "nap", 30.0, str(started))
-    _wait_for_file(started)
+    env.start_nap(1, oid, 30.0)
     began = time.monotonic()
     env.peer.close_link()
     code = env.wait()
@@ -245,8 +248,7 @@ def test_a_withdrawn_model_makes_the_environment_restart_once_its_module_was_loa
     env = environments()
     env.hello()
     oid = env.store_sleeper()
-    env.call(1, oid, "sleepers.Sleeper", "nap", 0)
-    env.result()
+    env.nap(1, oid)
     env.peer.deploy({path: content for path, content in env.files.items() if path != "sleepers.py"})
     assert env.wait() == 3
 

@@ -13,7 +13,7 @@ from dataclay.exceptions import InvalidArgumentError, NotAuthenticatedError
 from dataclay._internal.ee.call_context import CallContext, enter_call, leave_call
 from dataclay._internal.model.fields import PersistentField
 from dataclay._internal.model.identity import IDENTITY, IdentityMap
-from dataclay._internal.model.states import PROXY, RESIDENT, STATE_KEY, install_tracker
+from dataclay._internal.model.states import PROXY, RESIDENT, STATE_KEY, TRACKER
 from unitmodels.shop import Item
 
 
@@ -87,14 +87,14 @@ def test_proxy_needs_the_runtime_for_fields_and_active_methods_but_not_for_other
 
 def test_resident_object_runs_locally_and_reports_every_access():
     touched = []
-    install_tracker(touched.append)
+    TRACKER.install(touched.append)
     try:
         resident = make_proxy(Animal)
         resident.__dict__.update({STATE_KEY: RESIDENT, "name": "rex"})
         assert resident.shout() == "REX SPEAKS" and resident.legs == 4
         resident.legs = 1
     finally:
-        install_tracker(lambda obj: None)
+        TRACKER.install(lambda obj: None)
     assert touched == [resident] * 5
 
 

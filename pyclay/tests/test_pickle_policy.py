@@ -3,7 +3,6 @@ a refused global's module is never imported (its import-time code never runs), o
 backend, and wherever names from data are resolved (object references, remote exceptions)."""
 import hashlib
 import importlib.util
-import io
 import pathlib
 import pickle
 import sys
@@ -20,6 +19,7 @@ from dataclay._internal.serialization.decoder import loads, loads_args
 from dataclay._internal.serialization.encoder import dumps
 from dataclay._internal.serialization.model_catalog import RETRY_SECONDS, ModelCatalog
 from dataclay._internal.serialization.policy import BackendClassPolicy, ClientClassPolicy
+from pickles import pickle_with_pid
 
 # Modules whose import would run code: each writes a marker file, then exits the program (as
 # `pygments.__main__` runs pygments' command line and exits).
@@ -86,20 +86,7 @@ def crafted_args(module: str, name: str) -> bytes:
 
 def with_reference(class_name: str) -> bytes:
     """A pickle holding one object reference ("dc", id, class_name, "")."""
-    pid = ("dc", str(uuid.uuid4()), class_name, "")
-
-    class Marker:
-        pass
-
-    marker = Marker()
-
-    class Pickler(pickle.Pickler):
-        def persistent_id(self, obj):
-            return pid if obj is marker else None
-
-    out = io.BytesIO()
-    Pickler(out, 5).dump([marker])
-    return out.getvalue()
+    return pickle_with_pid(("dc", str(uuid.uuid4()), class_name, ""), in_list=True)
 
 
 def python_model(namespace: str, files: dict, withdrawn: bool = False) -> logicmodule_pb2.Model:

@@ -22,6 +22,7 @@ from dataclay._internal.serialization.encoder import NO_ARGS, dumps, dumps_args
 from dataclay._internal.serialization.graph import GraphWriter
 from dataclay._internal.serialization.policy import BackendClassPolicy, ClientClassPolicy
 from unitmodels.shop import Basket, Item, Node
+from pickles import pickle_with_pid
 
 BACKEND = str(uuid.uuid4())
 
@@ -95,7 +96,7 @@ def test_persistent_id_decodes_to_the_one_instance_of_the_identity_map(models_di
 
 def test_unknown_persistent_id_becomes_a_proxy_of_its_class(models_dir):
     oid = str(uuid.uuid4())
-    data = _pickle_with_pid(("dc", oid, "unitmodels.shop.Node", BACKEND))
+    data = pickle_with_pid(("dc", oid, "unitmodels.shop.Node", BACKEND))
     node = loads(data, BackendClassPolicy(models_dir))
     assert isinstance(node, Node) and node.__dict__[STATE_KEY] is PROXY and node.getID() == oid
     assert IDENTITY.get(oid) is node
@@ -204,11 +205,11 @@ def test_malformed_arguments_and_references_are_refused(models_dir):
     with pytest.raises(SerializationError, match="args_tuple"):
         loads_args(pickle.dumps([1, 2], 5), policy)
     with pytest.raises(SerializationError, match="malformed object reference"):
-        loads(_pickle_with_pid(("dc", "x")), policy)
+        loads(pickle_with_pid(("dc", "x")), policy)
     with pytest.raises(SerializationError, match="bad ID"):
-        loads(_pickle_with_pid(("dc", "not-a-uuid", "unitmodels.shop.Item", "")), policy)
+        loads(pickle_with_pid(("dc", "not-a-uuid", "unitmodels.shop.Item", "")), policy)
     with pytest.raises(SerializationError):
-        loads(_pickle_with_pid(("dc", str(uuid.uuid4()), "os.system", "")), policy)
+        loads(pickle_with_pid(("dc", str(uuid.uuid4()), "os.system", "")), policy)
     with pytest.raises(SerializationError):
         loads(b"\x80\x05garbage", policy)
 
@@ -259,18 +260,3 @@ def test_builtin_exception_names_cover_every_builtin_exception_type():
     exceptions = {n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
     assert {("builtins", n) for n in exceptions} <= SAFE_GLOBALS
     assert ("builtins", "eval") not in SAFE_GLOBALS and ("builtins", "getattr") not in SAFE_GLOBALS
-
-
-def _pickle_with_pid(pid) -> bytes:
-    class Holder:
-        pass
-
-    marker = Holder()
-
-    class P(pickle.Pickler):
-        def persistent_id(self, obj):
-            return pid if obj is marker else None
-
-    buffer = io.BytesIO()
-    P(buffer, 5).dump(marker)
-    return buffer.getvalue()

@@ -197,13 +197,9 @@ def test_missing_configuration_file_is_named_and_leaves_nothing_initialised(tmp_
         api.getByID(SOME_ID)
 
 
-def test_init_worker_refuses_a_configuration_without_credentials(tmp_path, monkeypatch):
-    monkeypatch.delenv("DATACLAY_USER", raising=False)
-    monkeypatch.delenv("DATACLAY_PASSWORD", raising=False)
-    config = tmp_path / "storage.properties"
-    config.write_text("DATACLAY_PORT=1\n")
+def test_init_worker_refuses_a_configuration_without_credentials(config_without_credentials):
     with pytest.raises(InvalidArgumentError, match="DATACLAY_USER and DATACLAY_PASSWORD must be set"):
-        api.initWorker(config_file_path=str(config))
+        api.initWorker(config_file_path=str(config_without_credentials))
     with pytest.raises(StorageStateError, match=r"before initWorker\(\)"):
         api.initWorkerPostFork()
 

@@ -13,6 +13,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from contextlib import contextmanager
 
 from dataclay._internal.processes import await_exit, runs
 from harness.waiting import wait_until
@@ -205,6 +206,18 @@ class Cluster:
         """Starts a client process and returns at once (stdout piped, text)."""
         return subprocess.Popen([sys.executable, "-c", code, *args], env=self.env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
+
+
+@contextmanager
+def killed_at_exit(process: subprocess.Popen):
+    """`process` for the with-block, killed and reaped at its end if it still runs: a test that fails
+    half-way leaves no client behind."""
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 def started_with_models(cluster):

@@ -6,12 +6,30 @@ import pathlib
 import textwrap
 
 
-def write_model(root: pathlib.Path, package: str, source: str) -> pathlib.Path:
-    """`root` holding package `package` whose model.py is `source` (what NewModel registers); `root`."""
+def write_model(root: pathlib.Path, package: str, source: str, module: str = "model") -> pathlib.Path:
+    """`root` holding package `package` whose `module`.py is `source` (what NewModel registers); `root`."""
     (root / package).mkdir(parents=True)
     (root / package / "__init__.py").write_text("")
-    (root / package / "model.py").write_text(source)
+    (root / package / f"{module}.py").write_text(source)
     return root
+
+
+def one_field_model(cls: str, field: str, field_type: str, method: str, returns: str, result: str) -> str:
+    """Source of a model module with one class `cls`: one field, set by its constructor, and one
+    active method `method` (declared to return `returns`) returning the expression `result`."""
+    return textwrap.dedent(f"""
+        from dataclay import DataClayObject, activemethod
+
+        class {cls}(DataClayObject):
+            {field}: {field_type}
+
+            def __init__(self, {field}):
+                self.{field} = {field}
+
+            @activemethod
+            def {method}(self) -> {returns}:
+                return {result}
+    """)
 
 
 def run_with_model(cluster, root: pathlib.Path, imports: str, body: str) -> dict:

@@ -13,7 +13,7 @@ from dataclay._internal.ee.relay import LOGIC_MODULE
 from dataclay._internal.ee.residency import ResidentObjects
 from dataclay._internal.model.state import stored_state
 from dataclay._internal.ee.call_context import acting_for, current_call
-from dataclay._internal.model.states import PENDING_KEY, STATE_KEY, install_creation_hook, install_tracker
+from dataclay._internal.model.states import CREATION, PENDING_KEY, STATE_KEY, TRACKER
 from dataclay._internal.serialization.encoder import new_object_id
 from dataclay._internal.rpc import LogicModuleClient
 from dataclay._internal.runtime.base import Runtime
@@ -32,8 +32,8 @@ class EnvironmentRuntime(Runtime):
         state_lock = threading.RLock()
         self.residents = ResidentObjects(config.backend_id, session, policy, state_lock)
         self.changes = ChangeCollector(self.residents, state_lock)
-        install_tracker(self.residents.track)
-        install_creation_hook(_made_by_model_code)
+        TRACKER.install(self.residents.track)
+        CREATION.install(_made_by_model_code)
 
     persists_arguments = False
 

@@ -34,7 +34,7 @@ def _called(func):
         if state is None:
             return func(self, *args, **kwargs)
         if state is RESIDENT:
-            TRACKER.track(self)
+            TRACKER.call(self)
             return func(self, *args, **kwargs)
         return get_runtime().call_method(self, name, args, kwargs)
 
@@ -50,7 +50,7 @@ def _awaited(func):
         if state is None:
             return await func(self, *args, **kwargs)
         if state is RESIDENT:
-            TRACKER.track(self)
+            TRACKER.call(self)
             return await func(self, *args, **kwargs)
         return await get_runtime().aio().call_method(self, name, args, kwargs)
 

@@ -8,9 +8,8 @@ import typing
 import uuid
 
 from dataclay.event_loop import dc_to_thread_io
-from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.model.checks import (
-    alias_text, backend_text, check_recursive, dataset_argument, optional_alias)
+    alias_text, backend_text, check_recursive, dataset_argument, move_target, optional_alias)
 from dataclay._internal.model.metadata import remember_alias
 from dataclay._internal.runtime.current import get_runtime
 
@@ -83,11 +82,7 @@ class AsyncMethods:
 
     async def a_move(self, backend_id: str | uuid.UUID, recursive: bool = False, remotes: bool = True) -> None:
         """Awaitable move()."""
-        if backend_id is None:
-            raise InvalidArgumentError("a_move() needs the backend_id of the backend to move the object to")
-        check_recursive(recursive)
-        check_recursive(remotes, "remotes")
-        backend = backend_text(backend_id)
+        backend = move_target(backend_id, recursive, remotes, "a_move")
         if not self.is_persistent:
             await self.a_make_persistent(backend_id=backend)
             return

@@ -36,6 +36,16 @@ def check_recursive(recursive, name: str = "recursive") -> bool:
     return recursive
 
 
+def move_target(backend_id, recursive, remotes, operation: str) -> str:
+    """The canonical text of the backend `operation` (move or a_move) moves to: required, with its
+    flags `recursive` and `remotes` True or False."""
+    if backend_id is None:
+        raise InvalidArgumentError(f"{operation}() needs the backend_id of the backend to move the object to")
+    check_recursive(recursive)
+    check_recursive(remotes, "remotes")
+    return backend_text(backend_id)
+
+
 def dataset_argument(dataset_name, dataset) -> str | None:
     """The dataset named by dataClay 4's `dataset_name` or this API's `dataset` (None: the session's)."""
     for value, name in ((dataset_name, "dataset_name"), (dataset, "dataset")):

@@ -30,7 +30,7 @@ class PersistentField:
         state = d.get(STATE_KEY)
         if state is None or state is RESIDENT:
             if state is not None:
-                TRACKER.track(obj)
+                TRACKER.call(obj)
             try:
                 return d[self.name]
             except KeyError:
@@ -43,7 +43,7 @@ class PersistentField:
         if state is None:
             d[self.name] = value
         elif state is RESIDENT:
-            TRACKER.track(obj)
+            TRACKER.call(obj)
             d[self.name] = value
         else:
             get_runtime().set_field(obj, self.name, value)
@@ -54,7 +54,7 @@ class PersistentField:
         if state is not None and state is not RESIDENT:
             raise InvalidArgumentError(f"cannot delete field {self.name!r} of a remote object; assign it instead")
         if state is RESIDENT:
-            TRACKER.track(obj)
+            TRACKER.call(obj)
         if self.name not in d:
             raise AttributeError(f"{type(obj).__name__!r} object has no value for field {self.name!r}")
         del d[self.name]

@@ -7,12 +7,12 @@ from __future__ import annotations
 import typing
 import uuid
 
-from dataclay.exceptions import InvalidArgumentError, ObjectNotPersistentError, SerializationError
+from dataclay.exceptions import ObjectNotPersistentError, SerializationError
 from dataclay._internal.model import metadata, registry, state
 from dataclay._internal.model.active import is_active
 from dataclay._internal.model.async_methods import AsyncMethods
 from dataclay._internal.model.checks import (
-    alias_text, backend_text, check_recursive, dataset_argument, optional_alias)
+    alias_text, backend_text, check_recursive, dataset_argument, move_target, optional_alias)
 from dataclay._internal.model.fields import MISSING, PersistentField
 from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.model.object_store import ObjectStoreMethods
@@ -57,7 +57,7 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
 
     def __new__(cls, *args, **kwargs):
         obj = super().__new__(cls)
-        CREATION.created(obj)
+        CREATION.call(obj)
         return obj
 
     # ---- persistence and aliases ---------------------------------------------------------------------
@@ -225,11 +225,7 @@ class DataClayObject(ObjectStoreMethods, AsyncMethods):
         transitively; with `remotes=False`, only those stored where this object is) to `backend_id`;
         aliases and references keep reaching it. A volatile object is made persistent there instead, as
         in dataClay 4."""
-        if backend_id is None:
-            raise InvalidArgumentError("move() needs the backend_id of the backend to move the object to")
-        check_recursive(recursive)
-        check_recursive(remotes, "remotes")
-        backend = backend_text(backend_id)
+        backend = move_target(backend_id, recursive, remotes, "move")
         if not self.is_persistent:
             self.make_persistent(backend_id=backend)
             return

@@ -27,33 +27,23 @@ PROXY = _State("PROXY")
 RESIDENT = _State("RESIDENT")
 
 
-class ResidentTracker:
-    """Where accesses to RESIDENT objects are reported; the execution environment installs its own."""
-
-    @staticmethod
-    def track(obj) -> None:
-        """Records that the current call touched `obj` (no call: nothing to record)."""
+def _nothing(obj) -> None:
+    """Outside a backend there is no call to record objects for."""
 
 
-TRACKER = ResidentTracker()
+class ProcessHook:
+    """A callback of this whole process, doing nothing until `install` replaces it: the execution
+    environment installs its own."""
+
+    __slots__ = ("call",)
+
+    def __init__(self):
+        self.call = _nothing
+
+    def install(self, call) -> None:
+        """Routes this hook's events of this process to `call(obj)`."""
+        self.call = call
 
 
-def install_tracker(track) -> None:
-    """Routes RESIDENT accesses of this process to `track(obj)`."""
-    TRACKER.track = track
-
-
-class CreationHook:
-    """Told of every dataClay object made by a constructor; the execution environment installs its own."""
-
-    @staticmethod
-    def created(obj) -> None:
-        """`obj` was just made (outside a backend: nothing to do)."""
-
-
-CREATION = CreationHook()
-
-
-def install_creation_hook(created) -> None:
-    """Routes the objects this process's code makes to `created(obj)`."""
-    CREATION.created = created
+TRACKER = ProcessHook()   # told of every access to a RESIDENT object: the current call touched it
+CREATION = ProcessHook()  # told of every dataClay object a constructor made

@@ -31,16 +31,11 @@ class AsyncCalls:
         return response if extract is None else extract(response)
 
     async def _failure(self, error: grpc.RpcError):
-        target = self._target
-        from dataclay._internal.rpc.errors import error_from_rpc
-        mapped = error_from_rpc(error)
-        unreached = target.unreached(error, mapped)
-        if unreached is not None:
-            return unreached
-        if not target.may_be_tls(error, mapped):
+        mapped, may_be_tls = self._target.unprobed_failure(error)
+        if not may_be_tls:
             return mapped
         # The explanation makes a blocking TLS handshake: never on the event loop's thread.
-        return await asyncio.get_running_loop().run_in_executor(None, target.failure, error)
+        return await asyncio.get_running_loop().run_in_executor(None, self._target.tls_failure, mapped)
 
     def close(self) -> None:
         """Closes the channel (if this client opened it) from any thread: on its event loop while that loop

@@ -147,12 +147,21 @@ class ConnectionTarget:
     def failure(self, error: grpc.RpcError) -> DataClayException:
         """The exception for a failed call: what the server answered, or, when the connection
         could not be made for a reason of TLS, a BackendUnavailableError naming that reason."""
+        mapped, may_be_tls = self.unprobed_failure(error)
+        return self.tls_failure(mapped) if may_be_tls else mapped
+
+    def unprobed_failure(self, error: grpc.RpcError) -> tuple[DataClayException, bool]:
+        """The exception for a failed call as far as it is known without connecting again, and whether
+        a TLS problem may be behind it (then tls_failure, which blocks on a handshake, says)."""
         mapped = error_from_rpc(error)
         unreached = self.unreached(error, mapped)
         if unreached is not None:
-            return unreached
-        if not self.may_be_tls(error, mapped):
-            return mapped
+            return unreached, False
+        return mapped, self.may_be_tls(error, mapped)
+
+    def tls_failure(self, mapped: DataClayException) -> DataClayException:
+        """`mapped`, or a BackendUnavailableError naming the TLS reason the connection failed, found by a
+        blocking TLS handshake with the target."""
         from dataclay._internal.rpc import tls_probe
         reason = tls_probe.explain(self.address, self.tls, self.server_name)
         if reason is None:

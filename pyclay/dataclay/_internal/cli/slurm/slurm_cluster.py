@@ -87,11 +87,7 @@ class JobCluster:
 
     def _await_port(self, deadline: float) -> int:
         while not self.job.lm_port_file.exists():
-            self._check_sruns()
-            if time.monotonic() > deadline:
-                raise SlurmStartError(self._failure("the Logic Module's step never started its server",
-                                                    "logicmodule"))
-            time.sleep(0.05)
+            self._wait_a_little(deadline, "the Logic Module's step never started its server", "logicmodule", 0.05)
         return int(self.job.lm_port_file.read_text())
 
     def _await_listening(self, host: str, port: int, deadline: float) -> None:
@@ -102,11 +98,8 @@ class JobCluster:
                 socket.create_connection((host, port), timeout=1.0).close()
                 return
             except OSError as e:
-                self._check_sruns()
-                if time.monotonic() > deadline:
-                    raise SlurmStartError(self._failure(f"the Logic Module never listened on {host}:{port} ({e})",
-                                                        "logicmodule")) from None
-                time.sleep(0.05)
+                self._wait_a_little(deadline, f"the Logic Module never listened on {host}:{port} ({e})",
+                                    "logicmodule", 0.05)
 
     def _await_backends(self, plan: JobPlan, port: int, deadline: float) -> None:
         self._await_listening(plan.host(plan.lm_node), port, deadline)
@@ -120,22 +113,15 @@ class JobCluster:
                 except NotAuthenticatedError as e:
                     raise SlurmStartError(f"the job's Logic Module refused its administrator: {e}") from None
                 except DataClayException as e:
-                    self._check_sruns()
-                    if time.monotonic() > deadline:
-                        raise SlurmStartError(self._failure(f"the Logic Module does not answer ({e})",
-                                                            "logicmodule")) from None
-                    time.sleep(0.1)
+                    self._wait_a_little(deadline, f"the Logic Module does not answer ({e})", "logicmodule", 0.1)
             wanted = set(plan.backend_nodes)
             while True:
                 alive = {b.name for b in client.get_backends(timeout=5.0) if b.alive}
                 if wanted <= alive:
                     return
-                self._check_sruns()
-                if time.monotonic() > deadline:
-                    missing = sorted(wanted - alive)
-                    raise SlurmStartError(self._failure(f"backends on {', '.join(missing)} did not register",
-                                                        f"backend-{missing[0]}"))
-                time.sleep(0.1)
+                missing = sorted(wanted - alive)
+                self._wait_a_little(deadline, f"backends on {', '.join(missing)} did not register",
+                                    f"backend-{missing[0]}", 0.1)
         finally:
             if client.token:
                 try:
@@ -143,6 +129,14 @@ class JobCluster:
                 except DataClayException:
                     pass
             client.close()
+
+    def _wait_a_little(self, deadline: float, what: str, name: str, interval: float) -> None:
+        """One turn of a start step's wait: fails if a server's step ended, or, past `deadline`, with
+        `what` and the last lines of `name`'s logs; else sleeps `interval` seconds."""
+        self._check_sruns()
+        if time.monotonic() > deadline:
+            raise SlurmStartError(self._failure(what, name)) from None
+        time.sleep(interval)
 
     def _check_sruns(self) -> None:
         for name, srun in self._sruns.items():
