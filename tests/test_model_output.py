@@ -2,14 +2,12 @@
 Data Service knows it) and the call, and `dataclay logs` shows it; a tenant's output can neither forge
 a line nor fill the disk."""
 import json
-import signal
-import subprocess
 import textwrap
-import time
 
 import pytest
 
 from harness.cluster import _command
+from harness.following import follow_until_interrupted
 from harness.models import write_model
 
 MODEL = textwrap.dedent('''
@@ -126,26 +124,14 @@ def test_a_loop_of_prints_is_cut_to_the_accounts_rate_and_the_rest_counted(chatt
 
 def test_logs_follow_shows_new_lines_until_interrupted(chatty):
     # (--lines 0: none of the old lines, which could fill the pipe this test reads only at the end)
-    follower = subprocess.Popen([_command("dataclay"), "logs", "backend-1", "--follow", "--lines", "0"],
-                                env=chatty.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                preexec_fn=_as_in_a_terminal)
-    try:
-        time.sleep(2)
+    def ann_prints():
         _as_ann(chatty, """
             c = Chatty(); c.make_persistent()
             print(json.dumps({"said": c.say("while followed")}))
         """)
         chatty.log_containing("backend-1", "logged while followed")
-        time.sleep(1)
-        follower.send_signal(signal.SIGINT)
-        out, err = follower.communicate(timeout=30)
-    finally:
-        follower.kill()
-    assert follower.returncode == 0, err
-    assert "stdout: printed while followed" in out
 
-
-def _as_in_a_terminal() -> None:
-    """The follower takes Ctrl-C as it would in a terminal, even when the suite runs from a shell
-    without job control, whose background commands start with SIGINT ignored (and pass that on)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    followed = follow_until_interrupted([_command("dataclay"), "logs", "backend-1", "--follow", "--lines", "0"],
+                                        chatty.env, ann_prints)
+    assert followed.returncode == 0, followed.stderr
+    assert "stdout: printed while followed" in followed.stdout

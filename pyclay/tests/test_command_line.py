@@ -2,10 +2,7 @@
 wrong number of arguments, `dataclay status --json` and its exit codes, `dataclay logs` on a home."""
 import json
 import os
-import signal
-import subprocess
 import sys
-import time
 
 import pytest
 
@@ -15,6 +12,7 @@ from dataclay._internal.cli.local.logs import show_logs
 from dataclay._internal.cli.local.status_report import BackendLine, StatusReport, exit_code, status_json
 from dataclay._internal.version import DISTRIBUTION, VERSION
 from dataclay.exceptions import InvalidArgumentError
+from harness.following import follow_until_interrupted
 
 
 def test_both_commands_print_the_distribution_and_its_version(capsys):
@@ -124,23 +122,12 @@ def test_logs_follow_prints_new_lines_until_interrupted(tmp_path):
     home.chmod(0o700)
     for p in [home / "logs", *(home / "logs").iterdir()]:
         p.chmod(0o700 if p.is_dir() else 0o600)
-    follower = subprocess.Popen([sys.executable, "-m", "dataclay._internal.cli.cluster", "logs", "backend-1",
-                                 "--follow"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                 preexec_fn=_as_in_a_terminal)
-    try:
-        time.sleep(2)
+
+    def write_a_line():
         with open(home / "logs" / "backend-1.log", "a") as log:
             log.write("written later\n")
-        time.sleep(1.5)
-        follower.send_signal(signal.SIGINT)
-        out, err = follower.communicate(timeout=20)
-    finally:
-        follower.kill()
-    assert follower.returncode == 0, err
-    assert out.splitlines()[-1] == "written later", out
 
-
-def _as_in_a_terminal() -> None:
-    """The follower takes Ctrl-C as it would in a terminal, even when the suite runs from a shell
-    without job control, whose background commands start with SIGINT ignored (and pass that on)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    followed = follow_until_interrupted([sys.executable, "-m", "dataclay._internal.cli.cluster", "logs", "backend-1",
+                                         "--follow"], env, write_a_line, settle=1.5, timeout=20)
+    assert followed.returncode == 0, followed.stderr
+    assert followed.stdout.splitlines()[-1] == "written later", followed.stdout
