@@ -12,8 +12,7 @@ from dataclay.exceptions import BackendUnavailableError, DataClayException
 from dataclay._internal.model.states import HINT_KEY, ID_KEY
 from dataclay._internal.rpc.aio import AsyncDataServiceClient, AsyncLogicModuleClient
 from dataclay._internal.runtime.router import (
-    LOOKUP_TIMEOUT, ROUTING_FAILURES, BackendRouter, UnregisteredBackendError, failover_candidates, most_telling,
-    naming_backend)
+    LOOKUP_TIMEOUT, ROUTING_FAILURES, BackendRouter, Failover, UnregisteredBackendError, naming_backend)
 
 T = TypeVar("T")
 
@@ -112,16 +111,13 @@ class AsyncRouter:
             info = self._router.cached_info(object_id)
             if info is None:
                 raise first from None
-        failures = [first]
-        for candidate in failover_candidates(info, backend_id, replicas):
+        failover = Failover(obj, first, info, backend_id, replicas)
+        for candidate in failover.candidates:
             try:
-                result = await self.on_backend(candidate, op, idempotent)
+                return failover.answered(candidate, await self.on_backend(candidate, op, idempotent))
             except ROUTING_FAILURES as e:
-                failures.append(e)
-                continue
-            d[HINT_KEY] = candidate
-            return result
-        raise most_telling(failures) from None
+                failover.failed(e)
+        raise failover.most_telling() from None
 
     def close(self) -> None:
         """Closes this loop's channels (on the loop while it lives)."""

@@ -182,16 +182,13 @@ class BackendRouter:
             info = self.cached_info(object_id)
             if info is None:
                 raise first from None
-        failures = [first]
-        for candidate in failover_candidates(info, backend_id, replicas):
+        failover = Failover(obj, first, info, backend_id, replicas)
+        for candidate in failover.candidates:
             try:
-                result = self.on_backend(candidate, op, idempotent)
+                return failover.answered(candidate, self.on_backend(candidate, op, idempotent))
             except ROUTING_FAILURES as e:
-                failures.append(e)
-                continue
-            d[HINT_KEY] = candidate
-            return result
-        raise most_telling(failures) from None
+                failover.failed(e)
+        raise failover.most_telling() from None
 
     def close(self) -> None:
         """Closes every Data Service channel (not the Logic Module's)."""
@@ -238,15 +235,6 @@ def python_backends(backends: dict) -> list:
     return [b.id for b in backends.values() if b.alive and "python" in b.languages]
 
 
-def failover_candidates(info, failed: str, replicas: bool) -> list:
-    """Where a call goes after `failed` did not serve it: the master, then (if `replicas`) each replica.
-    Never the backend that just failed: a non-idempotent call that may have run on a dead master must not
-    run there a second time. A replica refuses state changes (writes go to the master), so a call that
-    fails there changed nothing."""
-    candidates = [info.master_backend_id, *(info.replica_backend_ids if replicas else ())]
-    return list(dict.fromkeys(b for b in candidates if b and b != failed))
-
-
 class UnregisteredBackendError(BackendDoesNotExistError, KeyError):
     """The backend an object was routed to, or a call named (`backend_id=`), is not registered (as
     opposed to a request naming an unknown target backend, which the server answers with
@@ -260,10 +248,32 @@ class UnregisteredBackendError(BackendDoesNotExistError, KeyError):
 ROUTING_FAILURES = (ObjectNotHereError, UnregisteredBackendError, BackendUnavailableError)
 
 
-def most_telling(failures: list) -> DataClayException:
-    """What to raise when no copy could serve a call: a refusal or unavailability before "not here"
-    (a replica's "writes go to the master" says more than the dead master's connection error)."""
-    for error in reversed(failures):
-        if isinstance(error, BackendUnavailableError):
-            return error
-    return failures[0]
+class Failover:
+    """Where a call on an object goes after the backend it went to (`failed`) did not serve it, and what is
+    raised when nothing could: `candidates` are the master, then (if `replicas`) each replica. Never the
+    backend that just failed: a non-idempotent call that may have run on a dead master must not run there a
+    second time. A replica refuses state changes (writes go to the master), so a call that fails there
+    changed nothing. The candidate that answers becomes the object's hint."""
+
+    def __init__(self, obj, first: DataClayException, info, failed: str, replicas: bool):
+        self._obj = obj
+        self._failures = [first]
+        candidates = [info.master_backend_id, *(info.replica_backend_ids if replicas else ())]
+        self.candidates = list(dict.fromkeys(b for b in candidates if b and b != failed))
+
+    def failed(self, error: DataClayException) -> None:
+        """Notes that a candidate did not serve the call either."""
+        self._failures.append(error)
+
+    def answered(self, candidate: str, result: T) -> T:
+        """`result`, after making `candidate`, which gave it, the object's hint."""
+        self._obj.__dict__[HINT_KEY] = candidate
+        return result
+
+    def most_telling(self) -> DataClayException:
+        """What to raise when no candidate served the call: a refusal or unavailability before "not here"
+        (a replica's "writes go to the master" says more than the dead master's connection error)."""
+        for error in reversed(self._failures):
+            if isinstance(error, BackendUnavailableError):
+                return error
+        return self._failures[0]
