@@ -16,7 +16,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 import uuid
 import zipfile
@@ -28,27 +27,10 @@ from dataclay._internal.version import DISTRIBUTION, VERSION
 REPO = pathlib.Path(__file__).resolve().parents[1]
 JARS = REPO / "pyclay" / "dataclay" / "_internal" / "jars"
 SCRATCH = REPO / ".test-venvs"
+TOUR_MODEL = REPO / "pyclay" / "tests" / "typed_usage" / "tour"  # the tour's Person, which test_types checks
 WHEEL_NAME = f"{DISTRIBUTION}-{VERSION}-py3-none-any.whl"
 
 pytestmark = pytest.mark.timeout(300)
-
-MODEL = '''
-from dataclay import DataClayObject, activemethod
-
-
-class Person(DataClayObject):
-    name: str
-    age: int
-
-    def __init__(self, name: str, age: int):
-        self.name = name
-        self.age = age
-
-    @activemethod
-    def birthday(self) -> int:
-        self.age += 1
-        return self.age
-'''
 
 WRITER = '''
 from dataclay import api
@@ -159,9 +141,7 @@ def test_the_tour_runs_from_a_fresh_virtualenv_with_the_wheel_installed(tmp_path
         run(sys.executable, "-m", "venv", venv)
         run(bin_dir / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check", wheel, timeout=240)
         model = scratch / "model" / "tour"
-        model.mkdir(parents=True)
-        (model / "__init__.py").write_text("")
-        (model / "people.py").write_text(MODEL)
+        shutil.copytree(TOUR_MODEL, model, ignore=shutil.ignore_patterns("__pycache__"))
         client_env = {"PYTHONPATH": str(model.parent)}
 
         # run: the tour, every command from the virtualenv

@@ -7,23 +7,10 @@ import uuid
 
 from typing_extensions import assert_type
 
-from dataclay import Client, DataClayObject, StorageObject, activemethod, api
+from dataclay import Client, DataClayObject, StorageObject, api
 from dataclay.exceptions import AliasDoesNotExistError, DataClayException
+from tour.people import Person
 from WordCount.classes import Text, TextCollection, TextStats
-
-
-class Person(DataClayObject):
-    name: str
-    age: int
-
-    def __init__(self, name: str, age: int) -> None:
-        self.name = name
-        self.age = age
-
-    @activemethod
-    def birthday(self) -> int:
-        self.age += 1
-        return self.age
 
 
 def dataclay2_style() -> None:
