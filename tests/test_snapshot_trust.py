@@ -16,13 +16,12 @@ from dataclay._internal.cli.snapshot import snapshot_signing as signing
 from dataclay._internal.proto import common_pb2, dataservice_pb2 as ds_pb2, logicmodule_pb2 as lm_pb2
 from dataclay._internal.rpc import DataServiceClient, LogicModuleClient, framing
 from harness.models import one_field_model, write_model
-from harness.snapshots import Crafted, client, facts, lm_stats, logs_in, trust, wait_until
+from harness.snapshots import STRANGER, Crafted, UnsafeTargets, client, facts, lm_stats, logs_in, trust, wait_until
 
 EVE_PW, ALICE_PW, MALLORY_PW = "eves-own-password-1", "alices-password-1", "mallorys-password-1"
 BASELINE = "accounts,password-hashes"   # what an honest import of eve's dataset needs: her account, with her hash
 EVERYTHING = ",".join(["accounts", "admins", "password-hashes", "existing-accounts", "contracts-on-existing-datasets",
                        "objects-in-existing-datasets", "models"])
-STRANGER = 65534
 GADGET = one_field_model("Gadget", "note", "str", "run", "str", 'open("/etc/hostname").read()')
 
 
@@ -254,17 +253,11 @@ def test_a_hand_written_begin_import_gets_no_more_than_its_allowances(world, tmp
 def test_an_export_refuses_a_directory_another_user_owns_or_others_can_write(world, tmp_path):
     # setup: an empty directory of another user's, a group-writable one, a link, and one under a directory anyone writes
     victim = world.victim
-    theirs, shared, open_parent = tmp_path / "theirs", tmp_path / "shared", tmp_path / "open"
-    for d in (theirs, shared, open_parent):
-        d.mkdir()
-    os.chown(theirs, STRANGER, STRANGER)
-    theirs.chmod(0o755)
-    shared.chmod(0o770)
-    open_parent.chmod(0o777)
-    (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
-    cases = [(theirs, theirs, "not to you"), (shared, shared, "can be written by group or others (mode 0770)"),
-             (tmp_path / "link", tmp_path / "link", "is a symbolic link"),
-             (open_parent / "snap", open_parent, "without the sticky bit")]
+    unsafe = UnsafeTargets.make(tmp_path)
+    cases = [(unsafe.theirs, unsafe.theirs, "not to you"),
+             (unsafe.shared, unsafe.shared, "can be written by group or others (mode 0770)"),
+             (unsafe.link, unsafe.link, "is a symbolic link"),
+             (unsafe.open_parent / "snap", unsafe.open_parent, "without the sticky bit")]
     calls = lm_stats(victim)
     for target, named, message in cases:
         # run
@@ -273,9 +266,10 @@ def test_an_export_refuses_a_directory_another_user_owns_or_others_can_write(wor
         assert result.returncode == 1 and str(named) in result.stderr and message in result.stderr, result.stderr
     # verify: nothing was taken, written or changed
     assert lm_stats(victim).get("BeginSnapshot", 0) == calls.get("BeginSnapshot", 0)
+    theirs, shared = unsafe.theirs, unsafe.shared
     assert (theirs.stat().st_uid, theirs.stat().st_mode & 0o777, list(theirs.iterdir())) == (STRANGER, 0o755, [])
     assert (shared.stat().st_mode & 0o777, list(shared.iterdir())) == (0o770, [])
-    assert not (tmp_path / "elsewhere").exists() and not (open_parent / "snap").exists()
+    assert not unsafe.link_target.exists() and not (unsafe.open_parent / "snap").exists()
     # run: a new directory of the caller's
     mine = victim.dataclay("export", str(tmp_path / "mine"))
     # verify: written, private, signed with the cluster's key

@@ -16,9 +16,9 @@ from dataclay._internal.cli.snapshot import import_review, snapshot_format as fm
 from dataclay._internal.cli.snapshot.snapshot_reader import read_snapshot
 from dataclay._internal.proto import snapshot_pb2
 from dataclay._internal.rpc import framing
+from harness.snapshots import STRANGER, UnsafeTargets
 
 SNAPSHOT_ID = "ab" * 16
-STRANGER = 65534  # nobody
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
 
@@ -165,33 +165,28 @@ def test_trusted_key_files_must_be_ed25519_public_keys(tmp_path):
 @root_only
 def test_an_export_refuses_a_directory_of_another_user_or_one_others_can_write(tmp_path):
     # setup: an empty directory of someone else's, a group-writable one, a link, a directory under one others write
-    theirs, shared, parent = tmp_path / "theirs", tmp_path / "shared", tmp_path / "open"
-    for d in (theirs, shared, parent):
-        d.mkdir()
-    os.chown(theirs, STRANGER, STRANGER)
-    shared.chmod(0o770)
-    parent.chmod(0o777)
-    (tmp_path / "link").symlink_to(tmp_path / "new-target")
+    unsafe = UnsafeTargets.make(tmp_path)
     sticky = tmp_path / "sticky"
     sticky.mkdir()
     sticky.chmod(0o1777)
-    cases = [(theirs, r"belongs to .*\(uid 65534\)"), (shared, r"can be written by group or others \(mode 0770\)"),
-             (tmp_path / "link", "is a symbolic link"), (parent / "snap", "without the sticky bit")]
+    cases = [(unsafe.theirs, r"belongs to .*\(uid 65534\)"),
+             (unsafe.shared, r"can be written by group or others \(mode 0770\)"),
+             (unsafe.link, "is a symbolic link"), (unsafe.open_parent / "snap", "without the sticky bit")]
     for path, message in cases:
         # run and verify: refused, naming the path, and nothing was changed
         with pytest.raises(InvalidArgumentError, match=message) as refused:
             fmt.make_private_dir(path)
         assert str(path.parent) in str(refused.value)
-    assert theirs.stat().st_uid == STRANGER and theirs.stat().st_mode & 0o777 == 0o755
-    assert shared.stat().st_mode & 0o777 == 0o770
-    assert not (tmp_path / "new-target").exists() and not (parent / "snap").exists()
+    assert unsafe.theirs.stat().st_uid == STRANGER and unsafe.theirs.stat().st_mode & 0o777 == 0o755
+    assert unsafe.shared.stat().st_mode & 0o777 == 0o770
+    assert not unsafe.link_target.exists() and not (unsafe.open_parent / "snap").exists()
     # a sticky directory others write (as /tmp) is fine: they cannot rename what is not theirs
     assert fmt.make_private_dir(sticky / "snap") == (sticky / "snap", True)
     # under a directory of another user: refused
-    os.chown(parent, STRANGER, STRANGER)
-    parent.chmod(0o755)
+    os.chown(unsafe.open_parent, STRANGER, STRANGER)
+    unsafe.open_parent.chmod(0o755)
     with pytest.raises(InvalidArgumentError, match=r"belongs to .*\(uid 65534\), who could replace"):
-        fmt.make_private_dir(parent / "snap")
+        fmt.make_private_dir(unsafe.open_parent / "snap")
 
 
 @root_only

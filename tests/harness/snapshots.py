@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import pathlib
 import shutil
 import subprocess
 import sys
 import textwrap
 import uuid
+from dataclasses import dataclass
 
 from dataclay.exceptions import DataClayException
 from dataclay._internal.cli.snapshot import snapshot_format as fmt, snapshot_signing as signing
@@ -18,6 +20,8 @@ from dataclay._internal.config import Config
 from dataclay._internal.proto import common_pb2, logicmodule_pb2 as lm_pb2, snapshot_pb2
 from dataclay._internal.rpc import DataServiceClient, LogicModuleClient, framing
 from harness.waiting import wait_until
+
+STRANGER = 65534  # nobody: the other user whose files an export or import must not trust
 
 PRELUDE = textwrap.dedent("""
     import json, sys
@@ -255,3 +259,29 @@ class Crafted:
         elif not keep_signature:
             (self.directory / signing.SIGNATURE).unlink(missing_ok=True)
         return self.directory
+
+
+@dataclass(frozen=True)
+class UnsafeTargets:
+    """Places an export must refuse to write a snapshot to, made by `make` (as root: it gives a directory
+    away): `theirs`, an empty directory of STRANGER's (mode 0755); `shared`, an empty group-writable one
+    (0770); `link`, a symbolic link to `link_target`, which does not exist; `open_parent`, a directory
+    anyone writes (0777, no sticky bit), under which a new directory could be replaced."""
+    theirs: pathlib.Path
+    shared: pathlib.Path
+    link: pathlib.Path
+    link_target: pathlib.Path
+    open_parent: pathlib.Path
+
+    @classmethod
+    def make(cls, root: pathlib.Path) -> UnsafeTargets:
+        """The places, made under `root`."""
+        made = cls(root / "theirs", root / "shared", root / "link", root / "elsewhere", root / "open")
+        for d in (made.theirs, made.shared, made.open_parent):
+            d.mkdir()
+        os.chown(made.theirs, STRANGER, STRANGER)
+        made.theirs.chmod(0o755)
+        made.shared.chmod(0o770)
+        made.open_parent.chmod(0o777)
+        made.link.symlink_to(made.link_target)
+        return made
