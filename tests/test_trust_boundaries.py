@@ -31,8 +31,7 @@ NODE = "people.model.Node"
 def mallory(cluster):
     """An account with no data contract, and a Logic Module client in her session."""
     cluster.dataclaycmd("NewAccount", MALLORY, MALLORY_PW)
-    lm = LogicModuleClient(f"127.0.0.1:{cluster.port}")
-    lm.token = lm.new_session(MALLORY, MALLORY_PW, "").token
+    lm = logged_in(cluster, MALLORY, MALLORY_PW)
     yield lm
     lm.close()
 
@@ -50,10 +49,21 @@ def victim(cluster):
     return made
 
 
-def admin_lm(cluster) -> LogicModuleClient:
+def logged_in(cluster, user: str, password: str) -> LogicModuleClient:
+    """A Logic Module client in a new session of `user`'s."""
     lm = LogicModuleClient(f"127.0.0.1:{cluster.port}")
-    lm.token = lm.new_session(cluster.admin_user(), cluster.admin_password(), "").token
+    lm.token = lm.new_session(user, password, "").token
     return lm
+
+
+def admin_lm(cluster) -> LogicModuleClient:
+    return logged_in(cluster, cluster.admin_user(), cluster.admin_password())
+
+
+def new_reader(cluster, user: str, password: str) -> None:
+    """Makes `user` an account with a read-only contract on the administrator's dataset."""
+    cluster.dataclaycmd("NewAccount", user, password)
+    cluster.dataclaycmd("NewDataContract", cluster.admin_user(), "-", cluster.admin_user(), user, "--read-only")
 
 
 def backend_address(lm, backend_id: str) -> str:
@@ -221,10 +231,8 @@ def _node_referencing(address: str, token: str, referenced: str, hint: str) -> s
 
 def test_a_recursive_move_or_replica_stops_at_an_object_the_session_may_not_change(cluster, victim):
     # setup: the node of an account that may read the victim's (a reference needs that), referencing it
-    cluster.dataclaycmd("NewAccount", "copier", "copier-password-1")
-    cluster.dataclaycmd("NewDataContract", cluster.admin_user(), "-", cluster.admin_user(), "copier", "--read-only")
-    copier = LogicModuleClient(f"127.0.0.1:{cluster.port}")
-    copier.token = copier.new_session("copier", "copier-password-1", "").token
+    new_reader(cluster, "copier", "copier-password-1")
+    copier = logged_in(cluster, "copier", "copier-password-1")
     home, target = victim["backends"]
     mine = _node_referencing(backend_address(copier, home), copier.token, victim["node"], home)
     ds = DataServiceClient(backend_address(copier, home), copier.token)
@@ -243,8 +251,7 @@ def test_another_master_asked_to_copy_on_a_clients_behalf_checks_that_client(mak
     # setup: three backends; the victim's node on the first, mallory's node on the second referencing it
     # (she may read the victim's dataset: a reference needs that; copying needs more)
     cluster = make_cluster(backends=3)
-    cluster.dataclaycmd("NewAccount", MALLORY, MALLORY_PW)
-    cluster.dataclaycmd("NewDataContract", cluster.admin_user(), "-", cluster.admin_user(), MALLORY, "--read-only")
+    new_reader(cluster, MALLORY, MALLORY_PW)
     made = client(cluster, """
         from people.model import Node
         b = sorted(api.get_backends(), key=lambda i: api.get_backends()[i].name)
@@ -252,8 +259,7 @@ def test_another_master_asked_to_copy_on_a_clients_behalf_checks_that_client(mak
         print(json.dumps({"node": n.getID(), "backends": b}))
     """)
     first, second, third = made["backends"]
-    lm = LogicModuleClient(f"127.0.0.1:{cluster.port}")
-    lm.token = lm.new_session(MALLORY, MALLORY_PW, "").token
+    lm = logged_in(cluster, MALLORY, MALLORY_PW)
     mine = _node_referencing(backend_address(lm, second), lm.token, made["node"], first)
     ds = DataServiceClient(backend_address(lm, second), lm.token)
     # run: the second backend asks the first (the victim's master) to copy its part to the third
@@ -376,8 +382,7 @@ def test_new_account_takes_its_password_from_standard_input_and_refuses_short_on
 
 def test_a_read_only_contract_lets_the_beneficiary_read_and_call_but_not_change(cluster, victim):
     # setup
-    cluster.dataclaycmd("NewAccount", "reader", "reader-password-1")
-    cluster.dataclaycmd("NewDataContract", cluster.admin_user(), "-", cluster.admin_user(), "reader", "--read-only")
+    new_reader(cluster, "reader", "reader-password-1")
     # run
     seen = _as(cluster, "reader", "reader-password-1", """
         from dataclay.exceptions import PermissionDeniedError
