@@ -48,6 +48,7 @@ import io.dataclay.ds.status.BackendReport;
 import io.dataclay.ds.status.StatusService;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.server.CallCounters;
+import io.dataclay.server.GrpcServer;
 import io.dataclay.server.PeerCertificates;
 import io.grpc.ServerBuilder;
 import java.io.IOException;
@@ -88,7 +89,7 @@ public final class DataServiceNode implements AutoCloseable {
   private final Environments environments = new Environments();
   private SnapshotExports exports;
   private StatusService status;
-  private DataServiceServer server;
+  private GrpcServer server;
   private BackendRegistration registration;
   private GroupCommitRegistrar registrations;
   private boolean stoppedCleanly;
@@ -167,7 +168,7 @@ public final class DataServiceNode implements AutoCloseable {
         new VersionService(store, copies, replicas, peers, directory, lm, recorder, id), recorder,
         config.tls().enabled() ? PeerCertificates::callerIsClusterServer : () -> true,
         new SnapshotRpcs(exports, staging, config.maxMessageBytes()));
-    server = new DataServiceServer(serverBuilder, dataService, counters::count,
+    server = DataServiceServer.serving(serverBuilder, dataService, counters::count,
         new CallExecutors(sessions, calls, store.writesWithoutWaiting(), classes), config.maxMessageBytes()).start();
     status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));
     registration = new BackendRegistration(admin, status::identity, heartbeats, config.heartbeatMs(), sessions,

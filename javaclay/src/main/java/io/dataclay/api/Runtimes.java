@@ -1,5 +1,6 @@
 package io.dataclay.api;
 
+import io.dataclay.common.CallScoped;
 import io.dataclay.exceptions.ObjectNotPersistentException;
 import java.util.function.Supplier;
 
@@ -8,7 +9,7 @@ import java.util.function.Supplier;
  * a method), else the client runtime of {@link DataClay#init()}.
  */
 public final class Runtimes {
-  private static final ThreadLocal<ObjectRuntime> ON_THREAD = new ThreadLocal<>();
+  private static final CallScoped<ObjectRuntime> ON_THREAD = new CallScoped<>();
   private static volatile ObjectRuntime client;
 
   private Runtimes() {}
@@ -28,17 +29,7 @@ public final class Runtimes {
 
   /** Runs {@code work} with {@code runtime} as this thread's runtime (backends, around a method call). */
   public static <T> T runWith(ObjectRuntime runtime, Supplier<T> work) {
-    ObjectRuntime outer = ON_THREAD.get();
-    ON_THREAD.set(runtime);
-    try {
-      return work.get();
-    } finally {
-      if (outer == null) {
-        ON_THREAD.remove();
-      } else {
-        ON_THREAD.set(outer);
-      }
-    }
+    return ON_THREAD.call(runtime, work);
   }
 
   static void installClient(ObjectRuntime runtime) {

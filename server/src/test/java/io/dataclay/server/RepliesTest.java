@@ -9,7 +9,6 @@ import io.dataclay.proto.Empty;
 import io.dataclay.rpc.GrpcErrors;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -17,39 +16,6 @@ import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.Test;
 
 class RepliesTest {
-  /** Records what a call was answered; {@code gone} throws like a cancelled call's observer. */
-  private static final class Recorded<T> implements StreamObserver<T> {
-    final List<T> values = new ArrayList<>();
-    Throwable error;
-    boolean completed;
-    final boolean gone;
-
-    Recorded(boolean gone) {
-      this.gone = gone;
-    }
-
-    @Override
-    public void onNext(T value) {
-      if (gone) {
-        throw Status.CANCELLED.asRuntimeException();
-      }
-      values.add(value);
-    }
-
-    @Override
-    public void onError(Throwable t) {
-      if (gone) {
-        throw Status.CANCELLED.asRuntimeException();
-      }
-      error = t;
-    }
-
-    @Override
-    public void onCompleted() {
-      completed = true;
-    }
-  }
-
   @Test
   void now_answers_the_value_once_and_completes() {
     Recorded<String> out = new Recorded<>(false);

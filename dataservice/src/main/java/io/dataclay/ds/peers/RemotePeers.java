@@ -2,12 +2,12 @@ package io.dataclay.ds.peers;
 
 import io.dataclay.client.Channels;
 import io.dataclay.client.Copies;
+import io.dataclay.common.CallScoped;
 import io.dataclay.ds.codec.Messages;
 import io.dataclay.ds.lm.BackendSession;
 import io.dataclay.ds.replication.CopyResult;
 import io.dataclay.ds.replication.ObjectCopy;
 import io.dataclay.ds.replication.PeerBackends;
-import io.dataclay.ds.session.CallScoped;
 import io.dataclay.ds.session.Session;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.proto.CopiedObject;

@@ -25,10 +25,10 @@ import io.dataclay.proto.SnapshotChunk;
 import io.dataclay.proto.SnapshotRequest;
 import io.dataclay.proto.StagedObject;
 import io.dataclay.proto.StagedObjects;
-import io.dataclay.rpc.GrpcErrors;
 import io.dataclay.server.DelimitedRecords;
 import io.dataclay.server.RecordStreams;
 import io.dataclay.server.Replies;
+import io.dataclay.server.UploadStream;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -148,39 +148,30 @@ public final class SnapshotRpcs {
   }
 
   /** One client stream of ImportObjects: records are staged in batches as they arrive. */
-  private final class ImportStream implements StreamObserver<ImportChunk> {
-    private final StreamObserver<ImportReceipt> out;
+  private final class ImportStream extends UploadStream<ImportChunk, ImportReceipt> {
     private final Supplier<Session> caller;
     private final DelimitedRecords reader = new DelimitedRecords(maxRecordBytes);
     private final List<ObjectCopy> batch = new ArrayList<>();
     private long batchBytes;
     private String importId;
-    private boolean failed;
 
     ImportStream(StreamObserver<ImportReceipt> out, Supplier<Session> caller) {
-      this.out = out;
+      super(out); // the client going away aborts the import: by it, by the Logic Module, or by the sweep
       this.caller = caller;
     }
 
     @Override
-    public void onNext(ImportChunk chunk) {
-      if (failed) {
-        return;
+    protected void take(ImportChunk chunk) {
+      if (importId == null) {
+        importId = chunk.getImportId();
+        staging.open(caller.get(), importId);
+      } else if (!chunk.getImportId().isEmpty() && !chunk.getImportId().equals(importId)) {
+        throw new InvalidArgumentException("import_id changed within the stream");
       }
-      try {
-        if (importId == null) {
-          importId = chunk.getImportId();
-          staging.open(caller.get(), importId);
-        } else if (!chunk.getImportId().isEmpty() && !chunk.getImportId().equals(importId)) {
-          throw new InvalidArgumentException("import_id changed within the stream");
-        }
-        long first = reader.records();
-        List<ByteString> records = reader.feed(chunk.getData());
-        for (int i = 0; i < records.size(); i++) {
-          add(records.get(i), "record " + (first + i));
-        }
-      } catch (RuntimeException e) {
-        fail(e);
+      long first = reader.records();
+      List<ByteString> records = reader.feed(chunk.getData());
+      for (int i = 0; i < records.size(); i++) {
+        add(records.get(i), "record " + (first + i));
       }
     }
 
@@ -213,39 +204,16 @@ public final class SnapshotRpcs {
     }
 
     @Override
-    public void onError(Throwable t) {
-      // the client went away: the import is aborted by it, by the Logic Module, or by the sweep
-    }
-
-    @Override
-    public void onCompleted() {
-      if (failed) {
-        return;
+    protected ImportReceipt answer() {
+      if (importId == null) {
+        throw new InvalidArgumentException("import_id: the stream held no chunk");
       }
-      try {
-        if (importId == null) {
-          throw new InvalidArgumentException("import_id: the stream held no chunk");
-        }
-        if (!reader.atBoundary()) {
-          throw new InvalidArgumentException("data ends inside record " + reader.records());
-        }
-        flush("the end");
-        ImportStaging.Counts c = staging.counts(importId);
-        out.onNext(ImportReceipt.newBuilder().setObjects(c.objects()).setReplicas(c.replicas()).setBytes(c.bytes())
-            .build());
-        out.onCompleted();
-      } catch (RuntimeException e) {
-        fail(e);
+      if (!reader.atBoundary()) {
+        throw new InvalidArgumentException("data ends inside record " + reader.records());
       }
-    }
-
-    private void fail(Throwable t) {
-      failed = true;
-      try {
-        out.onError(GrpcErrors.toStatus(t));
-      } catch (RuntimeException cancelled) {
-        // nobody left to answer
-      }
+      flush("the end");
+      ImportStaging.Counts c = staging.counts(importId);
+      return ImportReceipt.newBuilder().setObjects(c.objects()).setReplicas(c.replicas()).setBytes(c.bytes()).build();
     }
   }
 }

@@ -1,5 +1,7 @@
 package io.dataclay.ds.session;
 
+import io.dataclay.common.CallScoped;
+
 /**
  * A call served inline on a network (event-loop) thread, without an executor hop: the session
  * resolved for it before it started, and the rule that nothing on such a thread may block (no

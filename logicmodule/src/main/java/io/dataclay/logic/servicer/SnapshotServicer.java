@@ -24,6 +24,7 @@ import io.dataclay.proto.SnapshotRequest;
 import io.dataclay.rpc.GrpcErrors;
 import io.dataclay.server.RecordStreams;
 import io.dataclay.server.Replies;
+import io.dataclay.server.UploadStream;
 import io.dataclay.rpc.SessionMetadata;
 import io.grpc.stub.StreamObserver;
 
@@ -72,65 +73,41 @@ final class SnapshotServicer {
 
   StreamObserver<ImportPlanPart> beginImport(StreamObserver<ImportOpened> out) {
     String token = token();
-    return new StreamObserver<>() {
+    return new UploadStream<>(out) {
       private ImportOpening opening;
-      private boolean failed;
 
       @Override
-      public void onNext(ImportPlanPart part) {
-        if (failed) {
-          return;
+      protected void take(ImportPlanPart part) {
+        if (opening == null) {
+          opening = service.beginImport(token);
         }
-        try {
-          if (opening == null) {
-            opening = service.beginImport(token);
-          }
-          switch (part.getPartCase()) {
-            case PLAN -> opening.plan(SnapshotMapping.plan(part.getPlan()));
-            // the snapshot's owner, unlike RegisterModel's, where the caller is the owner
-            case MODEL -> opening.model(ProtoMapping.toRecord(part.getModel())
-                .withOwnerAndVersion(part.getModel().getOwner(), 0));
-            case IDS -> opening.ids(part.getIds().getIdsList());
-            case ALIASES -> opening.aliases(SnapshotMapping.aliases(part.getAliases().getAliasesList()));
-            default -> throw new InvalidArgumentException("part is empty");
-          }
-        } catch (RuntimeException e) {
-          fail(e);
+        switch (part.getPartCase()) {
+          case PLAN -> opening.plan(SnapshotMapping.plan(part.getPlan()));
+          // the snapshot's owner, unlike RegisterModel's, where the caller is the owner
+          case MODEL -> opening.model(ProtoMapping.toRecord(part.getModel())
+              .withOwnerAndVersion(part.getModel().getOwner(), 0));
+          case IDS -> opening.ids(part.getIds().getIdsList());
+          case ALIASES -> opening.aliases(SnapshotMapping.aliases(part.getAliases().getAliasesList()));
+          default -> throw new InvalidArgumentException("part is empty");
         }
       }
 
       @Override
-      public void onError(Throwable t) {
+      protected ImportOpened answer() {
+        if (opening == null) {
+          throw new InvalidArgumentException("parts: the stream held no plan");
+        }
+        ImportCoordinator.Opened opened = opening.open();
+        return ImportOpened.newBuilder().setImportId(opened.id()).addAllAccountsToCreate(opened.accountsToCreate())
+            .addAllModelsToRegister(opened.modelsToRegister()).addAllExistingAccounts(opened.existingAccounts())
+            .addAllExistingDatasets(opened.existingDatasets()).addAllNeeds(opened.needs()).build();
+      }
+
+      @Override
+      protected void abandon() {
         if (opening != null) {
           opening.abandon();
         }
-      }
-
-      @Override
-      public void onCompleted() {
-        if (failed) {
-          return;
-        }
-        try {
-          if (opening == null) {
-            throw new InvalidArgumentException("parts: the stream held no plan");
-          }
-          ImportCoordinator.Opened opened = opening.open();
-          out.onNext(ImportOpened.newBuilder().setImportId(opened.id()).addAllAccountsToCreate(opened.accountsToCreate())
-              .addAllModelsToRegister(opened.modelsToRegister()).addAllExistingAccounts(opened.existingAccounts())
-              .addAllExistingDatasets(opened.existingDatasets()).addAllNeeds(opened.needs()).build());
-          out.onCompleted();
-        } catch (RuntimeException e) {
-          fail(e);
-        }
-      }
-
-      private void fail(RuntimeException e) {
-        failed = true;
-        if (opening != null) {
-          opening.abandon();
-        }
-        out.onError(GrpcErrors.toStatus(e));
       }
     };
   }

@@ -4,7 +4,7 @@ import io.dataclay.api.DataClayObject;
 import io.dataclay.api.ObjectState;
 import io.dataclay.api.ObjectStates;
 import io.dataclay.client.DataServiceClient;
-import io.dataclay.ds.session.CallScoped;
+import io.dataclay.common.CallScoped;
 import io.dataclay.ds.session.Session;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.ObjectNotHereException;

@@ -15,22 +15,24 @@ import io.dataclay.serialization.AllowList;
 import io.dataclay.serialization.EncodedField;
 import io.dataclay.serialization.ModelClassPolicy;
 import io.dataclay.serialization.ObjectCodec;
-import io.dataclay.serialization.References;
 import io.dataclay.serialization.TestPolicies;
+import io.dataclay.serialization.TestReferences;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 
-/** Test models as the Logic Module registers them, and a client-side codec for their values. */
-final class JavaModels implements References {
-  private final Map<UUID, DataClayObject> objects = new HashMap<>();
+/**
+ * Test models as the Logic Module registers them, and a client-side codec for their values; the
+ * references it hands out are persistent, and an ID it never gave out decodes to a proxy.
+ */
+final class JavaModels extends TestReferences {
   final ObjectCodec codec;
 
   JavaModels(Set<Class<?>> classes) {
+    super(id -> new ObjectState(id, null, true), JavaModels::proxy);
     codec = new ObjectCodec(new ModelClassPolicy(TestPolicies.fixed(classes), AllowList.none(),
         JavaModels.class.getClassLoader()));
   }
@@ -76,28 +78,15 @@ final class JavaModels implements References {
     return codec.decode(data, this, "test value");
   }
 
-  @Override
-  public UUID encode(DataClayObject obj) {
-    ObjectState s = ObjectStates.of(obj);
-    if (s == null) {
-      s = new ObjectState(UUID.randomUUID(), null, true);
-      ObjectStates.set(obj, s);
+  /** A proxy of {@code type} for the stored object {@code id} (test models have a (String, int) constructor). */
+  private static DataClayObject proxy(Class<? extends DataClayObject> type, UUID id, UUID backend) {
+    try {
+      var ctor = type.getDeclaredConstructor(String.class, int.class);
+      DataClayObject o = ctor.newInstance("proxy", 0);
+      ObjectStates.set(o, new ObjectState(id, backend, true));
+      return o;
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException(e);
     }
-    objects.put(s.id(), obj);
-    return s.id();
-  }
-
-  @Override
-  public DataClayObject decode(Class<? extends DataClayObject> type, UUID id, UUID backend) {
-    return objects.computeIfAbsent(id, k -> {
-      try {
-        var ctor = type.getDeclaredConstructor(String.class, int.class);
-        DataClayObject o = ctor.newInstance("proxy", 0);
-        ObjectStates.set(o, new ObjectState(id, backend, true));
-        return o;
-      } catch (ReflectiveOperationException e) {
-        throw new IllegalStateException(e);
-      }
-    });
   }
 }

@@ -1,4 +1,4 @@
-package io.dataclay.ds.session;
+package io.dataclay.common;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;

@@ -1,11 +1,12 @@
-package io.dataclay.ds.session;
+package io.dataclay.common;
 
 import java.util.function.Supplier;
 
 /**
- * A value a thread holds for the length of one call (its session, the token its outgoing calls
- * carry), for code deeper in that call to read without passing it along. A nested call holds its
- * own and puts back the outer one when it ends, also when it throws.
+ * A value a thread holds for the length of one call (the runtime model objects use, a backend
+ * call's session, the token its outgoing calls carry), for code deeper in that call to read
+ * without passing it along. A nested call holds its own and puts back the outer one when it ends,
+ * also when it throws.
  */
 public final class CallScoped<T> {
   private final ThreadLocal<T> current = new ThreadLocal<>();
