@@ -19,23 +19,14 @@ import java.time.Duration;
 
 /**
  * A real Logic Module in this JVM: SQLite metadata under {@code home}, listening on a free TCP
- * port; a backend counts as alive for {@link #BACKEND_TIMEOUT_MS} after a heartbeat.
+ * port; a backend counts as alive for {@link #BACKEND_TIMEOUT_MS} after a heartbeat. It owns its
+ * metadata store, outgoing calls, server and {@code channel} (a channel to it), and closes them.
  */
-public final class TestLogicModule implements AutoCloseable {
+public record TestLogicModule(
+    MetadataStore store, GrpcBackendCalls deployer, GrpcServer server, ManagedChannel channel)
+    implements AutoCloseable {
   /** How long a backend counts as alive after its last heartbeat. */
   public static final long BACKEND_TIMEOUT_MS = 1500;
-
-  private final MetadataStore store;
-  private final GrpcBackendCalls deployer;
-  private final GrpcServer server;
-  private final ManagedChannel channel;
-
-  private TestLogicModule(MetadataStore store, GrpcBackendCalls deployer, GrpcServer server) {
-    this.store = store;
-    this.deployer = deployer;
-    this.server = server;
-    this.channel = Channels.forAddress("127.0.0.1", server.port(), TlsSettings.plaintext());
-  }
 
   /** The cluster secret of test clusters (backends prove it to the Logic Module). */
   public static final ClusterSecret SECRET = ClusterSecret.of("test-cluster-secret-0123456789abcdef");
@@ -59,18 +50,15 @@ public final class TestLogicModule implements AutoCloseable {
           new LogicModuleService.Settings(Duration.ofHours(1), BACKEND_TIMEOUT_MS, SECRET, 16L << 20),
           Clock.systemUTC(), SessionMetadata::currentPeer);
       service.bootstrapAdministrator(admin, password);
-      return new TestLogicModule(store, deployer,
-          LogicModuleServer.listening("127.0.0.1", 0, TlsSettings.plaintext(), service, 64 << 20).start());
+      GrpcServer server =
+          LogicModuleServer.listening("127.0.0.1", 0, TlsSettings.plaintext(), service, 64 << 20).start();
+      return new TestLogicModule(store, deployer, server,
+          Channels.forAddress("127.0.0.1", server.port(), TlsSettings.plaintext()));
     } catch (Exception e) {
       deployer.close();
       store.close();
       throw e;
     }
-  }
-
-  /** A channel to it (owned by this object). */
-  public ManagedChannel channel() {
-    return channel;
   }
 
   /** Its TCP port. */

@@ -19,8 +19,13 @@ import java.util.concurrent.Executor;
  * {@link InlineCall} carrying that session, so they never call the Logic Module there; every
  * other call runs on the pool, and so does every call while the backend is still installing its
  * models at start (calls wait for that). Never answers null, since the server's default is that thread.
+ *
+ * <p>It chooses with the sessions {@code sessions} already holds; calls that may block go to {@code
+ * pool}, and so do all calls when {@code storeNeverWaits} is false (a store that talks to a
+ * database server must not be read or written on a network thread) or {@code models} is not ready.
  */
-public final class CallExecutors implements ServerCallExecutorSupplier {
+public record CallExecutors(SessionCache sessions, Executor pool, boolean storeNeverWaits, ClassAvailability models)
+    implements ServerCallExecutorSupplier {
   // GetObjects is left out on purpose: its answer may be many MiB read and serialised on the
   // calling thread, which must not happen on an event loop.
   private static final Set<String> INLINE_METHODS = Set.of(
@@ -29,29 +34,13 @@ public final class CallExecutors implements ServerCallExecutorSupplier {
       DataServiceGrpc.getGetFieldMethod().getFullMethodName(),
       DataServiceGrpc.getSetFieldMethod().getFullMethodName());
 
-  private final SessionCache sessions;
-  private final Executor pool;
-  private final boolean inline;
-  private final ClassAvailability models;
-
-  /**
-   * Chooses with the sessions {@code sessions} already holds; calls that may block go to {@code
-   * pool}, and so do all calls when {@code storeNeverWaits} is false (a store that talks to a
-   * database server must not be read or written on a network thread) or {@code models} is not ready.
-   */
-  public CallExecutors(SessionCache sessions, Executor pool, boolean storeNeverWaits, ClassAvailability models) {
-    this.models = models;
-    this.sessions = sessions;
-    this.pool = pool;
-    this.inline = storeNeverWaits;
-  }
-
   @Override
   public <Q, R> Executor getExecutor(ServerCall<Q, R> call, Metadata headers) {
     if (call.getMethodDescriptor().getServiceName().equals(LivenessGrpc.SERVICE_NAME)) {
       return Runnable::run; // a ping answers at once: never behind calls queued on a busy pool
     }
-    if (!inline || !models.ready() || !INLINE_METHODS.contains(call.getMethodDescriptor().getFullMethodName())) {
+    if (!storeNeverWaits || !models.ready()
+        || !INLINE_METHODS.contains(call.getMethodDescriptor().getFullMethodName())) {
       return pool;
     }
     Session session = sessions.cached(headers.get(SessionMetadata.SESSION_KEY));
