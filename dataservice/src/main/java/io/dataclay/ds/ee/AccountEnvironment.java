@@ -53,6 +53,9 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
   private EnvironmentLink link;
   private volatile EnvironmentLink ready;
   private volatile List<ModelBundle> models = List.of();
+  // Orders the deployments sent to a process: a process that attaches while an adopting account's
+  // models arrive gets them either in its first message or in the one after, never neither.
+  private final Object deploying = new Object();
   private volatile long lastUsedMs = System.currentTimeMillis();
   private volatile String problem = "";
   private int running;
@@ -223,10 +226,12 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
   /** The models this account may use, whole; sent to the process now and to every process started later. */
   @Override
   public void deploy(List<ModelBundle> usable) {
-    models = List.copyOf(usable);
-    EnvironmentLink to = ready;
-    if (to != null) {
-      to.send(deployMessage(models)); // queued: a call submitted after this returns runs with them
+    synchronized (deploying) {
+      models = List.copyOf(usable);
+      EnvironmentLink to = ready;
+      if (to != null) {
+        to.send(deployMessage(models)); // queued: a call submitted after this returns runs with them
+      }
     }
   }
 
@@ -354,10 +359,12 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
         return;
       }
     }
-    attached.send(deployMessage(models));
-    synchronized (this) {
-      ready = attached;
-      problem = "";
+    synchronized (deploying) { // a deploy meanwhile either comes first (sent here) or finds the process ready
+      attached.send(deployMessage(models));
+      synchronized (this) {
+        ready = attached;
+        problem = "";
+      }
     }
     LOG.info("the " + language + " execution environment of " + account + " (pid " + hello.getPid() + ", "
         + hello.getRuntimeVersion() + ", confined: " + hello.getConfinement() + ") attached");
