@@ -6,6 +6,7 @@ import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.StoredObject;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -26,22 +27,22 @@ public final class SnapshotStore extends ForwardingStore {
 
   @Override
   public void put(StoredObject object) {
-    gated(List.of(object.id()), () -> inner.put(object));
+    gated(c -> c.beforeWrite(object.id(), inner), () -> inner.put(object));
   }
 
   @Override
   public void putAll(List<StoredObject> objects) {
-    gated(objects.stream().map(StoredObject::id).toList(), () -> inner.putAll(objects));
+    gated(c -> objects.forEach(o -> c.beforeWrite(o.id(), inner)), () -> inner.putAll(objects));
   }
 
   @Override
   public void applyDelta(ObjectDelta delta) {
-    gated(List.of(delta.id()), () -> inner.applyDelta(delta));
+    gated(c -> c.beforeWrite(delta.id(), inner), () -> inner.applyDelta(delta));
   }
 
   @Override
   public boolean remove(UUID id) {
-    return gated(List.of(id), () -> inner.remove(id));
+    return gatedCall(c -> c.beforeWrite(id, inner), () -> inner.remove(id));
   }
 
   /** False while the gate is closed: a write may then wait, so it must not run on a network thread. */
@@ -72,23 +73,24 @@ public final class SnapshotStore extends ForwardingStore {
     }
   }
 
-  private void gated(List<UUID> ids, Runnable write) {
-    gated(ids, () -> {
+  private void gated(Consumer<SnapshotCut> keep, Runnable write) {
+    gatedCall(keep, () -> {
       write.run();
       return null;
     });
   }
 
   /**
-   * Runs {@code write} of {@code ids} inside the gate, after keeping their states as of the current
-   * cut: a freeze waits for it, and an export still reads each object as it was at the cut.
+   * Runs {@code write} inside the gate, after {@code keep} kept the states of the objects it writes
+   * as of the current cut (only while one is open: no work on the path of ordinary writes): a freeze
+   * waits for it, and an export still reads each object as it was at the cut.
    */
-  private <T> T gated(List<UUID> ids, Supplier<T> write) {
+  private <T> T gatedCall(Consumer<SnapshotCut> keep, Supplier<T> write) {
     gate.enter();
     try {
       SnapshotCut c = cut;
       if (c != null) {
-        ids.forEach(id -> c.beforeWrite(id, inner));
+        keep.accept(c);
       }
       return write.get();
     } finally {
