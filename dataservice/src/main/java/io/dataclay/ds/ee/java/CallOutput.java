@@ -1,9 +1,11 @@
 package io.dataclay.ds.ee.java;
 
+import io.dataclay.common.CallScoped;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.function.Supplier;
 
 /**
  * What model code writes to System.out or System.err in a Java environment process: each line goes to
@@ -15,7 +17,7 @@ import java.nio.charset.StandardCharsets;
 final class CallOutput extends OutputStream {
   /** The longest piece of a line written as one. */
   static final int MAX_LINE = 4096;
-  private static final ThreadLocal<String> CALL = new ThreadLocal<>();
+  private static final CallScoped<String> CALL = new CallScoped<>();
 
   private final PrintStream sink;
   private final String stream;
@@ -39,17 +41,11 @@ final class CallOutput extends OutputStream {
   }
 
   /**
-   * Labels what this thread writes with {@code call} ("Class.method on id"; null: no call) until changed;
-   * returns the label it had (to restore when a nested call ends).
+   * What {@code work} returns, with what this thread writes meanwhile labelled with {@code call}
+   * ("Class.method on id"); a nested call labels its own lines and gives the outer label back.
    */
-  static String serving(String call) {
-    String before = CALL.get();
-    if (call == null) {
-      CALL.remove();
-    } else {
-      CALL.set(call);
-    }
-    return before;
+  static <R> R serving(String call, Supplier<R> work) {
+    return CALL.call(call, work);
   }
 
   @Override

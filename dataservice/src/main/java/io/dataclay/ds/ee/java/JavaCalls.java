@@ -70,17 +70,15 @@ final class JavaCalls {
       CallContext ctx = new CallContext(host, models, request.session());
       byte[] value = NOTHING;
       DataClayException error = null;
-      String outer = CallOutput.serving(CallOutput.label(request.className(), request.name(), request.objectId()));
+      String label = CallOutput.label(request.className(), request.name(), request.objectId());
       try {
-        value = Runtimes.runWith(ctx, () -> perform(ctx, request));
+        value = CallOutput.serving(label, () -> Runtimes.runWith(ctx, () -> perform(ctx, request)));
       } catch (DataClayException e) {
         error = e;
       } catch (ModelFailure e) {
         error = remoteError(e.getCause());
       } catch (RuntimeException e) {
         error = new InternalException("the Java environment failed running " + request.name() + ": " + e);
-      } finally {
-        CallOutput.serving(outer);
       }
       CallContext.Changes changes;
       try {

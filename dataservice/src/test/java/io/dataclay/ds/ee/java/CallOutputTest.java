@@ -14,11 +14,12 @@ class CallOutputTest {
     ByteArrayOutputStream log = new ByteArrayOutputStream();
     PrintStream sink = new PrintStream(log, true, StandardCharsets.UTF_8);
     PrintStream out = CallOutput.printStream(sink, "stdout");
-    String outer = CallOutput.serving("com.example.Person.birthday on 42");
-    out.println("turning 43\nforged line");
-    out.print("unfinished");
-    out.flush();
-    CallOutput.serving(outer);
+    CallOutput.serving("com.example.Person.birthday on 42", () -> {
+      out.println("turning 43\nforged line");
+      out.print("unfinished");
+      out.flush();
+      return null;
+    });
     out.println("between calls");
     assertEquals("com.example.Person.say on 42",
         CallOutput.label("com.example.Person", "say(Ljava/lang/String;)I", 42));
