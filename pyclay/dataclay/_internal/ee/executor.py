@@ -13,6 +13,7 @@ from dataclay.exceptions import (
     ConcurrentChangeError, DataClayException, InternalError, InvalidArgumentError, MethodDoesNotExistError)
 from dataclay._internal.ee.call_context import CallContext, enter_call, leave_call
 from dataclay._internal.ee.runtime import EnvironmentRuntime
+from dataclay._internal.ee.stored_reads import field_read, getter_field
 from dataclay._internal.model.fields import MISSING, PersistentField, missing_field_message
 from dataclay._internal.model.states import PENDING_KEY, STATE_KEY
 from dataclay._internal.serialization import exceptions as remote_exceptions
@@ -49,6 +50,7 @@ class Outcome:
     error: DataClayException | None = None
     new_objects: list = field(default_factory=list)
     deltas: list = field(default_factory=list)
+    stored_field: str = ""  # see stored_reads: the Data Service may answer such requests from its store
 
 
 def _keep(outcome: Outcome) -> None:
@@ -125,8 +127,11 @@ class Executor:
             if execution.name not in cls._dc_active_methods and execution.name != "__init__":
                 raise MethodDoesNotExistError(f"{cls._dc_class_name} has no active method {execution.name!r}")
             args, kwargs, call.plain_flags = loads_call(execution.payload, runtime.policy)
+            if not args and not kwargs:
+                call.stored_field = getter_field(cls, execution.name)
             return _user_code(getattr(obj, execution.name), args, kwargs)
         if execution.kind == GET_FIELD:
+            call.stored_field = field_read(cls, execution.name)
             return _field_value(obj, _field(cls, execution.name))
         if execution.kind == SET_FIELD:
             _field(cls, execution.name)
@@ -149,7 +154,8 @@ class Executor:
         result = b"" if execution.kind == SET_FIELD else \
             dumps(value, writer.pid_if_named, f"result of {execution.class_name}.{execution.name}")[0]
         runtime.changes.adopt_new(writer, new_objects)
-        return Outcome(execution.call_id, result, None, new_objects, deltas)
+        stored_field = call.stored_field if not deltas and not new_objects else ""
+        return Outcome(execution.call_id, result, None, new_objects, deltas, stored_field)
 
     def _roll_back(self, call: CallContext) -> None:
         """Forgets the in-memory state of everything the failed call touched: it is reloaded from the store."""

@@ -240,7 +240,8 @@ class LinkSession:
 
     def _deliver(self, outcome: Outcome) -> None:
         """Writes the result frame of `outcome` (called by the Executor inside its commit section)."""
-        self._link.send_result(outcome.call_id, outcome.result, outcome.error, outcome.new_objects, outcome.deltas)
+        self._link.send_result(outcome.call_id, outcome.result, outcome.error, outcome.new_objects, outcome.deltas,
+                               outcome.stored_field)
 
     def _on_deploy(self, models) -> None:
         changed = self._watcher.install([(f.path, f.content) for m in models.models for f in m.files])

@@ -60,3 +60,16 @@ def _awaited(func):
 def is_active(value) -> bool:
     """True if `value` is a method decorated with @activemethod."""
     return getattr(value, ACTIVE_MARK, False) is True
+
+
+def wrapped_function(method):
+    """The plain function a synchronous @activemethod wrapper of this module runs, or None for anything
+    else (an `async def` method, another decorator's wrapper, a plain function)."""
+    code = getattr(method, "__code__", None)
+    if not is_active(method) or code is not _CALLED_CODE:
+        return None
+    return method.__closure__[code.co_freevars.index("func")].cell_contents
+
+
+_CALLED_CODE = _called(lambda self: None).__code__
+

@@ -73,13 +73,15 @@ class DataServiceLink:
         self.send(ee_pb2.EnvironmentMessage(relay=ee_pb2.RelayRequest(
             request_id=request_id, call_id=call_id, target=target, method=method, request=request)))
 
-    def send_result(self, call_id: int, result: bytes = b"", error=None, new_objects=(), deltas=()) -> None:
+    def send_result(self, call_id: int, result: bytes = b"", error=None, new_objects=(), deltas=(),
+                    stored_field: str = "") -> None:
         """Sends the result of call `call_id`: its DataClayException `error`, or its encoded `result`, the
-        ObjectRecords it made persistent and the DeltaRecords of what it changed."""
+        ObjectRecords it made persistent, the DeltaRecords of what it changed and the field whose stored
+        value answers such requests (ee/stored_reads.py)."""
         if error is not None:
             message = ee_pb2.ExecuteResult(call_id=call_id, error=error_info_for(error))
         else:
-            message = ee_pb2.ExecuteResult(call_id=call_id, result=result)
+            message = ee_pb2.ExecuteResult(call_id=call_id, result=result, stored_field=stored_field)
             add_object_data(message.new_objects, new_objects)
             add_object_delta(message.deltas, deltas)
         self.send(ee_pb2.EnvironmentMessage(result=message))

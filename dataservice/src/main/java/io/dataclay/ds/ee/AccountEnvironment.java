@@ -56,6 +56,7 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
   // Orders the deployments sent to a process: a process that attaches while an adopting account's
   // models arrive gets them either in its first message or in the one after, never neither.
   private final Object deploying = new Object();
+  private final StoredReads storedReads = new StoredReads();
   private volatile long lastUsedMs = System.currentTimeMillis();
   private volatile String problem = "";
   private int running;
@@ -227,6 +228,7 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
   @Override
   public void deploy(List<ModelBundle> usable) {
     synchronized (deploying) {
+      storedReads.forget(); // what the process vouched for holds for the code it ran
       models = List.copyOf(usable);
       EnvironmentLink to = ready;
       if (to != null) {
@@ -254,6 +256,16 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
       LOG.info("restarting the execution environment of " + account + ": models " + namespaces + " were withdrawn");
       s.terminate(current, "models " + namespaces + " were withdrawn");
     }
+  }
+
+  /** The reads this account's processes vouched are answered by a stored field. */
+  StoredReads storedReads() {
+    return storedReads;
+  }
+
+  @Override
+  public String storedField(ExecutionRequest request) {
+    return storedReads.field(request);
   }
 
   @Override

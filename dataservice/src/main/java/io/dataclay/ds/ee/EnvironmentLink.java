@@ -72,7 +72,8 @@ final class EnvironmentLink {
   private static final Logger LOG = Logger.getLogger(EnvironmentLink.class.getName());
 
   /** A call sent down this link and not yet answered. */
-  record Pending(ExecutionRequest request, CompletableFuture<byte[]> future, ScheduledFuture<?> deadline) {}
+  record Pending(ExecutionRequest request, CompletableFuture<byte[]> future, ScheduledFuture<?> deadline,
+      long readsGeneration) {}
 
   private final AccountEnvironment owner;
   private final FramedStream stream;
@@ -137,7 +138,7 @@ final class EnvironmentLink {
     long callId = callIds.incrementAndGet();
     ScheduledFuture<?> deadline = deadlineMs <= 0 ? null
         : services.timer().schedule(() -> expire(callId, deadlineMs), deadlineMs, TimeUnit.MILLISECONDS);
-    pending.put(callId, new Pending(request, future, deadline));
+    pending.put(callId, new Pending(request, future, deadline, owner.storedReads().generation()));
     // close() sets `closed` before it fails the pending calls: a call registered after that sees
     // `closed` here; one registered before is failed by close() (then remove() finds nothing).
     if (closed.get()) {
@@ -398,6 +399,10 @@ final class EnvironmentLink {
       owner.evict(List.of(p.request().objectId())).whenComplete((ignored, evictError) ->
           p.future().completeExceptionally(failure));
       return;
+    }
+    if (!result.getStoredField().isEmpty() && converted.error() == null && converted.newObjects().isEmpty()
+        && converted.deltas().isEmpty()) {
+      owner.storedReads().learn(p.request(), result.getStoredField(), p.readsGeneration());
     }
     services.applier().apply(owner, p.request(), converted, sequences).whenComplete((value, error) -> {
       if (error != null) {

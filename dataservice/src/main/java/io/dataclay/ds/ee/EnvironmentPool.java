@@ -292,6 +292,12 @@ public final class EnvironmentPool implements ExecutionEnvironment {
   }
 
   @Override
+  public String storedField(ExecutionRequest request) {
+    AccountEnvironment env = byAccount.get(request.session().username());
+    return env == null ? null : env.storedField(request);
+  }
+
+  @Override
   public int unloadIdle(String account) {
     AccountEnvironment env = byAccount.get(account);
     return env == null ? 0 : env.unloadIdle(account);

@@ -63,6 +63,15 @@ public interface ExecutionEnvironment {
   }
 
   /**
+   * The field of the target object whose stored value answers {@code request} exactly as this
+   * environment would (its process vouched for it, for the models it runs), or null: the caller may
+   * then answer from the store without running the request here. Null unless implemented.
+   */
+  default String storedField(ExecutionRequest request) {
+    return null;
+  }
+
+  /**
    * Drops from memory the objects of {@code account}'s process that no call in flight is using
    * (FlushAll); returns how many processes were told. In-process environments hold nothing between
    * calls.
