@@ -108,6 +108,11 @@ class Counter(DataClayObject):
         return self.value
 
     @activemethod
+    def get_computed(self) -> int:
+        """The value, computed where the object lives: never answered from the store (unlike get())."""
+        return self.value + 0
+
+    @activemethod
     async def increment_later(self, n: int = 1, delay: float = 0.0) -> int:
         """An `async def` active method: waits `delay` seconds in the backend, then increments."""
         await asyncio.sleep(delay)
