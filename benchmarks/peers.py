@@ -87,6 +87,9 @@ def start_zeo(stack: contextlib.ExitStack) -> System:
                   servers=lambda: {"runzeo": [server.pid]})
 
 
+PEERS = {"redis": start_redis, "zodb": start_zodb, "zeo": start_zeo}
+
+
 def started(starter, stack: contextlib.ExitStack, just_started: int) -> System:
     """The system `starter` starts, timed from its start to its first update answered; with
     `just_started`, the next that many calls of each operation are timed before any warm-up."""
@@ -129,7 +132,11 @@ def main() -> int:
     parser.add_argument("-n", type=int, default=20000, help="measured operations per figure")
     parser.add_argument("--warmup", type=int, default=40000, help="unmeasured operations per system and operation first")
     parser.add_argument("--rounds", type=int, default=10, help="turns each system takes")
+    parser.add_argument("--peers", type=lambda s: s.split(","), default=list(PEERS),
+                        help="which of redis,zodb,zeo run beside pmclay (all by default)")
     parser.add_argument("--dataclay4", action="store_true", help="also dataClay 4.3.1 from PyPI, in its own venv")
+    parser.add_argument("--dataclay4-warmup", type=int, default=None,
+                        help="unmeasured operations for dataClay 4 (default: --warmup); it has no JIT to warm")
     parser.add_argument("--just-started", type=int, default=0, metavar="N",
                         help="also time the first N calls of each operation after each system starts")
     parser.add_argument("--clients", type=lambda s: [int(c) for c in s.split(",")], default=[],
@@ -141,19 +148,21 @@ def main() -> int:
 
     with contextlib.ExitStack() as stack:
         systems = [started(starter, stack, args.just_started)
-                   for starter in (start_pmclay, start_redis, start_zodb, start_zeo)]
+                   for starter in (start_pmclay, *(PEERS[peer] for peer in args.peers))]
         samples = warm_samples(systems, args.n, args.warmup, args.rounds)
         loads = load_runs(systems, args)
     promises = {s.name: s.promises for s in systems}
     first = {s.name: (s.startup_seconds, s.first_calls) for s in systems}
     if args.dataclay4:
-        d4 = dataclay4_peer.dataclay4_samples(args.n, args.warmup, args.rounds, args.just_started)
+        warmup = args.warmup if args.dataclay4_warmup is None else args.dataclay4_warmup
+        d4 = dataclay4_peer.dataclay4_samples(args.n, warmup, args.rounds, args.just_started)
         samples.update({(op, "dataclay4"): d4[op] for op in OPERATIONS})
         promises["dataclay4"] = dataclay4_peer.PROMISES
         first["dataclay4"] = (d4["startup"], d4["first"] if args.just_started else {})
 
-    print(f"one client, n = {args.n // args.rounds * args.rounds} per figure after {args.warmup} unmeasured, "
-          f"{args.rounds} rounds")
+    d4_warmup = f" (dataClay 4: {warmup})" if args.dataclay4 else ""
+    print(f"one client, n = {args.n // args.rounds * args.rounds} per figure after {args.warmup} unmeasured"
+          f"{d4_warmup}, {args.rounds} rounds")
     report.print_warm(samples, promises)
     report.print_targets(samples)
     report.print_just_started(first, samples)

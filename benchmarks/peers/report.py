@@ -40,6 +40,8 @@ def print_targets(samples: dict) -> None:
     """The issue's warm targets, each with the ratio this run measured."""
     print("targets (issue 25), measured in this run:")
     for op, target in REDIS_TARGETS.items():
+        if ("update", "redis") not in samples:
+            break
         ratio = p50_p99(samples[(op, "pmclay")])[0] / p50_p99(samples[(op, "redis")])[0]
         print(f"  {op:<7} pmclay p50 / Redis p50   x{ratio:.2f}  target <= {target}  {verdict(ratio, target)}")
     for op in REDIS_TARGETS:
