@@ -37,11 +37,13 @@ def counter_operations(connection, key: str) -> dict:
     """update / read / field on the Counter under `key` in the root, made here if absent. Read and
     field are the same: ZODB has no remote method, a read is the attribute."""
     manager = connection.transaction_manager
-    root = connection.root()
-    if key not in root:
-        root[key] = Counter()
-        manager.commit()
-    counter = root[key]
+    # clients that start together all add their counter to the root: ZODB's answer to the
+    # ConflictError that some of them get is to retry (one more succeeds in every round)
+    for attempt in manager.attempts(64):
+        with attempt:
+            if key not in connection.root():
+                connection.root()[key] = Counter()
+    counter = connection.root()[key]
 
     def update():
         manager.begin()
