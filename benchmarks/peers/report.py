@@ -68,7 +68,8 @@ def print_just_started(first: dict, samples: dict) -> None:
                 p50, p99 = p50_p99(values)
                 warm = p50_p99(samples[(op, system)])[0]
                 print(f"    {op:<7} first {len(values)}: p50 {us(p50):>7} us  p99 {us(p99):>7} us   "
-                      f"/ warm p50: x{p50 / warm:.2f} (<= {JUST_STARTED_P50}), x{p99 / warm:.2f} (<= {JUST_STARTED_P99})")
+                      f"/ warm p50: x{p50 / warm:.2f} (<= {JUST_STARTED_P50}), "
+                      f"x{p99 / warm:.2f} (<= {JUST_STARTED_P99})")
 
 
 def print_loads(loads: list, args) -> None:
