@@ -1,132 +1,130 @@
 #!/usr/bin/env python
-"""pmclay against what a Python programmer would pick instead: Redis with pickle, and dataClay 4.3.1.
+"""pmclay against what a Python programmer would pick instead: Redis with pickle, ZODB (FileStorage
+in-process, and ZEO), and dataClay 4.3.1.
 
-One client process makes the same logical operations on each system:
-- update: durably increment a stored counter and get the new value back. pmclay: an active
-  method, `Counter.increment()`, run in the backend (`kv` engine, durable when it returns).
-  Redis: GET, unpickle, add one, pickle, SET, with the append-only file fsynced at every write
-  (`appendfsync always`), the promise closest to pmclay's.
-- read: get the counter's value. pmclay: an active method, `Counter.get()`. Redis: GET and unpickle.
-- dataClay 4.3.1 from PyPI (`--dataclay4`): the same two active methods, on its metadata service
-  and one backend started as processes, with a Redis for its metadata. It keeps objects in the
-  backend's memory and pickles them to disk on flush or shutdown: nothing is durable at return.
-  Its package is also named `dataclay`, so it runs in a virtualenv of its own (made on first use
-  in benchmarks/.venv-dataclay4), and in a phase of its own after the other two.
+Each system makes the same logical operations on a stored counter:
+- update: durably increment it and get the new value back. pmclay: the active method
+  `Counter.increment()`, run in the backend (`kv` engine, durable when it returns). Redis: GET,
+  unpickle, +1, pickle, SET, with the append-only file fsynced at every write (`appendfsync
+  always`). ZODB and ZEO: load, +1, `transaction.commit()` (FileStorage fsyncs at commit).
+- read: get its value. pmclay: the active method `Counter.get()`. Redis: GET and unpickle.
+  ZODB/ZEO: the attribute in a new transaction, served from the connection's object cache
+  (no I/O, no round trip) unless another client's commit invalidated it.
+- field: `counter.value` on pmclay (a GetField to the Data Service) and dataClay 4; the others'
+  read again (they have no remote field read).
+- dataClay 4.3.1 from PyPI (`--dataclay4`): the same active methods and field read, on its
+  metadata service and one backend started as processes, with a Redis for its metadata. It keeps
+  objects in memory and pickles them on flush or shutdown: nothing is durable at return. It runs
+  in a virtualenv of its own (benchmarks/.venv-dataclay4), in a phase of its own after the others.
 
-Both keep their data on /dev/shm, both servers are started by this script and both are warmed
-up first. The systems take turns in rounds, so a change in the machine's load falls on both.
-Redis' update is not atomic between several clients (WATCH/MULTI would make it so, and slower):
-this is the simple thing users script."""
+Every store is on /dev/shm. One client process first (the systems take turns in rounds, so a
+change in the machine's load falls on all); `--just-started` also times each system's first calls
+after it starts; `--clients 1,2,4,8,16` then runs that many client processes per system, each on a
+counter of its own, and reports calls/s, percentiles and CPU per call of every process kind.
+ZODB FileStorage is in-process and single-client: it takes no part in the concurrency runs."""
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
-import os
 import pathlib
-import pickle
-import shutil
-import socket
-import subprocess
 import sys
-import tempfile
 import time
+from dataclasses import dataclass, field
+from typing import Callable
 
-from _cluster import connected_cluster, p50_p99
+from _cluster import connected_cluster
 from _timing import timed
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "peers"))
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+import dataclay4_peer  # noqa: E402
+import pmclay_peer  # noqa: E402
+import redis_peer  # noqa: E402
+import report  # noqa: E402
+import zodb_peer  # noqa: E402
+from load import run_load  # noqa: E402
 
-
-@contextlib.contextmanager
-def redis_server(durable: bool = True):
-    """A redis-server on /dev/shm on a free port (`durable`: AOF with `appendfsync always`, else
-    nothing on disk); a connected redis-py client."""
-    import redis
-
-    directory = tempfile.mkdtemp(prefix="peers-redis-", dir="/dev/shm")
-    port = _free_port()
-    persistence = ["--appendonly", "yes", "--appendfsync", "always"] if durable else ["--appendonly", "no"]
-    server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", directory,
-                               *persistence, "--save", ""],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        client = redis.Redis(port=port)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise RuntimeError("redis-server did not start (is it installed? scripts/install-deps.sh)")
-                time.sleep(0.05)
-        yield client
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-        shutil.rmtree(directory, ignore_errors=True)
+OPERATIONS = ("update", "read", "field")
 
 
-HERE = pathlib.Path(__file__).resolve().parent
-DATACLAY4_VENV = HERE / ".venv-dataclay4"
+@dataclass
+class System:
+    """A started system as the benchmark drives it: what each operation promises, its operations
+    in this process, how a load client reaches it (None: no other process can), its server
+    processes by kind, and what its start measured."""
+    name: str
+    promises: dict[str, str]
+    operations: dict[str, Callable]
+    address: str | None = None
+    env: dict | None = None
+    servers: Callable[[], dict[str, list[int]]] = dict
+    startup_seconds: float = 0.0
+    first_calls: dict[str, list[float]] = field(default_factory=dict)
 
 
-def dataclay4_python() -> pathlib.Path:
-    """dataClay 4.3.1's own interpreter, its virtualenv made on first use."""
-    python = DATACLAY4_VENV / "bin" / "python"
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(DATACLAY4_VENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "dataclay==4.3.1"], check=True)
-    return python
+def start_pmclay(stack: contextlib.ExitStack) -> System:
+    cluster = stack.enter_context(connected_cluster(backends=1, store="kv", store_size="1G"))
+    return System("pmclay", pmclay_peer.PROMISES, pmclay_peer.pmclay_operations(), "-", cluster.env,
+                  lambda: pmclay_peer.pmclay_servers(cluster))
 
 
-def wait_for_port(port: int, process: subprocess.Popen, what: str, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while True:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        if process.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"{what} did not start")
-        time.sleep(0.1)
+def start_redis(stack: contextlib.ExitStack) -> System:
+    port, server = stack.enter_context(redis_peer.redis_server())
+    return System("redis", redis_peer.PROMISES, redis_peer.redis_operations(port, "counter"), str(port),
+                  servers=lambda: {"redis-server": [server.pid]})
 
 
-def dataclay4_samples(n: int, warmup: int, rounds: int) -> dict[str, list[float]]:
-    """dataClay 4.3.1's metadata service and one backend, as processes; the client in its venv."""
-    python = dataclay4_python()
-    storage = tempfile.mkdtemp(prefix="peers-dataclay4-", dir="/dev/shm")
-    metadata_port, backend_port = _free_port(), _free_port()
-    with redis_server(durable=False) as kv:
-        # dataClay 4 reads every DATACLAY_* variable as its own setting: pmclay's must not reach it
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("DATACLAY_", "DC_"))}
-        env.update({"DATACLAY_KV_HOST": "127.0.0.1", "DATACLAY_KV_PORT": str(kv.connection_pool.connection_kwargs["port"]),
-               "DATACLAY_STORAGE_PATH": storage, "DATACLAY_LOGLEVEL": "WARNING",
-               "DATACLAY_METADATA_HOST": "127.0.0.1", "DATACLAY_METADATA_PORT": str(metadata_port),
-               "DATACLAY_BACKEND_HOST": "127.0.0.1", "DATACLAY_BACKEND_PORT": str(backend_port),
-               "PYTHONPATH": os.pathsep.join([str(HERE / "peers"), str(HERE)])})
-        servers = [subprocess.Popen([str(python), "-m", "dataclay.metadata"], env=env, cwd=storage,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
-        try:
-            wait_for_port(metadata_port, servers[0], "dataClay 4's metadata service")
-            servers.append(subprocess.Popen([str(python), "-m", "dataclay.backend"], env=env, cwd=storage,
-                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-            wait_for_port(backend_port, servers[1], "dataClay 4's backend")
-            time.sleep(2)  # the backend registers itself with the metadata service after it listens
-            worker = subprocess.run([str(python), str(HERE / "peers" / "dataclay4_client.py"), str(metadata_port),
-                                     str(n), str(warmup), str(rounds)], env=env, capture_output=True, text=True,
-                                    check=True)
-            return json.loads(worker.stdout.strip().splitlines()[-1])
-        finally:
-            for server in servers:
-                server.terminate()
-            for server in servers:
-                server.wait(timeout=30)
-            shutil.rmtree(storage, ignore_errors=True)
+def start_zodb(stack: contextlib.ExitStack) -> System:
+    connection = stack.enter_context(zodb_peer.file_storage())
+    return System("zodb", zodb_peer.FILESTORAGE_PROMISES, zodb_peer.counter_operations(connection, "counter"))
+
+
+def start_zeo(stack: contextlib.ExitStack) -> System:
+    port, server = stack.enter_context(zodb_peer.zeo_server())
+    connection = zodb_peer.zeo_connection(port)
+    stack.callback(connection.db().close)
+    return System("zeo", zodb_peer.ZEO_PROMISES, zodb_peer.counter_operations(connection, "counter"), str(port),
+                  servers=lambda: {"runzeo": [server.pid]})
+
+
+PEERS = {"redis": start_redis, "zodb": start_zodb, "zeo": start_zeo}
+
+
+def started(starter, stack: contextlib.ExitStack, just_started: int) -> System:
+    """The system `starter` starts, timed from its start to its first update answered; with
+    `just_started`, the next that many calls of each operation are timed before any warm-up."""
+    began = time.perf_counter()
+    system = starter(stack)
+    system.operations["update"]()
+    system.startup_seconds = time.perf_counter() - began
+    system.first_calls = {op: timed(fn, just_started) for op, fn in system.operations.items()} if just_started else {}
+    return system
+
+
+def warm_samples(systems: list[System], n: int, warmup: int, rounds: int) -> dict[tuple[str, str], list[float]]:
+    """(operation, system) -> seconds per call: `warmup` unmeasured calls each, then `rounds`
+    turns of n / rounds calls, the systems taking turns."""
+    for system in systems:
+        for fn in system.operations.values():
+            timed(fn, warmup)
+    samples = {(op, s.name): [] for s in systems for op in OPERATIONS}
+    for _ in range(rounds):
+        for op in OPERATIONS:
+            for system in systems:
+                samples[(op, system.name)] += timed(system.operations[op], n // rounds)
+    return samples
+
+
+def load_runs(systems: list[System], args) -> list[tuple[str, int, object]]:
+    """(system, clients, LoadResult) for every system a load client can reach and client count."""
+    results = []
+    for clients in args.clients:
+        for system in systems:
+            if system.address is not None:
+                results.append((system.name, clients, run_load(system.name, system.address, system.env or {},
+                                                               system.servers, clients, args.load_op,
+                                                               args.load_warmup, args.seconds)))
+    return results
 
 
 def main() -> int:
@@ -134,51 +132,41 @@ def main() -> int:
     parser.add_argument("-n", type=int, default=20000, help="measured operations per figure")
     parser.add_argument("--warmup", type=int, default=40000, help="unmeasured operations per system and operation first")
     parser.add_argument("--rounds", type=int, default=10, help="turns each system takes")
+    parser.add_argument("--peers", type=lambda s: s.split(","), default=list(PEERS),
+                        help="which of redis,zodb,zeo run beside pmclay (all by default)")
     parser.add_argument("--dataclay4", action="store_true", help="also dataClay 4.3.1 from PyPI, in its own venv")
+    parser.add_argument("--dataclay4-warmup", type=int, default=None,
+                        help="unmeasured operations for dataClay 4 (default: --warmup); it has no JIT to warm")
+    parser.add_argument("--just-started", type=int, default=0, metavar="N",
+                        help="also time the first N calls of each operation after each system starts")
+    parser.add_argument("--clients", type=lambda s: [int(c) for c in s.split(",")], default=[],
+                        help="concurrency runs with these numbers of client processes, e.g. 1,2,4,8,16")
+    parser.add_argument("--seconds", type=float, default=10, help="measured time of each concurrency run")
+    parser.add_argument("--load-warmup", type=int, default=2000, help="unmeasured calls per load client first")
+    parser.add_argument("--load-op", choices=OPERATIONS, default="update", help="what the load clients call")
     args = parser.parse_args()
 
-    with redis_server() as r, connected_cluster(backends=1, store="kv", store_size="1G"):
-        from people.model import Counter
-
-        counter = Counter(0)
-        counter.make_persistent()
-        r.set("counter", pickle.dumps(0))
-
-        def redis_update():
-            value = pickle.loads(r.get("counter")) + 1
-            r.set("counter", pickle.dumps(value))
-            return value
-
-        def redis_read():
-            return pickle.loads(r.get("counter"))
-
-        operations = {
-            "update": {"pmclay": counter.increment, "redis": redis_update},
-            "read": {"pmclay": counter.get, "redis": redis_read},
-        }
-        for per_system in operations.values():
-            for fn in per_system.values():
-                timed(fn, args.warmup)
-        samples = {(op, system): [] for op, per_system in operations.items() for system in per_system}
-        per_round = max(1, args.n // args.rounds)
-        for _ in range(args.rounds):
-            for op, per_system in operations.items():
-                for system, fn in per_system.items():
-                    samples[(op, system)] += timed(fn, per_round)
-        assert counter.get() == redis_read(), "the two counters disagree"
+    with contextlib.ExitStack() as stack:
+        systems = [started(starter, stack, args.just_started)
+                   for starter in (start_pmclay, *(PEERS[peer] for peer in args.peers))]
+        samples = warm_samples(systems, args.n, args.warmup, args.rounds)
+        loads = load_runs(systems, args)
+    promises = {s.name: s.promises for s in systems}
+    first = {s.name: (s.startup_seconds, s.first_calls) for s in systems}
     if args.dataclay4:
-        for op, values in dataclay4_samples(args.n, args.warmup, args.rounds).items():
-            samples[(op, "dataclay4")] = values
+        warmup = args.warmup if args.dataclay4_warmup is None else args.dataclay4_warmup
+        d4 = dataclay4_peer.dataclay4_samples(args.n, warmup, args.rounds, args.just_started)
+        samples.update({(op, "dataclay4"): d4[op] for op in OPERATIONS})
+        promises["dataclay4"] = dataclay4_peer.PROMISES
+        first["dataclay4"] = (d4["startup"], d4["first"] if args.just_started else {})
 
-    print(f"one client, n = {per_round * args.rounds} per figure after {args.warmup} unmeasured, "
-          f"{args.rounds} rounds")
-    for op in ("update", "read"):
-        ours50, _ = p50_p99(samples[(op, "pmclay")])
-        for system in ("pmclay", "redis", "dataclay4"):
-            if (op, system) in samples:
-                p50, p99 = p50_p99(samples[(op, system)])
-                print(f"  {op:<7} {system:<10} p50 {p50 * 1e6:7.0f} us  p99 {p99 * 1e6:7.0f} us   "
-                      f"pmclay p50 / this p50 x{ours50 / p50:.2f}")
+    d4_warmup = f" (dataClay 4: {warmup})" if args.dataclay4 else ""
+    print(f"one client, n = {args.n // args.rounds * args.rounds} per figure after {args.warmup} unmeasured"
+          f"{d4_warmup}, {args.rounds} rounds")
+    report.print_warm(samples, promises)
+    report.print_targets(samples)
+    report.print_just_started(first, samples)
+    report.print_loads(loads, args)
     return 0
 
 
