@@ -38,7 +38,13 @@ class LinkSession:
         self._watcher = watcher
         self._evict = evict
         self._threads = threads
-        self._state = threading.Condition()  # guards every field below
+        # One lock guards every field below. Each kind of waiter has a condition of its own, so that an
+        # event wakes the one thread it concerns: waking every thread on every frame cost the process
+        # more CPU per call than the call itself.
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)  # workers with nothing to run
+        self._ended = threading.Condition(self._lock)  # run(): the end of the link, or a restart
+        self._awaiting: dict[int, threading.Condition] = {}  # request ID -> the condition its thread waits on
         self._leader: threading.Thread | None = None
         self._queued: collections.deque = collections.deque()
         self._answers: dict[int, object] = {}
@@ -65,10 +71,10 @@ class LinkSession:
             return EXIT_LINK_FAILED
         for number in range(self._threads):
             threading.Thread(target=self._work, name=f"dataclay-call-{number}", daemon=True).start()
-        with self._state:
-            self._state.wait_for(lambda: self._exit_code is not None or self._restarting)
+        with self._lock:
+            self._ended.wait_for(lambda: self._exit_code is not None or self._restarting)
             if self._exit_code is None:
-                if not self._state.wait_for(lambda: self._exit_code is not None or self._in_flight == 0,
+                if not self._ended.wait_for(lambda: self._exit_code is not None or self._in_flight == 0,
                                             timeout=RESTART_GRACE_SECONDS):
                     _log.warning("%d calls still running after %.0f s: restarting without their results",
                                  self._in_flight, RESTART_GRACE_SECONDS)
@@ -96,39 +102,49 @@ class LinkSession:
 
     def _await(self, request_id: int):
         me = threading.current_thread()
-        while True:
-            with self._state:
-                while True:
-                    answer = self._answers.pop(request_id, None)
-                    if answer is not None:
-                        return answer
-                    if self._exit_code is not None:
-                        raise BackendUnavailableError("the link to the Data Service ended while waiting for it")
-                    if self._leader is None:
-                        self._leader = me
-                        break
-                    self._state.wait()
-            answer = self._lead(request_id)
-            if answer is not None:
-                return answer
+        with self._lock:
+            mine = self._awaiting[request_id] = threading.Condition(self._lock)
+        try:
+            while True:
+                with self._lock:
+                    while True:
+                        answer = self._answers.pop(request_id, None)
+                        if answer is not None:
+                            return answer
+                        if self._exit_code is not None:
+                            raise BackendUnavailableError("the link to the Data Service ended while waiting for it")
+                        if self._leader is None:
+                            self._leader = me
+                            break
+                        mine.wait()
+                answer = self._lead(request_id)
+                if answer is not None:
+                    return answer
+        finally:
+            with self._lock:
+                del self._awaiting[request_id]
+                if self._leader is None:  # a wake-up to lead may have been this thread's: pass it on
+                    self._give_up_lead(request_id)
 
     # ---- the threads -------------------------------------------------------------------------------
 
     def _work(self) -> None:
         me = threading.current_thread()
         while True:
-            with self._state:
+            with self._lock:
                 while True:
                     if self._exit_code is not None:
                         return
                     if self._queued:
                         request = self._queued.popleft()
+                        if self._leader is None:  # woken to lead, this thread runs queued work: pass it on
+                            self._give_up_lead(None)
                         break
                     if self._leader is None:
                         self._leader = me
                         request = None
                         break
-                    self._state.wait()
+                    self._idle.wait()
             if request is None:
                 request = self._lead(None)
                 if request is None:
@@ -146,33 +162,40 @@ class LinkSession:
                     return None
                 kind = message.WhichOneof("kind")
                 if kind == "execute":
-                    with self._state:
+                    with self._lock:
                         self._in_flight += 1
                         if wanted is None:
-                            self._give_up_lead()
+                            self._give_up_lead(wanted)
                             return message.execute
                         self._queued.append(message.execute)
-                        self._state.notify_all()
+                        self._idle.notify()
                 elif kind in _ANSWERS:
                     answer = getattr(message, kind)
-                    with self._state:
+                    with self._lock:
                         if answer.request_id == wanted:
-                            self._give_up_lead()
+                            self._give_up_lead(wanted)
                             return answer
                         self._answers[answer.request_id] = answer
-                        self._state.notify_all()
+                        waiter = self._awaiting.get(answer.request_id)
+                        if waiter is not None:
+                            waiter.notify()
                 else:
                     self._handle(kind, message)
         except BaseException:
-            with self._state:
+            with self._lock:
                 if self._leader is threading.current_thread():
-                    self._give_up_lead()
+                    self._give_up_lead(wanted)
             raise
 
-    def _give_up_lead(self) -> None:
-        """Called holding the state lock."""
+    def _give_up_lead(self, mine: int | None) -> None:
+        """Called holding the lock by the leader, which waited for answer `mine` (None: for work). One
+        thread takes the lead next: one waiting for an answer (it reads until it has it), else an idle worker."""
         self._leader = None
-        self._state.notify_all()
+        for request_id, waiter in self._awaiting.items():
+            if request_id != mine:
+                waiter.notify()
+                return
+        self._idle.notify()
 
     def _next(self):
         """The next frame, or None once the link ended (leadership given up then)."""
@@ -202,11 +225,14 @@ class LinkSession:
             _log.exception("handling a %s message failed", kind)
 
     def _end(self, code: int) -> None:
-        with self._state:
+        with self._lock:
             if self._exit_code is None:
                 self._exit_code = EXIT_RESTART if self._restarting else code
             self._leader = None
-            self._state.notify_all()
+            self._idle.notify_all()
+            self._ended.notify_all()
+            for waiter in self._awaiting.values():
+                waiter.notify()
         return None
 
     def _serve(self, request) -> None:
@@ -219,10 +245,10 @@ class LinkSession:
         except LinkClosedError as e:
             _log.warning("the result of call %d was not sent: %s", request.call_id, e)
         finally:
-            with self._state:
+            with self._lock:
                 self._in_flight -= 1
                 if self._restarting and self._in_flight == 0:
-                    self._state.notify_all()
+                    self._ended.notify_all()
 
     def _execute(self, request) -> None:
         try:
@@ -247,9 +273,9 @@ class LinkSession:
         changed = self._watcher.install([(f.path, f.content) for m in models.models for f in m.files])
         if changed and not self._restarting:
             _log.info("model modules %s changed: finishing calls in flight, then restarting", ", ".join(changed))
-            with self._state:
+            with self._lock:
                 self._restarting = True
-                self._state.notify_all()
+                self._ended.notify_all()
 
 
 def execution_of(request) -> Execution:
