@@ -5,7 +5,6 @@ model is examples/java-wordcount (built and enhanced by its Maven project, regis
 import json
 import os
 import pathlib
-import shutil
 import signal
 import subprocess
 import textwrap
@@ -13,6 +12,7 @@ import textwrap
 import pytest
 
 from dataclay._internal.rpc import LogicModuleClient
+from harness.java_models import compile_example_client
 from harness.waiting import wait_until
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -111,14 +111,7 @@ CLIENT = textwrap.dedent("""
 @pytest.fixture(scope="module")
 def java_client(tmp_path_factory):
     """The example model built (enhanced) and the client program compiled; returns its class path."""
-    if shutil.which("mvn") is None or shutil.which("javac") is None:
-        pytest.fail("the Java integration tests need mvn and javac on PATH")
-    subprocess.run(["mvn", "-q", "-B", "-f", str(EXAMPLE / "pom.xml"), "package"], check=True, timeout=600)
-    out = tmp_path_factory.mktemp("java-client")
-    (out / "JavaClient.java").write_text(CLIENT)
-    classpath = f"{CLASSES}:{EXAMPLE / 'target' / 'lib'}/*"
-    subprocess.run(["javac", "-d", str(out), "-cp", classpath, str(out / "JavaClient.java")], check=True, timeout=120)
-    return f"{out}:{classpath}"
+    return compile_example_client(tmp_path_factory, "JavaClient", CLIENT)
 
 
 @pytest.fixture(scope="module")

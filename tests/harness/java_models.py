@@ -32,3 +32,18 @@ def build_java_model(tmp_path_factory, name: str, model_class: str, model_source
     subprocess.run(["javac", "-d", str(out), "-cp", classpath, str(out / f"{client_class}.java")], check=True,
                    timeout=120)
     return project / "target" / "classes", f"{out}:{classpath}"
+
+
+def compile_example_client(tmp_path_factory, client_class: str, client_source: str) -> str:
+    """Builds the Java example model (examples/java-wordcount, enhanced) and compiles `client_source`
+    (class `client_class`, in no package) against it; returns the client's classpath."""
+    if shutil.which("mvn") is None or shutil.which("javac") is None:
+        pytest.fail("the Java integration tests need mvn and javac on PATH")
+    subprocess.run(["mvn", "-q", "-B", "-f", str(EXAMPLE_POM), "package"], check=True, timeout=600)
+    out = tmp_path_factory.mktemp("java-client")
+    (out / f"{client_class}.java").write_text(client_source)
+    classes = EXAMPLE_POM.parent / "target"
+    classpath = f"{classes / 'classes'}:{classes / 'lib'}/*"
+    subprocess.run(["javac", "-d", str(out), "-cp", classpath, str(out / f"{client_class}.java")], check=True,
+                   timeout=120)
+    return f"{out}:{classpath}"
