@@ -40,7 +40,7 @@ class LinkSession:
         self._threads = threads
         # One lock guards every field below. Each kind of waiter has a condition of its own, so that an
         # event wakes the one thread it concerns: waking every thread on every frame cost the process
-        # more CPU per call than the call itself.
+        # about as much CPU per call as the call itself, with several clients.
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)  # workers with nothing to run
         self._ended = threading.Condition(self._lock)  # run(): the end of the link, or a restart
