@@ -28,30 +28,7 @@ import tempfile
 import time
 
 from _cluster import connected_cluster, p50_p99
-
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU seconds of `pids` (the ones that exited count as 0)."""
-    total = 0
-    for pid in pids:
-        try:
-            fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total / TICK
-
-
-def descendants(pid: int) -> list[int]:
-    """The processes under `pid` (its execution environments and their sandboxes)."""
-    out = []
-    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            out += [int(child), *descendants(int(child))]
-    return out
-
+from _cpu_time import descendants, snapshot
 
 class Collections:
     """Time this process spends in Python's garbage collector."""
@@ -119,13 +96,14 @@ def main() -> int:
         started = time.monotonic()
         for _ in range(args.rounds):
             for row, fn in rows.items():
-                before = {p: cpu_seconds(ids) for p, ids in processes.items()}
+                before = snapshot(processes)
                 for _ in range(per_round):
                     t = time.perf_counter()
                     fn()
                     samples[row].append(time.perf_counter() - t)
-                for p, ids in processes.items():
-                    cpu[row][p] += cpu_seconds(ids) - before[p]
+                after = snapshot(processes)
+                for p in processes:
+                    cpu[row][p] += after[p] - before[p]
         elapsed = time.monotonic() - started
         calls = per_round * args.rounds
 

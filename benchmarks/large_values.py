@@ -18,6 +18,7 @@ import pathlib
 import textwrap
 
 from _cluster import Cluster
+from _cpu_time import descendants
 
 WRITE = textwrap.dedent("""
     import sys
@@ -48,14 +49,6 @@ def _status(pid: int, key: str) -> int:
     return 0
 
 
-def _descendants(pid: int) -> list[int]:
-    out = []
-    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            out += [int(child), *_descendants(int(child))]
-    return out
-
-
 def measure(mb: int, jars: str | None) -> dict:
     """RSS figures of one build, in MiB."""
     cluster = Cluster(backends=1, store="kv", store_size=f"{max(1024, 3 * mb)}M",
@@ -69,10 +62,10 @@ def measure(mb: int, jars: str | None) -> dict:
         ds = cluster.pids()["backend-1"]
         cluster.ee_pid("backend-1")  # the environment is started, so its start-up is not counted below
         before, peak_before = _status(ds, "VmRSS"), _status(ds, "VmHWM")
-        ee_before = sum(_status(p, "VmRSS") for p in _descendants(ds))
+        ee_before = sum(_status(p, "VmRSS") for p in descendants(ds))
         cluster.run_client(READ, str(mb), timeout=600)
         return {"ds_before": before, "ds_peak_before": peak_before, "ds_after": _status(ds, "VmRSS"), "ds_peak": _status(ds, "VmHWM"),
-                "ee_before": ee_before, "ee_after": sum(_status(p, "VmRSS") for p in _descendants(ds))}
+                "ee_before": ee_before, "ee_after": sum(_status(p, "VmRSS") for p in descendants(ds))}
     finally:
         cluster.stop()
 

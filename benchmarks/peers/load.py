@@ -10,7 +10,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from cpu_time import snapshot
+from _cpu_time import snapshot
 
 HERE = pathlib.Path(__file__).resolve().parent
 

@@ -21,7 +21,7 @@ def pmclay_operations() -> dict:
 def pmclay_servers(cluster) -> dict[str, list[int]]:
     """Process kind -> pids: the Logic Module, the Data Service JVMs and, below a Data Service,
     its execution environments (each with its sandbox's processes)."""
-    from cpu_time import descendants
+    from _cpu_time import descendants
 
     pids = cluster.pids()
     services = [pid for name, pid in pids.items() if name != "logicmodule"]

@@ -1,5 +1,5 @@
-"""CPU time of processes from /proc, so the benchmark can say how much CPU each process kind
-spends per call (the issue's target is a sum over every process a call crosses)."""
+"""CPU time and process trees from /proc, shared by the benchmarks that say how much CPU each process
+kind spends per call (issue 25's target is a sum over every process a call crosses)."""
 from __future__ import annotations
 
 import os
