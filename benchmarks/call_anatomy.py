@@ -3,8 +3,9 @@
 part each, taking turns in one run, with each process's CPU per call.
 
 Rows (one client process, `kv` engine, one backend):
-- floor: LogicModule.Health, a gRPC round trip to a Java server that does nothing (2 thread wake-ups:
-  the server's network thread and the client);
+- floor: LogicModule.Health, a gRPC round trip to a Java server (2 thread wake-ups: the server's
+  network thread and the client); the Logic Module does some work for it (see its CPU column), so
+  it bounds the floor from above;
 - field (store): `counter.value`, answered by the Data Service from its store (2 wake-ups);
 - get (store): `counter.get()`, a method whose body returns the field: also from the store;
 - get (environment): `counter.get_computed()`, the same value computed in the account's execution
@@ -12,9 +13,8 @@ Rows (one client process, `kv` engine, one backend):
   again, client);
 - update: `counter.increment()`, durable at return (the environment's delta written to the pool).
 
-The differences between rows attribute the time: field - floor is the Data Service's read (session,
-header, permission, store); get (environment) - get (store) is the environment hop; update - get
-(environment) is the durable write. CPU per call comes from /proc/<pid>/stat of the client, the Data
+The differences between rows attribute the time: get (environment) - get (store) is the environment
+hop; update - get (environment) is the durable write. CPU per call comes from /proc/<pid>/stat of the client, the Data
 Service, its environments and the Logic Module over each row's calls. `--gc-log` also reads the Data
 Service's GC pauses (its JVM started with -Xlog:gc) and counts the client's Python collections."""
 from __future__ import annotations
@@ -119,7 +119,6 @@ def main() -> int:
         print(f"{row:<18} {p50 * 1e6:7.0f} {p99 * 1e6:7.0f}   {'':16}" + "  ".join(f"{v:12.0f}" for v in per_call.values())
               + f"  {sum(per_call.values()):6.0f}")
     print("attributed (p50 differences):")
-    print(f"  the Data Service's read      field (store) - floor          {(p50s['field (store)'] - p50s['floor']) * 1e6:6.0f} us")
     print(f"  the environment hop          get (environment) - get (store) {(p50s['get (environment)'] - p50s['get (store)']) * 1e6:6.0f} us")
     print(f"  the durable write            update - get (environment)      {(p50s['update'] - p50s['get (environment)']) * 1e6:6.0f} us")
     print(f"client Python GC: {collections.count} collections, {collections.seconds * 1e3:.1f} ms in all")
