@@ -121,6 +121,80 @@ class EnvironmentLinkTest {
     assertEquals("9", storedX(point));
   }
 
+  private static ExecuteResult vouching(ExecuteRequest req, String value, String field) {
+    return ExecuteResult.newBuilder().setCallId(req.getCallId()).setResult(bytes(value)).setStoredField(field).build();
+  }
+
+  // Nothing but non-execute frames (evictions) reaches the process for a while.
+  private static void assertNoExecute(EnvironmentPeer peer) throws InterruptedException {
+    for (var m = peer.poll(300); m != null; m = peer.poll(300)) {
+      assertFalse(m.hasExecute(), m.toString());
+    }
+  }
+
+  @Test
+  void a_read_the_process_vouched_for_is_answered_from_the_store_and_sees_the_next_write() throws Exception {
+    // setup: the process answers a read of x, vouching that the stored x is its answer
+    CompletableFuture<byte[]> first = cluster.async(() -> user.getField(point.toString(), "x"));
+    EnvironmentPeer peer = cluster.attach();
+    ExecuteRequest read = peer.nextExecute();
+    peer.load(read.getCallId(), point.toString());
+    peer.answer(vouching(read, "0", "x"));
+    assertEquals("0", new String(first.get(10, TimeUnit.SECONDS)));
+    // run: read, write through the process, read
+    byte[] again = user.getField(point.toString(), "x");
+    CompletableFuture<byte[]> set = cluster.async(() -> {
+      user.setField(point.toString(), "x", bytes("9").toByteArray());
+      return null;
+    });
+    ExecuteRequest write = peer.nextExecute();
+    peer.answer(ExecuteResult.newBuilder().setCallId(write.getCallId()).addDeltas(delta(point, "x", "9", 1)).build());
+    set.get(10, TimeUnit.SECONDS);
+    byte[] after = user.getField(point.toString(), "x");
+    // verify: both reads were the stored value, and only the write reached the process
+    assertEquals("0", new String(again));
+    assertEquals("9", new String(after));
+    assertEquals(ExecutionKind.SET_FIELD, write.getKind());
+    assertNoExecute(peer);
+  }
+
+  @Test
+  void a_process_vouching_on_a_write_a_change_a_failure_or_a_missing_field_gets_no_read_from_the_store()
+      throws Exception {
+    // setup: a process that vouches on every answer, also where no promise can hold
+    CompletableFuture<byte[]> set = cluster.async(() -> {
+      user.setField(point.toString(), "x", bytes("5").toByteArray());
+      return null;
+    });
+    EnvironmentPeer peer = cluster.attach();
+    ExecuteRequest write = peer.nextExecute();
+    peer.load(write.getCallId(), point.toString());
+    peer.answer(ExecuteResult.newBuilder().setCallId(write.getCallId()).setStoredField("x")
+        .addDeltas(delta(point, "x", "5", 1)).build());
+    set.get(10, TimeUnit.SECONDS);
+    // run and verify: each read still reaches the process
+    CompletableFuture<byte[]> changing = cluster.async(() -> user.getField(point.toString(), "x"));
+    ExecuteRequest r1 = peer.nextExecute(); // a write vouched for nothing
+    peer.answer(ExecuteResult.newBuilder().setCallId(r1.getCallId()).setResult(bytes("5")).setStoredField("x")
+        .addDeltas(delta(point, "x", "6", 2)).build());
+    assertEquals("5", new String(changing.get(10, TimeUnit.SECONDS)));
+    CompletableFuture<byte[]> failing = cluster.async(() -> user.getField(point.toString(), "x"));
+    ExecuteRequest r2 = peer.nextExecute(); // nor did a read that changed the object
+    peer.answer(ExecuteResult.newBuilder().setCallId(r2.getCallId()).setStoredField("x").setError(ErrorInfo
+        .newBuilder().setCode(ErrorCode.REMOTE_EXCEPTION).setRemoteType("builtins.ValueError").setMessage("no"))
+        .build());
+    assertThrows(Exception.class, () -> failing.get(10, TimeUnit.SECONDS));
+    CompletableFuture<byte[]> elsewhere = cluster.async(() -> user.getField(point.toString(), "x"));
+    ExecuteRequest r3 = peer.nextExecute(); // nor a failed one
+    peer.answer(vouching(r3, "6", "secret"));
+    assertEquals("6", new String(elsewhere.get(10, TimeUnit.SECONDS)));
+    CompletableFuture<byte[]> last = cluster.async(() -> user.getField(point.toString(), "x"));
+    ExecuteRequest r4 = peer.nextExecute(); // and a field the object does not have is read here
+    peer.answer(r4, "6");
+    assertEquals("6", new String(last.get(10, TimeUnit.SECONDS)));
+    assertEquals("6", storedX(point));
+  }
+
   @Test
   void new_objects_and_deltas_are_stored_and_registered_before_the_caller_is_answered() throws Exception {
     // setup
