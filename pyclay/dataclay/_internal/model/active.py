@@ -72,4 +72,3 @@ def wrapped_function(method):
 
 
 _CALLED_CODE = _called(lambda self: None).__code__
-

@@ -24,10 +24,11 @@ final class StoredReads {
   }
 
   private final Map<Read, String> fields = new ConcurrentHashMap<>();
-  private long generation;
+  // read on every call sent (a volatile read); changed and compared under this object's lock
+  private volatile long generation;
 
   /** The current deployment generation, to hand back to {@link #learn} with the request's answer. */
-  synchronized long generation() {
+  long generation() {
     return generation;
   }
 
