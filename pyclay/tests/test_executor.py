@@ -32,22 +32,24 @@ from unitmodels.shop import Basket, Item, OutOfStock
 BACKEND = str(uuid.uuid4())
 
 
-def linked_runtime(peer: LinkPeer, models_dir) -> EnvironmentRuntime:
+def linked_runtime(peer: LinkPeer, models_dir, resident_bytes: int = 0) -> EnvironmentRuntime:
     """An execution environment runtime linked to `peer` (in process: the executing thread reads its answers)."""
     link = DataServiceLink(*peer.environment_fds())
     peer.start()
     session = LinkSession(link, None, ModelWatcher(tempfile.mkdtemp()), None, 4)
     channels.relay_through(lambda address, aio: (AioLinkChannel if aio else LinkChannel)(session, address))
-    runtime = EnvironmentRuntime(EnvironmentConfig(backend_id=BACKEND), session, models_dir)
+    runtime = EnvironmentRuntime(EnvironmentConfig(backend_id=BACKEND, resident_bytes=resident_bytes), session,
+                                 models_dir)
     session.attach(Executor(runtime), runtime.evict)
     return runtime
 
 
 @pytest.fixture
-def env(models_dir):
-    """An execution environment runtime whose Data Service is a real link peer."""
+def env(models_dir, request):
+    """An execution environment runtime whose Data Service is a real link peer (with the resident budget in
+    bytes a test parametrizes it with, indirectly; none otherwise)."""
     peer = LinkPeer()
-    runtime = linked_runtime(peer, models_dir)
+    runtime = linked_runtime(peer, models_dir, getattr(request, "param", 0))
     assert install_runtime(runtime)
     yield peer, runtime, Executor(runtime), BackendClassPolicy(models_dir)
     remove_runtime(runtime)
@@ -254,6 +256,60 @@ def test_evicted_object_is_reloaded_on_next_use(env):
     assert _not_resident(oid)
     run(executor, oid, "describe")
     assert len(peer.load_calls) == 2
+
+
+# Items whose stored name is 1,000 characters: each stores about 1,100 bytes.
+BIG_NAME = "n" * 1000
+
+
+@pytest.mark.parametrize("env", [2500], indirect=True)
+def test_past_the_resident_budget_the_idle_object_used_least_recently_is_unloaded(env):
+    # setup: two items resident, then the first used again
+    peer, runtime, executor, policy = env
+    a, b, c = (store(peer, Item(BIG_NAME, price))[0] for price in (1, 2, 3))
+    run(executor, a, "describe")
+    run(executor, b, "describe")
+    run(executor, a, "raise_price", 10)
+    # run: a third one passes the budget
+    run(executor, c, "describe")
+    # verify: the one used least recently went; it comes back from the store (this peer keeps what was
+    # stored first: it applies no deltas), and then the least recent of the others goes
+    assert _not_resident(b) and not _not_resident(a) and not _not_resident(c)
+    assert len(runtime.residents) == 2
+    assert loads(run(executor, b, "raise_price", 1).result, policy) == 3
+    assert _not_resident(a) and not _not_resident(c)
+    assert sorted(ids for ids, _ in peer.load_calls) == sorted([[a], [b], [b], [c]])
+
+
+@pytest.mark.parametrize("env", [1500], indirect=True)
+def test_objects_a_call_in_flight_touched_stay_resident_past_the_budget_until_it_ends(env):
+    # setup: a basket of three items, which together are twice the budget
+    peer, runtime, executor, policy = env
+    ids = store(peer, Basket("bob", [Item(BIG_NAME, 1), Item(BIG_NAME, 2), Item(BIG_NAME, 3)]))
+    # run: one call touches all of them
+    outcome = executor.execute(Execution(1, ids[0], "unitmodels.shop.Basket", CALL_METHOD, "raise_all",
+                                         dumps_args((10,), {}), "alice", "alice", frozenset({"alice"})))
+    # verify: nothing it touched was unloaded under it, so it was not refused, and all its changes are stored
+    assert outcome.error is None and loads(outcome.result, policy) == [11, 12, 13]
+    assert sorted(d.id for d in outcome.deltas) == sorted(ids[1:])
+    # and the next load brings the resident bytes back within the budget
+    [other] = store(peer, Item("pen", 1))
+    run(executor, other, "describe")
+    assert len(runtime.residents) <= 2
+
+
+def test_a_field_set_to_an_equal_value_stores_nothing_and_a_different_one_is_stored(env):
+    # setup
+    peer, runtime, executor, policy = env
+    [oid] = store(peer, Item(BIG_NAME, 3))
+    run(executor, oid, "describe")
+    # run: an equal string that is another object, then a different one
+    same = run(executor, oid, "name", kind=SET_FIELD, payload=dumps("".join(["n"] * 1000))[0])
+    changed = run(executor, oid, "name", kind=SET_FIELD, payload=dumps("pencil")[0])
+    # verify
+    assert same.error is None and same.deltas == []
+    [delta] = changed.deltas
+    assert [f.name for f in delta.changed] == ["name"] and loads(delta.changed[0].value, policy) == "pencil"
 
 
 def test_objects_of_other_backends_are_reached_through_calls_the_data_service_relays(models_dir):

@@ -97,6 +97,7 @@ class EnvironmentConfig:
     backend_id: str
     threads: int = DEFAULT_EE_THREADS
     pickle_allow: tuple[str, ...] = ()
+    resident_bytes: int = 0  # stored bytes of objects kept in memory, at most (0: no bound)
 
     @classmethod
     def load(cls, env: dict | None = None) -> "EnvironmentConfig":
@@ -109,7 +110,8 @@ class EnvironmentConfig:
                                        "its Data Service, which sets it")
         return cls(backend_id=backend_id,
                    threads=table.value("DATACLAY_EE_THREADS", env, where),
-                   pickle_allow=_allow_list("DATACLAY_EE_PICKLE_ALLOW", env, where))
+                   pickle_allow=_allow_list("DATACLAY_EE_PICKLE_ALLOW", env, where),
+                   resident_bytes=table.value("DATACLAY_EE_RESIDENT_MB", env, where) << 20)
 
 
 def session_settings(host=None, port=None, user=None, password=None, dataset=None) -> dict:

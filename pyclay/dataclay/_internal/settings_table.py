@@ -250,6 +250,10 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in (
        "with the whole node: single-user clusters only)", (_DS,)),
     _s("DATACLAY_EE_THREADS", POSITIVE, "16", "a backend: calls one account may run at once there (more wait); the "
        "backend hands it to its environments", (_DS, _EE)),
+    _s("DATACLAY_EE_RESIDENT_MB", WHOLE, "0", "a backend: stored MiB of objects one Python environment process "
+       "keeps in memory; past it, the idle objects used least recently are unloaded, and reloaded from the store "
+       "when used again (`0`: a quarter of DATACLAY_EE_MEMORY_MB); the backend hands it to its environments",
+       (_DS, _EE)),
     _s("DATACLAY_EE_MAX_QUEUED", WHOLE, "1024", "a backend: calls one account may have waiting there; more are "
        "refused with QuotaExceeded", (_DS,)),
     _s("DATACLAY_CALL_TIMEOUT_S", SECONDS, "1800", "a backend: seconds a method may run; past it the call fails with "

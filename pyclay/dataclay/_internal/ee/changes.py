@@ -12,7 +12,7 @@ import itertools
 import threading
 import time
 
-from dataclay._internal.ee.residency import ResidentObjects, snapshot_value
+from dataclay._internal.ee.residency import ResidentObjects, snapshot_of, unchanged
 from dataclay._internal.model.state import stored_state
 from dataclay._internal.model.states import RESIDENT, STATE_KEY
 from dataclay._internal.records import DeltaRecord, FieldRecord
@@ -51,12 +51,12 @@ class ChangeCollector:
                 del snapshot[name]
             for name, value in values.items():
                 previous = snapshot.get(name)
-                if previous is not None and previous[1] is value:
+                if previous is not None and unchanged(previous, value):
                     continue
                 data, references = dumps(value, writer.name, (type(obj).__name__, name))
-                if previous is None or previous[0] != data:
+                if previous is None or previous[0] is None or previous[0] != data:
                     changed.append(FieldRecord(name, data, references))
-                snapshot[name] = (data, snapshot_value(value))
+                snapshot[name] = snapshot_of(data, value)
             if changed or removed:
                 deltas.append(DeltaRecord(oid, tuple(changed), tuple(removed), next(self._sequence)))
         return deltas

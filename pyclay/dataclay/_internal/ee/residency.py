@@ -3,13 +3,20 @@ sent to the store for each field, and their datasets. Misses are loaded over the
 Service reads them in the session of the call that asks (`load`). Evicted objects fall back to
 PROXY and are reloaded on next access.
 
+A budget bounds what stays resident (DATACLAY_EE_RESIDENT_MB, counted in stored bytes): past it,
+the objects used least recently that no call in flight has touched are unloaded, so a backend can
+serve more data than its environment's memory, as a store should, with each object reloaded from
+the store when it is used again.
+
 Eviction generations: every eviction of an object bumps its generation. A load whose object was
 evicted while the answer was on its way is made again (the answer may predate the change that
 caused the eviction), and a call that touched an object evicted before the call ended is refused
 (its change would overwrite another writer's; the Data Service refuses it as well)."""
 from __future__ import annotations
 
+import logging
 import threading
+from collections import OrderedDict
 
 from dataclay.exceptions import NotAuthenticatedError, ObjectNotHereError, PermissionDeniedError
 from dataclay._internal.ee.call_context import current_call, touched_by_calls
@@ -21,10 +28,17 @@ from dataclay._internal.serialization.decoder import loads
 
 _LOCK_STRIPES = 64
 
+_log = logging.getLogger("dataclay.ee")
+
 MUTABLE = object()
 """Snapshot marker: the field's value may change in place, so it must be re-pickled to compare."""
 
 _IMMUTABLE_TYPES = frozenset({int, float, str, bytes, bool, type(None), complex})
+
+
+# Values whose equality, within one type, implies equal stored bytes: a snapshot compares them by
+# value and keeps no stored bytes for them (a 32 MiB text is then held once, not twice).
+_EQUAL_MEANS_SAME_BYTES = frozenset({int, str, bytes, bool, type(None)})
 
 
 def snapshot_value(value):
@@ -34,12 +48,27 @@ def snapshot_value(value):
     return MUTABLE
 
 
+def snapshot_of(data: bytes, value) -> tuple:
+    """A snapshot entry, (stored bytes, snapshot_value): no stored bytes (None) where the value alone tells
+    whether a later value stores the same bytes."""
+    return (None if type(value) in _EQUAL_MEANS_SAME_BYTES else data), snapshot_value(value)
+
+
+def unchanged(previous: tuple, value) -> bool:
+    """Whether `value` stores the same bytes as the snapshot entry `previous`, known without pickling it."""
+    kept = previous[1]
+    return kept is value or (previous[0] is None and type(kept) is type(value) and kept == value)
+
+
 class ResidentObjects:
     """This backend's objects in memory; `source.load(call_id, ids)` answers with their stored state (ObjectRecords),
     and `state_lock` (re-entrant) orders installs against evictions."""
 
-    def __init__(self, backend_id: str, source, policy, state_lock: threading.RLock):
+    def __init__(self, backend_id: str, source, policy, state_lock: threading.RLock, budget_bytes: int = 0):
         self.backend_id = backend_id
+        self._budget = budget_bytes  # 0: no bound
+        self._sizes: OrderedDict[str, int] = OrderedDict()  # resident ID -> stored bytes, least recently used first
+        self._resident_bytes = 0
         self._source = source
         self._policy = policy
         self._state_lock = state_lock
@@ -62,6 +91,7 @@ class ResidentObjects:
         oid = obj.__dict__[ID_KEY]
         if oid in call.touched:
             return
+        self._used(oid)
         dataset = self._datasets.get(oid, "")
         if dataset and dataset not in call.datasets:
             raise PermissionDeniedError(f"session of {call.username!r} may not use object {oid} "
@@ -80,6 +110,7 @@ class ResidentObjects:
         """The resident object a request names (loaded if needed); ObjectNotHereError if not stored here."""
         obj = self._objects.get(object_id)
         if obj is not None:
+            self._used(object_id)
             return obj
         obj = IDENTITY.get(object_id)
         if obj is None:
@@ -128,7 +159,7 @@ class ResidentObjects:
         """Makes `obj` the RESIDENT instance of `oid` with stored `values`, whose stored bytes are `stored`
         (`restore`: give `obj` those values, through its class's __setstate__ if it has one; else it has them)."""
         d = obj.__dict__
-        self.snapshots[oid] = {f: (stored[f], snapshot_value(values[f])) for f in stored if f in values}
+        self.snapshots[oid] = {f: snapshot_of(stored[f], values[f]) for f in stored if f in values}
         self._datasets[oid] = dataset
         d.pop(PENDING_KEY, None)
         d[ID_KEY] = oid
@@ -138,6 +169,12 @@ class ResidentObjects:
             restore_state(obj, values)
         IDENTITY.adopt(obj, oid)
         self._objects[oid] = obj
+        size = sum(len(data) for data in stored.values())
+        with self._state_lock:
+            self._resident_bytes += size - self._sizes.pop(oid, 0)
+            self._sizes[oid] = size
+            if self._budget and self._resident_bytes > self._budget:
+                self._shed(keep=oid)
 
     def unload(self, obj) -> None:
         """Drops `obj`'s state from memory: it becomes a PROXY that reloads the stored state when used.
@@ -149,6 +186,31 @@ class ResidentObjects:
         d[HINT_KEY] = self.backend_id
         self._objects.pop(oid, None)
         self.snapshots.pop(oid, None)
+        self._resident_bytes -= self._sizes.pop(oid, 0)
+
+    def _used(self, oid: str) -> None:
+        """Marks a resident object as the one used most recently (the last the budget unloads)."""
+        if self._budget:
+            with self._state_lock:
+                if oid in self._sizes:
+                    self._sizes.move_to_end(oid)
+
+    def _shed(self, keep: str) -> None:
+        """Unloads the objects used least recently, except `keep` and what calls in flight touched, until
+        the resident bytes are within the budget. The caller holds the state lock."""
+        busy = touched_by_calls()
+        excess, victims = self._resident_bytes - self._budget, []
+        for oid, size in self._sizes.items():
+            if excess <= 0:
+                break
+            if oid != keep and oid not in busy:
+                victims.append(oid)
+                excess -= size
+        if victims:
+            before = self._resident_bytes
+            self.evict(victims)
+            _log.debug("unloaded %d objects (%d bytes stored) to stay within DATACLAY_EE_RESIDENT_MB",
+                       len(victims), before - self._resident_bytes)
 
     def _lock_for(self, oid: str) -> threading.Lock:
         return self._locks[hash(oid) % _LOCK_STRIPES]

@@ -30,7 +30,7 @@ class EnvironmentRuntime(Runtime):
         super().__init__(BackendRouter(LogicModuleClient(LOGIC_MODULE), _relayed), policy)
         self.backend_id = config.backend_id
         state_lock = threading.RLock()
-        self.residents = ResidentObjects(config.backend_id, session, policy, state_lock)
+        self.residents = ResidentObjects(config.backend_id, session, policy, state_lock, config.resident_bytes)
         self.changes = ChangeCollector(self.residents, state_lock)
         TRACKER.install(self.residents.track)
         CREATION.install(_made_by_model_code)

@@ -267,6 +267,7 @@ public final class DataServiceConfig {
     copy(out, io.dataclay.ds.ee.java.JavaEnvironmentConfig.ALLOW, "DATACLAY_EE_JAVA_ALLOW");
     copy(out, EE_UID_BASE, EE_UID_BASE);
     out.put("DATACLAY_EE_THREADS", Integer.toString(environments.threads()));
+    out.put(io.dataclay.ds.ee.EnvironmentSettings.RESIDENT_MB, Integer.toString(environments.residentMb()));
     return out;
   }
 

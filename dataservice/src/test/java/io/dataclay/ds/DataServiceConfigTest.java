@@ -86,8 +86,8 @@ class DataServiceConfigTest {
     // run
     Map<String, String> passed = DataServiceConfig.from(env).environmentProcessSettings();
     // verify: the harmless keys and the environment's own settings, nothing else
-    assertEquals(Map.of("PATH", "/usr/bin", "DATACLAY_EE_PICKLE_ALLOW", "numpy.dtype", "DATACLAY_EE_THREADS", "3"),
-        passed);
+    assertEquals(Map.of("PATH", "/usr/bin", "DATACLAY_EE_PICKLE_ALLOW", "numpy.dtype", "DATACLAY_EE_THREADS", "3",
+        "DATACLAY_EE_RESIDENT_MB", "1024"), passed);
     String secretFile = env.get("DATACLAY_CLUSTER_SECRET_FILE");
     for (String value : passed.values()) {
       assertFalse(value.contains("leaked") || value.contains(secretFile) || value.contains(".pem")
@@ -110,6 +110,7 @@ class DataServiceConfigTest {
     assertEquals(600_000, s.idleMs());
     assertEquals(1_800_000, s.callTimeoutMs());
     assertNull(s.launcher());
+    assertEquals(1024, s.residentMb());
   }
 
   @Test
@@ -126,8 +127,22 @@ class DataServiceConfigTest {
     env.put(EnvironmentSettings.MEMORY_MB, "128");
     // run
     EnvironmentSettings s = DataServiceConfig.from(env).environments();
-    // verify: 0 s is no deadline at all
-    assertEquals(new EnvironmentSettings("none", true, 128, 512, 2, 0, 3, 5000, 0, null, 1, 16384), s);
+    // verify: 0 s is no deadline at all, and the resident budget is a quarter of the memory
+    assertEquals(new EnvironmentSettings("none", true, 128, 512, 2, 0, 3, 5000, 0, null, 1, 16384, 32), s);
+  }
+
+  @Test
+  void an_explicit_resident_budget_is_kept_and_a_negative_one_refused() {
+    // setup
+    Map<String, String> env = minimal();
+    env.put(EnvironmentSettings.RESIDENT_MB, "300");
+    // run
+    EnvironmentSettings s = DataServiceConfig.from(env).environments();
+    // verify
+    assertEquals(300, s.residentMb());
+    env.put(EnvironmentSettings.RESIDENT_MB, "-1");
+    InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> DataServiceConfig.from(env));
+    assertTrue(e.getMessage().contains("DATACLAY_EE_RESIDENT_MB must be a whole number"), e.getMessage());
   }
 
   @Test

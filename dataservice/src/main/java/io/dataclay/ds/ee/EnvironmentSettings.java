@@ -23,10 +23,11 @@ import java.util.Set;
  * @param launcher {@value #LAUNCHER} (null: the interpreter's {@code -m} form)
  * @param spares {@value #SPARES}
  * @param outputBytesPerSecond {@value #OUTPUT_BYTES_S}
+ * @param residentMb {@value #RESIDENT_MB}, resolved (never 0)
  */
 public record EnvironmentSettings(String confinement, boolean javaInProcess, int memoryMb, int maxTasks, int threads,
     int maxQueued, int maxProcesses, long idleMs, long callTimeoutMs, String launcher, int spares,
-    int outputBytesPerSecond) {
+    int outputBytesPerSecond, int residentMb) {
   /**
    * How model code is confined: {@code auto} (default: bubblewrap's namespaces with the kernel's
    * Landlock, seccomp and limits inside, or those kernel layers alone where bubblewrap cannot run;
@@ -80,6 +81,13 @@ public record EnvironmentSettings(String confinement, boolean javaInProcess, int
    */
   public static final String OUTPUT_BYTES_S = "DATACLAY_EE_OUTPUT_BYTES_S";
 
+  /**
+   * Stored MiB of objects one Python environment process keeps in memory: past it, the objects used
+   * least recently that no call in flight has touched are unloaded, and reloaded from the store when
+   * used again. 0 (default): a quarter of {@value #MEMORY_MB}.
+   */
+  public static final String RESIDENT_MB = "DATACLAY_EE_RESIDENT_MB";
+
   private static final Set<String> MODES = Set.of("auto", "bwrap", "kernel", "none");
 
   /** These keys with their defaults and meanings: the part of the Data Service's table they make. */
@@ -104,7 +112,9 @@ public record EnvironmentSettings(String confinement, boolean javaInProcess, int
       new Setting(SPARES, "1", "Processes per language kept started ahead for the next account's first call (0"
           + " or 1)."),
       new Setting(OUTPUT_BYTES_S, "16384", "Bytes a second one environment process may write to the Data"
-          + " Service's log on average (bursts of 64 seconds' worth); 0 leaves all of it out."));
+          + " Service's log on average (bursts of 64 seconds' worth); 0 leaves all of it out."),
+      new Setting(RESIDENT_MB, "0", "Stored MiB of objects one Python environment process keeps in memory; past it"
+          + " the idle objects used least recently are unloaded (0: a quarter of DATACLAY_EE_MEMORY_MB)."));
 
   /** The settings in {@code env} (unset keys take their defaults from {@link #TABLE}). */
   public static EnvironmentSettings from(Map<String, String> env) {
@@ -116,12 +126,15 @@ public record EnvironmentSettings(String confinement, boolean javaInProcess, int
     if (!java.equals("confined") && !java.equals("in-process")) {
       throw new InvalidArgumentException(JAVA + " must be confined or in-process, not " + java);
     }
-    return new EnvironmentSettings(mode, java.equals("in-process"), number(env, MEMORY_MB, 64, 1 << 24),
+    int memoryMb = number(env, MEMORY_MB, 64, 1 << 24);
+    int residentMb = number(env, RESIDENT_MB, 0, 1 << 24);
+    return new EnvironmentSettings(mode, java.equals("in-process"), memoryMb,
         number(env, MAX_TASKS, 16, 1 << 20), number(env, THREADS, 1, 4096),
         number(env, MAX_QUEUED, 0, 1 << 24), number(env, MAX_PROCESSES, 1, 100_000),
         number(env, IDLE_S, 1, Integer.MAX_VALUE) * 1000L,
         number(env, CALL_TIMEOUT_S, 0, Integer.MAX_VALUE) * 1000L, text(env, LAUNCHER),
-        number(env, SPARES, 0, 1), number(env, OUTPUT_BYTES_S, 0, 1 << 30));
+        number(env, SPARES, 0, 1), number(env, OUTPUT_BYTES_S, 0, 1 << 30),
+        residentMb == 0 ? memoryMb / 4 : residentMb);
   }
 
   /** The value of {@code key} in {@code env}, or its default in {@link #TABLE} (null for an empty one). */
