@@ -181,6 +181,19 @@ def test_user_exception_is_captured_and_the_touched_object_rolled_back(env):
     assert len(peer.load_calls) == 2
 
 
+def test_a_method_out_of_memory_says_whose_limit_it_met_and_what_to_do(env):
+    # setup
+    peer, runtime, executor, policy = env
+    [oid] = store(peer, Item("pen", 3))
+    # run
+    bare = run(executor, oid, "exhaust_memory").error
+    said = run(executor, oid, "exhaust_memory", "my own words").error
+    # verify: still a MemoryError; an empty one names the limit and the way out, the model's own words stay
+    assert bare.remote_type == "builtins.MemoryError" and "DATACLAY_EE_MEMORY_MB" in bare.remote_message
+    assert "hold less at once" in bare.remote_message
+    assert said.remote_type == "builtins.MemoryError" and said.remote_message == "my own words"
+
+
 def test_model_exception_keeps_its_model_type_name(env):
     peer, runtime, executor, policy = env
     [basket_id, _] = store(peer, Basket("bob", [Item("a", 1)]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import resource
 import logging
 import threading
 from collections.abc import Callable
@@ -172,8 +173,20 @@ def _user_code(method, args: tuple, kwargs: dict):
         return result
     except DataClayException:
         raise
+    except MemoryError as e:
+        raise _UserCodeFailed(e if e.args else MemoryError(_out_of_memory())) from e
     except BaseException as e:  # whatever user code raises goes back to the caller, never kills the EE
         raise _UserCodeFailed(e) from e
+
+
+def _out_of_memory() -> str:
+    """What an empty MemoryError from model code says instead: whose limit it met and what to do."""
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    bound = f"{limit >> 20} MiB" if limit != resource.RLIM_INFINITY else "its"
+    return (f"the method ran out of memory in the backend's execution environment, which has {bound} of address "
+            f"space (DATACLAY_EE_MEMORY_MB) for all of this account's calls running there at once: hold less at "
+            f"once (work on the data in pieces, or run fewer such calls at a time), or ask the cluster's "
+            f"administrator to raise DATACLAY_EE_MEMORY_MB")
 
 
 def _thread_loop() -> asyncio.AbstractEventLoop:

@@ -38,6 +38,11 @@ class Item(DataClayObject):
         raise ValueError(message)
 
     @activemethod
+    def exhaust_memory(self, said: str = "") -> None:
+        """Fails as an allocation past the process's memory limit does (with nothing to say, as CPython's)."""
+        raise MemoryError(said) if said else MemoryError()
+
+    @activemethod
     def drop_tags(self) -> None:
         del self.tags
 
