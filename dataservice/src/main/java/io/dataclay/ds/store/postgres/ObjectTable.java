@@ -10,6 +10,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 import java.util.UUID;
+import org.postgresql.PGStatement;
 
 /**
  * The postgres engine's table and its statements. One table holds the objects of every backend
@@ -129,9 +130,14 @@ final class ObjectTable {
     return null;
   }
 
-  /** The record of {@code id}, or null. */
+  /**
+   * The record of {@code id}, or null. Read in PostgreSQL's binary form: its text form of a bytea (hex)
+   * is twice the record, so a record over 512 MiB, which is stored, could not be read back (the server
+   * refuses a value past 1 GB: "invalid memory alloc request size").
+   */
   byte[] record(Connection c, UUID id) throws SQLException {
     try (PreparedStatement s = c.prepareStatement(SELECT_RECORD)) {
+      s.unwrap(PGStatement.class).setPrepareThreshold(-1); // pgjdbc: -1 forces the binary form from the first use
       s.setString(1, backend);
       s.setObject(2, id);
       try (ResultSet r = s.executeQuery()) {

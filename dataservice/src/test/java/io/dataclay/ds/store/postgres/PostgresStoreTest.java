@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.ds.store.EncryptedStoreContract;
 import io.dataclay.ds.store.EngineUnderTest;
+import io.dataclay.ds.store.FieldValue;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.ObjectStoreContract;
 import io.dataclay.ds.store.ObjectStores;
@@ -29,6 +30,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
@@ -106,6 +108,23 @@ class PostgresStoreTest {
       } finally {
         TestPools.delete(elsewhere);
       }
+    }
+
+    @Test
+    void aRecordOverHalfAGigabyteIsReadBackWhole() {
+      // setup: past 512 MiB, the text form of a bytea (hex) would pass PostgreSQL's 1 GB bound
+      byte[] big = new byte[(512 << 20) + 4096];
+      big[0] = 1;
+      big[big.length - 1] = 7;
+      UUID id = UUID.randomUUID();
+      store.put(object(id, Map.of("a", FieldValue.of(big))));
+      big = null;
+      // run
+      byte[] read = store.get(id).orElseThrow().fields().get("a").value();
+      // verify
+      assertEquals((512 << 20) + 4096, read.length);
+      assertEquals(1, read[0]);
+      assertEquals(7, read[read.length - 1]);
     }
 
     @Test
