@@ -1,10 +1,14 @@
 """The peer benchmark (benchmarks/peers.py) runs at a tiny size and prints every row: the warm
 figures of each system and operation, the targets, the just-started figures and the concurrency
-runs. Its figures are benchmarks, not test assertions: this only checks that it runs."""
+runs. The Figure 13 benchmark (wordcount_engines.py) runs at a tiny size and draws its figure.
+Their figures are benchmarks, not test assertions: this only checks that they run."""
+import json
 import os
 import re
 import subprocess
 import sys
+
+from matplotlib import image
 
 from harness.cluster import REPO
 
@@ -38,3 +42,21 @@ def test_peer_benchmark_runs_at_a_tiny_size_and_prints_every_row():
             assert row, (system, clients, out)
             assert int(row.group(1).replace(",", "")) > 0
             assert all(f"{kind} " in row.group(2) for kind in (*kinds, "clients")), row.group(0)
+
+
+def test_figure_13_benchmark_runs_at_a_tiny_size_and_draws_its_figure(tmp_path):
+    # setup
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
+    png, kept = tmp_path / "figure13.png", tmp_path / "figure13.json"
+    # run
+    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / "wordcount_engines.py"), "--sizes-mib", "1",
+                             "--files", "2", "--engines", "memory,kv", "--png", str(png), "--json", str(kept)],
+                            env=env, capture_output=True, text=True, timeout=240)
+    # verify
+    assert result.returncode == 0, result.stdout + result.stderr
+    for run in ("plain Python", "memory", "kv"):
+        assert re.search(rf"^  {run} +[\d.]+ +[\d.]+ +[\d.]+ +[+-][\d.]+% +[\d.]+$", result.stdout, re.M), result.stdout
+    figures = json.loads(kept.read_text())["sizes"]["1"]
+    assert figures["files"] == 2 and set(figures["runs"]) == {"plain Python", "memory", "kv"}, figures
+    pixels = image.imread(png)
+    assert pixels.shape[0] > 300 and pixels.shape[1] > 600 and pixels.std() > 0.05, pixels.shape

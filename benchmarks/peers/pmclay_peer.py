@@ -3,7 +3,8 @@ cluster's `kv` engine."""
 from __future__ import annotations
 
 PROMISES = {"update": "durable at return: the kv pool's transaction persisted before the reply",
-            "read": "active method, run in the backend's execution environment",
+            "read": "active method returning a field: the Data Service answers from its store once the "
+                    "environment has vouched that the method only returns the field",
             "field": "GetField, served by the Data Service"}
 
 
