@@ -65,11 +65,15 @@ print(json.dumps({"persist": read - start, "count": done - read, "top": str(resu
 
 # What a size costs this machine's memory (measured: the README's peak memory column): each stored
 # text once in the store, with the pool's slack (STORED_PER_TEXT_BYTE), and, whatever the number of
-# files, the servers and the environments' resident budget (WORKING_BYTES) and the texts the workers'
-# word_count calls split at once: the white paper's `Counter(self.content.split())` makes 15 bytes
-# of list and word objects per byte of text (measured on these texts; WORKING_PER_TEXT_BYTE).
+# files, the servers and the environments' resident budget (WORKING_BYTES), the copies of the one
+# text on its way between client, Data Service and environment (IN_FLIGHT_PER_TEXT_BYTE), and the
+# texts the workers' word_count calls split at once: the white paper's
+# `Counter(self.content.split())` makes 15 bytes of list and word objects per byte of text
+# (measured on these texts; WORKING_PER_TEXT_BYTE). Fitted to the peaks of 32 x 128 MiB with 2
+# workers (13.3 GiB) and 4 x 512 MiB with 1 worker (21.3 GiB).
 STORED_PER_TEXT_BYTE = 1.35
 WORKING_PER_TEXT_BYTE = 16
+IN_FLIGHT_PER_TEXT_BYTE = 12
 WORKING_BYTES = 4 << 30
 RESIDENT_MB = 1024  # each environment's DATACLAY_EE_RESIDENT_MB, the same for every size
 
@@ -178,7 +182,7 @@ def run_engine(engine: str, texts: pathlib.Path, files: int, size_mib: int, work
 def files_that_fit(size: int, memory_share: float, workers: int) -> int:
     """How many texts of `size` bytes fit in `memory_share` of the memory available now, with `workers`
     word_count calls at once."""
-    working = workers * WORKING_PER_TEXT_BYTE * size + WORKING_BYTES
+    working = (workers * WORKING_PER_TEXT_BYTE + IN_FLIGHT_PER_TEXT_BYTE) * size + WORKING_BYTES
     return max(0, int((available_bytes() * memory_share - working) / (size * STORED_PER_TEXT_BYTE)))
 
 
@@ -266,7 +270,7 @@ def main() -> int:
             parser.error("--from-json needs --png")
         kept = [json.loads(path.read_text()) for path in args.from_json]
         sizes = {int(k): v for one in kept for k, v in one["sizes"].items()}
-        draw(dict(sorted(sizes.items())), args.png, kept[0]["title"])
+        draw(dict(sorted(sizes.items())), args.png, kept[-1]["title"])
         return 0
     engines = [e for e in args.engines.split(",") if e]
     unknown = set(engines) - set(ENGINES)
