@@ -27,7 +27,7 @@ from dataclay._internal.serialization.decoder import loads
 from dataclay._internal.serialization.encoder import dumps, dumps_args
 from dataclay._internal.serialization.policy import BackendClassPolicy
 from peers import LinkPeer
-from unitmodels.shop import Basket, Item, OutOfStock
+from unitmodels.shop import AlwaysEqual, Basket, Item, OutOfStock
 
 BACKEND = str(uuid.uuid4())
 
@@ -323,6 +323,18 @@ def test_a_field_set_to_an_equal_value_stores_nothing_and_a_different_one_is_sto
     assert same.error is None and same.deltas == []
     [delta] = changed.deltas
     assert [f.name for f in delta.changed] == ["name"] and loads(delta.changed[0].value, policy) == "pencil"
+
+
+def test_a_value_of_another_type_that_claims_equality_is_stored_all_the_same(env):
+    # setup: model code assigns a str subclass whose __eq__ says it equals the stored text
+    peer, runtime, executor, policy = env
+    [oid] = store(peer, Item(BIG_NAME, 3))
+    run(executor, oid, "describe")
+    # run
+    outcome = run(executor, oid, "name", kind=SET_FIELD, payload=dumps(AlwaysEqual("other"))[0])
+    # verify: compared by type before value, never through the model's __eq__, so the change is stored
+    [delta] = outcome.deltas
+    assert [f.name for f in delta.changed] == ["name"] and loads(delta.changed[0].value, policy) == "other"
 
 
 def test_objects_of_other_backends_are_reached_through_calls_the_data_service_relays(models_dir):

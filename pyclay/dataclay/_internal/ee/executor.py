@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import resource
 import logging
+import resource
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field

@@ -4,6 +4,15 @@ import asyncio
 from dataclay import DataClayObject, activemethod
 
 
+class AlwaysEqual(str):
+    """A str that claims to equal anything: model code that would make a change pass as no change."""
+
+    def __eq__(self, other):
+        return True
+
+    __hash__ = str.__hash__
+
+
 class OutOfStock(Exception):
     """A model-defined exception."""
 
