@@ -277,6 +277,46 @@ def test_a_killed_environment_fails_only_its_own_calls_and_is_restarted(cluster)
     assert results["other"] == [3] and again == 0
 
 
+def test_an_environment_that_stops_reading_its_calls_holds_up_no_other_accounts_call(cluster):
+    # setup: an account's environment shrinks the pipe its calls arrive on to one page and stops; its client
+    # then sends a call bigger than that page to another of its objects, which nothing will read before the
+    # first call's deadline (before CallPipe, the network thread that wrote it stalled the whole backend)
+    choker, other, quick = (probe_of(cluster, PLAIN, PLAIN_PW), probe_of(cluster, PLAIN, PLAIN_PW),
+                            probe_of(cluster, VICTIM, VICTIM_PW))
+    attempts(cluster, PLAIN, PLAIN_PW, choker, [["sleep", 0]])
+    attacker = threading.Thread(target=lambda: as_user(cluster, PLAIN, PLAIN_PW, f"""
+        import threading, time
+        p, q = Probe.get_by_id({choker!r}), Probe.get_by_id({other!r})
+        stuck = threading.Thread(target=lambda: attempt(p.choke_link))
+        stuck.start()
+        time.sleep(1)
+        print(json.dumps([attempt(lambda: q.take(b"x" * 6000))]))
+        stuck.join()
+    """))
+    attacker.start()
+    time.sleep(3)
+    # run: four other clients at once, so that their connections land on each of the server's network threads
+    took = {}
+    victims = [threading.Thread(target=lambda n=n: took.update({n: _timed_first_call(cluster, quick)}))
+               for n in range(4)]
+    for v in victims:
+        v.start()
+    for v in victims:
+        v.join(60)
+    attacker.join(60)
+    # verify: none of them waited for the stopped environment
+    assert len(took) == 4 and max(took.values()) < 2.5, took
+
+
+def _timed_first_call(cluster, probe: str) -> float:
+    return as_user(cluster, VICTIM, VICTIM_PW, f"""
+        import time
+        began = time.perf_counter()
+        Probe.get_by_id({probe!r}).sleep(0)
+        print(json.dumps(time.perf_counter() - began))
+    """)
+
+
 def _processes_with(marker: str) -> list[int]:
     found = []
     for entry in pathlib.Path("/proc").iterdir():

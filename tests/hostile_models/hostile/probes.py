@@ -5,6 +5,7 @@ with its caller's authority beyond the call. Each method reports what happened i
 so a test can assert the exact refusal."""
 import ctypes
 import errno
+import fcntl
 import os
 import signal
 import socket
@@ -113,6 +114,26 @@ class Probe(DataClayObject):
     def sleep(self, seconds: float) -> float:
         time.sleep(seconds)
         return seconds
+
+    @activemethod
+    def take(self, data: bytes) -> int:
+        return len(data)
+
+    @activemethod
+    def choke_link(self) -> str:
+        """Shrinks every pipe it holds (among them the one the Data Service writes calls into) to one page,
+        then stops the whole process,
+        so that nothing reads it: a writer that blocks on that pipe waits until the call's deadline."""
+        shrunk = []
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                pipe = os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:")
+            except OSError:  # the listing's own descriptor, closed since
+                continue
+            if pipe:
+                shrunk.append(_outcome(lambda fd=fd: fcntl.fcntl(int(fd), fcntl.F_SETPIPE_SZ, 4096)))
+        os.kill(os.getpid(), signal.SIGSTOP)
+        return str(shrunk)
 
     @activemethod
     def die(self) -> str:

@@ -345,7 +345,9 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
   @Override
   public void spawned(EnvironmentSupervisor.Spawn spawn) {
     Process p = spawn.process();
-    EnvironmentLink fresh = new EnvironmentLink(this, new FramedStream(p.getInputStream(), p.getOutputStream()),
+    FramedStream stream = spawn.input() == null ? new FramedStream(p.getInputStream(), p.getOutputStream())
+        : new FramedStream(p.getInputStream(), spawn.input());
+    EnvironmentLink fresh = new EnvironmentLink(this, stream,
         services, language.name().toLowerCase() + "-" + account + "-" + spawn.generation());
     synchronized (this) {
       if (closed) {

@@ -48,7 +48,8 @@ import java.util.logging.Logger;
  * stored by the {@link io.dataclay.ds.execution.ResultApplier} before their call completes (so one
  * object's deltas apply in the order the environment sent them); loads and relays are answered
  * off the reader, in the session of the call in flight they name. Requests are written by the
- * calling thread (no hop), except where that thread must not block. Model deployments and
+ * calling thread (no hop); a thread that must not block writes only what fits in the pipe at once,
+ * without waiting ({@link CallPipe}), and leaves the rest to the pool. Model deployments and
  * evictions are queued, written in order by the pool (a process that stops reading blocks no
  * caller of {@link #send} or {@link #evict}), and a request submitted once they returned is
  * written after them: the process has the models and has dropped the objects before it runs the
@@ -61,14 +62,6 @@ import java.util.logging.Logger;
 final class EnvironmentLink {
   /** The largest first frame accepted: a hello is a few dozen bytes. */
   static final long MAX_HELLO_BYTES = 64 * 1024;
-  /** The largest request frame written on a thread that must not block. */
-  static final int MAX_INLINE_FRAME_BYTES = 8 * 1024;
-  /**
-   * Requests are written on a thread that must not block only while at most this many calls are
-   * unanswered: with frames of at most 8 KiB, what the environment may leave unread then stays
-   * well below a pipe's 64 KiB, so such a write never waits.
-   */
-  static final int MAX_INLINE_IN_FLIGHT = 4;
   private static final Logger LOG = Logger.getLogger(EnvironmentLink.class.getName());
 
   /** A call sent down this link and not yet answered. */
@@ -130,8 +123,9 @@ final class EnvironmentLink {
   /**
    * Writes a request from the calling thread; false (the future untouched, nothing sent) when the
    * link had already ended, so the caller may start another process. On a thread serving an
-   * {@link InlineCall}, which must not block, the frame is written there only when that cannot
-   * wait; otherwise the pool writes it. The call fails with CALL_TIMED_OUT after {@code
+   * {@link InlineCall}, which must not block, the frame is written there only when the pipe takes
+   * it whole at once: a process that stopped reading, or shrank its pipe, holds up no network
+   * thread; otherwise the pool writes it. The call fails with CALL_TIMED_OUT after {@code
    * deadlineMs} (0: never), and the process, which may be stuck in it, is restarted.
    */
   boolean submit(ExecutionRequest request, CompletableFuture<byte[]> future, long deadlineMs) {
@@ -153,7 +147,7 @@ final class EnvironmentLink {
       }
       if (!InlineCall.active()) {
         stream.write(body);
-      } else if (!writesAtOnce(body) || !stream.tryWrite(body)) {
+      } else if (!stream.tryWrite(body)) {
         queue(body);
       }
     } catch (IOException e) {
@@ -249,10 +243,6 @@ final class EnvironmentLink {
   }
 
   // A frame to write inline must be small and the environment must be keeping up.
-  private boolean writesAtOnce(byte[] body) {
-    return body.length <= MAX_INLINE_FRAME_BYTES && pending.size() <= MAX_INLINE_IN_FLIGHT;
-  }
-
   // Queues `body` behind what is queued, if anything is: true when it was queued.
   private boolean queuedBehind(byte[] body) {
     synchronized (ordered) {

@@ -41,8 +41,11 @@ public final class EnvironmentSupervisor {
     void exited(Spawn spawn, int exitCode);
   }
 
-  /** One started process: its generation (1, 2, ...) and the process (null when spawning failed). */
-  public record Spawn(long generation, Process process, long startedAtMs) {
+  /**
+   * One started process: its generation (1, 2, ...), the process (null when spawning failed) and
+   * the pipe its standard input reads (null: the process's own {@link Process#getOutputStream()}).
+   */
+  public record Spawn(long generation, Process process, CallPipe input, long startedAtMs) {
     /** The process ID (as this host sees it), or 0. */
     public long pid() {
       return process == null ? 0 : process.pid();
@@ -177,18 +180,28 @@ public final class EnvironmentSupervisor {
     Map<String, String> env = builder.environment();
     env.clear();
     env.putAll(environment);
+    CallPipe input = CallPipe.open();
+    if (input != null) {
+      builder.redirectInput(input.processEnd());
+    }
     Process process;
     try {
       process = builder.start();
     } catch (IOException e) {
       LOG.log(Level.WARNING, "could not start the execution environment " + name + " (" + command.get(0) + "): "
           + e.getMessage());
-      Spawn failed = new Spawn(generation, null, System.currentTimeMillis());
+      if (input != null) {
+        input.close();
+      }
+      Spawn failed = new Spawn(generation, null, null, System.currentTimeMillis());
       current = failed;
       timer.execute(() -> onExit(failed, -1));
       return;
     }
-    Spawn spawn = new Spawn(generation, process, System.currentTimeMillis());
+    if (input != null) {
+      input.processStarted();
+    }
+    Spawn spawn = new Spawn(generation, process, input, System.currentTimeMillis());
     if (errorOutput != null) {
       errorOutput.attach(spawn, process.getErrorStream());
     }

@@ -30,11 +30,25 @@ public final class FramedStream implements AutoCloseable {
   private final byte[] header = new byte[HEADER_BYTES];
   private final byte[] readBuffer = new byte[READ_BUFFER_BYTES];
   private final byte[] outHeader = new byte[HEADER_BYTES];
+  private final CallPipe pipe; // null: nothing is written without waiting
 
   /** Frames read from {@code in} and written to {@code out} (flushed after every frame). */
   public FramedStream(InputStream in, OutputStream out) {
+    this(in, out, null);
+  }
+
+  /**
+   * Frames read from {@code in} and written to {@code pipe}: {@link #write} on its blocking side,
+   * {@link #tryWrite} without waiting. The stream owns the pipe.
+   */
+  FramedStream(InputStream in, CallPipe pipe) {
+    this(in, pipe.blocking(), pipe);
+  }
+
+  private FramedStream(InputStream in, OutputStream out, CallPipe pipe) {
     this.in = in;
     this.out = out;
+    this.pipe = pipe;
   }
 
   /**
@@ -84,14 +98,18 @@ public final class FramedStream implements AutoCloseable {
     }
   }
 
-  /** Writes the frame only if no other thread is writing one; false, with nothing written, otherwise. */
+  /**
+   * Writes the frame now, never waiting, or not at all (false): only on a {@link CallPipe}, only a
+   * frame of at most {@link CallPipe#ATOMIC_BYTES} with its header, only while no other thread is
+   * writing one and only while the pipe has room for it.
+   */
   boolean tryWrite(byte[] body) throws IOException {
-    if (!writeLock.tryLock()) {
+    if (pipe == null || body.length + HEADER_BYTES > CallPipe.ATOMIC_BYTES || !writeLock.tryLock()) {
       return false;
     }
     try {
-      writeFrame(body);
-      return true;
+      header(body.length);
+      return pipe.writeNow(outHeader, body);
     } finally {
       writeLock.unlock();
     }
@@ -100,10 +118,14 @@ public final class FramedStream implements AutoCloseable {
   /** Closes both streams; a blocked {@link #read} then fails or sees the end. Idempotent. */
   @Override
   public void close() {
-    try {
-      out.close();
-    } catch (IOException ignored) {
-      // a pipe whose reader is gone cannot be flushed: closing is all that is left
+    if (pipe != null) {
+      pipe.close();
+    } else {
+      try {
+        out.close();
+      } catch (IOException ignored) {
+        // a pipe whose reader is gone cannot be flushed: closing is all that is left
+      }
     }
     try {
       in.close();
@@ -113,14 +135,17 @@ public final class FramedStream implements AutoCloseable {
   }
 
   private void writeFrame(byte[] body) throws IOException {
-    int n = body.length;
+    header(body.length);
+    out.write(outHeader);
+    out.write(body);
+    out.flush();
+  }
+
+  private void header(int n) {
     outHeader[0] = (byte) (n >>> 24);
     outHeader[1] = (byte) (n >>> 16);
     outHeader[2] = (byte) (n >>> 8);
     outHeader[3] = (byte) n;
-    out.write(outHeader);
-    out.write(body);
-    out.flush();
   }
 
   private void readFully(byte[] into, int size) throws IOException {

@@ -115,9 +115,9 @@ class EnvironmentSupervisorTest {
     EnvironmentSupervisor s = supervise(echo, Map.of("PATH", System.getenv("PATH"), "EXTRA_KEY", "extra-value"));
     waitUntil(() -> s.current() != null && s.current().alive());
     Process p = s.current().process();
-    // run
-    p.getOutputStream().write("ping\n".getBytes());
-    p.getOutputStream().flush();
+    // run: through the pipe the supervisor made (the process's own output stream leads nowhere)
+    s.current().input().blocking().write("ping\n".getBytes());
+    s.current().input().blocking().flush();
     String answer = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream())).readLine();
     // verify: nothing of the Data Service's own environment (HOME) was inherited; spawned on the timer's thread
     assertEquals("got=ping extra=extra-value home=unset args=-m dataclay._internal.ee", answer);
@@ -203,7 +203,7 @@ class EnvironmentSupervisorTest {
     Path ready = tmp.resolve("ready");
     Path stubborn = script("trap '' TERM\ntouch " + ready + "\nwhile true; do sleep 0.05; done");
     EnvironmentSupervisor s = supervise(stubborn, Map.of("PATH", System.getenv("PATH")));
-    waitUntil(() -> Files.exists(ready));
+    waitUntil(() -> Files.exists(ready) && s.current() != null);
     Process p = s.current().process();
     // run
     long t0 = System.nanoTime();

@@ -3,6 +3,7 @@ package io.dataclay.ds.ee;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -17,6 +18,7 @@ import io.dataclay.proto.ExecuteRequest;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
+import java.io.FileInputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PipedInputStream;
@@ -34,8 +36,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The frames of the environment link ({@link FramedStream}) over in-memory streams: the wire format
- * checked against frames made by hand, limits, truncation, large frames and concurrent writers.
+ * The frames of the environment link ({@link FramedStream}) over in-memory streams and over the pipe a
+ * Data Service makes for an environment ({@link CallPipe}): the wire format checked against frames
+ * made by hand, limits, truncation, large frames, concurrent writers, and writes that never wait.
  */
 @Timeout(60)
 class LinkFramingTest {
@@ -234,13 +237,62 @@ class LinkFramingTest {
     }
   }
 
+  /** A pipe made as a Data Service makes one for an environment, and a blocking reader of its other end. */
+  private static FramedStream[] callPipe() throws Exception {
+    CallPipe pipe = CallPipe.open();
+    assertNotNull(pipe, "Netty's epoll transport did not load");
+    FramedStream reader = new FramedStream(new FileInputStream(pipe.processEnd().file()), NOWHERE);
+    pipe.processStarted();
+    return new FramedStream[] {new FramedStream(InputStream.nullInputStream(), pipe), reader};
+  }
+
+  @Test
+  void try_write_never_waits_on_a_pipe_that_nobody_reads() throws Exception {
+    // setup
+    FramedStream[] ends = callPipe();
+    FramedStream writer = ends[0];
+    FramedStream reader = ends[1];
+    // run: small frames, until the pipe has no room (a 64 KiB pipe holds about 2,000 of them)
+    int written = 0;
+    while (writer.tryWrite(hello("frame " + written).toByteArray())) {
+      written++;
+      assertTrue(written < 100_000, "the pipe never filled");
+    }
+    // verify: refused, not blocked; every frame written is whole and in order; room again once read
+    assertTrue(written > 100, "only " + written + " frames fitted");
+    for (int n = 0; n < written; n++) {
+      assertEquals(hello("frame " + n), reader.read(EnvironmentMessage.parser(), 1 << 20));
+    }
+    assertTrue(writer.tryWrite(hello("after").toByteArray()));
+    assertEquals(hello("after"), reader.read(EnvironmentMessage.parser(), 1 << 20));
+    writer.close();
+    assertNull(reader.read(EnvironmentMessage.parser(), 1 << 20));
+  }
+
+  @Test
+  void try_write_leaves_a_frame_over_a_page_to_a_thread_that_may_wait() throws Exception {
+    // setup
+    FramedStream[] ends = callPipe();
+    byte[] page = hello("x".repeat(CallPipe.ATOMIC_BYTES)).toByteArray();
+    byte[] justFits = hello("x".repeat(CallPipe.ATOMIC_BYTES - 4 - (page.length - CallPipe.ATOMIC_BYTES)))
+        .toByteArray();
+    // run
+    boolean large = ends[0].tryWrite(page);
+    boolean fits = ends[0].tryWrite(justFits);
+    ends[0].write(page);
+    // verify
+    assertFalse(large);
+    assertTrue(fits);
+    assertArrayEquals(justFits, ends[1].read(EnvironmentMessage.parser(), 1 << 20).toByteArray());
+    assertArrayEquals(page, ends[1].read(EnvironmentMessage.parser(), 1 << 20).toByteArray());
+  }
+
   @Test
   void try_write_writes_nothing_while_another_thread_is_writing_a_frame() throws Exception {
-    // setup: a writer blocked inside a frame larger than the pipe's buffer, which nobody reads yet
-    PipedInputStream in = new PipedInputStream(1024);
-    PipedOutputStream out = new PipedOutputStream(in);
-    FramedStream stream = new FramedStream(in, out);
-    byte[] big = hello("x".repeat(8192)).toByteArray();
+    // setup: a writer blocked inside a frame larger than the pipe, which nobody reads yet
+    FramedStream[] ends = callPipe();
+    FramedStream stream = ends[0];
+    byte[] big = hello("x".repeat(256 * 1024)).toByteArray();
     Thread blocked = started(() -> {
       try {
         stream.write(big);
@@ -248,16 +300,26 @@ class LinkFramingTest {
         throw new IllegalStateException(e);
       }
     });
-    while (blocked.getState() != Thread.State.TIMED_WAITING && blocked.getState() != Thread.State.WAITING) {
+    while (blocked.getState() != Thread.State.RUNNABLE || !blockedInWrite(blocked)) {
       Thread.sleep(5);
     }
     // run
     boolean written = stream.tryWrite(hello("small").toByteArray());
     // verify: refused at once; the big frame then arrives whole and alone
     assertFalse(written);
-    assertEquals(hello("x".repeat(8192)), stream.read(EnvironmentMessage.parser(), 1 << 20));
+    assertArrayEquals(big, ends[1].read(EnvironmentMessage.parser(), 1 << 20).toByteArray());
     blocked.join();
     assertTrue(stream.tryWrite(hello("small").toByteArray()));
-    assertEquals(hello("small"), stream.read(EnvironmentMessage.parser(), 1 << 20));
+    assertEquals(hello("small"), ends[1].read(EnvironmentMessage.parser(), 1 << 20));
+  }
+
+  // A thread blocked in a pipe's write(2) shows as RUNNABLE, inside FileOutputStream.writeBytes.
+  private static boolean blockedInWrite(Thread t) {
+    for (StackTraceElement frame : t.getStackTrace()) {
+      if (frame.getMethodName().equals("writeBytes")) {
+        return true;
+      }
+    }
+    return false;
   }
 }
