@@ -62,6 +62,13 @@ import java.util.logging.Logger;
 final class EnvironmentLink {
   /** The largest first frame accepted: a hello is a few dozen bytes. */
   static final long MAX_HELLO_BYTES = 64 * 1024;
+  /**
+   * While more calls than this are unanswered, the environment is behind, and a thread that must
+   * not block leaves its request to the pool instead of writing it: the pool writes the queue
+   * while the environment works, which may then read several frames at once. Writing every request
+   * inline instead measured the same within the noise of runs with 8 and 16 clients (issue 25).
+   */
+  static final int INLINE_IN_FLIGHT = 4;
   private static final Logger LOG = Logger.getLogger(EnvironmentLink.class.getName());
 
   /** A call sent down this link and not yet answered. */
@@ -124,8 +131,8 @@ final class EnvironmentLink {
    * Writes a request from the calling thread; false (the future untouched, nothing sent) when the
    * link had already ended, so the caller may start another process. On a thread serving an
    * {@link InlineCall}, which must not block, the frame is written there only when the pipe takes
-   * it whole at once: a process that stopped reading, or shrank its pipe, holds up no network
-   * thread; otherwise the pool writes it. The call fails with CALL_TIMED_OUT after {@code
+   * it whole at once (a process that stopped reading, or shrank its pipe, holds up no network
+   * thread) and at most {@link #INLINE_IN_FLIGHT} calls are unanswered; otherwise the pool writes it. The call fails with CALL_TIMED_OUT after {@code
    * deadlineMs} (0: never), and the process, which may be stuck in it, is restarted.
    */
   boolean submit(ExecutionRequest request, CompletableFuture<byte[]> future, long deadlineMs) {
@@ -147,7 +154,7 @@ final class EnvironmentLink {
       }
       if (!InlineCall.active()) {
         stream.write(body);
-      } else if (!stream.tryWrite(body)) {
+      } else if (pending.size() > INLINE_IN_FLIGHT || !stream.tryWrite(body)) {
         queue(body);
       }
     } catch (IOException e) {
@@ -242,7 +249,6 @@ final class EnvironmentLink {
     }
   }
 
-  // A frame to write inline must be small and the environment must be keeping up.
   // Queues `body` behind what is queued, if anything is: true when it was queued.
   private boolean queuedBehind(byte[] body) {
     synchronized (ordered) {
