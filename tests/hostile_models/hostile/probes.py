@@ -122,8 +122,8 @@ class Probe(DataClayObject):
     @activemethod
     def choke_link(self) -> str:
         """Shrinks every pipe it holds (among them the one the Data Service writes calls into) to one page,
-        then stops the whole process,
-        so that nothing reads it: a writer that blocks on that pipe waits until the call's deadline."""
+        then stops the whole process, so that nothing reads them: a writer that blocks on that pipe waits
+        until the call's deadline."""
         shrunk = []
         for fd in os.listdir("/proc/self/fd"):
             try:

@@ -107,7 +107,10 @@ final class CallPipe implements AutoCloseable {
       return false; // EAGAIN: the pipe is full
     }
     // A pipe never does this for a write of at most PIPE_BUF bytes; finish the frame rather than corrupt the link.
-    finish(header, body, written);
+    byte[] rest = new byte[length - written];
+    frame.get(written, rest);
+    blocking.write(rest);
+    blocking.flush();
     return true;
   }
 
@@ -126,14 +129,6 @@ final class CallPipe implements AutoCloseable {
     } catch (IOException ignored) {
       // nothing more to release
     }
-  }
-
-  private void finish(byte[] header, byte[] body, int written) throws IOException {
-    byte[] whole = new byte[header.length + body.length];
-    System.arraycopy(header, 0, whole, 0, header.length);
-    System.arraycopy(body, 0, whole, header.length, body.length);
-    blocking.write(whole, written, whole.length - written);
-    blocking.flush();
   }
 
   private static String procFd(FileDescriptor fd) {

@@ -132,8 +132,9 @@ final class EnvironmentLink {
    * link had already ended, so the caller may start another process. On a thread serving an
    * {@link InlineCall}, which must not block, the frame is written there only when the pipe takes
    * it whole at once (a process that stopped reading, or shrank its pipe, holds up no network
-   * thread) and at most {@link #INLINE_IN_FLIGHT} calls are unanswered; otherwise the pool writes it. The call fails with CALL_TIMED_OUT after {@code
-   * deadlineMs} (0: never), and the process, which may be stuck in it, is restarted.
+   * thread) and at most {@link #INLINE_IN_FLIGHT} calls are unanswered; otherwise the pool writes
+   * it. The call fails with CALL_TIMED_OUT after {@code deadlineMs} (0: never), and the process,
+   * which may be stuck in it, is restarted.
    */
   boolean submit(ExecutionRequest request, CompletableFuture<byte[]> future, long deadlineMs) {
     long callId = callIds.incrementAndGet();

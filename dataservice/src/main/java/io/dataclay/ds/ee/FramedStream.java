@@ -104,7 +104,7 @@ public final class FramedStream implements AutoCloseable {
    * writing one and only while the pipe has room for it.
    */
   boolean tryWrite(byte[] body) throws IOException {
-    if (pipe == null || body.length + HEADER_BYTES > CallPipe.ATOMIC_BYTES || !writeLock.tryLock()) {
+    if (pipe == null || !writeLock.tryLock()) {
       return false;
     }
     try {
