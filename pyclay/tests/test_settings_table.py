@@ -19,6 +19,8 @@ NAME = re.compile(r"DATACLAY_[A-Z0-9_]+")
 JAVA_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 PYTHON_ROOTS = ("pyclay/dataclay", "scripts", "benchmarks", "examples", "tests")
 JAVA_MODULES = {table.JAVACLAY: "javaclay", table.LOGIC_MODULE: "logicmodule", table.DATA_SERVICE: "dataservice"}
+# what both servers are built with (server/: the metrics endpoint's settings)
+SHARED_BY_SERVERS = "server"
 
 # Names in the code that are not keys of ours, each with why (keep this list tiny):
 NOT_KEYS = {
@@ -98,7 +100,8 @@ def test_a_key_read_by_a_java_component_is_named_in_that_components_sources():
     named_in = {}
     for component, module in JAVA_MODULES.items():
         named_in[component] = set()
-        for path in (REPO / module / "src" / "main" / "java").rglob("*.java"):
+        modules = [module] + ([SHARED_BY_SERVERS] if component != table.JAVACLAY else [])
+        for path in (p for m in modules for p in (REPO / m / "src" / "main" / "java").rglob("*.java")):
             named_in[component] |= _java_names(path)
     # verify
     wrong = [(s.key, c) for s in table.SETTINGS.values() for c in s.readers
@@ -124,7 +127,7 @@ def test_the_client_reads_exactly_its_keys_and_the_launcher_withholds_the_same_o
     assert OWN_KEYS == {
         "DATACLAY_HOME", "DATACLAY_PORT", "DATACLAY_USER", "DATACLAY_PASSWORD", "DATACLAY_METADATA_URL",
         "DATACLAY_STORE", "DATACLAY_STORE_PATH", "DATACLAY_STORE_SIZE", "DATACLAY_STORE_KEY_FILE", "DATACLAY_JAVA",
-        "DATACLAY_JAVA_OPTS", "DATACLAY_JARS", "DATACLAY_CLASS_ARCHIVES", "DATACLAY_HOST", "DATACLAY_DATASET",
+        "DATACLAY_METRICS_PORT", "DATACLAY_JAVA_OPTS", "DATACLAY_JARS", "DATACLAY_CLASS_ARCHIVES", "DATACLAY_HOST", "DATACLAY_DATASET",
         "DATACLAY_TLS_CA", "DATACLAY_TLS_CERT", "DATACLAY_TLS_KEY"}
 
 

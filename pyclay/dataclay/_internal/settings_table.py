@@ -196,6 +196,16 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in (
        "0700", (_DS,), shown="`$DATACLAY_HOME/backends/<name>`"),
     _s("DATACLAY_BIND_HOST", HOST, "", "a server: the address to listen on instead of the advertised one; `0.0.0.0` "
        "listens on every interface", _SERVERS, shown="the advertised host"),
+    # metrics
+    _s("DATACLAY_METRICS_PORT", PORT_OR_ZERO, "", "a server: the port of its Prometheus metrics endpoint (`/metrics`; "
+       "`0`: any free port, logged); `dataclay start` gives the Logic Module this port and backend *i* (from 0) the "
+       "port plus *i* + 1 (see [Metrics](metrics.md))", (LAUNCHER, _LM, _DS), shown="unset: no metrics"),
+    _s("DATACLAY_METRICS_HOST", HOST, "127.0.0.1", "a server: the address its metrics endpoint listens on; beyond "
+       "loopback it needs TLS (it serves HTTPS with the server's certificate) and `DATACLAY_METRICS_TOKEN_FILE`",
+       _SERVERS),
+    _s("DATACLAY_METRICS_TOKEN_FILE", PATH, "", "a server: the file (mode 0600, 32+ printable characters) holding the "
+       "bearer token every scrape must send (Prometheus: `authorization.credentials_file`)", _SERVERS,
+       shown="unset: none (loopback only)"),
     # TLS and the cluster secret
     _s("DATACLAY_TLS_CA", PATH, "", "PEM file of the cluster CA: set, every connection uses TLS and trusts only that "
        "CA (clients need only this; see [TLS](security.md#tls))", (CLIENT, JAVACLAY, _LM, _DS), shown="unset: plaintext",

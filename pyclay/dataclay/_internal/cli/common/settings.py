@@ -34,6 +34,7 @@ class ClusterSettings:
     store_path: pathlib.Path | None   # DATACLAY_STORE_PATH: directory holding one pool per backend
     store_size: str                   # DATACLAY_STORE_SIZE: pool size per backend (1G)
     store_key_file: pathlib.Path | None  # DATACLAY_STORE_KEY_FILE: key encrypting stored values (backends only)
+    metrics_port: int | None          # DATACLAY_METRICS_PORT: the Logic Module's; backend i gets it + i + 1 (0: any)
     java: str                         # DATACLAY_JAVA: java executable (else $JAVA_HOME/bin/java, else java on PATH)
     java_opts: tuple[str, ...]        # DATACLAY_JAVA_OPTS: extra JVM options, space-separated
     jars: pathlib.Path                # DATACLAY_JARS: directory with logicmodule.jar and dataservice.jar
@@ -66,6 +67,7 @@ class ClusterSettings:
             store_size=table.value("DATACLAY_STORE_SIZE", values),
             # absolute: the servers run in DATACLAY_HOME; the Data Service checks the file itself
             store_key_file=key_file.absolute() if key_file else None,
+            metrics_port=table.value("DATACLAY_METRICS_PORT", values),
             java=java,
             java_from=java_from,
             java_opts=table.value("DATACLAY_JAVA_OPTS", values) or (),

@@ -219,6 +219,8 @@ class LocalCluster:
                                 **self._tls_env("logicmodule")})
         if state.metadata_url:
             env["DATACLAY_METADATA_URL"] = state.metadata_url
+        if self.settings.metrics_port is not None:
+            env["DATACLAY_METRICS_PORT"] = str(self.settings.metrics_port)
         # the administrator's password goes on standard input: never into an environment or a command line
         lm.pid = self._spawn(LM_JAR, env, self.logs / "logicmodule.log", stdin_line=password)
         state.save(self.home)
@@ -265,6 +267,9 @@ class LocalCluster:
             "DATACLAY_EE_LAUNCHER": sandbox.LAUNCHER,
             **self._tls_env(record.name),
         })
+        if self.settings.metrics_port is not None:
+            index = state.backends.index(record)
+            env["DATACLAY_METRICS_PORT"] = str(self.settings.metrics_port and self.settings.metrics_port + index + 1)
         if self.settings.store_key_file is not None:
             # the path only: the Data Service reads the key itself (and the Logic Module never sees it)
             env["DATACLAY_STORE_KEY_FILE"] = str(self.settings.store_key_file)

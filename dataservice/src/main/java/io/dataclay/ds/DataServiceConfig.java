@@ -12,6 +12,7 @@ import io.dataclay.ds.store.StoreEngines;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.rpc.PemFile;
 import io.dataclay.rpc.TlsSettings;
+import io.dataclay.server.metrics.MetricsSettings;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -105,6 +106,9 @@ public final class DataServiceConfig {
     t.add(new Setting(BACKEND_HOST, "127.0.0.1", "Address advertised to clients."));
     t.add(new Setting(BIND_HOST, "", "Address to listen on; default: DATACLAY_BACKEND_HOST, the address advertised;"
         + " 0.0.0.0 (or ::) listens on every interface, which only this setting can ask for."));
+    t.add(new Setting(MetricsSettings.PORT, "", MetricsSettings.PORT_MEANING));
+    t.add(new Setting(MetricsSettings.HOST, MetricsSettings.HOST_DEFAULT, MetricsSettings.HOST_MEANING));
+    t.add(new Setting(MetricsSettings.TOKEN_FILE, "", MetricsSettings.TOKEN_FILE_MEANING));
     t.add(new Setting(TLS_CA, "", "PEM file of the cluster CA: set with the two below, every connection in and out"
         + " uses TLS; unset: plaintext."));
     t.add(new Setting(TLS_CERT, "", "PEM file of this Data Service's certificate, signed by the CA and naming"
@@ -186,6 +190,7 @@ public final class DataServiceConfig {
   private final int maxMessageBytes;
   private final QuotaStore.Limits storageLimits;
   private final io.dataclay.ds.ee.EnvironmentSettings environments;
+  private final MetricsSettings metrics;
 
   private DataServiceConfig(Map<String, String> env) {
     this.env = Map.copyOf(env);
@@ -232,6 +237,7 @@ public final class DataServiceConfig {
     storageLimits = new QuotaStore.Limits(count(QUOTA_OBJECTS),
         "0".equals(quotaBytes) ? 0 : bytes(QUOTA_BYTES, quotaBytes), value);
     environments = io.dataclay.ds.ee.EnvironmentSettings.from(env);
+    metrics = MetricsSettings.from(this::value);
   }
 
   /** The configuration in this process's environment. */
@@ -325,6 +331,11 @@ public final class DataServiceConfig {
   /** How connections in and out are secured. */
   public TlsSettings tls() {
     return tls;
+  }
+
+  /** Where and how Prometheus metrics are served, if at all. */
+  public MetricsSettings metrics() {
+    return metrics;
   }
 
   /** Port to bind (0: any free port). */

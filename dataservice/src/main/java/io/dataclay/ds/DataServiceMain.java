@@ -81,6 +81,10 @@ public final class DataServiceMain {
     System.err.println("data service " + me.name() + " (" + me.id() + ") listening on port " + me.port() + ", on "
         + config.bindHost() + " (advertised as " + me.host() + "), " + config.tls() + ", store " + me.storeEngine()
         + " at " + config.storePath());
+    if (node.metricsPort() != 0) {
+      System.err.println("data service " + me.name() + " metrics on port " + node.metricsPort() + " of "
+          + config.metrics().host());
+    }
     node.blockUntilShutdown();
   }
 

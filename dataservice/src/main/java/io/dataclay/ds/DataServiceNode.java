@@ -44,11 +44,13 @@ import io.dataclay.ds.snapshot.ImportStaging;
 import io.dataclay.ds.snapshot.SnapshotExports;
 import io.dataclay.ds.snapshot.SnapshotStore;
 import io.dataclay.ds.status.BackendIdentity;
+import io.dataclay.ds.status.BackendMetrics;
 import io.dataclay.ds.status.BackendReport;
 import io.dataclay.ds.status.StatusService;
 import io.dataclay.ds.store.ObjectStore;
-import io.dataclay.server.CallCounters;
 import io.dataclay.server.GrpcServer;
+import io.dataclay.server.metrics.MetricsEndpoint;
+import io.dataclay.server.metrics.ServerMetrics;
 import io.dataclay.server.PeerCertificates;
 import io.grpc.ServerBuilder;
 import java.io.IOException;
@@ -90,6 +92,8 @@ public final class DataServiceNode implements AutoCloseable {
   private SnapshotExports exports;
   private StatusService status;
   private GrpcServer server;
+  private final ServerMetrics metrics = new ServerMetrics();
+  private MetricsEndpoint metricsEndpoint;
   private BackendRegistration registration;
   private GroupCommitRegistrar registrations;
   private boolean stoppedCleanly;
@@ -128,7 +132,6 @@ public final class DataServiceNode implements AutoCloseable {
     IdClaims claims = new IdClaims();
     ModelRegistry registry = new ModelRegistry();
     ClassAvailability classes = new ClassAvailability(registry, config.eeWaitMs());
-    CallCounters counters = new CallCounters();
     RemoteLogicModule directory = new RemoteLogicModule(admin, id);
     ReferenceAccess references = new ReferenceAccess(store, directory, claims);
     Mastership mastership = new Mastership(id, System::nanoTime);
@@ -141,7 +144,7 @@ public final class DataServiceNode implements AutoCloseable {
         registry);
     List<Language> languages = environments.languages();
     String engine = store.stats().engine();
-    status = new StatusService(store, environments, counters,
+    status = new StatusService(store, environments, metrics.rpc()::callsStarted,
         new BackendIdentity(id, config.backendName(), config.backendHost(), 0, languages, engine));
     ModelService models = new ModelService(new ModelFiles(config.pythonModelsDir()), registry, environments);
     classes.refreshWith(() -> models.reconcile(registration.models()));
@@ -168,7 +171,8 @@ public final class DataServiceNode implements AutoCloseable {
         new VersionService(store, copies, replicas, peers, directory, lm, recorder, id), recorder,
         config.tls().enabled() ? PeerCertificates::callerIsClusterServer : () -> true,
         new SnapshotRpcs(exports, staging, config.maxMessageBytes()));
-    server = DataServiceServer.serving(serverBuilder, dataService, counters::count,
+    BackendMetrics.register(metrics.registry(), status::report);
+    server = DataServiceServer.serving(serverBuilder, dataService, metrics.rpc(),
         new CallExecutors(sessions, calls, store.writesWithoutWaiting(), classes), config.maxMessageBytes()).start();
     status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));
     registration = new BackendRegistration(admin, status::identity, heartbeats, config.heartbeatMs(), sessions,
@@ -190,6 +194,9 @@ public final class DataServiceNode implements AutoCloseable {
     models.reconcile(registration.models());
     classes.markInstalled(); // calls that waited for the models run from here on
     registration.startHeartbeat();
+    if (config.metrics().enabled()) {
+      metricsEndpoint = config.metrics().start(metrics.registry(), config.tls());
+    }
   }
 
   /**
@@ -211,6 +218,11 @@ public final class DataServiceNode implements AutoCloseable {
     return status.report();
   }
 
+  /** The port Prometheus metrics are served on; 0 when they are not. */
+  public int metricsPort() {
+    return metricsEndpoint == null ? 0 : metricsEndpoint.port();
+  }
+
   /** Waits until the server stopped. */
   public void blockUntilShutdown() throws InterruptedException {
     server.blockUntilShutdown();
@@ -223,6 +235,9 @@ public final class DataServiceNode implements AutoCloseable {
    */
   @Override
   public void close() {
+    if (metricsEndpoint != null) {
+      metricsEndpoint.close();
+    }
     if (exports != null) {
       exports.close(); // a freeze in progress opens its gate
     }

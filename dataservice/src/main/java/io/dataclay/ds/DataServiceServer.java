@@ -2,12 +2,12 @@ package io.dataclay.ds;
 
 import io.dataclay.rpc.TlsSettings;
 import io.dataclay.server.GrpcServer;
+import io.dataclay.server.metrics.RpcMetrics;
 import io.dataclay.server.ServerTransport;
 import io.grpc.BindableService;
 import io.grpc.ServerBuilder;
 import io.grpc.ServerCallExecutorSupplier;
 import java.time.Duration;
-import java.util.function.Consumer;
 
 /**
  * Builds the Data Service's gRPC server: the DataService service on a {@link GrpcServer}, which
@@ -22,13 +22,13 @@ public final class DataServiceServer {
 
   /**
    * A server built from {@code builder} (a port or an in-process name chosen by the caller) that
-   * hands the RPC name of each call to {@code countCall}. Only finding the method and asking
+   * counts and times each call in {@code metrics}. Only finding the method and asking
    * {@code perCall} run on the transport thread; {@code perCall} must answer an executor (never
    * null) for every call.
    */
-  public static GrpcServer serving(ServerBuilder<?> builder, BindableService dataService, Consumer<String> countCall,
+  public static GrpcServer serving(ServerBuilder<?> builder, BindableService dataService, RpcMetrics metrics,
       ServerCallExecutorSupplier perCall, int maxMessageBytes) {
-    return GrpcServer.serving(builder.directExecutor().callExecutor(perCall), dataService, countCall,
+    return GrpcServer.serving(builder.directExecutor().callExecutor(perCall), dataService, metrics,
         maxMessageBytes, GRACE);
   }
 

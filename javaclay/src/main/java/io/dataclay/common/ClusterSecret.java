@@ -1,17 +1,11 @@
 package io.dataclay.common;
 
 import io.dataclay.exceptions.InvalidArgumentException;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.util.Arrays;
-import java.util.EnumSet;
-import java.util.Set;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
@@ -23,9 +17,6 @@ import javax.crypto.spec.SecretKeySpec;
 public final class ClusterSecret {
   /** Fewest characters a secret file may hold: 32 bytes of entropy as hex or base64 need more. */
   public static final int MIN_LENGTH = 32;
-  private static final Set<PosixFilePermission> OTHERS = EnumSet.of(
-      PosixFilePermission.GROUP_READ, PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_EXECUTE,
-      PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_EXECUTE);
   private static final String PURPOSE = "dataclay-backend-session";
 
   private final byte[] key;
@@ -54,23 +45,11 @@ public final class ClusterSecret {
       throw new InvalidArgumentException(key + " is not set: it names the cluster secret file (mode 0600) that"
           + " `dataclay start` writes, or one you made with 32+ random characters");
     }
+    String text = OwnerOnlyFile.read(key, file);
     try {
-      if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
-        throw new InvalidArgumentException(key + ": " + file + " is not a regular file");
-      }
-      Set<PosixFilePermission> open = EnumSet.copyOf(Files.getPosixFilePermissions(file, LinkOption.NOFOLLOW_LINKS));
-      open.retainAll(OTHERS);
-      if (!open.isEmpty()) {
-        throw new InvalidArgumentException(key + ": " + file + " may be read or written by others " + open
-            + "; make it readable by its owner only (chmod 600)");
-      }
-      try {
-        return of(Files.readString(file, StandardCharsets.UTF_8));
-      } catch (InvalidArgumentException e) {
-        throw new InvalidArgumentException(key + ": " + file + ": " + e.getMessage());
-      }
-    } catch (IOException | UnsupportedOperationException e) {
-      throw new InvalidArgumentException(key + ": cannot read " + file + ": " + e.getMessage());
+      return of(text);
+    } catch (InvalidArgumentException e) {
+      throw new InvalidArgumentException(key + ": " + file + ": " + e.getMessage());
     }
   }
 

@@ -10,6 +10,7 @@ import io.dataclay.logic.checks.Checks;
 import io.dataclay.logic.metadata.MetadataSync;
 import io.dataclay.rpc.PemFile;
 import io.dataclay.rpc.TlsSettings;
+import io.dataclay.server.metrics.MetricsSettings;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.LinkedHashMap;
@@ -37,6 +38,9 @@ public final class LogicModuleConfig {
     BIND_HOST("DATACLAY_BIND_HOST", "",
         "Address to listen on; empty: DATACLAY_HOST. 0.0.0.0 (or ::) listens on every interface, which only"
             + " this setting can ask for."),
+    METRICS_PORT(MetricsSettings.PORT, "", MetricsSettings.PORT_MEANING),
+    METRICS_HOST(MetricsSettings.HOST, MetricsSettings.HOST_DEFAULT, MetricsSettings.HOST_MEANING),
+    METRICS_TOKEN_FILE(MetricsSettings.TOKEN_FILE, "", MetricsSettings.TOKEN_FILE_MEANING),
     TLS_CA("DATACLAY_TLS_CA", "",
         "PEM file of the cluster CA: set with DATACLAY_TLS_CERT and DATACLAY_TLS_KEY, every connection in and"
             + " out uses TLS; empty: plaintext."),
@@ -153,6 +157,7 @@ public final class LogicModuleConfig {
   private final long maxModelBytes;
   private final int minPasswordLength;
   private final int maxMessageBytes;
+  private final MetricsSettings metrics;
 
   /**
    * Reads the settings from {@code env}; absent keys take their defaults.
@@ -175,6 +180,11 @@ public final class LogicModuleConfig {
     this.bindHost = hostOf(env, Setting.BIND_HOST.key(), host);
     try {
       this.tls = TlsSettings.forServer(pem(env, Setting.TLS_CA), pem(env, Setting.TLS_CERT), pem(env, Setting.TLS_KEY));
+    } catch (InvalidArgumentException e) {
+      throw new IllegalArgumentException(e.getMessage());
+    }
+    try {
+      this.metrics = MetricsSettings.from(key -> blankToNull(env.get(key)));
     } catch (InvalidArgumentException e) {
       throw new IllegalArgumentException(e.getMessage());
     }
@@ -281,6 +291,11 @@ public final class LogicModuleConfig {
   /** How connections in and out are secured. */
   public TlsSettings tls() {
     return tls;
+  }
+
+  /** Where and how Prometheus metrics are served, if at all. */
+  public MetricsSettings metrics() {
+    return metrics;
   }
 
   /** The cluster's state directory. */

@@ -13,6 +13,7 @@ import io.dataclay.logic.outgoing.GrpcBackendCalls;
 import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.server.GrpcServer;
 import io.dataclay.server.PeerCertificates;
+import io.dataclay.server.metrics.MetricsEndpoint;
 import io.dataclay.rpc.SessionMetadata;
 import java.io.IOException;
 import java.time.Clock;
@@ -87,9 +88,26 @@ public final class LogicModuleMain {
       exit(4, "cannot listen on port " + config.port() + " of " + config.bindHost() + ": " + rootMessage(e));
       return;
     }
+    MetricsEndpoint metrics = null;
+    if (config.metrics().enabled()) {
+      try {
+        metrics = config.metrics().start(service.metrics().registry(), config.tls());
+      } catch (DataClayException | IOException e) {
+        server.stop();
+        close(deployer, store);
+        exit(e instanceof InvalidArgumentException ? 2 : 4, "cannot serve metrics (" + config.metrics() + "): "
+            + rootMessage(e));
+        return;
+      }
+      System.err.println("logic module metrics on port " + metrics.port() + " of " + config.metrics().host());
+    }
+    MetricsEndpoint metricsEndpoint = metrics;
     PeriodicCollection collections = PeriodicCollection.start(service::collectGarbageNow, config.gcInterval());
     service.startFailover();
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      if (metricsEndpoint != null) {
+        metricsEndpoint.close();
+      }
       collections.close();
       service.stopFailover();
       server.stop();

@@ -24,7 +24,7 @@ public final class LogicModuleServer {
 
   /** A server refusing requests larger than {@code maxMessageBytes} before reading them whole. */
   public static GrpcServer serving(ServerBuilder<?> builder, LogicModuleService service, int maxMessageBytes) {
-    return GrpcServer.serving(builder, new LogicModuleServicer(service), service::countCall, maxMessageBytes, GRACE);
+    return GrpcServer.serving(builder, new LogicModuleServicer(service), service.metrics().rpc(), maxMessageBytes, GRACE);
   }
 
   /**

@@ -1,6 +1,7 @@
 package io.dataclay.server;
 
 import io.dataclay.rpc.SessionMetadata;
+import io.dataclay.server.metrics.RpcMetrics;
 import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
@@ -8,12 +9,11 @@ import io.grpc.ServerInterceptors;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 
 /**
  * The life of one dataClay gRPC server, the same for the Logic Module and the Data Service: its
- * service guarded against malformed requests ({@link MalformedRequests}), each call counted by RPC
- * name ({@link CallCounting}), the caller's session
+ * service guarded against malformed requests ({@link MalformedRequests}), each call counted and
+ * timed by method and status ({@link RpcMetrics}, refused calls included), the caller's session
  * metadata in each call's context, requests above a size refused before they are read whole;
  * started, its port reported, and stopped with a grace period for the calls in flight. Where it
  * listens and on which threads calls run is the builder's business ({@link ServerTransport}, or an
@@ -29,15 +29,16 @@ public final class GrpcServer {
   }
 
   /**
-   * A server built by {@code builder} serving {@code service}, handing the RPC name of each call
-   * it serves to {@code countCall}, refusing requests larger than {@code maxMessageBytes}, whose
+   * A server built by {@code builder} serving {@code service}, counting and timing each call in
+   * {@code metrics}, refusing requests larger than {@code maxMessageBytes}, whose
    * {@link #stop()} waits {@code grace} for calls in flight.
    */
-  public static GrpcServer serving(ServerBuilder<?> builder, BindableService service, Consumer<String> countCall,
+  public static GrpcServer serving(ServerBuilder<?> builder, BindableService service, RpcMetrics metrics,
       int maxMessageBytes, Duration grace) {
-    var counted = ServerInterceptors.intercept(service.bindService(), new CallCounting(countCall));
+    // the last interceptor runs first: every call is counted, whatever refuses it later
     return new GrpcServer(builder
-        .addService(ServerInterceptors.intercept(MalformedRequests.guard(counted), SessionMetadata.serverInterceptor()))
+        .addService(ServerInterceptors.intercept(MalformedRequests.guard(service.bindService()),
+            SessionMetadata.serverInterceptor(), metrics))
         .maxInboundMessageSize(maxMessageBytes)
         .build(), grace);
   }

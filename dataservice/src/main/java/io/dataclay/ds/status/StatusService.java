@@ -2,21 +2,23 @@ package io.dataclay.ds.status;
 
 import io.dataclay.ds.environments.Environments;
 import io.dataclay.ds.store.ObjectStore;
-import io.dataclay.server.CallCounters;
+import java.util.Map;
 import java.util.Objects;
+import java.util.function.Supplier;
 
-/** Reports this backend's identity, store use, environments and call counters. */
+/** Reports this backend's identity, store use, environments and calls started per RPC. */
 public final class StatusService {
   private final ObjectStore store;
   private final Environments environments;
-  private final CallCounters counters;
+  private final Supplier<Map<String, Long>> calls;
   private volatile BackendIdentity identity;
 
-  /** A status over the given parts; the identity is set once the server is bound. */
-  public StatusService(ObjectStore store, Environments environments, CallCounters counters, BackendIdentity identity) {
+  /** A status over the given parts ({@code calls}: RPC name -> calls); the identity is set once the server is bound. */
+  public StatusService(ObjectStore store, Environments environments, Supplier<Map<String, Long>> calls,
+      BackendIdentity identity) {
     this.store = store;
     this.environments = environments;
-    this.counters = counters;
+    this.calls = calls;
     this.identity = Objects.requireNonNull(identity, "identity");
   }
 
@@ -32,6 +34,6 @@ public final class StatusService {
 
   /** A snapshot of the backend's state. */
   public BackendReport report() {
-    return new BackendReport(identity, store.stats(), environments.statuses(), counters.snapshot());
+    return new BackendReport(identity, store.stats(), environments.statuses(), calls.get());
   }
 }

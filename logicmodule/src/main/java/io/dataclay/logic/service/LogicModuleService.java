@@ -1,7 +1,7 @@
 package io.dataclay.logic.service;
 
 import io.dataclay.common.ClusterSecret;
-import io.dataclay.server.CallCounters;
+import io.dataclay.server.metrics.ServerMetrics;
 import io.dataclay.server.FailureThrottle;
 import io.dataclay.common.Language;
 import io.dataclay.exceptions.BackendDoesNotExistException;
@@ -94,7 +94,7 @@ public final class LogicModuleService {
   private final Failover failover;
   private final BackendCalls backendCalls;
   private final SessionRevocations revocations = new SessionRevocations();
-  private final CallCounters calls = new CallCounters();
+  private final ServerMetrics metrics = new ServerMetrics();
   private final Supplier<String> peer;
   private final BooleanSupplier fromClusterServer;
   private final FailureThrottle loginsPerAccount;
@@ -136,6 +136,8 @@ public final class LogicModuleService {
     this.imports = new ImportCoordinator(store, backends, models, backendCalls::snapshots, () -> systemToken,
         this::accessChanged, clock);
     this.failover = new Failover(store, backends, backendCalls, () -> systemToken, settings.promoteAfterMs());
+    LogicModuleMetrics.register(metrics.registry(), objects::objectCount, objects::aliasCount, accounts::openSessions,
+        collector::collectedTotal, backends);
   }
 
   /** Starts promoting the replicas of backends that stay silent (see {@link Failover}). */
@@ -158,9 +160,9 @@ public final class LogicModuleService {
     return accounts.bootstrapAdministrator(username, password);
   }
 
-  /** Counts one call of an RPC (what GetStats reports). */
-  public void countCall(String rpc) {
-    calls.count(rpc);
+  /** The Logic Module's metrics: its server counts calls there, GetStats and a scrape read them. */
+  public ServerMetrics metrics() {
+    return metrics;
   }
 
   /** The version string; needs no session. */
@@ -398,7 +400,7 @@ public final class LogicModuleService {
   /** Call counters and metadata totals (administrators only: they describe every account's use). */
   public Stats stats(String token) {
     caller(token).requireAdmin("GetStats");
-    return new Stats(calls.snapshot(), objects.objectCount(), objects.aliasCount(), accounts.openSessions(),
+    return new Stats(metrics.rpc().callsStarted(), objects.objectCount(), objects.aliasCount(), accounts.openSessions(),
         collector.collectedTotal());
   }
 

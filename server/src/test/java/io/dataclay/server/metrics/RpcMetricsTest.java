@@ -1,4 +1,4 @@
-package io.dataclay.server;
+package io.dataclay.server.metrics;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -10,6 +10,12 @@ import io.dataclay.proto.Empty;
 import io.dataclay.proto.ImportChunk;
 import io.dataclay.proto.ImportReceipt;
 import io.dataclay.proto.SnapshotRequest;
+import io.dataclay.server.GrpcServer;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
@@ -22,19 +28,22 @@ import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** A {@link GrpcServer} counts each call once by RPC name, when its method runs. */
+/**
+ * A {@link GrpcServer} counts each call once when it starts and times it by status, with gRFC A66's
+ * names as Prometheus exposes them; GetStats' numbers are the same counters.
+ */
 @Timeout(30)
-class CallCountingTest {
-  private final List<String> counted = new CopyOnWriteArrayList<>();
+class RpcMetricsTest {
+  private static final String THAW = "dataclay.v1.DataService/ThawWrites";
+  private final PrometheusRegistry registry = new PrometheusRegistry();
+  private final RpcMetrics metrics = new RpcMetrics(registry);
   private GrpcServer server;
   private ManagedChannel channel;
 
@@ -75,7 +84,7 @@ class CallCountingTest {
   @BeforeEach
   void serve() throws IOException {
     String name = InProcessServerBuilder.generateName();
-    server = GrpcServer.serving(InProcessServerBuilder.forName(name), new Service(), counted::add, 1 << 20,
+    server = GrpcServer.serving(InProcessServerBuilder.forName(name), new Service(), metrics, 1 << 20,
         Duration.ofSeconds(1));
     server.start();
     channel = InProcessChannelBuilder.forName(name).build();
@@ -87,8 +96,20 @@ class CallCountingTest {
     server.stop();
   }
 
+  private String scrape() throws IOException {
+    var out = new ByteArrayOutputStream();
+    PrometheusTextFormatWriter.create().write(out, registry.scrape());
+    return out.toString(StandardCharsets.UTF_8);
+  }
+
+  private static void assertLine(String expected, String text) {
+    if (!text.lines().anyMatch(expected::equals)) {
+      throw new AssertionError("no line " + expected + " in:\n" + text);
+    }
+  }
+
   @Test
-  void each_call_is_counted_once_by_its_rpc_name_also_when_it_fails() {
+  void each_call_is_counted_once_and_timed_by_its_status_also_when_it_fails() throws IOException {
     // setup
     var stub = DataServiceGrpc.newBlockingStub(channel);
     // run
@@ -96,7 +117,14 @@ class CallCountingTest {
     assertThrows(StatusRuntimeException.class,
         () -> stub.thawWrites(SnapshotRequest.newBuilder().setSnapshotId("bad").build()));
     // verify
-    assertEquals(List.of("ThawWrites", "ThawWrites"), counted);
+    assertEquals(Map.of("ThawWrites", 2L), metrics.callsStarted());
+    String text = scrape();
+    assertLine("grpc_server_call_started_total{grpc_method=\"" + THAW + "\"} 2.0", text);
+    assertLine("grpc_server_call_duration_seconds_count{grpc_method=\"" + THAW + "\",grpc_status=\"OK\"} 1", text);
+    assertLine("grpc_server_call_duration_seconds_count{grpc_method=\"" + THAW
+        + "\",grpc_status=\"FAILED_PRECONDITION\"} 1", text);
+    assertLine("grpc_server_call_duration_seconds_bucket{grpc_method=\"" + THAW
+        + "\",grpc_status=\"OK\",le=\"+Inf\"} 1", text);
   }
 
   @Test
@@ -123,11 +151,11 @@ class CallCountingTest {
     in.onCompleted();
     // verify
     assertEquals(2, receipt.get(10, TimeUnit.SECONDS).getObjects());
-    assertEquals(List.of("ImportObjects"), counted);
+    assertEquals(Map.of("ImportObjects", 1L), metrics.callsStarted());
   }
 
   @Test
-  void a_malformed_request_refused_before_the_method_runs_is_not_counted() {
+  void a_malformed_request_refused_before_the_method_runs_is_counted_with_its_status() throws IOException {
     // setup: a ThawWrites request whose snapshot_id (field 1) is not UTF-8, which proto3 refuses to parse
     MethodDescriptor<BytesValue, Empty> raw = DataServiceGrpc.getThawWritesMethod()
         .toBuilder(ProtoUtils.marshaller(BytesValue.getDefaultInstance()),
@@ -139,6 +167,8 @@ class CallCountingTest {
         () -> ClientCalls.blockingUnaryCall(channel, raw, CallOptions.DEFAULT, notUtf8));
     // verify
     assertEquals(Status.Code.INVALID_ARGUMENT, refused.getStatus().getCode());
-    assertEquals(List.of(), counted);
+    assertEquals(Map.of("ThawWrites", 1L), metrics.callsStarted());
+    assertLine("grpc_server_call_duration_seconds_count{grpc_method=\"" + THAW
+        + "\",grpc_status=\"INVALID_ARGUMENT\"} 1", scrape());
   }
 }

@@ -1,0 +1,96 @@
+package io.dataclay.ds.status;
+
+import io.dataclay.ds.environments.EnvironmentStatus;
+import io.dataclay.ds.store.StoreStats;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.Unit;
+import java.util.Locale;
+import java.util.function.Supplier;
+
+/**
+ * A backend's own gauges and counters, read from the same report GetStatus answers, when scraped.
+ * Labels are bounded: the engine (one per backend) and the environment's language; no account,
+ * object or model appears.
+ */
+public final class BackendMetrics {
+  private BackendMetrics() {}
+
+  /** Registers this backend's metrics in {@code registry}, reading {@code report} at each scrape. */
+  public static void register(PrometheusRegistry registry, Supplier<BackendReport> report) {
+    GaugeWithCallback.builder()
+        .name("dataclay_store_objects")
+        .help("Objects stored on this backend (masters, replicas and versions).")
+        .labelNames("engine")
+        .callback(cb -> {
+          StoreStats s = report.get().store();
+          cb.call(s.objects(), s.engine());
+        })
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name("dataclay_store_used_bytes")
+        .unit(Unit.BYTES)
+        .help("Bytes of the store's pool (or database) in use.")
+        .labelNames("engine")
+        .callback(cb -> {
+          StoreStats s = report.get().store();
+          cb.call(s.usedBytes(), s.engine());
+        })
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name("dataclay_store_capacity_bytes")
+        .unit(Unit.BYTES)
+        .help("Size of the store's pool; 0 when the engine has no fixed size (memory, postgres).")
+        .labelNames("engine")
+        .callback(cb -> {
+          StoreStats s = report.get().store();
+          cb.call(s.capacityBytes(), s.engine());
+        })
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name("dataclay_environment_processes")
+        .help("Execution-environment processes alive (one per account served and language).")
+        .labelNames("language")
+        .callback(cb -> {
+          for (EnvironmentStatus e : report.get().environments()) {
+            cb.call(e.processes().stream().filter(EnvironmentStatus.Process::alive).count(), language(e));
+          }
+        })
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name("dataclay_environment_calls_in_flight")
+        .help("Calls sent to execution environments and not answered yet.")
+        .labelNames("language")
+        .callback(cb -> {
+          for (EnvironmentStatus e : report.get().environments()) {
+            cb.call(e.processes().stream().mapToInt(EnvironmentStatus.Process::inFlight).sum(), language(e));
+          }
+        })
+        .register(registry);
+    CounterWithCallback.builder()
+        .name("dataclay_environment_calls")
+        .help("Calls sent to execution environments since this backend started.")
+        .labelNames("language")
+        .callback(cb -> {
+          for (EnvironmentStatus e : report.get().environments()) {
+            cb.call(e.calls(), language(e));
+          }
+        })
+        .register(registry);
+    CounterWithCallback.builder()
+        .name("dataclay_environment_restarts")
+        .help("Execution-environment processes restarted since this backend started (crashed, killed, or over budget).")
+        .labelNames("language")
+        .callback(cb -> {
+          for (EnvironmentStatus e : report.get().environments()) {
+            cb.call(e.restarts(), language(e));
+          }
+        })
+        .register(registry);
+  }
+
+  private static String language(EnvironmentStatus e) {
+    return e.language().name().toLowerCase(Locale.ROOT);
+  }
+}

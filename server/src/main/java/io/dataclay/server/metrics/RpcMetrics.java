@@ -1,0 +1,117 @@
+package io.dataclay.server.metrics;
+
+import io.grpc.ForwardingServerCall;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+import io.prometheus.metrics.core.datapoints.CounterDataPoint;
+import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.Unit;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * A server's per-RPC metrics, named as gRPC's OpenTelemetry metrics (gRFC A66), counted once, in
+ * this interceptor: {@code grpc.server.call.started} (a counter, by {@code grpc.method}) when a call
+ * starts, whether or not it is refused later, and {@code grpc.server.call.duration} (a histogram in
+ * seconds, by {@code grpc.method} and {@code grpc.status}) when its status is sent. In Prometheus'
+ * text format they read {@code grpc_server_call_started_total{grpc_method}} and
+ * {@code grpc_server_call_duration_seconds{grpc_method,grpc_status}}. {@code grpc.method} is the
+ * fully qualified name ("dataclay.v1.DataService/CallMethod"), and only the methods of the services
+ * this interceptor wraps ever appear, so the labels stay bounded.
+ *
+ * <p>GetStats and GetStatus report {@link #callsStarted()}: the same numbers a scrape shows.
+ */
+public final class RpcMetrics implements ServerInterceptor {
+  /** gRFC A66's bucket boundaries for latency, in seconds. */
+  static final double[] LATENCY_BOUNDS = {0, 0.00001, 0.00005, 0.0001, 0.0003, 0.0006, 0.0008, 0.001, 0.002, 0.003,
+      0.004, 0.005, 0.006, 0.008, 0.01, 0.013, 0.016, 0.02, 0.025, 0.03, 0.04, 0.05, 0.065, 0.08, 0.1, 0.13, 0.16,
+      0.2, 0.25, 0.3, 0.4, 0.5, 0.65, 0.8, 1, 2, 5, 10, 20, 50, 100};
+
+  private static final Status.Code[] CODES = Status.Code.values();
+
+  private final Counter started;
+  private final Histogram duration;
+  private final ConcurrentHashMap<String, PerMethod> methods = new ConcurrentHashMap<>();
+
+  /** Registers the two metrics in {@code registry}. */
+  public RpcMetrics(PrometheusRegistry registry) {
+    started = Counter.builder()
+        .name("grpc.server.call.started")
+        .help("Calls started on this server, by fully qualified method (gRFC A66), refused ones included.")
+        .labelNames("grpc.method")
+        .register(registry);
+    duration = Histogram.builder()
+        .name("grpc.server.call.duration")
+        .unit(Unit.SECONDS)
+        .help("Time from a call's start to the status the server sent, by method and status code (gRFC A66).")
+        .labelNames("grpc.method", "grpc.status")
+        .classicOnly()
+        .classicUpperBounds(LATENCY_BOUNDS)
+        .withoutExemplars()
+        .register(registry);
+  }
+
+  @Override
+  public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+      ServerCallHandler<Q, R> next) {
+    long start = System.nanoTime();
+    PerMethod method = method(call.getMethodDescriptor());
+    method.started.inc();
+    return next.startCall(new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
+      private boolean closed;
+
+      @Override
+      public void close(Status status, Metadata trailers) {
+        if (!closed) { // grpc-java calls close once; a second would be a bug upstream, not a second call
+          closed = true;
+          method.duration(status.getCode()).observe((System.nanoTime() - start) / 1e9);
+        }
+        super.close(status, trailers);
+      }
+    }, headers);
+  }
+
+  /** Calls started per RPC name ("GetStats"), sorted by name. */
+  public Map<String, Long> callsStarted() {
+    Map<String, Long> out = new TreeMap<>();
+    methods.forEach((fullName, m) -> out.merge(MethodDescriptor.extractBareMethodName(fullName),
+        m.started.getLongValue(), Long::sum));
+    return out;
+  }
+
+  private PerMethod method(MethodDescriptor<?, ?> descriptor) {
+    String name = descriptor.getFullMethodName();
+    PerMethod m = methods.get(name);
+    return m != null ? m : methods.computeIfAbsent(name, PerMethod::new);
+  }
+
+  /** One method's data points, looked up once (a call then touches no map). */
+  private final class PerMethod {
+    final String name;
+    final CounterDataPoint started;
+    final AtomicReferenceArray<DistributionDataPoint> byStatus = new AtomicReferenceArray<>(CODES.length);
+
+    PerMethod(String name) {
+      this.name = name;
+      this.started = RpcMetrics.this.started.labelValues(name);
+    }
+
+    DistributionDataPoint duration(Status.Code code) {
+      DistributionDataPoint d = byStatus.get(code.ordinal());
+      if (d == null) {
+        d = RpcMetrics.this.duration.labelValues(name, code.name());
+        byStatus.set(code.ordinal(), d); // the same data point whoever wins: labelValues is idempotent
+      }
+      return d;
+    }
+  }
+}

@@ -1,0 +1,251 @@
+"""Prometheus metrics of a running cluster, scraped over HTTP as Prometheus would: the per-RPC
+counters and histograms (gRFC A66 names) move by exactly the calls made, GetStats and GetStatus
+report the same numbers, and the backend's own gauges follow what it stores."""
+import json
+import pathlib
+import re
+import socket
+import subprocess
+import urllib.request
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from dataclay._internal.rpc.dataservice import DataServiceClient
+from dataclay._internal.rpc.logicmodule import LogicModuleClient
+
+CALL_METHOD = "dataclay.v1.DataService/CallMethod"
+NEW_SESSION = "dataclay.v1.LogicModule/NewSession"
+
+
+def _consecutive_free_ports(n: int) -> int:
+    """A port p such that p .. p+n-1 are free now (the launcher gives backend i the port p+i+1)."""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            first = s.getsockname()[1]
+        if first + n > 65535:
+            continue
+        try:
+            for port in range(first, first + n):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", port))
+            return first
+        except OSError:
+            continue
+    raise RuntimeError(f"no {n} consecutive free ports")
+
+
+def scrape(port: int) -> dict:
+    """{(sample name, frozenset of labels): value} of one scrape of 127.0.0.1:port/metrics."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        assert r.status == 200
+        text = r.read().decode()
+    samples = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            samples[(s.name, frozenset(s.labels.items()))] = s.value
+    return samples
+
+
+def value(samples: dict, name: str, **labels) -> float:
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+@pytest.fixture(scope="module")
+def metered(request):
+    from conftest import started_cluster
+    port = _consecutive_free_ports(2)
+    cluster = started_cluster(backends=1, extra_env={"DATACLAY_METRICS_PORT": str(port)})
+    request.addfinalizer(cluster.stop)
+    return cluster, port
+
+
+def _admin(cluster) -> LogicModuleClient:
+    lm = LogicModuleClient(f"127.0.0.1:{cluster.port}")
+    lm.token = lm.new_session(cluster.admin_user(), cluster.admin_password(), "").token
+    return lm
+
+
+def test_method_calls_move_the_backends_counter_and_histogram_by_exactly_the_calls_made(metered):
+    # setup: the object exists and one call has warmed everything up
+    cluster, port = metered
+    cluster.run_client("""
+from dataclay import api
+api.init()
+from people.model import Person
+Person("m", 1).make_persistent(alias="metered")
+""")
+    before = scrape(port + 1)
+    # run: 7 method calls, one failing
+    out = cluster.run_client("""
+from dataclay import api
+api.init()
+from people.model import Person
+p = Person.get_by_alias("metered")
+ages = [p.birthday() for _ in range(6)]
+try:
+    p.fail("on purpose")
+except ValueError:
+    pass
+print(ages[-1])
+""")
+    after = scrape(port + 1)
+    # verify: 7 started, 7 timed: 6 OK, and the model's exception as UNKNOWN (REMOTE_EXCEPTION's status)
+    assert out.stdout.strip() == "7"
+    started = "grpc_server_call_started_total"
+    assert value(after, started, grpc_method=CALL_METHOD) - value(before, started, grpc_method=CALL_METHOD) == 7
+    count = "grpc_server_call_duration_seconds_count"
+    ok = dict(grpc_method=CALL_METHOD, grpc_status="OK")
+    assert value(after, count, **ok) - value(before, count, **ok) == 6
+    raised = dict(grpc_method=CALL_METHOD, grpc_status="UNKNOWN")
+    assert value(after, count, **raised) - value(before, count, **raised) == 1
+    inf = dict(ok, le="+Inf")
+    assert value(after, "grpc_server_call_duration_seconds_bucket", **inf) == value(after, count, **ok)
+    assert value(after, "grpc_server_call_duration_seconds_sum", **ok) > value(before,
+                                                                             "grpc_server_call_duration_seconds_sum", **ok)
+
+
+def test_getstats_and_getstatus_report_the_numbers_a_scrape_shows(metered):
+    # setup
+    cluster, port = metered
+    lm = _admin(cluster)
+    (backend,) = lm.get_backends()
+    ds = DataServiceClient(f"{backend.host}:{backend.port}", lm.token)
+    # run: each pair read with nothing else calling in between (the heartbeats call the Logic Module,
+    # not the counted NewSession; GetStatus counts itself before it answers)
+    stats = lm.get_stats().calls
+    lm_scrape = scrape(port)
+    status = ds.get_status().calls
+    ds_scrape = scrape(port + 1)
+    # verify
+    assert stats["NewSession"] == value(lm_scrape, "grpc_server_call_started_total", grpc_method=NEW_SESSION) >= 1
+    assert status["CallMethod"] == value(ds_scrape, "grpc_server_call_started_total", grpc_method=CALL_METHOD) >= 7
+    assert status["GetStatus"] == value(ds_scrape, "grpc_server_call_started_total",
+                                        grpc_method="dataclay.v1.DataService/GetStatus")
+
+
+def test_a_refused_call_is_counted_with_its_status(metered):
+    # setup
+    cluster, port = metered
+    before = scrape(port)
+    # run: a login with a wrong password
+    lm = LogicModuleClient(f"127.0.0.1:{cluster.port}")
+    with pytest.raises(Exception):
+        lm.new_session(cluster.admin_user(), "not-the-password", "")
+    after = scrape(port)
+    # verify
+    refused = dict(grpc_method=NEW_SESSION, grpc_status="UNAUTHENTICATED")
+    count = "grpc_server_call_duration_seconds_count"
+    assert value(after, count, **refused) - value(before, count, **refused) == 1
+
+
+def test_the_backends_gauges_follow_what_it_stores_and_runs(metered):
+    # setup
+    cluster, port = metered
+    before = scrape(port + 1)
+    # run: three more objects, one call each
+    cluster.run_client("""
+from dataclay import api
+api.init()
+from people.model import Person
+for i in range(3):
+    p = Person(f"g{i}", i)
+    p.make_persistent()
+    p.birthday()
+""")
+    after = scrape(port + 1)
+    # verify
+    assert value(after, "dataclay_store_objects", engine="kv") - value(before, "dataclay_store_objects", engine="kv") == 3
+    assert value(after, "dataclay_store_used_bytes", engine="kv") > 0
+    lm = _admin(cluster)
+    (backend,) = lm.get_backends()
+    store = DataServiceClient(f"{backend.host}:{backend.port}", lm.token).get_status().store
+    assert value(after, "dataclay_store_capacity_bytes", engine="kv") == store.capacity_bytes > 255 << 20
+    calls = "dataclay_environment_calls_total"
+    assert value(after, calls, language="python") - value(before, calls, language="python") == 3
+    assert value(after, "dataclay_environment_processes", language="python") >= 1
+    assert value(after, "dataclay_environment_calls_in_flight", language="python") == 0
+    assert value(after, "jvm_threads_current") > 0
+
+
+def test_labels_stay_bounded_no_object_account_or_alias_appears(metered):
+    # setup
+    cluster, port = metered
+    # run
+    names = set()
+    label_values = set()
+    for p in (port, port + 1):
+        for (name, labels) in scrape(p):
+            names.add(name)
+            label_values |= {v for _, v in labels}
+    # verify: only methods, statuses, engines, languages, buckets and the JVM's own
+    assert cluster.admin_user() not in label_values
+    assert "metered" not in label_values
+    assert not any(len(v) == 36 and v.count("-") == 4 for v in label_values), "an ID appears as a label"
+
+
+def test_the_endpoint_listens_on_loopback_only_at_the_ports_the_launcher_gave(metered):
+    # setup
+    cluster, port = metered
+    # run
+    listening = subprocess.run(["ss", "-Hltn"], capture_output=True, text=True, check=True).stdout.split()
+    # verify: the Logic Module at the port set, backend 0 at the next; 127.0.0.1, not every interface
+    for p in (port, port + 1):
+        local = {a for a in listening if a.endswith(f":{p}")}
+        assert local and local <= {f"127.0.0.1:{p}", f"[::ffff:127.0.0.1]:{p}"}, local
+    logs = cluster.logs()
+    assert f"logic module metrics on port {port} of 127.0.0.1" in logs
+    assert f"metrics on port {port + 1} of 127.0.0.1" in logs
+
+
+DASHBOARD = pathlib.Path(__file__).resolve().parents[1] / "docs" / "grafana" / "dataclay-cluster.json"
+PROMQL_WORDS = {"sum", "rate", "increase", "histogram_quantile", "by", "without", "label_values"}
+
+
+def dashboard_queries() -> list[str]:
+    dashboard = json.loads(DASHBOARD.read_text())
+    queries = [t["expr"] for p in dashboard["panels"] for t in p.get("targets", [])]
+    queries += [v["definition"] for v in dashboard["templating"]["list"] if v["type"] == "query"]
+    return queries
+
+
+def test_every_metric_the_grafana_dashboard_names_is_one_the_servers_export(metered):
+    # setup: every panel's series exists (a call of each kind made)
+    cluster, port = metered
+    cluster.run_client("""
+from dataclay import api
+api.init()
+from people.model import Person
+Person.get_by_alias("metered").birthday()
+""")
+    exported = {name for p in (port, port + 1) for (name, _) in scrape(p)}
+    # run: the metric names in the queries (an identifier before a selector or a comma/paren in label_values)
+    named, other = set(), set()
+    for query in dashboard_queries():
+        bare = re.sub(r"\{[^}]*\}|\[[^\]]*\]|\"[^\"]*\"", " ", query)  # selectors, ranges and strings out
+        named |= set(re.findall(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\{", query))
+        named |= set(re.findall(r"label_values\(([a-zA-Z_:][a-zA-Z0-9_:]*)", query))
+        other |= set(re.findall(r"[a-zA-Z_:][a-zA-Z0-9_:]*", bare))
+    labels = {"grpc_method", "grpc_status", "instance", "language", "le"}
+    # verify: every metric named is exported, and nothing else in a query could be a metric
+    assert named and named <= exported, sorted(named - exported)
+    assert other - named <= PROMQL_WORDS | labels, sorted(other - named - PROMQL_WORDS - labels)
+
+
+def test_the_grafana_dashboard_is_importable_as_it_is():
+    # setup
+    dashboard = json.loads(DASHBOARD.read_text())
+    # verify: what Grafana's import reads: a title, a uid, panels with unique ids on the grid, a
+    # Prometheus data source chosen at import, every target on it
+    assert dashboard["title"] and dashboard["uid"] and dashboard["schemaVersion"] >= 36
+    assert "id" not in dashboard  # an id would overwrite another dashboard on import
+    ids = [p["id"] for p in dashboard["panels"]]
+    assert len(ids) == len(set(ids))
+    for p in dashboard["panels"]:
+        grid = p["gridPos"]
+        assert 0 <= grid["x"] and grid["x"] + grid["w"] <= 24 and grid["h"] > 0
+        for t in p.get("targets", []):
+            assert t["datasource"] == {"type": "prometheus", "uid": "${datasource}"} and t["expr"].strip()
+    (source,) = [v for v in dashboard["templating"]["list"] if v["type"] == "datasource"]
+    assert source["name"] == "datasource" and source["query"] == "prometheus"
