@@ -11,7 +11,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from harness.cluster import Cluster  # noqa: E402
 
-__all__ = ["REPO", "Cluster", "connected_cluster", "p50_p99"]
+__all__ = ["REPO", "Cluster", "Side", "connected_cluster", "p50_p99"]
 
 
 def p50_p99(samples: list[float]) -> tuple[float, float]:
@@ -43,3 +43,51 @@ def connected_cluster(backends: int, store: str, store_size: str, java_opts: str
             api.finish()
     finally:
         cluster.stop()
+
+
+class Side:
+    """One of several clusters a benchmark measures side by side from this process: one backend,
+    `kv` on /dev/shm, the test models registered, a stored Counter, and a client runtime of this
+    process connected to it (`with side.active():` makes it the process's for a block)."""
+
+    def __init__(self, name: str, extra_env: dict | None = None, tls: bool = False):
+        self.name = name
+        env = dict(extra_env or {})
+        if os.environ.get("DATACLAY_JAVA_OPTS"):
+            env["DATACLAY_JAVA_OPTS"] = os.environ["DATACLAY_JAVA_OPTS"]
+        self.cluster = Cluster(backends=1, store="kv", store_size="1G", extra_env=env, tls=tls)
+
+    def start(self) -> "Side":
+        from dataclay._internal.config import Config
+        from dataclay._internal.rpc import LogicModuleClient
+        from dataclay._internal.runtime.client import ClientRuntime
+        self.cluster.start()
+        self.cluster.register_models()
+        self.config = Config.load(env=self.cluster.env)
+        self.runtime = ClientRuntime(self.config).open()
+        self.lm = LogicModuleClient(self.config.lm_address, tls=self.config.tls)
+        with self.active():
+            from people.model import Counter
+            self.counter = Counter(0)
+            self.counter.make_persistent()
+        return self
+
+    def active(self):
+        """Makes this side's runtime the process's while the block runs."""
+        from dataclay._internal.runtime import current
+        side = self
+
+        class _Active:
+            def __enter__(self):
+                assert current.install_runtime(side.runtime)
+
+            def __exit__(self, *exc):
+                current.remove_runtime(side.runtime)
+
+        return _Active()
+
+    def stop(self) -> None:
+        for closing in (getattr(self, "lm", None), getattr(self, "runtime", None)):
+            if closing is not None:
+                closing.close()
+        self.cluster.stop()

@@ -10,57 +10,16 @@ import argparse
 import os
 import sys
 
-from _cluster import REPO, Cluster, p50_p99
+from _cluster import REPO, Side, p50_p99
 from _timing import timed
 
 
-class Side:
-    """One cluster and a client runtime of this process connected to it."""
-
-    def __init__(self, tls: bool, java_opts: str | None):
-        self.name = "TLS" if tls else "plaintext"
-        extra = {"DATACLAY_JAVA_OPTS": java_opts} if java_opts else None
-        self.cluster = Cluster(backends=1, store="kv", store_size="1G", extra_env=extra, tls=tls)
-
-    def start(self):
-        from dataclay._internal.config import Config
-        from dataclay._internal.rpc import LogicModuleClient
-        from dataclay._internal.runtime.client import ClientRuntime
-        self.cluster.start()
-        self.cluster.register_models()
-        self.config = Config.load(env=self.cluster.env)
-        self.runtime = ClientRuntime(self.config).open()
-        self.lm = LogicModuleClient(self.config.lm_address, tls=self.config.tls)
-        with self.active():
-            from people.model import Counter
-            self.counter = Counter(0)
-            self.counter.make_persistent()
-
-    def active(self):
-        """Makes this side's runtime the process's while the block runs."""
-        from dataclay._internal.runtime import current
-        side = self
-
-        class _Active:
-            def __enter__(self):
-                assert current.install_runtime(side.runtime)
-
-            def __exit__(self, *exc):
-                current.remove_runtime(side.runtime)
-
-        return _Active()
-
-    def first_call(self):
-        from dataclay._internal.rpc import LogicModuleClient
-        client = LogicModuleClient(self.config.lm_address, tls=self.config.tls)
-        client.health(timeout=10)
-        client.close()
-
-    def stop(self):
-        for closing in (getattr(self, "lm", None), getattr(self, "runtime", None)):
-            if closing is not None:
-                closing.close()
-        self.cluster.stop()
+def first_call(side):
+    """A new connection's first call: channel, handshake, Health."""
+    from dataclay._internal.rpc import LogicModuleClient
+    client = LogicModuleClient(side.config.lm_address, tls=side.config.tls)
+    client.health(timeout=10)
+    client.close()
 
 
 def report(name, samples, plain_p50=None):
@@ -81,8 +40,7 @@ def main() -> int:
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "tests" / "models"),
                                                              os.environ.get("PYTHONPATH")]))
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    java_opts = os.environ.get("DATACLAY_JAVA_OPTS")
-    sides = [Side(False, java_opts), Side(True, java_opts)]
+    sides = [Side("plaintext"), Side("TLS", tls=True)]
     try:
         for side in sides:
             side.start()
@@ -96,7 +54,7 @@ def main() -> int:
                         "health": timed(lambda: side.lm.health(timeout=5), args.n, args.warmup),
                         "increment": timed(side.counter.increment, args.n, args.warmup),
                         "get": timed(side.counter.get, args.n, args.warmup),
-                        "first": timed(side.first_call, args.connections, 10),
+                        "first": timed(lambda: first_call(side), args.connections, 10),
                     }
             for what, label in (("health", "bare round trip (LM Health)"),
                                 ("increment", "active method, changes state"),
