@@ -3,8 +3,10 @@
 # the PostgreSQL server binaries (tests start their own server), Python venv support, Slurm
 # and munge (the multi-host tests start their own slurmctld, slurmds and munged), iproute2 and
 # util-linux (namespace hosts), bubblewrap and libseccomp2 (confined execution environments), and
-# redis-server (benchmarks/peers.py compares against Redis); then
-# a virtualenv at .venv with the Python requirements. Safe to run again.
+# redis-server (benchmarks/peers.py compares against Redis); Prometheus' server, unpacked from
+# Debian's package into .deps/ and never installed as a service (tests/test_prometheus_scrape.py
+# scrapes a cluster with it); then a virtualenv at .venv with the Python requirements. Safe to run
+# again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +36,20 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Prometheus: the package's binaries only, unpacked here. Installing the package would start a
+# Prometheus service on port 9090 and add a system user on a machine where none was asked for.
+if [ ! -x .deps/prometheus/usr/bin/prometheus ]; then
+  echo "unpacking Debian's prometheus into .deps/prometheus"
+  scratch=$(mktemp -d)
+  if ! (cd "$scratch" && apt-get download -qq prometheus >/dev/null 2>&1); then
+    $sudo_cmd apt-get update -qq
+    (cd "$scratch" && apt-get download -qq prometheus >/dev/null)
+  fi
+  mkdir -p .deps/prometheus
+  dpkg-deb -x "$scratch"/prometheus_*.deb .deps/prometheus
+  rm -rf "$scratch"
 fi
 
 python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10 or newer is needed")'

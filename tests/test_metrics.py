@@ -2,9 +2,7 @@
 counters and histograms (gRFC A66 names) move by exactly the calls made, GetStats and GetStatus
 report the same numbers, and the backend's own gauges follow what it stores."""
 import json
-import pathlib
 import re
-import socket
 import subprocess
 import urllib.request
 
@@ -13,27 +11,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from dataclay._internal.rpc.dataservice import DataServiceClient
 from dataclay._internal.rpc.logicmodule import LogicModuleClient
+from harness.scrapes import DASHBOARD, PROMQL_WORDS, consecutive_free_ports, dashboard_queries
 
 CALL_METHOD = "dataclay.v1.DataService/CallMethod"
 NEW_SESSION = "dataclay.v1.LogicModule/NewSession"
-
-
-def _consecutive_free_ports(n: int) -> int:
-    """A port p such that p .. p+n-1 are free now (the launcher gives backend i the port p+i+1)."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            first = s.getsockname()[1]
-        if first + n > 65535:
-            continue
-        try:
-            for port in range(first, first + n):
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", port))
-            return first
-        except OSError:
-            continue
-    raise RuntimeError(f"no {n} consecutive free ports")
 
 
 def scrape(port: int) -> dict:
@@ -55,7 +36,7 @@ def value(samples: dict, name: str, **labels) -> float:
 @pytest.fixture(scope="module")
 def metered(request):
     from conftest import started_cluster
-    port = _consecutive_free_ports(2)
+    port = consecutive_free_ports(2)
     cluster = started_cluster(backends=1, extra_env={"DATACLAY_METRICS_PORT": str(port)})
     request.addfinalizer(cluster.stop)
     return cluster, port
@@ -197,17 +178,6 @@ def test_the_endpoint_listens_on_loopback_only_at_the_ports_the_launcher_gave(me
     logs = cluster.logs()
     assert f"logic module metrics on port {port} of 127.0.0.1" in logs
     assert f"metrics on port {port + 1} of 127.0.0.1" in logs
-
-
-DASHBOARD = pathlib.Path(__file__).resolve().parents[1] / "docs" / "grafana" / "dataclay-cluster.json"
-PROMQL_WORDS = {"sum", "rate", "increase", "histogram_quantile", "by", "without", "label_values"}
-
-
-def dashboard_queries() -> list[str]:
-    dashboard = json.loads(DASHBOARD.read_text())
-    queries = [t["expr"] for p in dashboard["panels"] for t in p.get("targets", [])]
-    queries += [v["definition"] for v in dashboard["templating"]["list"] if v["type"] == "query"]
-    return queries
 
 
 def test_every_metric_the_grafana_dashboard_names_is_one_the_servers_export(metered):
