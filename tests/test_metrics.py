@@ -4,6 +4,7 @@ report the same numbers, and the backend's own gauges follow what it stores."""
 import json
 import re
 import subprocess
+import time
 import urllib.request
 
 import pytest
@@ -197,7 +198,7 @@ Person.get_by_alias("metered").birthday()
         named |= set(re.findall(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\{", query))
         named |= set(re.findall(r"label_values\(([a-zA-Z_:][a-zA-Z0-9_:]*)", query))
         other |= set(re.findall(r"[a-zA-Z_:][a-zA-Z0-9_:]*", bare))
-    labels = {"grpc_method", "grpc_status", "instance", "language", "le"}
+    labels = {"grpc_method", "grpc_status", "instance", "language", "le", "state"}
     # verify: every metric named is exported, and nothing else in a query could be a metric
     assert named and named <= exported, sorted(named - exported)
     assert other - named <= PROMQL_WORDS | labels, sorted(other - named - PROMQL_WORDS - labels)
@@ -219,3 +220,55 @@ def test_the_grafana_dashboard_is_importable_as_it_is():
             assert t["datasource"] == {"type": "prometheus", "uid": "${datasource}"} and t["expr"].strip()
     (source,) = [v for v in dashboard["templating"]["list"] if v["type"] == "datasource"]
     assert source["name"] == "datasource" and source["query"] == "prometheus"
+
+
+REPLICATED = """
+import json, sys
+from dataclay import api
+api.init()
+from people.model import Account
+backends = sorted(api.get_backends())
+names = {b: api.get_backends()[b].name for b in backends}
+x = Account("x", 0); x.make_persistent(alias="x-on-first", backend_id=backends[0]); x.new_replica(backend_id=backends[1])
+y = Account("y", 0); y.make_persistent(alias="y-on-second", backend_id=backends[1]); y.new_replica(backend_id=backends[0])
+for n in range(5):
+    x.deposit(n)
+print(json.dumps({"first": names[backends[0]], "second": names[backends[1]]}))
+"""
+
+
+def _metrics_port(base: int, backend_name: str) -> int:
+    return base + int(backend_name.rsplit("-", 1)[1])  # backend-1 is backend 0: the port + 1
+
+
+def test_replication_and_failover_metrics_move_when_a_backend_is_cut_off(make_cluster):
+    # setup: x mastered on the first backend with a replica on the second, y the other way round;
+    # promotions after 3 s of silence
+    port = consecutive_free_ports(3)
+    cluster = make_cluster(backends=2, extra_env={
+        "DATACLAY_METRICS_PORT": str(port), "DATACLAY_BACKEND_TIMEOUT_MS": "1500", "DATACLAY_PROMOTE_AFTER_MS": "3000"})
+    placed = json.loads(cluster.run_client(REPLICATED).stdout.strip().splitlines()[-1])
+    first, second = _metrics_port(port, placed["first"]), _metrics_port(port, placed["second"])
+    sent = scrape(first)
+    # run: kill the first backend; write y on the second, whose replica was on the first
+    cluster.kill(placed["first"])
+    wrote = cluster.run_client("""
+from dataclay import api
+api.init()
+from people.model import Account
+print(Account.get_by_alias("y-on-second").deposit(7))
+""")
+    # verify: five changes went to x's replica, and nothing is awaited
+    assert value(sent, "dataclay_replication_batches_sent_total") == 5
+    assert value(sent, "dataclay_replication_acknowledgements_awaited") == 0
+    assert value(sent, "dataclay_replication_send_seconds_total") > 0
+    # the second backend dropped y's replica on the dead one, and acknowledged the write
+    assert wrote.stdout.strip() == "7"
+    assert value(scrape(second), "dataclay_replication_replicas_dropped_total") == 1
+    # the Logic Module promoted x's replica: one object, a term raised, one backend silent
+    deadline = time.monotonic() + 30
+    while value(lm := scrape(port), "dataclay_failover_promoted_objects_total") < 1 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert value(lm, "dataclay_failover_promoted_objects_total") == 1
+    assert value(lm, "dataclay_failover_highest_term") >= 1
+    assert value(lm, "dataclay_backends", state="silent") == 1 and value(lm, "dataclay_backends", state="alive") == 1

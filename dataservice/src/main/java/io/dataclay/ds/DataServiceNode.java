@@ -34,6 +34,7 @@ import io.dataclay.ds.registration.Reconciliation;
 import io.dataclay.ds.replication.CopyService;
 import io.dataclay.ds.replication.Mastership;
 import io.dataclay.ds.replication.ReplicaSets;
+import io.dataclay.ds.replication.ReplicationMetrics;
 import io.dataclay.ds.replication.VersionService;
 import io.dataclay.ds.servicer.CallExecutors;
 import io.dataclay.ds.servicer.DataServiceServicer;
@@ -137,6 +138,7 @@ public final class DataServiceNode implements AutoCloseable {
     Mastership mastership = new Mastership(id, System::nanoTime);
     peers = new RemotePeers(admin, config.tls(), mastership::ownTerm);
     ReplicaSets replicas = new ReplicaSets(peers, directory, mastership, calls);
+    ReplicationMetrics.register(metrics.registry(), replicas, mastership);
     ResultApplier applier = new ResultApplier(store, lm, claims, calls, replicas, recorder, classes, environments,
         references);
     relay = new CallRelay(() -> admin.client().getBackends(), config.lmHost(), config.lmPort(), config.tls());

@@ -4,6 +4,7 @@ import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.PermissionDeniedException;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
 /**
@@ -22,6 +23,8 @@ public final class Mastership {
   private volatile long leaseEndsNanos;
   private volatile boolean leased; // false until the first answer, and while demotions are pending
   private volatile boolean unlimited; // the Logic Module never promotes: no lease is needed
+  private final LongAdder fenced = new LongAdder();
+  private final LongAdder leaseRefusals = new LongAdder();
 
   /** The mastership of backend {@code self}, timed by {@code nanos} (System::nanoTime). */
   public Mastership(UUID self, LongSupplier nanos) {
@@ -66,6 +69,7 @@ public final class Mastership {
    */
   public void requireLease(UUID id) {
     if (!leaseValid()) {
+      leaseRefusals.increment();
       throw new BackendUnavailableException("object " + id + " is replicated and this backend has not heard from the"
           + " Logic Module within its master lease: its replicas serve it (the Logic Module may be promoting one)");
     }
@@ -80,8 +84,19 @@ public final class Mastership {
   public void requireCurrent(String sender, long senderTerm) {
     long known = terms.getOrDefault(sender, 0L);
     if (senderTerm < known) {
+      fenced.increment();
       throw new PermissionDeniedException("backend " + sender + " sent a change with term " + senderTerm + ", but its"
           + " term is " + known + ": its master copies were promoted away while it was unreachable (fenced)");
     }
+  }
+
+  /** Changes and copies refused since start because their sender's term was stale (fenced). */
+  public long fencedRefusals() {
+    return fenced.sum();
+  }
+
+  /** Requests on replicated objects refused since start because the master lease had run out. */
+  public long leaseRefusals() {
+    return leaseRefusals.sum();
   }
 }

@@ -16,6 +16,8 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Supplier;
 import java.util.logging.Logger;
@@ -38,6 +40,11 @@ public final class ReplicaSets {
   private final PeerBackends peers;
   private final ObjectDirectory directory;
   private final Mastership mastership;
+  // for the backend's metrics
+  private final AtomicInteger awaiting = new AtomicInteger();
+  private final LongAdder sends = new LongAdder();
+  private final LongAdder sendNanos = new LongAdder();
+  private final LongAdder dropped = new LongAdder();
 
   /**
    * Replica sets passing changes on through {@code peers} on {@code senders}' threads, dropping
@@ -152,6 +159,7 @@ public final class ReplicaSets {
       }
     }
     List<CompletableFuture<Void>> sent = new ArrayList<>(byBackend.size());
+    awaiting.addAndGet(byBackend.size());
     byBackend.forEach((backend, changes) -> sent.add(queues.compute(backend, (k, tail) ->
         (tail == null ? DONE : tail.handle((ok, failed) -> null)).thenRunAsync(() -> send(backend, changes), senders))));
     return CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new));
@@ -159,6 +167,16 @@ public final class ReplicaSets {
 
   private void send(String backend, List<ObjectDelta> changes) {
     long started = System.nanoTime();
+    try {
+      sendOrDrop(backend, changes, started);
+    } finally {
+      awaiting.decrementAndGet();
+      sends.increment();
+      sendNanos.add(System.nanoTime() - started);
+    }
+  }
+
+  private void sendOrDrop(String backend, List<ObjectDelta> changes, long started) {
     try {
       try {
         peers.applyDeltas(backend, changes);
@@ -184,6 +202,27 @@ public final class ReplicaSets {
             + " object(s) (a replica was promoted while it was unreachable): " + fenced.getMessage());
       }
       ids.forEach(id -> drop(id, backend));
+      dropped.add(ids.size());
     }
+  }
+
+  /** Batches of changes queued for a replica backend and not acknowledged yet. */
+  public int acknowledgementsAwaited() {
+    return awaiting.get();
+  }
+
+  /** Batches of changes sent to replica backends since start (taken or not). */
+  public long batchesSent() {
+    return sends.sum();
+  }
+
+  /** Seconds those batches took, from being sent to being taken or failing, summed. */
+  public double sendSeconds() {
+    return sendNanos.sum() / 1e9;
+  }
+
+  /** Replicas dropped because their backend did not take a change, since start. */
+  public long replicasDropped() {
+    return dropped.sum();
   }
 }

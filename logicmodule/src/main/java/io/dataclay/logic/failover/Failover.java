@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -53,6 +54,8 @@ public final class Failover implements AutoCloseable {
       Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "lm-failover"));
   private final Map<String, Integer> strandedLogged = new ConcurrentHashMap<>();
   private volatile Map<String, Long> terms;
+  private final LongAdder promoted = new LongAdder();
+  private final LongAdder restored = new LongAdder();
 
   /** What a heartbeat answer carries for failover. */
   public record HeartbeatPart(Map<String, Long> terms, long leaseMs, List<Move> demotions, boolean more) {}
@@ -72,6 +75,21 @@ public final class Failover implements AutoCloseable {
         demoted.add(b.id());
       }
     }
+  }
+
+  /** Objects whose replica was promoted to master since the Logic Module started. */
+  public long promotedObjects() {
+    return promoted.sum();
+  }
+
+  /** Replicas given back to a backend that rejoined after failover, since the Logic Module started. */
+  public long restoredReplicas() {
+    return restored.sum();
+  }
+
+  /** The highest failover term of any backend (0 until a first promotion). */
+  public long highestTerm() {
+    return terms.values().stream().mapToLong(Long::longValue).max().orElse(0);
   }
 
   /** Notes that {@code backendId} has demotions to apply (a master dropped replicas of it). */
@@ -164,6 +182,7 @@ public final class Failover implements AutoCloseable {
       return;
     }
     terms = Map.copyOf(store.failover().terms());
+    promoted.add(done.size());
     demoted.add(lost.id());
     announceTerms();
     Map<String, Integer> per = new HashMap<>();
@@ -228,6 +247,7 @@ public final class Failover implements AutoCloseable {
       }
       try {
         calls.newReplicas(master, e.getValue(), backendId, systemToken.get());
+        restored.add(e.getValue().size());
         LOG.info("backend " + backendId + " rejoined as a replica of " + e.getValue().size() + " objects mastered on "
             + master.name());
       } catch (RuntimeException failed) {

@@ -137,7 +137,7 @@ public final class LogicModuleService {
         this::accessChanged, clock);
     this.failover = new Failover(store, backends, backendCalls, () -> systemToken, settings.promoteAfterMs());
     LogicModuleMetrics.register(metrics.registry(), objects::objectCount, objects::aliasCount, accounts::openSessions,
-        collector::collectedTotal, backends);
+        collector::collectedTotal, backends, failover);
   }
 
   /** Starts promoting the replicas of backends that stay silent (see {@link Failover}). */
