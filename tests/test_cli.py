@@ -155,3 +155,49 @@ def test_listing_commands_print_one_json_document_and_waits_take_a_timeout(clust
     assert "WaitForBackends <python|java> <n> [--timeout SECONDS]" in cluster.dataclaycmd("help", "WaitForBackends").stdout
     assert cluster.dataclay("--version").stdout.startswith("dataclay (pmclay) ")
     assert "--timeout SECONDS" in cluster.dataclay("start", "--help").stdout
+
+
+def _start_on_a_terminal(cluster: Cluster) -> str:
+    """`dataclay start` with its standard error on a pseudo-terminal; what it wrote there."""
+    import os
+    import pty
+    import subprocess
+    from harness.cluster import _command
+    leader, follower = pty.openpty()
+    try:
+        started = subprocess.run([_command("dataclay"), "start", "--backends", str(cluster.backends)], env=cluster.env,
+                                 stdout=subprocess.PIPE, stderr=follower, timeout=120)
+        os.close(follower)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the terminal's other end is closed and drained
+                break
+            if not chunk:
+                break
+            out += chunk
+        assert started.returncode == 0, out
+        return out.decode(errors="replace")
+    finally:
+        os.close(leader)
+
+
+def test_start_shows_a_progress_bar_on_a_terminal_and_none_in_a_pipe():
+    import subprocess
+    from harness.cluster import _command
+    # setup
+    cluster = Cluster(backends=2)
+    try:
+        # run: first on a terminal, then (after a stop) with standard error in a pipe
+        on_terminal = _start_on_a_terminal(cluster)
+        cluster.stop_processes()
+        piped = subprocess.run([_command("dataclay"), "start", "--backends", "2"], env=cluster.env,
+                               capture_output=True, text=True, timeout=120)
+    finally:
+        cluster.stop()
+    # verify: a redrawn bar with the count, a rate and an elapsed/remaining time; nothing in a pipe
+    assert "waiting for backends" in on_terminal and "\r" in on_terminal, on_terminal
+    assert "2/2" in on_terminal and "backend/s" in on_terminal and "<" in on_terminal, on_terminal
+    assert piped.returncode == 0, piped.stderr
+    assert "waiting for backends" not in piped.stderr + piped.stdout

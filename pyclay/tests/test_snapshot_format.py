@@ -11,7 +11,7 @@ import pytest
 from dataclay.exceptions import BackendUnavailableError, InvalidArgumentError
 from dataclay._internal.cli.snapshot import snapshot_format as fmt
 from dataclay._internal.cli.snapshot.import_placement import place
-from dataclay._internal.cli.snapshot.progress import Progress
+from dataclay._internal.cli.common.progress import Progress
 from dataclay._internal.rpc import framing
 
 BACKEND = "8407e78d-5a4c-452f-8a14-e77239c510a8"
@@ -185,7 +185,8 @@ def test_progress_redraws_one_line_on_a_terminal_and_prints_lines_when_asked_els
         meter.done()
     assert terminal.getvalue().startswith("\rimport") and terminal.getvalue().endswith("\n")
     assert "100%" in terminal.getvalue() and "10/10 objects" in terminal.getvalue()
-    assert "\r" not in log.getvalue() and log.getvalue().count("\n") >= 2 and "2.0/2.0 MB" in log.getvalue()
+    assert "\r" not in log.getvalue() and log.getvalue().count("\n") >= 2 and "2.00M/2.00M" in log.getvalue()
+    assert "B/s" in log.getvalue() and "10/10 objects" in log.getvalue()
     assert quiet.getvalue() == ""
 
 

@@ -1,75 +1,84 @@
-"""A progress line on standard error for long exports and imports: redrawn in place on a terminal,
-printed every few seconds when asked for elsewhere (a batch job's log), silent otherwise."""
+"""Progress bars on standard error for long command-line work, drawn by tqdm: a bar with a rate
+and an estimated time left, redrawn in place on a terminal. Elsewhere (a pipe, a batch job's log)
+nothing is shown, unless asked for (`dataclay export --progress`): then one line every few
+seconds."""
 from __future__ import annotations
 
+import os
 import sys
 import threading
-import time
 
-_WIDTH = 24
+from tqdm import tqdm
+
+
+class _Lines:
+    """A stream that gets each redraw tqdm makes ("\\r" + the line) as a line of its own."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> None:
+        for part in text.split("\r"):
+            line = part.rstrip("\n")
+            if line.strip():
+                self._stream.write(line + "\n")
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+
+def bar(label: str, total: float | None = None, unit: str = "it", enabled: bool | None = None, stream=None,
+        **options) -> tqdm:
+    """A tqdm bar on `stream` (standard error); `enabled` None: only when that is a terminal. Use it
+    as a context manager; `update(n)` counts work done (tqdm locks: any thread may)."""
+    stream = stream or sys.stderr
+    tty = hasattr(stream, "isatty") and stream.isatty()
+    shown = tty if enabled is None else enabled
+    # follow the terminal's size; one that reports none (a bare pseudo-terminal: 0 x 0, where tqdm
+    # would draw nothing) gets 100 columns and 24 rows
+    follow = tty and min(_size(stream)) > 0
+    return tqdm(total=total, desc=label, unit=unit, file=stream if tty else _Lines(stream), disable=not shown,
+                mininterval=0.2 if tty else 5.0, dynamic_ncols=follow, ncols=None if follow else 100,
+                nrows=None if follow else 24, leave=True, **options)
+
+
+def _size(stream) -> tuple[int, int]:
+    try:
+        size = os.get_terminal_size(stream.fileno())
+        return size.columns, size.lines
+    except (AttributeError, OSError, ValueError):
+        return 0, 0
 
 
 class Progress:
-    """Counts bytes and objects done (from any thread) against optional totals, and shows them.
-    `enabled` None: only when standard error is a terminal."""
+    """Counts bytes and objects done (from any thread) against optional totals, on a `bar` in bytes
+    with the objects beside it. `about`: the byte total is an estimate."""
 
     def __init__(self, label: str, total_bytes: int | None = None, total_objects: int | None = None,
                  enabled: bool | None = None, stream=None, about: bool = False):
-        self._stream = stream or sys.stderr
-        self._tty = hasattr(self._stream, "isatty") and self._stream.isatty()
-        self.enabled = self._tty if enabled is None else enabled
-        self._label = label
-        self._total_bytes = total_bytes
-        self._total_objects = total_objects
-        self._about = about
+        self._bar = bar(label + (" (about)" if about and total_bytes else ""), total=total_bytes or None, unit="B",
+                        enabled=enabled, stream=stream, unit_scale=True, unit_divisor=1000)
+        self.enabled = not self._bar.disable
+        self._total_objects = None if about else total_objects
         self._bytes = 0
         self._objects = 0
         self._lock = threading.Lock()
-        self._started = time.monotonic()
-        self._shown = 0.0
-        self._period = 0.2 if self._tty else 5.0
 
     def add(self, nbytes: int = 0, objects: int = 0) -> None:
-        """Counts work done; redraws when it is time."""
+        """Counts work done; tqdm redraws when it is time."""
         with self._lock:
             self._bytes += nbytes
-            self._objects += objects
-            now = time.monotonic()
-            if self.enabled and now - self._shown >= self._period:
-                self._shown = now
-                self._show(now, final=False)
+            if objects:
+                self._objects += objects
+                of = f"/{self._total_objects:,}" if self._total_objects else ""
+                self._bar.set_postfix_str(f"{self._objects:,}{of} objects", refresh=False)
+            self._bar.update(nbytes)
 
     def done(self) -> None:
         """Draws the final state and ends the line."""
         with self._lock:
-            if self.enabled:
-                self._show(time.monotonic(), final=True)
+            self._bar.close()
 
     @property
     def bytes(self) -> int:
         return self._bytes
-
-    def _show(self, now: float, final: bool) -> None:
-        elapsed = max(now - self._started, 1e-6)
-        parts = [self._label]
-        if self._total_bytes:
-            fraction = min(self._bytes / self._total_bytes, 1.0 if final else 0.99)
-            filled = int(fraction * _WIDTH)
-            parts.append(f"[{'#' * filled}{'.' * (_WIDTH - filled)}] {fraction * 100:3.0f}%")
-            parts.append(f"{_mb(self._bytes)}/{'about ' if self._about else ''}{_mb(self._total_bytes)} MB")
-        else:
-            parts.append(f"{_mb(self._bytes)} MB")
-        if self._objects or self._total_objects:
-            of = f"/{self._total_objects:,}" if self._total_objects and not self._about else ""
-            parts.append(f"{self._objects:,}{of} objects")
-        parts.append(f"{self._bytes / elapsed / 1e6:.1f} MB/s")
-        line = "  ".join(parts)
-        if self._tty:
-            self._stream.write("\r" + line + ("\n" if final else ""))
-        else:
-            self._stream.write(line + "\n")
-        self._stream.flush()
-
-
-def _mb(n: int) -> str:
-    return f"{n / 1e6:,.1f}"

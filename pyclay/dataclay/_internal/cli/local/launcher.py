@@ -16,7 +16,7 @@ import time
 from dataclay._internal import sandbox
 from dataclay.exceptions import (BackendUnavailableError, DataClayException, InvalidArgumentError,
                                  NotAuthenticatedError)
-from dataclay._internal.cli.common import class_archives, erasure
+from dataclay._internal.cli.common import class_archives, erasure, progress
 from dataclay._internal.cli.local import prerequisites
 from dataclay._internal.cli.snapshot import snapshot_signing as signing
 from dataclay._internal.cli.local.certificates import ClusterCertificates
@@ -288,27 +288,32 @@ class LocalCluster:
             raise StartError(
                 f"the Logic Module refused the administrator {user!r} ({e}); its metadata already holds that "
                 f"account with another password: set DATACLAY_USER/DATACLAY_PASSWORD to it") from None
+        names = {b.name for b in state.backends}
         try:
-            names = {b.name for b in state.backends}
-            while True:
-                # the Logic Module still calls a backend that was just killed alive for a heartbeat
-                # or two: a restarted one is up once its own port answers as well
-                alive = {b.name for b in _answered(client.get_backends, deadline, "the Logic Module",
-                                              self.start_timeout)
-                         if b.alive and b.port == _port_of(state, b.name) and port_in_use(b.port)}
-                if names <= alive:
-                    return
-                for record in state.backends:
-                    if self._ended(record):
-                        raise StartError(self._died(f"backend {record.name}", self.logs / f"{record.name}.log"))
-                if time.monotonic() > deadline:
-                    missing = ", ".join(sorted(names - alive))
-                    raise StartError(f"backends {missing} did not register within {self.start_timeout:g} s; "
-                                     f"see {self.logs} (`dataclay logs`), or wait longer with --timeout SECONDS")
-                time.sleep(0.1)
+            with progress.bar("waiting for backends", total=len(names), unit="backend") as shown:
+                self._await_alive(state, client, names, deadline, shown)
         finally:
             client.close_session()
             client.close()
+
+    def _await_alive(self, state: ClusterState, client, names: set, deadline: float, shown) -> None:
+        while True:
+            # the Logic Module still calls a backend that was just killed alive for a heartbeat
+            # or two: a restarted one is up once its own port answers as well
+            alive = {b.name for b in _answered(client.get_backends, deadline, "the Logic Module",
+                                          self.start_timeout)
+                     if b.alive and b.port == _port_of(state, b.name) and port_in_use(b.port)}
+            shown.update(len(names & alive) - shown.n)
+            if names <= alive:
+                return
+            for record in state.backends:
+                if self._ended(record):
+                    raise StartError(self._died(f"backend {record.name}", self.logs / f"{record.name}.log"))
+            if time.monotonic() > deadline:
+                missing = ", ".join(sorted(names - alive))
+                raise StartError(f"backends {missing} did not register within {self.start_timeout:g} s; "
+                                 f"see {self.logs} (`dataclay logs`), or wait longer with --timeout SECONDS")
+            time.sleep(0.1)
 
     def _spawn(self, jar: str, env: dict[str, str], log: pathlib.Path, stdin_line: str | None = None) -> int:
         jar_path = self.settings.jars / jar

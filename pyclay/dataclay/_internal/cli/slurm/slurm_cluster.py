@@ -18,6 +18,7 @@ import sys
 import time
 
 from dataclay.exceptions import DataClayException, NotAuthenticatedError
+from dataclay._internal.cli.common import progress
 from dataclay._internal.cli.slurm.slurm_job import JobDir, JobPlan
 from dataclay._internal.private_paths import open_private
 from dataclay._internal.rpc import LogicModuleClient
@@ -115,13 +116,15 @@ class JobCluster:
                 except DataClayException as e:
                     self._wait_a_little(deadline, f"the Logic Module does not answer ({e})", "logicmodule", 0.1)
             wanted = set(plan.backend_nodes)
-            while True:
-                alive = {b.name for b in client.get_backends(timeout=5.0) if b.alive}
-                if wanted <= alive:
-                    return
-                missing = sorted(wanted - alive)
-                self._wait_a_little(deadline, f"backends on {', '.join(missing)} did not register",
-                                    f"backend-{missing[0]}", 0.1)
+            with progress.bar("waiting for nodes' backends", total=len(wanted), unit="node") as shown:
+                while True:
+                    alive = {b.name for b in client.get_backends(timeout=5.0) if b.alive}
+                    shown.update(len(wanted & alive) - shown.n)
+                    if wanted <= alive:
+                        return
+                    missing = sorted(wanted - alive)
+                    self._wait_a_little(deadline, f"backends on {', '.join(missing)} did not register",
+                                        f"backend-{missing[0]}", 0.1)
         finally:
             if client.token:
                 try:

@@ -16,7 +16,7 @@ from dataclay.exceptions import DataClayException, InternalError
 from dataclay._internal.cli.snapshot import snapshot_format as fmt
 from dataclay._internal.cli.snapshot import snapshot_signing as signing
 from dataclay._internal.cli.snapshot.admin_session import admin_session
-from dataclay._internal.cli.snapshot.progress import Progress
+from dataclay._internal.cli.common.progress import Progress
 from dataclay._internal.config import Config
 from dataclay._internal.proto import snapshot_pb2
 from dataclay._internal.rpc import DataServiceClient

@@ -18,7 +18,7 @@ from dataclay.exceptions import BackendUnavailableError, DataClayException, Inte
 from dataclay._internal.cli.snapshot import import_review, snapshot_format as fmt, snapshot_signing as signing
 from dataclay._internal.cli.snapshot.admin_session import admin_session
 from dataclay._internal.cli.snapshot.import_placement import place
-from dataclay._internal.cli.snapshot.progress import Progress
+from dataclay._internal.cli.common.progress import Progress
 from dataclay._internal.cli.snapshot.snapshot_reader import read_snapshot
 from dataclay._internal.config import Config
 from dataclay._internal.proto import common_pb2, dataservice_pb2, logicmodule_pb2 as lm_pb2

@@ -17,7 +17,7 @@ from google.protobuf.message import DecodeError
 
 from dataclay._internal.cli.snapshot import snapshot_format as fmt
 from dataclay._internal.cli.snapshot import snapshot_signing as signing
-from dataclay._internal.cli.snapshot.progress import Progress
+from dataclay._internal.cli.common.progress import Progress
 from dataclay._internal.proto import common_pb2, snapshot_pb2
 
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
