@@ -1,24 +1,30 @@
 #!/usr/bin/env python
-"""What serving Prometheus metrics costs a warm method call. Three one-backend `kv` clusters run
-side by side:
-- "off": no metrics endpoint;
-- "on": DATACLAY_METRICS_PORT set, nobody scraping;
-- "scraped": the same, with a separate process scraping the Logic Module's and the backend's
-  /metrics every --scrape-interval seconds (Prometheus' default is 15 s; 1 s is the worst case
-  anyone configures).
+"""What serving Prometheus metrics costs a warm method call, on one one-backend `kv` cluster with
+DATACLAY_METRICS_PORT set, in alternating blocks:
+- "idle": nobody scrapes;
+- "scraped": a separate process scrapes the Logic Module's and the backend's /metrics every
+  --scrape-interval seconds (Prometheus' default is 15 s; 1 s is the most anyone configures).
+The scraper is stopped (SIGSTOP) and resumed (SIGCONT) between blocks, and which block goes first
+alternates round by round, so drift falls on both alike. Per round and block: p50 and p99 of an
+active method that changes state (increment) and of one that reads it (get), and the ratio of
+"scraped" over "idle".
 
-The calls are counted and timed by the servers in all three (GetStats reads the same counters);
-what differs is the endpoint and the scrapes. This process measures the three in alternating
-rounds, rotating which goes first. Per round and side: p50 and p99 of an active method that
-changes state (increment) and of one that reads it (get). The ratio printed is each side's p50
-over "off"'s in the same round."""
+The calls are counted and timed by the servers whether or not anyone scrapes (GetStats reads the
+same counters); what that costs per call is measured alone, without a network, by
+benchmarks/java/InterceptorCost.java. Two clusters started alike differ by up to 50 % in p50 on
+this 2-CPU machine (measured 2026-11-27), so an "off" cluster beside an "on" one would measure the
+clusters, not the metrics: one cluster is measured against itself."""
 import argparse
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
+import urllib.request
 
 from _cluster import REPO, Side, p50_p99
+from _cpu_time import cpu_seconds
 from _timing import timed
 
 SCRAPER = """
@@ -46,10 +52,28 @@ def free_pair() -> int:
             continue
 
 
+def scrape_cost(side: Side, port: int, scrapes: int) -> None:
+    """Each server's CPU and the scrape's wall time per scrape of its /metrics, over `scrapes`
+    back-to-back scrapes (the client's calls stopped): what a scrape costs, whatever its interval."""
+    pids = side.cluster.pids()
+    for name, metrics_port in (("logicmodule", port), ("backend-1", port + 1)):
+        url = f"http://127.0.0.1:{metrics_port}/metrics"
+        urllib.request.urlopen(url, timeout=10).read()
+        before, started = cpu_seconds(pids[name]), time.perf_counter()
+        size = 0
+        for _ in range(scrapes):
+            with urllib.request.urlopen(url, timeout=10) as r:
+                size = len(r.read())
+        wall, cpu = time.perf_counter() - started, cpu_seconds(pids[name]) - before
+        print(f"    scrape of the {name:<11} {size / 1024:5.1f} KiB: {wall / scrapes * 1e3:5.2f} ms wall, "
+              f"{cpu / scrapes * 1e3:5.2f} ms of the server's CPU; every 15 s: {cpu / scrapes / 15 * 100:.3f} % of a CPU",
+              flush=True)
+
+
 def report(name: str, samples: list[float], base_p50: float | None) -> float:
     p50, p99 = p50_p99(samples)
-    ratio = f"  x{p50 / base_p50:.3f} of off" if base_p50 else ""
-    print(f"    {name:<34} p50 {p50 * 1e6:7.1f} us   p99 {p99 * 1e6:7.1f} us{ratio}", flush=True)
+    ratio = f"  x{p50 / base_p50:.3f} of idle" if base_p50 else ""
+    print(f"    {name:<36} p50 {p50 * 1e6:7.1f} us   p99 {p99 * 1e6:7.1f} us{ratio}", flush=True)
     return p50
 
 
@@ -58,37 +82,39 @@ def main() -> int:
     parser.add_argument("-n", type=int, default=20000, help="samples per figure")
     parser.add_argument("--warmup", type=int, default=20000, help="unmeasured calls before each figure")
     parser.add_argument("--rounds", type=int, default=5, help="rounds; the first runs on just-started servers")
+    parser.add_argument("--scrapes", type=int, default=300, help="back-to-back scrapes timed at the end")
     parser.add_argument("--scrape-interval", type=float, default=1.0, help="seconds between scrapes")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO / "tests" / "models"))
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "tests" / "models"),
                                                              os.environ.get("PYTHONPATH")]))
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    on_port, scraped_port = free_pair(), None
-    while scraped_port is None or abs(scraped_port - on_port) < 2:
-        scraped_port = free_pair()
-    sides = [Side("off"), Side("on", {"DATACLAY_METRICS_PORT": str(on_port)}),
-             Side("scraped", {"DATACLAY_METRICS_PORT": str(scraped_port)})]
+    port = free_pair()
+    side = Side("metrics on", {"DATACLAY_METRICS_PORT": str(port)})
     scraper = None
     try:
-        for side in sides:
-            side.start()
-        scraper = subprocess.Popen([sys.executable, "-c", SCRAPER, str(scraped_port), str(scraped_port + 1),
+        side.start()
+        scraper = subprocess.Popen([sys.executable, "-c", SCRAPER, str(port), str(port + 1),
                                     str(args.scrape_interval)])
-        for round_ in range(1, args.rounds + 1):
-            print(f"round {round_} of {args.rounds}{' (servers just started)' if round_ == 1 else ''}")
-            shift = (round_ - 1) % len(sides)
-            results = {}
-            for side in sides[shift:] + sides[:shift]:
-                with side.active():
-                    results[side.name] = {
+        scraper.send_signal(signal.SIGSTOP)
+        with side.active():
+            for round_ in range(1, args.rounds + 1):
+                print(f"round {round_} of {args.rounds}{' (servers just started)' if round_ == 1 else ''}")
+                results = {}
+                for block in (("idle", "scraped") if round_ % 2 else ("scraped", "idle")):
+                    scraper.send_signal(signal.SIGCONT if block == "scraped" else signal.SIGSTOP)
+                    results[block] = {
                         "increment": timed(side.counter.increment, args.n, args.warmup),
                         "get": timed(side.counter.get, args.n, args.warmup),
                     }
-            for what, label in (("increment", "active method, changes state"), ("get", "active method, reads state")):
-                base = report(f"off     {label}", results["off"][what], None)
-                report(f"on      {label}", results["on"][what], base)
-                report(f"scraped {label}", results["scraped"][what], base)
+                scraper.send_signal(signal.SIGSTOP)
+                for what, label in (("increment", "active method, changes state"),
+                                    ("get", "active method, reads state")):
+                    base = report(f"idle    {label}", results["idle"][what], None)
+                    report(f"scraped {label}", results["scraped"][what], base)
+        print(f"each scrape alone ({args.scrapes} back to back, no calls):")
+        scrape_cost(side, port, args.scrapes)
+        scraper.send_signal(signal.SIGCONT)
         if scraper.poll() is not None:
             print(f"the scraper stopped early (exit {scraper.returncode}): the 'scraped' figures are not valid")
             return 1
@@ -96,8 +122,7 @@ def main() -> int:
         if scraper is not None:
             scraper.kill()
             scraper.wait()
-        for side in sides:
-            side.stop()
+        side.stop()
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

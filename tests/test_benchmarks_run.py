@@ -62,16 +62,19 @@ def test_figure_13_benchmark_runs_at_a_tiny_size_and_draws_its_figure(tmp_path):
     assert pixels.shape[0] > 300 and pixels.shape[1] > 600 and pixels.std() > 0.05, pixels.shape
 
 
-def test_metrics_cost_benchmark_runs_at_a_tiny_size_and_prints_each_side():
+def test_metrics_cost_benchmark_runs_at_a_tiny_size_and_prints_each_block():
     # setup
     env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
     # run
     result = subprocess.run([sys.executable, str(REPO / "benchmarks" / "metrics_cost.py"), "-n", "100", "--warmup",
-                             "50", "--rounds", "2", "--scrape-interval", "0.2"],
+                             "50", "--rounds", "2", "--scrape-interval", "0.2", "--scrapes", "5"],
                             env=env, capture_output=True, text=True, timeout=240)
     # verify
     assert result.returncode == 0, result.stdout + result.stderr
-    for side in ("off", "on", "scraped"):
+    for side in ("idle", "scraped"):
         for what in ("changes state", "reads state"):
             rows = re.findall(rf"^    {side} +active method, {what} +p50 +[\d.]+ us +p99 +[\d.]+ us", result.stdout, re.M)
             assert len(rows) == 2, (side, what, result.stdout)
+    for server in ("logicmodule", "backend-1"):
+        assert re.search(rf"^    scrape of the {server} +[\d.]+ KiB: +[\d.]+ ms wall, +[\d.]+ ms of the server's CPU",
+                         result.stdout, re.M), result.stdout

@@ -181,6 +181,13 @@ def test_the_endpoint_listens_on_loopback_only_at_the_ports_the_launcher_gave(me
     assert f"metrics on port {port + 1} of 127.0.0.1" in logs
 
 
+TWO_LM_ONLY = "dataclay_store_cache_"
+
+
+def dashboard_metric_names() -> set[str]:
+    return {n for q in dashboard_queries() for n in re.findall(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\{", q)}
+
+
 def test_every_metric_the_grafana_dashboard_names_is_one_the_servers_export(metered):
     # setup: every panel's series exists (a call of each kind made)
     cluster, port = metered
@@ -188,7 +195,9 @@ def test_every_metric_the_grafana_dashboard_names_is_one_the_servers_export(mete
 from dataclay import api
 api.init()
 from people.model import Person
-Person.get_by_alias("metered").birthday()
+p = Person("d", 1)
+p.make_persistent()
+p.birthday()
 """)
     exported = {name for p in (port, port + 1) for (name, _) in scrape(p)}
     # run: the metric names in the queries (an identifier before a selector or a comma/paren in label_values)
@@ -199,9 +208,11 @@ Person.get_by_alias("metered").birthday()
         named |= set(re.findall(r"label_values\(([a-zA-Z_:][a-zA-Z0-9_:]*)", query))
         other |= set(re.findall(r"[a-zA-Z_:][a-zA-Z0-9_:]*", bare))
     labels = {"grpc_method", "grpc_status", "instance", "language", "le", "state"}
-    # verify: every metric named is exported, and nothing else in a query could be a metric
-    assert named and named <= exported, sorted(named - exported)
+    # verify: every metric named is exported (2lm's own by a 2lm backend: the next test), and nothing
+    # else in a query could be a metric
     assert other - named <= PROMQL_WORDS | labels, sorted(other - named - PROMQL_WORDS - labels)
+    named = {n for n in named if not n.startswith(TWO_LM_ONLY)}
+    assert named and named <= exported, sorted(named - exported)
 
 
 def test_the_grafana_dashboard_is_importable_as_it_is():
@@ -272,3 +283,30 @@ print(Account.get_by_alias("y-on-second").deposit(7))
     assert value(lm, "dataclay_failover_promoted_objects_total") == 1
     assert value(lm, "dataclay_failover_highest_term") >= 1
     assert value(lm, "dataclay_backends", state="silent") == 1 and value(lm, "dataclay_backends", state="alive") == 1
+
+
+def test_a_2lm_backend_exports_its_cache_and_a_kv_one_does_not(metered, make_cluster):
+    # setup
+    port = consecutive_free_ports(2)
+    cluster = make_cluster(backends=1, store="2lm", extra_env={"DATACLAY_METRICS_PORT": str(port)})
+    before = scrape(port + 1)
+    # run: an object written and read back through the cache
+    cluster.run_client("""
+from dataclay import api
+api.init()
+from people.model import Person
+p = Person("c", 1)
+p.make_persistent()
+for _ in range(5):
+    p.birthday()
+""")
+    after = scrape(port + 1)
+    # verify
+    hits = "dataclay_store_cache_hits_total"
+    assert value(after, hits) - value(before, hits) >= 1
+    assert ("dataclay_store_cache_misses_total", frozenset()) in after
+    assert value(after, "dataclay_store_cache_bytes") > 0
+    assert ("dataclay_store_cache_dirty_bytes", frozenset()) in after
+    assert not any(name.startswith(TWO_LM_ONLY) for (name, _) in scrape(metered[1] + 1))
+    on_dashboard = {n for n in dashboard_metric_names() if n.startswith(TWO_LM_ONLY)}
+    assert on_dashboard and on_dashboard <= {name for (name, _) in after}

@@ -1,7 +1,6 @@
 """The snapshot directory format and import placement, without a cluster: manifests are checked
 field by field, files by size and SHA-256, records by their lengths; objects spread by bytes."""
 import hashlib
-import io
 import json
 import pathlib
 import types
@@ -11,7 +10,6 @@ import pytest
 from dataclay.exceptions import BackendUnavailableError, InvalidArgumentError
 from dataclay._internal.cli.snapshot import snapshot_format as fmt
 from dataclay._internal.cli.snapshot.import_placement import place
-from dataclay._internal.cli.common.progress import Progress
 from dataclay._internal.rpc import framing
 
 BACKEND = "8407e78d-5a4c-452f-8a14-e77239c510a8"
@@ -169,25 +167,6 @@ def test_a_master_copy_is_wrapped_with_its_replicas_without_being_decoded():
     holders = {t.backend_id: t.replica_holders for t in placement.targets.values()}
     master = next(t for t, h in holders.items() if h)
     assert holders[master] == {0: ["b" if master == "a" else "a"]}
-
-
-class _Terminal(io.StringIO):
-    def isatty(self):
-        return True
-
-
-def test_progress_redraws_one_line_on_a_terminal_and_prints_lines_when_asked_elsewhere():
-    terminal, log, quiet = _Terminal(), io.StringIO(), io.StringIO()
-    for stream, enabled in ((terminal, None), (log, True), (quiet, None)):
-        meter = Progress("import", total_bytes=2_000_000, total_objects=10, stream=stream, enabled=enabled)
-        meter.add(1_000_000, 5)
-        meter.add(1_000_000, 5)
-        meter.done()
-    assert terminal.getvalue().startswith("\rimport") and terminal.getvalue().endswith("\n")
-    assert "100%" in terminal.getvalue() and "10/10 objects" in terminal.getvalue()
-    assert "\r" not in log.getvalue() and log.getvalue().count("\n") >= 2 and "2.00M/2.00M" in log.getvalue()
-    assert "B/s" in log.getvalue() and "10/10 objects" in log.getvalue()
-    assert quiet.getvalue() == ""
 
 
 def test_objects_go_only_where_their_language_runs():

@@ -24,6 +24,7 @@ from dataclay._internal.cli.admin import model_changes
 from dataclay._internal.cli.admin.java_model import read_java_model
 from dataclay._internal.cli.admin.listing_commands import get_aliases, get_datasets, get_objects
 from dataclay._internal.cli.admin.model_files import read_python_model
+from dataclay._internal.cli.common import progress
 from dataclay._internal.config import Config
 from dataclay._internal.proto import common_pb2
 from dataclay._internal.rpc import LogicModuleClient, channels
@@ -181,7 +182,8 @@ def new_model(config: Config, user: str, password: str, namespace: str, class_pa
         raise UsageError(f"language must be python or java, not {language!r}")
     with _session(config, user, password) as lm:
         before = model_changes.registered(lm, namespace)
-        lm.register_model(model)
+        with progress.waiting(f"registering model {namespace} on every backend"):
+            lm.register_model(model)
     names = ", ".join(c.name for c in model.classes)
     unit = "module(s)" if language == "python" else "class file(s)"
     return (f"registered namespace {namespace}: {len(model.files)} {unit}, classes {names}"
@@ -300,7 +302,8 @@ def wait_for_backends(config: Config, language: str, count: str, *options: str) 
 
 def collect_garbage(config: Config, user: str, password: str) -> str:
     with _session(config, user, password) as lm:
-        report = lm.collect_garbage()
+        with progress.waiting("collecting garbage"):
+            report = lm.collect_garbage()
     return f"collected {report.collected} of {report.examined} objects examined in {report.duration_ms} ms"
 
 

@@ -6,6 +6,7 @@ import ast
 import pathlib
 
 from dataclay.exceptions import InvalidArgumentError
+from dataclay._internal.cli.common import progress
 from dataclay._internal.proto import common_pb2, logicmodule_pb2
 
 MAX_FILE_BYTES = 16 << 20
@@ -27,7 +28,11 @@ def read_python_model(namespace: str, class_path: str) -> logicmodule_pb2.Model:
         sources[relative] = path.read_bytes()
     if not sources:
         raise InvalidArgumentError(f"no Python modules under {class_path!r}")
-    trees = {relative: _parse(root / relative, data) for relative, data in sources.items()}
+    with progress.bar("reading the model", total=len(sources), unit="module") as shown:
+        trees = {}
+        for relative, data in sources.items():
+            trees[relative] = _parse(root / relative, data)
+            shown.update()
     classes = _model_classes(trees)
     if not classes:
         raise InvalidArgumentError(f"no DataClayObject subclasses in the modules under {class_path!r}")

@@ -4,6 +4,7 @@ nothing is shown, unless asked for (`dataclay export --progress`): then one line
 seconds."""
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -48,6 +49,30 @@ def _size(stream) -> tuple[int, int]:
         return size.columns, size.lines
     except (AttributeError, OSError, ValueError):
         return 0, 0
+
+
+@contextlib.contextmanager
+def waiting(label: str, enabled: bool | None = None, stream=None):
+    """`label` and the time elapsed, redrawn every half second while the block runs: for one call
+    that may take long (a collection on the Logic Module, a model deployed to every backend).
+    Nothing when standard error is not a terminal."""
+    shown = bar(label, enabled=enabled, stream=stream, bar_format="{desc}: {elapsed}")
+    stop = threading.Event()
+
+    def redraw() -> None:
+        while not stop.wait(0.5):
+            shown.refresh()
+
+    ticker = threading.Thread(target=redraw, name="progress", daemon=True)
+    if not shown.disable:
+        ticker.start()
+    try:
+        yield shown
+    finally:
+        stop.set()
+        if ticker.is_alive():
+            ticker.join()
+        shown.close()
 
 
 class Progress:

@@ -173,7 +173,7 @@ public final class DataServiceNode implements AutoCloseable {
         new VersionService(store, copies, replicas, peers, directory, lm, recorder, id), recorder,
         config.tls().enabled() ? PeerCertificates::callerIsClusterServer : () -> true,
         new SnapshotRpcs(exports, staging, config.maxMessageBytes()));
-    BackendMetrics.register(metrics.registry(), status::report);
+    BackendMetrics.register(metrics.registry(), status::report, store::figures);
     server = DataServiceServer.serving(serverBuilder, dataService, metrics.rpc(),
         new CallExecutors(sessions, calls, store.writesWithoutWaiting(), classes), config.maxMessageBytes()).start();
     status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));

@@ -1,16 +1,19 @@
 package io.dataclay.ds.status;
 
 import io.dataclay.ds.environments.EnvironmentStatus;
+import io.dataclay.ds.store.EngineFigure;
 import io.dataclay.ds.store.StoreStats;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.Unit;
+import java.util.List;
 import java.util.Locale;
 import java.util.function.Supplier;
 
 /**
- * A backend's own gauges and counters, read from the same report GetStatus answers, when scraped.
+ * A backend's own gauges and counters, read from the same report GetStatus answers and from the
+ * store engine's own figures (2lm's cache), when scraped.
  * Labels are bounded: the engine (one per backend) and the environment's language; no account,
  * object or model appears.
  */
@@ -18,7 +21,18 @@ public final class BackendMetrics {
   private BackendMetrics() {}
 
   /** Registers this backend's metrics in {@code registry}, reading {@code report} at each scrape. */
-  public static void register(PrometheusRegistry registry, Supplier<BackendReport> report) {
+  public static void register(PrometheusRegistry registry, Supplier<BackendReport> report,
+      Supplier<List<EngineFigure>> figures) {
+    for (EngineFigure first : figures.get()) {
+      String name = first.name();
+      if (first.counter()) {
+        CounterWithCallback.builder().name(name).help(first.help())
+            .callback(cb -> valueOf(figures, name).ifPresent(cb::call)).register(registry);
+      } else {
+        GaugeWithCallback.builder().name(name).help(first.help())
+            .callback(cb -> valueOf(figures, name).ifPresent(cb::call)).register(registry);
+      }
+    }
     GaugeWithCallback.builder()
         .name("dataclay_store_objects")
         .help("Objects stored on this backend (masters, replicas and versions).")
@@ -88,6 +102,10 @@ public final class BackendMetrics {
           }
         })
         .register(registry);
+  }
+
+  private static java.util.OptionalDouble valueOf(Supplier<List<EngineFigure>> figures, String name) {
+    return figures.get().stream().filter(f -> f.name().equals(name)).mapToDouble(EngineFigure::value).findFirst();
   }
 
   private static String language(EnvironmentStatus e) {

@@ -71,6 +71,11 @@ public abstract class ForwardingStore implements ObjectStore {
   }
 
   @Override
+  public java.util.List<EngineFigure> figures() {
+    return inner.figures();
+  }
+
+  @Override
   public boolean writesWithoutWaiting() {
     return inner.writesWithoutWaiting();
   }

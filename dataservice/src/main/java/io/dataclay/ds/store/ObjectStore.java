@@ -65,6 +65,11 @@ public interface ObjectStore extends AutoCloseable {
   /** Engine name, durability promise, pool path, capacity and use. */
   StoreStats stats();
 
+  /** This engine's own figures, always the same names, for the backend's metrics; none by default. */
+  default java.util.List<EngineFigure> figures() {
+    return java.util.List.of();
+  }
+
   /**
    * Whether a small write completes in microseconds without waiting on I/O, so that it may run
    * on a network thread (pmem and DRAM engines); engines that talk to a server say false.

@@ -1,5 +1,6 @@
 package io.dataclay.ds.store.twolevel;
 
+import io.dataclay.ds.store.EngineFigure;
 import io.dataclay.ds.store.FieldValue;
 import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.ds.store.ObjectHeader;
@@ -24,6 +25,7 @@ import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.StampedLock;
 import java.util.function.Consumer;
 import java.util.logging.Level;
@@ -57,6 +59,8 @@ public final class TwoLevelStore implements ObjectStore {
 
   private final KvStore records; // the kv pool itself, for record lengths
   private final ObjectStore nvram; // the kv pool, through encryption when the store has a key
+  private final LongAdder hits = new LongAdder();
+  private final LongAdder misses = new LongAdder();
   private final DramCache cache;
   private final StoreConfig config;
   private final RecordCodec codec = new RecordCodec();
@@ -137,8 +141,10 @@ public final class TwoLevelStore implements ObjectStore {
     }
     if (cell.cached != null) {
       cell.referenced = true;
+      hits.increment();
       return Optional.of(cell.cached.deepCopy()); // a cached record is immutable: no lock needed
     }
+    misses.increment();
     StoredObject loaded = load(id);
     if (loaded == null) {
       return Optional.empty();
@@ -269,6 +275,17 @@ public final class TwoLevelStore implements ObjectStore {
     StoreStats pool = nvram.stats();
     return new StoreStats(ENGINE, durability(), pool.path(), pool.capacityBytes(),
         pool.usedBytes() + cache.dirtyBytes(), cache.cells.size(), pool.encrypted());
+  }
+
+  @Override
+  public List<EngineFigure> figures() {
+    return List.of(
+        new EngineFigure("dataclay_store_cache_hits", "2lm: reads answered from the DRAM cache.", true, hits.sum()),
+        new EngineFigure("dataclay_store_cache_misses", "2lm: reads that went to NVRAM.", true, misses.sum()),
+        new EngineFigure("dataclay_store_cache_bytes", "2lm: DRAM the cached records take.", false,
+            cache.cachedBytes()),
+        new EngineFigure("dataclay_store_cache_dirty_bytes", "2lm: bytes of records written in DRAM and not yet"
+            + " written back to NVRAM (lost on power loss or kill -9).", false, cache.dirtyBytes()));
   }
 
   /**
