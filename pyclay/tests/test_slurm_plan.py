@@ -137,3 +137,12 @@ def test_a_job_directory_another_user_owns_is_refused_and_its_plan_never_read(tm
         job.load()
     # verify
     assert f"the job directory {job.path} is owned by uid 54321" in str(refused.value)
+
+
+def test_a_jobs_metrics_ports_never_collide_on_the_logic_modules_node():
+    from dataclay._internal.cli.slurm.slurm_node import metrics_env
+    # the Logic Module's node runs a backend too: the backends take the next port, on every node
+    assert metrics_env(9464, "logicmodule") == {"DATACLAY_METRICS_PORT": "9464"}
+    assert metrics_env(9464, "backend") == {"DATACLAY_METRICS_PORT": "9465"}
+    assert metrics_env(0, "backend") == {"DATACLAY_METRICS_PORT": "0"}
+    assert metrics_env(None, "backend") == {} and metrics_env(None, "logicmodule") == {}

@@ -51,6 +51,15 @@ def free_port(host: str) -> int:
         return s.getsockname()[1]
 
 
+def metrics_env(port: int | None, role: str) -> dict[str, str]:
+    """DATACLAY_METRICS_PORT for a server of the job: the port set for the Logic Module, the next one
+    for every backend (one per node, and one of them shares the Logic Module's node); none when the
+    job's environment does not set it; 0 (any free port) for all when it says 0."""
+    if port is None:
+        return {}
+    return {"DATACLAY_METRICS_PORT": str(port and port + (0 if role == "logicmodule" else 1))}
+
+
 class NodeServer:
     """The server of one role on this node, for the job in `job`."""
 
@@ -109,6 +118,7 @@ class NodeServer:
             if str(self.pool).startswith("/dev/shm/"):
                 env.setdefault("PMEM_IS_PMEM_FORCE", "1")  # DRAM-backed emulation, as `dataclay start` does
             jar, stdin = DS_JAR, subprocess.DEVNULL
+        env.update(metrics_env(self.settings.metrics_port, self.role))
         jar_path = self.settings.jars / jar
         if not jar_path.is_file():
             raise DataClayException(f"{jar_path} is missing: run `make build` (or set DATACLAY_JARS)")
