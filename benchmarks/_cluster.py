@@ -11,7 +11,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from harness.cluster import Cluster  # noqa: E402
 
-__all__ = ["REPO", "Cluster", "Side", "connected_cluster", "p50_p99"]
+__all__ = ["REPO", "Cluster", "Side", "connected_cluster", "models_importable", "p50_p99"]
 
 
 def p50_p99(samples: list[float]) -> tuple[float, float]:
@@ -43,6 +43,15 @@ def connected_cluster(backends: int, store: str, store_size: str, java_opts: str
             api.finish()
     finally:
         cluster.stop()
+
+
+def models_importable() -> None:
+    """Makes the test models (tests/models) importable here and in every process started from here,
+    and prints the load average (what the figures that follow ran beside)."""
+    sys.path.insert(0, str(REPO / "tests" / "models"))
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "tests" / "models"),
+                                                             os.environ.get("PYTHONPATH")]))
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 class Side:

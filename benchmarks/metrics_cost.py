@@ -23,7 +23,7 @@ import sys
 import time
 import urllib.request
 
-from _cluster import REPO, Side, p50_p99
+from _cluster import Side, models_importable, p50_p99
 from _cpu_time import cpu_seconds
 from _timing import timed
 
@@ -85,10 +85,7 @@ def main() -> int:
     parser.add_argument("--scrapes", type=int, default=300, help="back-to-back scrapes timed at the end")
     parser.add_argument("--scrape-interval", type=float, default=1.0, help="seconds between scrapes")
     args = parser.parse_args()
-    sys.path.insert(0, str(REPO / "tests" / "models"))
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "tests" / "models"),
-                                                             os.environ.get("PYTHONPATH")]))
-    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    models_importable()
     port = free_pair()
     side = Side("metrics on", {"DATACLAY_METRICS_PORT": str(port)})
     scraper = None

@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 
-from _cluster import REPO, Side, p50_p99
+from _cluster import Side, models_importable, p50_p99
 from _timing import timed
 
 
@@ -36,10 +36,7 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=200, help="fresh channels per round for the first call")
     parser.add_argument("--rounds", type=int, default=4, help="rounds; the first runs on cold servers")
     args = parser.parse_args()
-    sys.path.insert(0, str(REPO / "tests" / "models"))
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "tests" / "models"),
-                                                             os.environ.get("PYTHONPATH")]))
-    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    models_importable()
     sides = [Side("plaintext"), Side("TLS", tls=True)]
     try:
         for side in sides:
