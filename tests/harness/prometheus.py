@@ -1,6 +1,6 @@
 """A real Prometheus server for tests: Debian's binary (unpacked into .deps/ by
 scripts/install-deps.sh), its own configuration, data directory and free port, scraping the
-targets it is given every second. `query(promql)` asks its HTTP API."""
+targets it is given every 2 seconds. `query(promql)` asks its HTTP API."""
 from __future__ import annotations
 
 import json
@@ -36,7 +36,7 @@ class PrometheusServer:
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = 60) -> "PrometheusServer":
-        config = {"global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
+        config = {"global": {"scrape_interval": "2s", "scrape_timeout": "2s", "evaluation_interval": "2s"},
                   "scrape_configs": self.jobs}
         (self.root / "prometheus.yml").write_text(json.dumps(config))  # JSON is YAML
         self.log = open(self.root / "prometheus.log", "w")

@@ -205,7 +205,8 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in (
        _SERVERS),
     _s("DATACLAY_METRICS_TOKEN_FILE", PATH, "", "a server: the file (mode 0600, 32+ printable characters) holding the "
        "bearer token every scrape must send (Prometheus: `authorization.credentials_file`)", _SERVERS,
-       shown="unset: none (loopback only)"),
+       shown="unset: `$DATACLAY_HOME/metrics.token`, made by `dataclay start`; none for a server started alone "
+             "(loopback only)"),
     # TLS and the cluster secret
     _s("DATACLAY_TLS_CA", PATH, "", "PEM file of the cluster CA: set, every connection uses TLS and trusts only that "
        "CA (clients need only this; see [TLS](security.md#tls))", (CLIENT, JAVACLAY, _LM, _DS), shown="unset: plaintext",

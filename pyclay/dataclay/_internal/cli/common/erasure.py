@@ -16,7 +16,8 @@ import subprocess
 from dataclay.exceptions import DataClayException
 
 # What a local cluster keeps in DATACLAY_HOME (cluster.json last: it records where the pools are).
-HOME_ENTRIES = ("client.properties", "cluster.secret", "tls", "logs", "lm", "backends", "cluster.json")
+HOME_ENTRIES = ("client.properties", "cluster.secret", "metrics.token", "tls", "logs", "lm", "backends",
+                "cluster.json")
 _TEMP_FILE = re.compile(r"^\.(client\.properties|cluster\.json)\..+")
 _CHUNK = 1 << 20
 ERASE_TIMEOUT = 600.0

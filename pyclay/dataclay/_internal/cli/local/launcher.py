@@ -55,6 +55,7 @@ class LocalCluster:
         self._spawned: dict[int, subprocess.Popen] = {}
         self.notes: list[str] = []  # what a start found and worked around, for the user to read
         self._secret_file: pathlib.Path | None = None
+        self._metrics_env: dict[str, str] = {}
         self._tls: ClusterCa | None = None
         self.start_timeout = START_TIMEOUT
 
@@ -80,6 +81,7 @@ class LocalCluster:
         self._secure(state, tls)
         user, password = self._administrator(state)
         self._secret_file = self._cluster_secret()
+        self._metrics_env = self._metrics_token()
         self._start_logic_module(state, user, password)
         wanted = max(backends or 0, len(state.backends), 1)
         for index in range(len(state.backends), wanted):
@@ -206,6 +208,17 @@ class LocalCluster:
             write_private(path, secrets.token_urlsafe(48) + "\n")
         return path
 
+    def _metrics_token(self) -> dict[str, str]:
+        """With metrics on and no DATACLAY_METRICS_TOKEN_FILE given: $DATACLAY_HOME/metrics.token (mode
+        0600, made on first need), which every scrape must then present, so that the machine's other
+        users cannot read the cluster's figures or make its servers count on their behalf."""
+        if self.settings.metrics_port is None or self.settings.passthrough.get("DATACLAY_METRICS_TOKEN_FILE"):
+            return {}
+        path = self.home / "metrics.token"
+        if not path.exists():
+            write_private(path, secrets.token_hex(32) + "\n")
+        return {"DATACLAY_METRICS_TOKEN_FILE": str(path)}
+
     def _start_logic_module(self, state: ClusterState, user: str, password: str) -> None:
         lm = state.lm
         if lm.running():
@@ -221,6 +234,7 @@ class LocalCluster:
             env["DATACLAY_METADATA_URL"] = state.metadata_url
         if self.settings.metrics_port is not None:
             env["DATACLAY_METRICS_PORT"] = str(self.settings.metrics_port)
+            env.update(self._metrics_env)
         # the administrator's password goes on standard input: never into an environment or a command line
         lm.pid = self._spawn(LM_JAR, env, self.logs / "logicmodule.log", stdin_line=password)
         state.save(self.home)
@@ -252,7 +266,7 @@ class LocalCluster:
     def _start_backend(self, state: ClusterState, record: ProcessRecord) -> None:
         if record.running():
             return
-        taken = {state.lm.port} | {b.port for b in state.backends if b is not record}
+        taken = {state.lm.port} | {b.port for b in state.backends if b is not record} | self._metrics_ports(state)
         if record.port == 0 or port_in_use(record.port) or record.port in taken:
             record.port = free_port(taken)
         pool = pathlib.Path(state.store_root) / record.name
@@ -268,8 +282,8 @@ class LocalCluster:
             **self._tls_env(record.name),
         })
         if self.settings.metrics_port is not None:
-            index = state.backends.index(record)
-            env["DATACLAY_METRICS_PORT"] = str(self.settings.metrics_port and self.settings.metrics_port + index + 1)
+            env["DATACLAY_METRICS_PORT"] = str(self._metrics_port(state, record))
+            env.update(self._metrics_env)
         if self.settings.store_key_file is not None:
             # the path only: the Data Service reads the key itself (and the Logic Module never sees it)
             env["DATACLAY_STORE_KEY_FILE"] = str(self.settings.store_key_file)
@@ -277,6 +291,23 @@ class LocalCluster:
             env.setdefault("PMEM_IS_PMEM_FORCE", "1")  # DRAM-backed emulation: flushes need no msync
         record.pid = self._spawn(DS_JAR, env, self.logs / f"{record.name}.log")
         state.save(self.home)
+
+    def _metrics_port(self, state: ClusterState, record: ProcessRecord) -> int:
+        """Backend i's metrics port: DATACLAY_METRICS_PORT + i + 1 (0: any free port)."""
+        base = self.settings.metrics_port
+        if not base:
+            return 0
+        port = base + state.backends.index(record) + 1
+        if port > 65535 or port == state.lm.port:
+            raise StartError(f"DATACLAY_METRICS_PORT={base} gives {record.name} the port {port}, "
+                             f"{'which is no port' if port > 65535 else 'the Logic Module port (DATACLAY_PORT)'}: "
+                             f"choose a port with {len(state.backends)} free ones after it")
+        return port
+
+    def _metrics_ports(self, state: ClusterState) -> set[int]:
+        """The metrics ports of the Logic Module and every backend (none unless metrics are on)."""
+        base = self.settings.metrics_port
+        return set(range(base, base + len(state.backends) + 1)) if base else set()
 
     def _wait_for_backends(self, state: ClusterState, user: str, password: str) -> None:
         client = LogicModuleClient(f"127.0.0.1:{state.lm.port}", tls=self._tls)

@@ -237,7 +237,7 @@ public final class DataServiceConfig {
     storageLimits = new QuotaStore.Limits(count(QUOTA_OBJECTS),
         "0".equals(quotaBytes) ? 0 : bytes(QUOTA_BYTES, quotaBytes), value);
     environments = io.dataclay.ds.ee.EnvironmentSettings.from(env);
-    metrics = MetricsSettings.from(this::value);
+    metrics = MetricsSettings.from(this::value).checkedWith(tls);
   }
 
   /** The configuration in this process's environment. */

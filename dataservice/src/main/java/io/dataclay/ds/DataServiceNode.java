@@ -177,6 +177,10 @@ public final class DataServiceNode implements AutoCloseable {
     server = DataServiceServer.serving(serverBuilder, dataService, metrics.rpc(),
         new CallExecutors(sessions, calls, store.writesWithoutWaiting(), classes), config.maxMessageBytes()).start();
     status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));
+    if (config.metrics().enabled()) {
+      // before this backend registers: a port that cannot be bound stops it before anyone uses it
+      metricsEndpoint = config.metrics().start(metrics.registry(), config.tls());
+    }
     registration = new BackendRegistration(admin, status::identity, heartbeats, config.heartbeatMs(), sessions,
         mastership, copies::demote, revision -> {
           if (classes.ready() && revision > registry.synced()) {
@@ -196,9 +200,6 @@ public final class DataServiceNode implements AutoCloseable {
     models.reconcile(registration.models());
     classes.markInstalled(); // calls that waited for the models run from here on
     registration.startHeartbeat();
-    if (config.metrics().enabled()) {
-      metricsEndpoint = config.metrics().start(metrics.registry(), config.tls());
-    }
   }
 
   /**

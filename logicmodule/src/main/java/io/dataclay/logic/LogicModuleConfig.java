@@ -184,7 +184,7 @@ public final class LogicModuleConfig {
       throw new IllegalArgumentException(e.getMessage());
     }
     try {
-      this.metrics = MetricsSettings.from(key -> blankToNull(env.get(key)));
+      this.metrics = MetricsSettings.from(key -> blankToNull(env.get(key))).checkedWith(tls);
     } catch (InvalidArgumentException e) {
       throw new IllegalArgumentException(e.getMessage());
     }

@@ -160,19 +160,20 @@ public final class ReplicaSets {
     }
     List<CompletableFuture<Void>> sent = new ArrayList<>(byBackend.size());
     awaiting.addAndGet(byBackend.size());
+    long queued = System.nanoTime(); // the lag counts the wait behind earlier changes to the same backend
     byBackend.forEach((backend, changes) -> sent.add(queues.compute(backend, (k, tail) ->
-        (tail == null ? DONE : tail.handle((ok, failed) -> null)).thenRunAsync(() -> send(backend, changes), senders))));
+        (tail == null ? DONE : tail.handle((ok, failed) -> null))
+            .thenRunAsync(() -> send(backend, changes, queued), senders))));
     return CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new));
   }
 
-  private void send(String backend, List<ObjectDelta> changes) {
-    long started = System.nanoTime();
+  private void send(String backend, List<ObjectDelta> changes, long queued) {
     try {
-      sendOrDrop(backend, changes, started);
+      sendOrDrop(backend, changes, System.nanoTime());
     } finally {
       awaiting.decrementAndGet();
       sends.increment();
-      sendNanos.add(System.nanoTime() - started);
+      sendNanos.add(System.nanoTime() - queued);
     }
   }
 
@@ -216,7 +217,7 @@ public final class ReplicaSets {
     return sends.sum();
   }
 
-  /** Seconds those batches took, from being sent to being taken or failing, summed. */
+  /** Seconds those batches took, from being queued (after the stored change) to being taken or failing, summed. */
   public double sendSeconds() {
     return sendNanos.sum() / 1e9;
   }

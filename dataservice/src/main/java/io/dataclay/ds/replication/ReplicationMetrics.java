@@ -25,7 +25,8 @@ public final class ReplicationMetrics {
     CounterWithCallback.builder()
         .name("dataclay_replication_send_seconds")
         .unit(Unit.SECONDS)
-        .help("Time those batches took to be taken (or to fail), summed: over batches_sent, the replicas' lag.")
+        .help("Time those batches took from being queued to being taken (or failing), summed: over batches_sent,"
+            + " the replicas' mean lag.")
         .callback(cb -> cb.call(replicas.sendSeconds()))
         .register(registry);
     CounterWithCallback.builder()

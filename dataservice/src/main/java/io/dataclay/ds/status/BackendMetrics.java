@@ -2,7 +2,7 @@ package io.dataclay.ds.status;
 
 import io.dataclay.ds.environments.EnvironmentStatus;
 import io.dataclay.ds.store.EngineFigure;
-import io.dataclay.ds.store.StoreStats;
+import io.dataclay.server.metrics.CachedReading;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -21,9 +21,13 @@ public final class BackendMetrics {
   private BackendMetrics() {}
 
   /** Registers this backend's metrics in {@code registry}, reading {@code report} at each scrape. */
-  public static void register(PrometheusRegistry registry, Supplier<BackendReport> report,
-      Supplier<List<EngineFigure>> figures) {
-    for (EngineFigure first : figures.get()) {
+  public static void register(PrometheusRegistry registry, Supplier<BackendReport> source,
+      Supplier<List<EngineFigure>> figureSource) {
+    // one report and one set of figures per scrape (and at most ten a second), read safely: a
+    // failing read leaves its metrics out of that scrape, never fails it
+    CachedReading<BackendReport> report = new CachedReading<>(source, 100);
+    CachedReading<List<EngineFigure>> figures = new CachedReading<>(figureSource, 100);
+    for (EngineFigure first : figureSource.get()) {
       String name = first.name();
       if (first.counter()) {
         CounterWithCallback.builder().name(name).help(first.help())
@@ -37,37 +41,28 @@ public final class BackendMetrics {
         .name("dataclay_store_objects")
         .help("Objects stored on this backend (masters, replicas and versions).")
         .labelNames("engine")
-        .callback(cb -> {
-          StoreStats s = report.get().store();
-          cb.call(s.objects(), s.engine());
-        })
+        .callback(cb -> report.get().map(BackendReport::store).ifPresent(s -> cb.call(s.objects(), s.engine())))
         .register(registry);
     GaugeWithCallback.builder()
         .name("dataclay_store_used_bytes")
         .unit(Unit.BYTES)
         .help("Bytes of the store's pool (or database) in use.")
         .labelNames("engine")
-        .callback(cb -> {
-          StoreStats s = report.get().store();
-          cb.call(s.usedBytes(), s.engine());
-        })
+        .callback(cb -> report.get().map(BackendReport::store).ifPresent(s -> cb.call(s.usedBytes(), s.engine())))
         .register(registry);
     GaugeWithCallback.builder()
         .name("dataclay_store_capacity_bytes")
         .unit(Unit.BYTES)
         .help("Size of the store's pool; 0 when the engine has no fixed size (memory, postgres).")
         .labelNames("engine")
-        .callback(cb -> {
-          StoreStats s = report.get().store();
-          cb.call(s.capacityBytes(), s.engine());
-        })
+        .callback(cb -> report.get().map(BackendReport::store).ifPresent(s -> cb.call(s.capacityBytes(), s.engine())))
         .register(registry);
     GaugeWithCallback.builder()
         .name("dataclay_environment_processes")
         .help("Execution-environment processes alive (one per account served and language).")
         .labelNames("language")
         .callback(cb -> {
-          for (EnvironmentStatus e : report.get().environments()) {
+          for (EnvironmentStatus e : report.get().map(BackendReport::environments).orElse(List.of())) {
             cb.call(e.processes().stream().filter(EnvironmentStatus.Process::alive).count(), language(e));
           }
         })
@@ -77,7 +72,7 @@ public final class BackendMetrics {
         .help("Calls sent to execution environments and not answered yet.")
         .labelNames("language")
         .callback(cb -> {
-          for (EnvironmentStatus e : report.get().environments()) {
+          for (EnvironmentStatus e : report.get().map(BackendReport::environments).orElse(List.of())) {
             cb.call(e.processes().stream().mapToInt(EnvironmentStatus.Process::inFlight).sum(), language(e));
           }
         })
@@ -87,7 +82,7 @@ public final class BackendMetrics {
         .help("Calls sent to execution environments since this backend started.")
         .labelNames("language")
         .callback(cb -> {
-          for (EnvironmentStatus e : report.get().environments()) {
+          for (EnvironmentStatus e : report.get().map(BackendReport::environments).orElse(List.of())) {
             cb.call(e.calls(), language(e));
           }
         })
@@ -97,15 +92,16 @@ public final class BackendMetrics {
         .help("Execution-environment processes restarted since this backend started (crashed, killed, or over budget).")
         .labelNames("language")
         .callback(cb -> {
-          for (EnvironmentStatus e : report.get().environments()) {
+          for (EnvironmentStatus e : report.get().map(BackendReport::environments).orElse(List.of())) {
             cb.call(e.restarts(), language(e));
           }
         })
         .register(registry);
   }
 
-  private static java.util.OptionalDouble valueOf(Supplier<List<EngineFigure>> figures, String name) {
-    return figures.get().stream().filter(f -> f.name().equals(name)).mapToDouble(EngineFigure::value).findFirst();
+  private static java.util.OptionalDouble valueOf(CachedReading<List<EngineFigure>> figures, String name) {
+    return figures.get().orElse(List.of()).stream().filter(f -> f.name().equals(name))
+        .mapToDouble(EngineFigure::value).findFirst();
   }
 
   private static String language(EnvironmentStatus e) {

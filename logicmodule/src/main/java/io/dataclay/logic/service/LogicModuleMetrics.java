@@ -1,7 +1,9 @@
 package io.dataclay.logic.service;
 
 import io.dataclay.logic.backends.BackendRegistry;
+import io.dataclay.logic.backends.RegisteredBackend;
 import io.dataclay.logic.failover.Failover;
+import io.dataclay.server.metrics.CachedReading;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -17,18 +19,28 @@ final class LogicModuleMetrics {
 
   static void register(PrometheusRegistry registry, LongSupplier objects, LongSupplier aliases, LongSupplier sessions,
       LongSupplier collected, BackendRegistry backends, Failover failover) {
-    gauge(registry, "dataclay_metadata_objects", "Objects the metadata registers, in every dataset.", objects);
-    gauge(registry, "dataclay_metadata_aliases", "Aliases the metadata holds, in every dataset.", aliases);
-    gauge(registry, "dataclay_sessions_open", "Sessions open (closed and expired ones not counted).", sessions);
+    // counted in the metadata database (a scan of a table): at most once per 10 s, however often
+    // anyone scrapes, so that scrapes cannot keep the database's one connection (SQLite) busy
+    CachedReading<long[]> totals = new CachedReading<>(
+        () -> new long[] {objects.getAsLong(), aliases.getAsLong(), sessions.getAsLong()}, 10_000);
+    GaugeWithCallback.builder().name("dataclay_metadata_objects")
+        .help("Objects the metadata registers, in every dataset (counted at most every 10 s).")
+        .callback(cb -> totals.get().ifPresent(t -> cb.call(t[0]))).register(registry);
+    GaugeWithCallback.builder().name("dataclay_metadata_aliases")
+        .help("Aliases the metadata holds, in every dataset (counted at most every 10 s).")
+        .callback(cb -> totals.get().ifPresent(t -> cb.call(t[1]))).register(registry);
+    GaugeWithCallback.builder().name("dataclay_sessions_open")
+        .help("Sessions open, closed and expired ones not counted (counted at most every 10 s).")
+        .callback(cb -> totals.get().ifPresent(t -> cb.call(t[2]))).register(registry);
     GaugeWithCallback.builder()
         .name("dataclay_backends")
         .help("Backends registered, by whether they heartbeated within DATACLAY_BACKEND_TIMEOUT_MS.")
         .labelNames("state")
         .callback(cb -> {
-          long all = backends.records().size();
-          long alive = backends.aliveIds().size();
+          java.util.List<RegisteredBackend> all = backends.all(); // one view: alive + silent = registered
+          long alive = all.stream().filter(RegisteredBackend::alive).count();
           cb.call(alive, "alive");
-          cb.call(all - alive, "silent");
+          cb.call(all.size() - alive, "silent");
         })
         .register(registry);
     CounterWithCallback.builder()
@@ -51,18 +63,5 @@ final class LogicModuleMetrics {
         .help("Objects garbage collection removed since the Logic Module started.")
         .callback(cb -> cb.call(collected.getAsLong()))
         .register(registry);
-  }
-
-  // a value read from the metadata database: while it cannot be read, the scrape goes on without it
-  private static void gauge(PrometheusRegistry registry, String name, String help, LongSupplier value) {
-    GaugeWithCallback.builder().name(name).help(help).callback(cb -> {
-      long v;
-      try {
-        v = value.getAsLong();
-      } catch (RuntimeException e) {
-        return;
-      }
-      cb.call(v);
-    }).register(registry);
   }
 }

@@ -32,6 +32,18 @@ import javax.net.ssl.SSLContext;
  * HTTPS is served on loopback too.
  */
 public final class MetricsEndpoint implements AutoCloseable {
+  static {
+    // The JDK's HTTP server reads these once, when its first server starts: a connection that has
+    // not sent its whole request (or finished its TLS handshake) within 5 s is closed, so that two
+    // idle ones cannot hold both threads (client_java's own default is 60 s). Set only when unset.
+    if (System.getProperty("sun.net.httpserver.maxReqTime") == null) {
+      System.setProperty("sun.net.httpserver.maxReqTime", "5");
+    }
+    if (System.getProperty("sun.net.httpserver.maxRspTime") == null) {
+      System.setProperty("sun.net.httpserver.maxRspTime", "10");
+    }
+  }
+
   /** Fewest characters a token may have. */
   public static final int MIN_TOKEN_LENGTH = 32;
 
@@ -55,20 +67,7 @@ public final class MetricsEndpoint implements AutoCloseable {
    */
   public static MetricsEndpoint start(PrometheusRegistry registry, String host, int port, TlsSettings tls,
       byte[] token, String hostSetting, String tokenSetting) throws IOException {
-    InetAddress address;
-    try {
-      address = InetAddress.getByName(host);
-    } catch (UnknownHostException e) {
-      throw new InvalidArgumentException("cannot serve metrics on " + host + " (" + hostSetting + "): the host name "
-          + "does not resolve to an address of this machine");
-    }
-    if (!address.isLoopbackAddress() && (!tls.presentsCertificate() || token == null)) {
-      throw new InvalidArgumentException(hostSetting + "=" + host + " serves metrics beyond this machine, which needs "
-          + (tls.presentsCertificate() ? "" : "the cluster's TLS (DATACLAY_TLS_CA, DATACLAY_TLS_CERT, DATACLAY_TLS_KEY)"
-          + (token == null ? " and " : ""))
-          + (token == null ? "a bearer token (" + tokenSetting + ")" : "")
-          + "; or leave " + hostSetting + " at 127.0.0.1 and let a local agent scrape it");
-    }
+    InetAddress address = checkedAddress(host, tls, token, hostSetting, tokenSetting);
     // two threads: a scrape is a read of counters, and more would only let a flood take more CPU
     ExecutorService threads = Executors.newFixedThreadPool(2, r -> {
       Thread t = new Thread(r, "metrics-http");
@@ -92,6 +91,31 @@ public final class MetricsEndpoint implements AutoCloseable {
       threads.shutdownNow();
       throw e;
     }
+  }
+
+  /**
+   * The address {@code host} names, when metrics may be served there as configured.
+   *
+   * @throws InvalidArgumentException naming the settings when the host does not resolve, or is not
+   *     loopback and TLS or a token is missing
+   */
+  public static InetAddress checkedAddress(String host, TlsSettings tls, byte[] token, String hostSetting,
+      String tokenSetting) {
+    InetAddress address;
+    try {
+      address = InetAddress.getByName(host);
+    } catch (UnknownHostException e) {
+      throw new InvalidArgumentException("cannot serve metrics on " + host + " (" + hostSetting + "): the host name "
+          + "does not resolve to an address of this machine");
+    }
+    if (!address.isLoopbackAddress() && (!tls.presentsCertificate() || token == null)) {
+      throw new InvalidArgumentException(hostSetting + "=" + host + " serves metrics beyond this machine, which needs "
+          + (tls.presentsCertificate() ? "" : "the cluster's TLS (DATACLAY_TLS_CA, DATACLAY_TLS_CERT, DATACLAY_TLS_KEY)"
+          + (token == null ? " and " : ""))
+          + (token == null ? "a bearer token (" + tokenSetting + ")" : "")
+          + "; or leave " + hostSetting + " at 127.0.0.1 and let a local agent scrape it");
+    }
+    return address;
   }
 
   /**

@@ -64,7 +64,26 @@ public record MetricsSettings(Integer port, String host, byte[] token) {
     if (port == null) {
       throw new IllegalStateException(PORT + " is not set");
     }
-    return MetricsEndpoint.start(registry, host, port, tls, token, HOST, TOKEN_FILE);
+    try {
+      return MetricsEndpoint.start(registry, host, port, tls, token, HOST, TOKEN_FILE);
+    } catch (IOException e) {
+      throw new IOException("cannot serve metrics on " + host + ":" + port + " (" + PORT + ", " + HOST + "): "
+          + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Checks, when metrics are on, that they may be served where configured (a server checks this
+   * with the rest of its configuration, before it starts anything).
+   *
+   * @throws InvalidArgumentException naming the settings when the host does not resolve, or is not
+   *     loopback and TLS or a token is missing
+   */
+  public MetricsSettings checkedWith(TlsSettings tls) {
+    if (port != null) {
+      MetricsEndpoint.checkedAddress(host, tls, token, HOST, TOKEN_FILE);
+    }
+    return this;
   }
 
   /** The settings without the token's value. */

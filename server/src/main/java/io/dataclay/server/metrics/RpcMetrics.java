@@ -1,6 +1,7 @@
 package io.dataclay.server.metrics;
 
 import io.grpc.ForwardingServerCall;
+import io.grpc.ForwardingServerCallListener;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerCall;
@@ -16,13 +17,15 @@ import io.prometheus.metrics.model.snapshots.Unit;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * A server's per-RPC metrics, named as gRPC's OpenTelemetry metrics (gRFC A66), counted once, in
  * this interceptor: {@code grpc.server.call.started} (a counter, by {@code grpc.method}) when a call
  * starts, whether or not it is refused later, and {@code grpc.server.call.duration} (a histogram in
- * seconds, by {@code grpc.method} and {@code grpc.status}) when its status is sent. In Prometheus'
+ * seconds, by {@code grpc.method} and {@code grpc.status}) when its status is sent, or as CANCELLED
+ * when it ends without one. In Prometheus'
  * text format they read {@code grpc_server_call_started_total{grpc_method}} and
  * {@code grpc_server_call_duration_seconds{grpc_method,grpc_status}}. {@code grpc.method} is the
  * fully qualified name ("dataclay.v1.DataService/CallMethod"), and only the methods of the services
@@ -66,18 +69,28 @@ public final class RpcMetrics implements ServerInterceptor {
     long start = System.nanoTime();
     PerMethod method = method(call.getMethodDescriptor());
     method.started.inc();
-    return next.startCall(new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
-      private boolean closed;
-
+    // observed once: when the server sends its status, or, for a call that ends without one (the
+    // client cancelled it or its deadline passed, the transport refused a message too large, the
+    // handler threw), when it is cancelled, as CANCELLED
+    AtomicBoolean ended = new AtomicBoolean();
+    ServerCall.Listener<Q> listener = next.startCall(new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
       @Override
       public void close(Status status, Metadata trailers) {
-        if (!closed) { // grpc-java calls close once; a second would be a bug upstream, not a second call
-          closed = true;
+        if (ended.compareAndSet(false, true)) {
           method.duration(status.getCode()).observe((System.nanoTime() - start) / 1e9);
         }
         super.close(status, trailers);
       }
     }, headers);
+    return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(listener) {
+      @Override
+      public void onCancel() {
+        if (ended.compareAndSet(false, true)) {
+          method.duration(Status.Code.CANCELLED).observe((System.nanoTime() - start) / 1e9);
+        }
+        super.onCancel();
+      }
+    };
   }
 
   /** Calls started per RPC name ("GetStats"), sorted by name. */

@@ -51,6 +51,9 @@ class RpcMetricsTest {
   private static final class Service extends DataServiceGrpc.DataServiceImplBase {
     @Override
     public void thawWrites(SnapshotRequest request, StreamObserver<Empty> out) {
+      if (request.getSnapshotId().equals("hang")) {
+        return; // never answers: the client's deadline ends the call
+      }
       if (request.getSnapshotId().equals("bad")) {
         out.onError(Status.FAILED_PRECONDITION.asRuntimeException());
         return;
@@ -170,5 +173,23 @@ class RpcMetricsTest {
     assertEquals(Map.of("ThawWrites", 1L), metrics.callsStarted());
     assertLine("grpc_server_call_duration_seconds_count{grpc_method=\"" + THAW
         + "\",grpc_status=\"INVALID_ARGUMENT\"} 1", scrape());
+  }
+
+  @Test
+  void a_call_that_ends_without_a_status_is_timed_as_cancelled() throws Exception {
+    // setup
+    var stub = DataServiceGrpc.newBlockingStub(channel).withDeadlineAfter(200, TimeUnit.MILLISECONDS);
+    // run
+    StatusRuntimeException late = assertThrows(StatusRuntimeException.class,
+        () -> stub.thawWrites(SnapshotRequest.newBuilder().setSnapshotId("hang").build()));
+    // verify: the server hears of the cancellation on its own time
+    assertEquals(Status.Code.DEADLINE_EXCEEDED, late.getStatus().getCode());
+    String line = "grpc_server_call_duration_seconds_count{grpc_method=\"" + THAW + "\",grpc_status=\"CANCELLED\"} 1";
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!scrape().lines().anyMatch(line::equals) && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertLine(line, scrape());
+    assertEquals(Map.of("ThawWrites", 1L), metrics.callsStarted());
   }
 }
