@@ -28,14 +28,22 @@ from _cpu_time import cpu_seconds
 from _timing import timed
 
 SCRAPER = """
-import sys, time, urllib.request
-ports, interval = sys.argv[1:-1], float(sys.argv[-1])
+import pathlib, sys, time, urllib.request
+token_file, interval, ports = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+headers = {"Authorization": "Bearer " + pathlib.Path(token_file).read_text().strip()}
 while True:
     for port in ports:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers=headers)
+        with urllib.request.urlopen(request, timeout=10) as r:
             r.read()
     time.sleep(interval)
 """
+
+
+def metrics_request(side: Side, port: int) -> urllib.request.Request:
+    """A scrape of 127.0.0.1:port/metrics with the bearer token `dataclay start` made."""
+    token = (side.cluster.home / "metrics.token").read_text().strip()
+    return urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {token}"})
 
 
 def free_pair() -> int:
@@ -57,12 +65,12 @@ def scrape_cost(side: Side, port: int, scrapes: int) -> None:
     back-to-back scrapes (the client's calls stopped): what a scrape costs, whatever its interval."""
     pids = side.cluster.pids()
     for name, metrics_port in (("logicmodule", port), ("backend-1", port + 1)):
-        url = f"http://127.0.0.1:{metrics_port}/metrics"
-        urllib.request.urlopen(url, timeout=10).read()
+        request = metrics_request(side, metrics_port)
+        urllib.request.urlopen(request, timeout=10).read()
         before, started = cpu_seconds(pids[name]), time.perf_counter()
         size = 0
         for _ in range(scrapes):
-            with urllib.request.urlopen(url, timeout=10) as r:
+            with urllib.request.urlopen(request, timeout=10) as r:
                 size = len(r.read())
         wall, cpu = time.perf_counter() - started, cpu_seconds(pids[name]) - before
         print(f"    scrape of the {name:<11} {size / 1024:5.1f} KiB: {wall / scrapes * 1e3:5.2f} ms wall, "
@@ -91,8 +99,8 @@ def main() -> int:
     scraper = None
     try:
         side.start()
-        scraper = subprocess.Popen([sys.executable, "-c", SCRAPER, str(port), str(port + 1),
-                                    str(args.scrape_interval)])
+        scraper = subprocess.Popen([sys.executable, "-c", SCRAPER, str(side.cluster.home / "metrics.token"),
+                                    str(args.scrape_interval), str(port), str(port + 1)])
         scraper.send_signal(signal.SIGSTOP)
         with side.active():
             for round_ in range(1, args.rounds + 1):
