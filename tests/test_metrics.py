@@ -46,6 +46,18 @@ def metered(request):
     return cluster, port
 
 
+def _one_call(cluster, name: str) -> None:
+    """A client process that makes one object persistent and calls one method on it."""
+    cluster.run_client(f"""
+from dataclay import api
+api.init()
+from people.model import Person
+p = Person({name!r}, 1)
+p.make_persistent()
+p.birthday()
+""")
+
+
 def _admin(cluster) -> LogicModuleClient:
     lm = LogicModuleClient(f"127.0.0.1:{cluster.port}")
     lm.token = lm.new_session(cluster.admin_user(), cluster.admin_password(), "").token
@@ -94,14 +106,7 @@ print(ages[-1])
 def test_getstats_and_getstatus_report_the_numbers_a_scrape_shows(metered):
     # setup
     cluster, port = metered
-    cluster.run_client("""
-from dataclay import api
-api.init()
-from people.model import Person
-p = Person("s", 1)
-p.make_persistent()
-p.birthday()
-""")
+    _one_call(cluster, "s")
     lm = _admin(cluster)
     (backend,) = lm.get_backends()
     ds = DataServiceClient(f"{backend.host}:{backend.port}", lm.token)
@@ -202,14 +207,7 @@ def dashboard_metric_names() -> set[str]:
 def test_every_metric_the_grafana_dashboard_names_is_one_the_servers_export(metered):
     # setup: every panel's series exists (a call of each kind made)
     cluster, port = metered
-    cluster.run_client("""
-from dataclay import api
-api.init()
-from people.model import Person
-p = Person("d", 1)
-p.make_persistent()
-p.birthday()
-""")
+    _one_call(cluster, "d")
     exported = {name for p in (port, port + 1) for (name, _) in scrape(cluster, p)}
     # run: the metric names in the queries (an identifier before a selector or a comma/paren in label_values)
     named, other = set(), set()

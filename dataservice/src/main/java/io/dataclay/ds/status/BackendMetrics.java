@@ -62,7 +62,7 @@ public final class BackendMetrics {
         .help("Execution-environment processes alive (one per account served and language).")
         .labelNames("language")
         .callback(cb -> {
-          for (EnvironmentStatus e : report.get().map(BackendReport::environments).orElse(List.of())) {
+          for (EnvironmentStatus e : environments(report)) {
             cb.call(e.processes().stream().filter(EnvironmentStatus.Process::alive).count(), language(e));
           }
         })
@@ -72,7 +72,7 @@ public final class BackendMetrics {
         .help("Calls sent to execution environments and not answered yet.")
         .labelNames("language")
         .callback(cb -> {
-          for (EnvironmentStatus e : report.get().map(BackendReport::environments).orElse(List.of())) {
+          for (EnvironmentStatus e : environments(report)) {
             cb.call(e.processes().stream().mapToInt(EnvironmentStatus.Process::inFlight).sum(), language(e));
           }
         })
@@ -82,7 +82,7 @@ public final class BackendMetrics {
         .help("Calls sent to execution environments since this backend started.")
         .labelNames("language")
         .callback(cb -> {
-          for (EnvironmentStatus e : report.get().map(BackendReport::environments).orElse(List.of())) {
+          for (EnvironmentStatus e : environments(report)) {
             cb.call(e.calls(), language(e));
           }
         })
@@ -92,7 +92,7 @@ public final class BackendMetrics {
         .help("Execution-environment processes restarted since this backend started (crashed, killed, or over budget).")
         .labelNames("language")
         .callback(cb -> {
-          for (EnvironmentStatus e : report.get().map(BackendReport::environments).orElse(List.of())) {
+          for (EnvironmentStatus e : environments(report)) {
             cb.call(e.restarts(), language(e));
           }
         })
@@ -102,6 +102,11 @@ public final class BackendMetrics {
   private static java.util.OptionalDouble valueOf(CachedReading<List<EngineFigure>> figures, String name) {
     return figures.get().orElse(List.of()).stream().filter(f -> f.name().equals(name))
         .mapToDouble(EngineFigure::value).findFirst();
+  }
+
+  // the environments of this scrape's report; none when it could not be read
+  private static List<EnvironmentStatus> environments(CachedReading<BackendReport> report) {
+    return report.get().map(BackendReport::environments).orElse(List.of());
   }
 
   private static String language(EnvironmentStatus e) {
