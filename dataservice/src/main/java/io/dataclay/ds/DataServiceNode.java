@@ -146,7 +146,7 @@ public final class DataServiceNode implements AutoCloseable {
         registry);
     List<Language> languages = environments.languages();
     String engine = store.stats().engine();
-    status = new StatusService(store, environments, metrics.rpc()::callsStarted,
+    status = new StatusService(store, environments, metrics.rpc()::callsStarted, metrics.rpc()::latencyByMethod,
         new BackendIdentity(id, config.backendName(), config.backendHost(), 0, languages, engine));
     ModelService models = new ModelService(new ModelFiles(config.pythonModelsDir()), registry, environments);
     classes.refreshWith(() -> models.reconcile(registration.models()));

@@ -2,6 +2,7 @@ package io.dataclay.ds;
 
 import static io.dataclay.ds.TestObjects.point;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -135,6 +136,12 @@ class DataServiceNodeTest {
     assertEquals("in-process", java.getConfinement());
     assertEquals(1L, status.getCallsMap().get("MakePersistent"));
     assertEquals(1L, status.getCallsMap().get("GetStatus"));
+    io.dataclay.proto.CallLatency persisted = status.getLatencyMap().get("MakePersistent");
+    assertEquals(1, persisted.getCount());
+    assertEquals(persisted.getBoundsSecondsCount() + 1, persisted.getCountsCount());
+    assertEquals(1, persisted.getCountsList().stream().mapToLong(Long::longValue).sum());
+    assertTrue(persisted.getSumSeconds() > 0);
+    assertFalse(status.containsLatency("GetStatus"), "answered before it ended");
     assertTrue(refused.getMessage().contains("nora"), refused.getMessage());
   }
 }

@@ -25,7 +25,7 @@ class PackageBoundariesTest {
       "io.dataclay.logic.service..", "io.dataclay.logic.accounts..", "io.dataclay.logic.backends..",
       "io.dataclay.logic.models..", "io.dataclay.logic.objects..", "io.dataclay.logic.listing..",
       "io.dataclay.logic.collection..", "io.dataclay.logic.snapshot..", "io.dataclay.logic.failover..",
-      "io.dataclay.logic.checks..", "io.dataclay.logic.metadata.."};
+      "io.dataclay.logic.checks..", "io.dataclay.logic.metadata..", "io.dataclay.logic.events.."};
 
   /** Only the adapters use the generated protocol classes. */
   @ArchTest

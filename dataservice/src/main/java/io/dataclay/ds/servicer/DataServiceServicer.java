@@ -72,6 +72,7 @@ import io.dataclay.proto.StagedObjects;
 import io.dataclay.proto.StoreCopiesRequest;
 import io.dataclay.proto.StoreStatus;
 import io.dataclay.rpc.SessionMetadata;
+import io.dataclay.server.CallLatencies;
 import io.dataclay.server.Replies;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
@@ -500,7 +501,7 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
         .setCapacityBytes(s.capacityBytes()).setUsedBytes(s.usedBytes()).setObjects(s.objects())
         .setObjectsCollected(collected).setEncrypted(s.encrypted());
     BackendStatus.Builder out = BackendStatus.newBuilder().setBackend(backend).setStore(store)
-        .putAllCalls(report.calls());
+        .putAllCalls(report.calls()).putAllLatency(CallLatencies.toProto(report.latency()));
     for (EnvironmentStatus e : report.environments()) {
       ExecutionEnvironmentStatus.Builder env = ExecutionEnvironmentStatus.newBuilder()
           .setLanguage(Messages.language(e.language())).setAlive(e.alive()).setPid((int) e.pid())

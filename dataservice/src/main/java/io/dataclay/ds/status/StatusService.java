@@ -2,23 +2,29 @@ package io.dataclay.ds.status;
 
 import io.dataclay.ds.environments.Environments;
 import io.dataclay.ds.store.ObjectStore;
+import io.dataclay.server.metrics.RpcMetrics;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
 
-/** Reports this backend's identity, store use, environments and calls started per RPC. */
+/** Reports this backend's identity, store use, environments, and per RPC its calls started and their durations. */
 public final class StatusService {
   private final ObjectStore store;
   private final Environments environments;
   private final Supplier<Map<String, Long>> calls;
+  private final Supplier<Map<String, RpcMetrics.Latency>> latency;
   private volatile BackendIdentity identity;
 
-  /** A status over the given parts ({@code calls}: RPC name -> calls); the identity is set once the server is bound. */
+  /**
+   * A status over the given parts ({@code calls}: RPC name -> calls started; {@code latency}: RPC
+   * name -> its ended calls' durations); the identity is set once the server is bound.
+   */
   public StatusService(ObjectStore store, Environments environments, Supplier<Map<String, Long>> calls,
-      BackendIdentity identity) {
+      Supplier<Map<String, RpcMetrics.Latency>> latency, BackendIdentity identity) {
     this.store = store;
     this.environments = environments;
     this.calls = calls;
+    this.latency = latency;
     this.identity = Objects.requireNonNull(identity, "identity");
   }
 
@@ -34,6 +40,6 @@ public final class StatusService {
 
   /** A snapshot of the backend's state. */
   public BackendReport report() {
-    return new BackendReport(identity, store.stats(), environments.statuses(), calls.get());
+    return new BackendReport(identity, store.stats(), environments.statuses(), calls.get(), latency.get());
   }
 }

@@ -16,6 +16,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
@@ -382,5 +383,10 @@ public final class AccountService {
   /** Sessions neither closed nor expired. */
   public long openSessions() {
     return store.sessions().countOpen(clock.millis());
+  }
+
+  /** Users' sessions (not backends' nor the Logic Module's) neither closed nor expired, per account that has any. */
+  public Map<String, Long> openSessionsByAccount() {
+    return store.sessions().countOpenByAccount(clock.millis());
   }
 }

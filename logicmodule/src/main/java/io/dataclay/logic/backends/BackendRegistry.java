@@ -3,6 +3,8 @@ package io.dataclay.logic.backends;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.logic.accounts.CallerSession;
 import io.dataclay.logic.checks.Checks;
+import io.dataclay.logic.events.ClusterEvent;
+import io.dataclay.logic.events.ClusterEvents;
 import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.MetadataStore;
 import java.time.Clock;
@@ -11,27 +13,36 @@ import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Registered backends (stored, and mirrored in memory for cheap lookups) and their liveness:
  * the time of each backend's last heartbeat, kept in memory only. After a restart of the Logic
- * Module a backend counts as alive again at its next heartbeat.
+ * Module a backend counts as alive again at its next heartbeat. A backend going silent and being
+ * heard again are recorded in the cluster's events, once each time.
  */
 public final class BackendRegistry {
   private final MetadataStore store;
   private final long timeoutMs;
   private final Clock clock;
+  private final ClusterEvents events;
   private final Map<String, BackendRecord> backends = new ConcurrentHashMap<>();
   private final Map<String, Long> lastSeenMs = new ConcurrentHashMap<>();
+  // the backends recorded as silent and not heard since (guarded by itself, with lastSeenMs' updates)
+  private final Set<String> silent = new HashSet<>();
   private volatile long lastAnyMs;
   private volatile long hearingSinceMs;
 
-  /** Backends registered in {@code store}; one silent for {@code timeoutMs} is not live. */
-  public BackendRegistry(MetadataStore store, long timeoutMs, Clock clock) {
+  /**
+   * Backends registered in {@code store}; one silent for {@code timeoutMs} is not live. Its going
+   * silent and coming back are recorded in {@code events}.
+   */
+  public BackendRegistry(MetadataStore store, long timeoutMs, Clock clock, ClusterEvents events) {
     this.store = store;
     this.timeoutMs = timeoutMs;
     this.clock = clock;
+    this.events = events;
     for (BackendRecord b : store.backends().all()) {
       backends.put(b.id(), b);
     }
@@ -54,7 +65,7 @@ public final class BackendRegistry {
     // synchronized so that two registrations of one ID leave both in the same order
     store.backends().upsert(b);
     backends.put(b.id(), b);
-    lastSeenMs.put(b.id(), clock.millis());
+    heard(b.id(), clock.millis());
   }
 
   /** Records that the backend is alive now (that backend only). */
@@ -67,7 +78,39 @@ public final class BackendRegistry {
       hearingSinceMs = now; // nobody was heard for a while: this Logic Module was the one cut off
     }
     lastAnyMs = now;
-    lastSeenMs.put(backendId, now);
+    heard(backendId, now);
+  }
+
+  // A backend recorded as silent is recorded back at the first heartbeat (or registration) after.
+  private void heard(String backendId, long now) {
+    synchronized (silent) {
+      Long last = lastSeenMs.put(backendId, now);
+      if (silent.remove(backendId)) {
+        events.record(ClusterEvent.BACKEND_BACK, backendId, 0, 0, nameOf(backendId) + ": heard again"
+            + (last == null ? "" : " after " + (now - last) + " ms without a heartbeat"));
+      }
+    }
+  }
+
+  /**
+   * Records each backend silent past the liveness timeout (counted as {@link #silentMs} counts)
+   * that was not already recorded as silent; run every failover round. Its coming back is recorded
+   * when it is heard again.
+   */
+  public void noteSilences() {
+    for (String id : backends.keySet()) {
+      synchronized (silent) {
+        long quiet = silentMs(id);
+        if (quiet > timeoutMs && silent.add(id)) {
+          events.record(ClusterEvent.BACKEND_SILENT, id, 0, 0, nameOf(id) + ": no heartbeat for " + quiet + " ms");
+        }
+      }
+    }
+  }
+
+  private String nameOf(String backendId) {
+    BackendRecord b = backends.get(backendId);
+    return b == null ? backendId : b.name();
   }
 
   /**

@@ -5,6 +5,7 @@ import io.dataclay.common.Language;
 import io.dataclay.logic.accounts.CallerSession;
 import io.dataclay.logic.backends.RegisteredBackend;
 import io.dataclay.logic.checks.Checks;
+import io.dataclay.logic.events.ClusterEvent;
 import io.dataclay.logic.listing.Listing;
 import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.ListingStore;
@@ -176,5 +177,11 @@ public final class ProtoMapping {
         .setDataset(o.dataset()).setMasterBackendId(o.masterBackendId())
         .addAllReplicaBackendIds(o.replicaBackendIds()).addAllAliases(o.aliases()).setVersionOf(o.versionOf())
         .build();
+  }
+
+  /** The wire form of a cluster event. */
+  public static io.dataclay.proto.ClusterEvent toProto(ClusterEvent e) {
+    return io.dataclay.proto.ClusterEvent.newBuilder().setAtMs(e.atMs()).setKind(e.kind()).setBackendId(e.backendId())
+        .setObjects(e.objects()).setTerm(e.term()).setDetail(e.detail()).build();
   }
 }

@@ -2,6 +2,8 @@ package io.dataclay.logic.failover;
 
 import io.dataclay.logic.backends.BackendCalls;
 import io.dataclay.logic.backends.BackendRegistry;
+import io.dataclay.logic.events.ClusterEvent;
+import io.dataclay.logic.events.ClusterEvents;
 import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.FailoverStore.Move;
 import io.dataclay.logic.metadata.MetadataStore;
@@ -36,11 +38,15 @@ import java.util.logging.Logger;
  * it; so a stale master's change is never acknowledged. When the old master is heard again, its
  * heartbeat answers carry its demotions: it drops its stale copies before it renews its lease, then
  * the new masters give it fresh replicas.
+ *
+ * <p>Its rounds also watch the backends' liveness ({@link BackendRegistry#noteSilences}), promotion
+ * on or off; promotions and replicas given back are recorded in the cluster's events too.
  */
 public final class Failover implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(Failover.class.getName());
   private static final int BATCH = 10_000;
   private static final int DEMOTIONS_PER_HEARTBEAT = 10_000;
+  private static final long LIVENESS_ROUND_MS = 1000;
 
   private final MetadataStore store;
   private final BackendRegistry backends;
@@ -48,6 +54,7 @@ public final class Failover implements AutoCloseable {
   private final Supplier<String> systemToken;
   private final long promoteAfterMs;
   private final long leaseMs;
+  private final ClusterEvents events;
   private final Set<String> demoted = ConcurrentHashMap.newKeySet(); // backends with demotions to apply
   private final ExecutorService rejoins = Executors.newSingleThreadExecutor(r -> daemon(r, "lm-failover-rejoin"));
   private final ScheduledExecutorService rounds =
@@ -60,9 +67,14 @@ public final class Failover implements AutoCloseable {
   /** What a heartbeat answer carries for failover. */
   public record HeartbeatPart(Map<String, Long> terms, long leaseMs, List<Move> demotions, boolean more) {}
 
+  /**
+   * Failover over the backends of {@code backends}, telling them through {@code calls}; promotes
+   * after {@code promoteAfterMs} of silence (0: never) and records what it did in {@code events}.
+   */
   public Failover(MetadataStore store, BackendRegistry backends, BackendCalls calls, Supplier<String> systemToken,
-      long promoteAfterMs) {
+      long promoteAfterMs, ClusterEvents events) {
     this.store = store;
+    this.events = events;
     this.backends = backends;
     this.calls = calls;
     this.systemToken = systemToken;
@@ -121,14 +133,16 @@ public final class Failover implements AutoCloseable {
   }
 
   /**
-   * One round: promotes replicas of every backend silent for longer than the grace period, and
-   * tells new masters the promotions they have not confirmed yet. Run periodically; never throws.
+   * One round: records the backends newly silent, promotes replicas of every backend silent for
+   * longer than the grace period, and tells new masters the promotions they have not confirmed yet.
+   * Run periodically; never throws.
    */
   public void tick() {
-    if (promoteAfterMs == 0) {
-      return;
-    }
     try {
+      backends.noteSilences();
+      if (promoteAfterMs == 0) {
+        return;
+      }
       for (BackendRecord b : backends.records()) {
         if (backends.silentMs(b.id()) >= promoteAfterMs) {
           promoteFrom(b);
@@ -187,9 +201,13 @@ public final class Failover implements AutoCloseable {
     announceTerms();
     Map<String, Integer> per = new HashMap<>();
     done.forEach(m -> per.merge(m.backendId(), 1, Integer::sum));
-    LOG.warning("backend " + lost.name() + " (" + lost.id() + ") silent for " + backends.silentMs(lost.id())
+    long term = terms.getOrDefault(lost.id(), 0L);
+    long silentMs = backends.silentMs(lost.id());
+    events.record(ClusterEvent.PROMOTED, lost.id(), done.size(), term, lost.name() + ": silent for " + silentMs
+        + " ms, replicas promoted on " + per.size() + " backends");
+    LOG.warning("backend " + lost.name() + " (" + lost.id() + ") silent for " + silentMs
         + " ms: promoted replicas of " + done.size() + " objects to master (new masters and counts: " + per
-        + "); its term is now " + terms.get(lost.id()));
+        + "); its term is now " + term);
   }
 
   private void announcePending() {
@@ -240,6 +258,8 @@ public final class Failover implements AutoCloseable {
   private void replicateTo(String backendId, List<Move> rejoin) {
     Map<String, List<String>> byMaster = new LinkedHashMap<>();
     rejoin.forEach(m -> byMaster.computeIfAbsent(m.backendId(), k -> new ArrayList<>()).add(m.objectId()));
+    long given = 0;
+    List<String> givers = new ArrayList<>();
     for (Map.Entry<String, List<String>> e : byMaster.entrySet()) {
       BackendRecord master = backends.record(e.getKey());
       if (master == null || e.getKey().equals(backendId)) {
@@ -248,6 +268,8 @@ public final class Failover implements AutoCloseable {
       try {
         calls.newReplicas(master, e.getValue(), backendId, systemToken.get());
         restored.add(e.getValue().size());
+        given += e.getValue().size();
+        givers.add(master.name());
         LOG.info("backend " + backendId + " rejoined as a replica of " + e.getValue().size() + " objects mastered on "
             + master.name());
       } catch (RuntimeException failed) {
@@ -259,6 +281,12 @@ public final class Failover implements AutoCloseable {
             + " could not replicate them to it yet (trying again after its next heartbeat): " + failed.getMessage());
       }
     }
+    if (given > 0) {
+      // the objects were the rejoining backend's before they were promoted away from it
+      BackendRecord rejoined = backends.record(backendId);
+      events.record(ClusterEvent.REPLICAS_RESTORED, backendId, given, 0, (rejoined == null ? backendId
+          : rejoined.name()) + ": rejoined as a replica, copies from " + String.join(", ", givers));
+    }
   }
 
   private void submit(Runnable work) {
@@ -269,12 +297,13 @@ public final class Failover implements AutoCloseable {
     }
   }
 
-  /** Runs {@link #tick()} every eighth of the grace period (at least every 100 ms); nothing when promotion is off. */
+  /**
+   * Runs {@link #tick()} every eighth of the grace period (at least every 100 ms); when promotion
+   * is off, every second, to watch liveness only.
+   */
   public void start() {
-    if (promoteAfterMs > 0) {
-      long every = Math.max(100, promoteAfterMs / 8);
-      rounds.scheduleWithFixedDelay(this::tick, every, every, TimeUnit.MILLISECONDS);
-    }
+    long every = promoteAfterMs > 0 ? Math.max(100, promoteAfterMs / 8) : LIVENESS_ROUND_MS;
+    rounds.scheduleWithFixedDelay(this::tick, every, every, TimeUnit.MILLISECONDS);
   }
 
   /** Stops promoting and re-replicating. */

@@ -1,6 +1,7 @@
 package io.dataclay.logic.listing;
 
 import io.dataclay.exceptions.DatasetDoesNotExistException;
+import io.dataclay.exceptions.ObjectDoesNotExistException;
 import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.logic.accounts.CallerSession;
 import io.dataclay.logic.checks.Checks;
@@ -116,24 +117,78 @@ public final class ListingService {
 
   /**
    * The objects of class {@code className} (empty: of every class) in {@code dataset} (empty: every
-   * dataset the caller may see), by dataset, class and ID, with their aliases and replicas.
+   * dataset the caller may see), by dataset, class and ID, with their aliases and replicas. When
+   * {@code versionOf} is not empty, only the versions of that object, which the caller must be
+   * able to read: an object it may not read gets the answer GetObjectInfo gives, that of an unknown ID.
    */
-  public Listing.Page<ObjectRecord> objects(CallerSession caller, String className, String dataset, int pageSize,
-      String pageToken) {
+  public Listing.Page<ObjectRecord> objects(CallerSession caller, String className, String dataset, String versionOf,
+      int pageSize, String pageToken) {
     requireUser(caller);
     int size = pageSize(pageSize);
     String cls = className == null || className.isEmpty() ? null : Checks.className("class_name", className);
     String only = only(caller, dataset);
-    List<String> listing = List.of("objects", caller.username(), String.valueOf(caller.admin()),
-        cls == null ? "" : cls, only);
+    String original = versionOf == null || versionOf.isEmpty() ? "" : readable(caller, versionOf);
+    List<String> listing = new ArrayList<>(List.of("objects", caller.username(), String.valueOf(caller.admin()),
+        cls == null ? "" : cls, only));
+    if (!original.isEmpty()) {
+      listing.add(original); // only when given: the tokens of every other listing stay as they were
+    }
     List<String> at = PageToken.decode(pageToken, listing, 3);
     String fromDataset = at.isEmpty() ? "" : datasetKey(at.get(0));
     String afterClass = at.isEmpty() || at.get(1).isEmpty() ? "" : Checks.className("page_token", at.get(1));
     String afterId = at.isEmpty() || at.get(2).isEmpty() ? "" : Checks.uuid("page_token", at.get(2));
+    if (!original.isEmpty()) {
+      return versions(caller, original, cls, only, size, List.of(fromDataset, afterClass, afterId), listing);
+    }
     return walk(caller, only, fromDataset, size, (ds, remaining) -> {
       boolean resume = ds.equals(fromDataset);
       return store.listings().objects(ds, cls, resume ? afterClass : "", resume ? afterId : "", remaining);
     }, o -> List.of(o.dataset(), o.className(), o.id()), listing);
+  }
+
+  /**
+   * The ID of an object the caller may read: the same rule, and the same answer for one it may not
+   * read as for an unknown one, as GetObjectInfo's.
+   */
+  private String readable(CallerSession caller, String id) {
+    Checks.uuid("version_of", id);
+    return store.objects().find(id).filter(o -> caller.mayUse(o.dataset())).map(ObjectRecord::id)
+        .orElseThrow(() -> new ObjectDoesNotExistException("object " + id + " does not exist"));
+  }
+
+  /**
+   * A page of the versions of {@code original} after {@code after} (dataset, class, ID), in the
+   * order of every object listing, from the datasets the caller may see ({@code only}, when given),
+   * of class {@code cls} unless it is null. Read by their link to the original, across datasets,
+   * skipping those the caller may not see: one more than the page holds is found, so a full page
+   * knows whether anything follows.
+   */
+  private Listing.Page<ObjectRecord> versions(CallerSession caller, String original, String cls, String only, int size,
+      List<String> after, List<String> listing) {
+    List<ObjectRecord> out = new ArrayList<>();
+    List<String> from = after;
+    while (true) {
+      List<ObjectRecord> rows = store.listings().versions(original, from.get(0), from.get(1), from.get(2), size + 1);
+      for (ObjectRecord o : rows) {
+        boolean shown = (only.isEmpty() ? caller.admin() || caller.mayUse(o.dataset()) : only.equals(o.dataset()))
+            && (cls == null || cls.equals(o.className()));
+        if (!shown) {
+          continue;
+        }
+        out.add(o);
+        if (out.size() > size) {
+          List<ObjectRecord> page = out.subList(0, size);
+          ObjectRecord last = page.get(size - 1);
+          return new Listing.Page<>(page, PageToken.encode(listing, List.of(last.dataset(), last.className(),
+              last.id())));
+        }
+      }
+      if (rows.size() <= size) {
+        return new Listing.Page<>(out, "");
+      }
+      ObjectRecord last = rows.get(rows.size() - 1);
+      from = List.of(last.dataset(), last.className(), last.id());
+    }
   }
 
   /** Reads up to {@code limit} entries of one dataset, after the listing's position in it. */

@@ -83,27 +83,50 @@ public final class ListingStore {
    * Each comes with its replicas and its aliases (those of its own dataset).
    */
   public List<ObjectRecord> objects(String dataset, String className, String afterClass, String afterId, int limit) {
-    String columns = "SELECT id, class_name, language, master_backend_id, version_of FROM objects WHERE dataset = ?";
+    String columns = "SELECT id, class_name, language, master_backend_id, version_of, dataset FROM objects"
+        + " WHERE dataset = ?";
     return jdbc.transaction(c -> {
       List<String[]> rows = className != null
           ? c.query(columns + " AND class_name = ? AND id > ? ORDER BY id LIMIT ?", ListingStore::objectRow, dataset,
               className, className.equals(afterClass) ? afterId : "", limit)
           : c.query(columns + " AND (class_name > ? OR (class_name = ? AND id > ?)) ORDER BY class_name, id LIMIT ?",
               ListingStore::objectRow, dataset, afterClass, afterClass, afterId, limit);
-      List<ObjectRecord> out = new ArrayList<>(rows.size());
-      for (String[] r : rows) {
-        List<String> replicas = c.query("SELECT backend_id FROM object_replicas WHERE object_id = ?"
-            + " ORDER BY backend_id", rs -> rs.getString(1), r[0]);
-        List<String> aliases = c.query("SELECT alias FROM aliases WHERE object_id = ? AND dataset = ? ORDER BY alias",
-            rs -> rs.getString(1), r[0], dataset);
-        out.add(new ObjectRecord(r[0], r[1], Language.valueOf(r[2]), dataset, r[3], replicas, aliases,
-            r[4] == null ? "" : r[4]));
-      }
-      return out;
+      return withCopiesAndAliases(c, rows);
     });
   }
 
+  /**
+   * Up to {@code limit} versions of object {@code versionOf}, in every dataset, after ({@code
+   * afterDataset}, {@code afterClass}, {@code afterId}) ("", "", "": from the first), by dataset,
+   * class name then ID; each with its replicas and its aliases (those of its own dataset). Read
+   * through the index on version_of: an object has few versions, however many objects its dataset has.
+   */
+  public List<ObjectRecord> versions(String versionOf, String afterDataset, String afterClass, String afterId,
+      int limit) {
+    // Only version_of narrows the query: given a dataset or a class too, SQLite would choose the
+    // (dataset, class_name) index and read the whole dataset; the caller filters those instead.
+    return jdbc.transaction(c -> withCopiesAndAliases(c, c.query("SELECT id, class_name, language, master_backend_id,"
+        + " version_of, dataset FROM objects WHERE version_of = ? AND (dataset > ? OR (dataset = ?"
+        + " AND (class_name > ? OR (class_name = ? AND id > ?)))) ORDER BY dataset, class_name, id LIMIT ?",
+        ListingStore::objectRow, versionOf, afterDataset, afterDataset, afterClass, afterClass, afterId, limit)));
+  }
+
+  private static List<ObjectRecord> withCopiesAndAliases(SqlConnection c, List<String[]> rows)
+      throws java.sql.SQLException {
+    List<ObjectRecord> out = new ArrayList<>(rows.size());
+    for (String[] r : rows) {
+      List<String> replicas = c.query("SELECT backend_id FROM object_replicas WHERE object_id = ?"
+          + " ORDER BY backend_id", rs -> rs.getString(1), r[0]);
+      List<String> aliases = c.query("SELECT alias FROM aliases WHERE object_id = ? AND dataset = ? ORDER BY alias",
+          rs -> rs.getString(1), r[0], r[5]);
+      out.add(new ObjectRecord(r[0], r[1], Language.valueOf(r[2]), r[5], r[3], replicas, aliases,
+          r[4] == null ? "" : r[4]));
+    }
+    return out;
+  }
+
   private static String[] objectRow(java.sql.ResultSet rs) throws java.sql.SQLException {
-    return new String[] {rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5)};
+    return new String[] {rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
+        rs.getString(6)};
   }
 }

@@ -1,5 +1,8 @@
 package io.dataclay.logic.metadata;
 
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /** Sessions by the SHA-256 of their token (the token itself is never stored). */
@@ -49,6 +52,16 @@ public final class SessionStore {
   public long countOpen(long nowMs) {
     return jdbc.transaction(c -> c.queryLong("SELECT COUNT(*) FROM sessions WHERE closed = ? AND expires_at_ms > ?",
         false, nowMs));
+  }
+
+  /** Users' sessions (not backends') neither closed nor expired at {@code nowMs}, per account that has any. */
+  public Map<String, Long> countOpenByAccount(long nowMs) {
+    List<Map.Entry<String, Long>> rows = jdbc.transaction(c -> c.query("SELECT username, COUNT(*) FROM sessions"
+        + " WHERE closed = ? AND expires_at_ms > ? AND backend_id IS NULL GROUP BY username",
+        rs -> Map.entry(rs.getString(1), rs.getLong(2)), false, nowMs));
+    Map<String, Long> out = new LinkedHashMap<>();
+    rows.forEach(e -> out.put(e.getKey(), e.getValue()));
+    return out;
   }
 
   /** Sessions of {@code username} neither closed nor expired at {@code nowMs}. */

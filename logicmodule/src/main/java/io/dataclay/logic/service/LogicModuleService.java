@@ -18,6 +18,8 @@ import io.dataclay.logic.backends.RegisteredBackend;
 import io.dataclay.logic.checks.Checks;
 import io.dataclay.logic.collection.CollectionResult;
 import io.dataclay.logic.collection.GarbageCollector;
+import io.dataclay.logic.events.ClusterEvent;
+import io.dataclay.logic.events.ClusterEvents;
 import io.dataclay.logic.failover.Failover;
 import io.dataclay.logic.listing.Listing;
 import io.dataclay.logic.listing.ListingService;
@@ -94,6 +96,7 @@ public final class LogicModuleService {
   private final Failover failover;
   private final BackendCalls backendCalls;
   private final SessionRevocations revocations = new SessionRevocations();
+  private final ClusterEvents events;
   private final ServerMetrics metrics = new ServerMetrics();
   private final Supplier<String> peer;
   private final BooleanSupplier fromClusterServer;
@@ -111,7 +114,8 @@ public final class LogicModuleService {
       Supplier<String> peer) {
     this.accounts = new AccountService(store, settings.sessionTtl(), clock,
         new BackendProofs(settings.clusterSecret(), clock), settings.sessionLimits());
-    this.backends = new BackendRegistry(store, settings.backendTimeoutMs(), clock);
+    this.events = new ClusterEvents(clock);
+    this.backends = new BackendRegistry(store, settings.backendTimeoutMs(), clock, events);
     this.backendCalls = backendCalls;
     this.peer = peer;
     this.fromClusterServer = settings.fromClusterServer();
@@ -135,12 +139,16 @@ public final class LogicModuleService {
         }), clock);
     this.imports = new ImportCoordinator(store, backends, models, backendCalls::snapshots, () -> systemToken,
         this::accessChanged, clock);
-    this.failover = new Failover(store, backends, backendCalls, () -> systemToken, settings.promoteAfterMs());
+    this.failover = new Failover(store, backends, backendCalls, () -> systemToken, settings.promoteAfterMs(),
+        events);
     LogicModuleMetrics.register(metrics.registry(), objects::objectCount, objects::aliasCount, accounts::openSessions,
         collector::collectedTotal, backends, failover);
   }
 
-  /** Starts promoting the replicas of backends that stay silent (see {@link Failover}). */
+  /**
+   * Starts the failover rounds: they record backends going silent, and promote the replicas of
+   * those that stay silent (see {@link Failover}).
+   */
   public void startFailover() {
     failover.start();
   }
@@ -354,7 +362,16 @@ public final class LogicModuleService {
   /** A page of the objects of a class (empty: all), in one dataset or every one the caller may see. */
   public Listing.Page<ObjectRecord> listObjects(String token, String className, String dataset, int pageSize,
       String pageToken) {
-    return listings.objects(caller(token), className, dataset, pageSize, pageToken);
+    return listObjects(token, className, dataset, "", pageSize, pageToken);
+  }
+
+  /**
+   * A page of the objects of a class (empty: all), in one dataset or every one the caller may see;
+   * only the versions of {@code versionOf} unless it is empty (see {@link ListingService#objects}).
+   */
+  public Listing.Page<ObjectRecord> listObjects(String token, String className, String dataset, String versionOf,
+      int pageSize, String pageToken) {
+    return listings.objects(caller(token), className, dataset, versionOf, pageSize, pageToken);
   }
 
   /** Records replicas on a backend (backends only). */
@@ -388,20 +405,32 @@ public final class LogicModuleService {
 
   /** Runs a garbage collection now (administrators only); see {@link GarbageCollector#collect()}. */
   public CollectionResult collectGarbage(String token) {
-    caller(token).requireAdmin("CollectGarbage");
-    return collector.collect();
+    CallerSession admin = caller(token);
+    admin.requireAdmin("CollectGarbage");
+    return collected(collector.collect(), admin.username());
   }
 
   /** Runs a garbage collection on the Logic Module's own behalf (the periodic run). */
   public CollectionResult collectGarbageNow() {
-    return collector.collect();
+    return collected(collector.collect(), "periodic");
   }
 
-  /** Call counters and metadata totals (administrators only: they describe every account's use). */
+  // A collection that ran to its end is in the cluster's history; an abandoned one only in the log.
+  private CollectionResult collected(CollectionResult r, String by) {
+    events.record(ClusterEvent.GC, "", r.collected(), 0, "examined " + r.examined() + " in " + r.durationMs()
+        + " ms (" + by + ")");
+    return r;
+  }
+
+  /**
+   * Call counters and durations, metadata totals, the cluster's recent events and the users'
+   * sessions per account (administrators only: they describe every account's use).
+   */
   public Stats stats(String token) {
     caller(token).requireAdmin("GetStats");
+    backends.noteSilences(); // the history is current even between failover rounds
     return new Stats(metrics.rpc().callsStarted(), objects.objectCount(), objects.aliasCount(), accounts.openSessions(),
-        collector.collectedTotal());
+        collector.collectedTotal(), metrics.rpc().latencyByMethod(), events.list(), accounts.openSessionsByAccount());
   }
 
   /** Fixes the cut of a new snapshot (administrators); see {@link SnapshotCoordinator#begin}. */

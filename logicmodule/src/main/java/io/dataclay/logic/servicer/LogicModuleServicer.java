@@ -61,6 +61,7 @@ import io.dataclay.proto.SnapshotInfo;
 import io.dataclay.proto.SnapshotRequest;
 import io.dataclay.proto.ValidateSessionRequest;
 import io.dataclay.rpc.GrpcErrors;
+import io.dataclay.server.CallLatencies;
 import io.dataclay.server.Replies;
 import io.dataclay.rpc.SessionMetadata;
 import io.grpc.stub.StreamObserver;
@@ -278,7 +279,8 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   @Override
   public void listObjects(ListObjectsRequest r, StreamObserver<ObjectPage> out) {
     Replies.now(out, () -> {
-      var page = service.listObjects(token(), r.getClassName(), r.getDataset(), r.getPageSize(), r.getPageToken());
+      var page = service.listObjects(token(), r.getClassName(), r.getDataset(), r.getVersionOf(), r.getPageSize(),
+          r.getPageToken());
       ObjectPage.Builder answer = ObjectPage.newBuilder().setNextPageToken(page.nextPageToken());
       page.items().forEach(o -> answer.addObjects(ProtoMapping.toProto(o)));
       return answer.build();
@@ -327,8 +329,11 @@ public final class LogicModuleServicer extends LogicModuleGrpc.LogicModuleImplBa
   public void getStats(Empty request, StreamObserver<LogicModuleStats> out) {
     Replies.now(out, () -> {
       Stats s = service.stats(token());
-      return LogicModuleStats.newBuilder().putAllCalls(s.calls()).setObjects(s.objects()).setAliases(s.aliases())
-          .setOpenSessions(s.openSessions()).setObjectsCollected(s.objectsCollected()).build();
+      LogicModuleStats.Builder answer = LogicModuleStats.newBuilder().putAllCalls(s.calls()).setObjects(s.objects())
+          .setAliases(s.aliases()).setOpenSessions(s.openSessions()).setObjectsCollected(s.objectsCollected())
+          .putAllLatency(CallLatencies.toProto(s.latency())).putAllSessionsByAccount(s.sessionsByAccount());
+      s.events().forEach(e -> answer.addEvents(ProtoMapping.toProto(e)));
+      return answer.build();
     });
   }
 

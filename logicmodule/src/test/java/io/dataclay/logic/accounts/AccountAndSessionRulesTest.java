@@ -12,6 +12,7 @@ import io.dataclay.testing.SqliteLogicModule;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
@@ -89,6 +90,24 @@ class AccountAndSessionRulesTest {
     // verify
     assertThrows(NotAuthenticatedException.class, () -> lm.service.getBackends(token));
     assertEquals(openBefore - 1, lm.service.stats(lm.adminToken).openSessions());
+  }
+
+  @Test
+  void open_sessions_per_account_count_users_sessions_neither_closed_nor_expired_and_no_backends() {
+    // setup: alice has two sessions, bob one he closes; a backend opens one
+    lm.user("alice");
+    lm.session("alice", "alice");
+    String bob = lm.user("bob");
+    lm.backendSession(lm.backendId);
+    // run
+    lm.service.closeSession(bob);
+    Map<String, Long> open = lm.service.stats(lm.adminToken).sessionsByAccount();
+    lm.clock.advance(LogicModuleFixture.SESSION_TTL.plus(Duration.ofMillis(1)));
+    String freshAdmin = lm.session("admin", "admin");
+    Map<String, Long> afterExpiry = lm.service.stats(freshAdmin).sessionsByAccount();
+    // verify: the administrator's fixture session counts; the backends' and the Logic Module's never do
+    assertEquals(Map.of("admin", 1L, "alice", 2L), open);
+    assertEquals(Map.of("admin", 1L), afterExpiry);
   }
 
   @Test

@@ -3,6 +3,7 @@ package io.dataclay.logic.backends;
 import io.dataclay.common.Language;
 import io.dataclay.exceptions.BackendDoesNotExistException;
 import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.logic.events.ClusterEvent;
 import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.testing.LogicModuleFixture;
 import io.dataclay.testing.SqliteLogicModule;
@@ -43,6 +44,37 @@ class BackendRulesTest {
     // verify
     assertFalse(afterSilence);
     assertTrue(alive(id));
+  }
+
+  private List<String> eventsOf(String id) {
+    return lm.service.stats(lm.adminToken).events().stream().filter(e -> e.backendId().equals(id))
+        .map(ClusterEvent::kind).toList();
+  }
+
+  @Test
+  void a_backend_going_silent_and_coming_back_is_one_event_each_time_however_many_rounds_see_it() {
+    // setup: promotion is off in this fixture, but its rounds still watch liveness
+    String id = lm.backend(7001);
+    // run
+    lm.clock.advance(PAST_TIMEOUT);
+    long silentAt = lm.clock.millis();
+    lm.service.failover().tick();
+    lm.clock.advance(Duration.ofSeconds(1));
+    lm.service.failover().tick();
+    List<String> whileSilent = eventsOf(id);
+    lm.service.heartbeat(lm.backendSession(id), id, 0, 0, List.of());
+    lm.service.heartbeat(lm.backendSession(id), id, 0, 0, List.of());
+    List<String> whenBack = eventsOf(id);
+    lm.clock.advance(PAST_TIMEOUT);
+    // verify (GetStats itself looks at liveness too)
+    assertEquals(List.of(ClusterEvent.BACKEND_SILENT), whileSilent);
+    assertEquals(List.of(ClusterEvent.BACKEND_SILENT, ClusterEvent.BACKEND_BACK), whenBack);
+    assertEquals(List.of(ClusterEvent.BACKEND_SILENT, ClusterEvent.BACKEND_BACK, ClusterEvent.BACKEND_SILENT),
+        eventsOf(id));
+    ClusterEvent silent = lm.service.stats(lm.adminToken).events().stream().filter(e -> e.backendId().equals(id))
+        .findFirst().orElseThrow();
+    assertEquals(silentAt, silent.atMs());
+    assertTrue(silent.detail().startsWith("backend-7001: no heartbeat for "), silent.detail());
   }
 
   @Test

@@ -3,6 +3,7 @@ package io.dataclay.logic.collection;
 import io.dataclay.common.Language;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.PermissionDeniedException;
+import io.dataclay.logic.events.ClusterEvent;
 import io.dataclay.logic.metadata.ObjectRecord;
 import io.dataclay.testing.LogicModuleFixture;
 import io.dataclay.testing.SqliteLogicModule;
@@ -82,6 +83,30 @@ class GarbageCollectorTest {
     // verify
     assertEquals(0, result.collected());
     assertEquals(0, result.examined());
+  }
+
+  @Test
+  void each_collection_that_runs_is_a_gc_event_saying_who_ran_it_and_an_abandoned_one_is_not() throws IOException {
+    // setup
+    long before = lm.clock.millis();
+    lm.service.collectGarbage(lm.adminToken);
+    lm.clock.advance(Duration.ofSeconds(1));
+    lm.service.collectGarbageNow();
+    String backend = lm.backend(unusedPort());
+    unreferencedObjectsOn(backend, 1);
+    // run: the backend holding the object does not answer
+    assertThrows(BackendUnavailableException.class, () -> lm.service.collectGarbage(lm.adminToken));
+    List<ClusterEvent> gcs = lm.service.stats(lm.adminToken).events().stream()
+        .filter(e -> e.kind().equals(ClusterEvent.GC)).toList();
+    // verify
+    assertEquals(2, gcs.size(), gcs.toString());
+    assertEquals(before, gcs.get(0).atMs());
+    assertEquals(before + 1000, gcs.get(1).atMs());
+    assertTrue(gcs.get(0).detail().startsWith("examined 0 ") && gcs.get(0).detail().endsWith("(admin)"),
+        gcs.get(0).detail());
+    assertTrue(gcs.get(1).detail().endsWith("(periodic)"), gcs.get(1).detail());
+    assertEquals(0, gcs.get(1).objects());
+    assertEquals("", gcs.get(1).backendId());
   }
 
   @Test

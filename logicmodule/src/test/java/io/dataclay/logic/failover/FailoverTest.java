@@ -4,6 +4,7 @@ import io.dataclay.common.Language;
 import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.logic.backends.BackendCalls;
 import io.dataclay.logic.backends.RecordedRoots;
+import io.dataclay.logic.events.ClusterEvent;
 import io.dataclay.logic.metadata.BackendRecord;
 import io.dataclay.logic.metadata.FailoverStore.Move;
 import io.dataclay.logic.metadata.ModelRecord;
@@ -147,6 +148,38 @@ class FailoverTest {
     // verify
     assertEquals(List.of(new Move(object, promoted)), again.demotions(), "the demotion is back, to acknowledge");
     assertEquals(List.of(promoted + " " + object + " -> " + master), calls.awaitReplicas(1));
+  }
+
+  private List<ClusterEvent> eventsOf(String backend) {
+    return lm.service.stats(lm.adminToken).events().stream().filter(e -> e.backendId().equals(backend)).toList();
+  }
+
+  @Test
+  void a_lost_masters_silence_promotion_return_and_rejoin_are_one_cluster_event_each() throws Exception {
+    // run: the master is silent for several rounds past the grace period, then heard again, and rejoins
+    heard(GRACE_MS / 1000 + 1, first, second);
+    long promotedAt = lm.clock.millis();
+    heard(1, first, second);
+    heard(1, first, second);
+    String token = lm.backendSession(master);
+    lm.service.heartbeat(token, master, 0, 0, List.of());
+    lm.service.heartbeat(token, master, 0, 0, List.of(object));
+    calls.awaitReplicas(1);
+    List<ClusterEvent> events = eventsOf(master);
+    for (int i = 0; i < 500 && events.size() < 4; i++) {
+      Thread.sleep(10); // the rejoin runs on the Logic Module's own thread
+      events = eventsOf(master);
+    }
+    // verify
+    assertEquals(List.of(ClusterEvent.BACKEND_SILENT, ClusterEvent.PROMOTED, ClusterEvent.BACKEND_BACK,
+        ClusterEvent.REPLICAS_RESTORED), events.stream().map(ClusterEvent::kind).toList());
+    ClusterEvent promoted = events.get(1);
+    assertEquals(1, promoted.objects());
+    assertEquals(1, promoted.term());
+    assertEquals(promotedAt, promoted.atMs());
+    assertEquals(1, events.get(3).objects());
+    assertTrue(events.stream().allMatch(e -> e.detail().startsWith("backend-7001")), events.toString());
+    assertTrue(eventsOf(first).isEmpty() && eventsOf(second).isEmpty(), "the replicas were heard all along");
   }
 
   @Test

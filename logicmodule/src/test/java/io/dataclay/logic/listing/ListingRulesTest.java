@@ -3,6 +3,7 @@ package io.dataclay.logic.listing;
 import io.dataclay.common.Language;
 import io.dataclay.exceptions.DatasetDoesNotExistException;
 import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.exceptions.ObjectDoesNotExistException;
 import io.dataclay.exceptions.PermissionDeniedException;
 import io.dataclay.logic.metadata.ContractRecord;
 import io.dataclay.logic.metadata.ListingStore;
@@ -284,6 +285,75 @@ class ListingRulesTest {
     assertEquals(5, everything.size());
     assertEquals("app.Car", everything.get(0).className());
     assertTrue(lm.service.listObjects(alice, "app.Nothing", "", 0, "").items().isEmpty());
+  }
+
+  /** Registers a version of {@code original} of {@code className} in {@code dataset}. */
+  private ObjectRecord version(ObjectRecord original, String dataset, String className) {
+    ObjectRecord v = new ObjectRecord(UUID.randomUUID().toString(), className, Language.PYTHON, dataset, backend,
+        List.of(), List.of(), original.id());
+    lm.register(lm.backendToken, List.of(v), null, null);
+    return v;
+  }
+
+  @Test
+  void the_versions_of_an_object_list_from_every_dataset_the_caller_sees_narrowed_by_class_and_dataset() {
+    // setup: versions in alice's dataset, in one bob granted her, and in one she may not see
+    lm.service.newDataContract(bob, LogicModuleFixture.contract("bob.shared", "alice"));
+    ObjectRecord original = stored("alice", "app.Person", null);
+    List<ObjectRecord> visible = new ArrayList<>(List.of(version(original, "alice", "app.Person"),
+        version(original, "alice", "app.Person"), version(original, "alice", "app.Car"),
+        version(original, "bob.shared", "app.Person"), version(original, "bob.shared", "app.Person")));
+    version(original, "bob", "app.Person");
+    stored("alice", "app.Person", null);
+    visible.sort(java.util.Comparator.comparing(ObjectRecord::dataset).thenComparing(ObjectRecord::className)
+        .thenComparing(ObjectRecord::id));
+    // run
+    List<Integer> sizes = new ArrayList<>();
+    List<ObjectRecord> all = all(t -> {
+      Listing.Page<ObjectRecord> p = lm.service.listObjects(alice, "", "", original.id(), 2, t);
+      sizes.add(p.items().size());
+      return p;
+    });
+    List<ObjectRecord> people = all(t -> lm.service.listObjects(alice, "app.Person", "", original.id(), 1, t));
+    List<ObjectRecord> shared = all(t -> lm.service.listObjects(alice, "", "bob.shared", original.id(), 0, t));
+    // verify
+    assertEquals(visible.stream().map(ObjectRecord::id).toList(), all.stream().map(ObjectRecord::id).toList());
+    assertEquals(List.of(2, 2, 1), sizes);
+    assertTrue(all.stream().allMatch(o -> o.versionOf().equals(original.id())));
+    assertEquals(visible.stream().filter(o -> o.className().equals("app.Person")).map(ObjectRecord::id).toList(),
+        people.stream().map(ObjectRecord::id).toList());
+    assertEquals(visible.subList(3, 5).stream().map(ObjectRecord::id).toList(),
+        shared.stream().map(ObjectRecord::id).toList());
+  }
+
+  @Test
+  void listing_the_versions_of_an_object_the_caller_may_not_read_is_answered_as_get_object_info_answers() {
+    // setup
+    ObjectRecord bobs = stored("bob", "app.Person", null);
+    version(bobs, "bob", "app.Person");
+    ObjectRecord mine = stored("alice", "app.Person", null);
+    version(mine, "alice", "app.Person");
+    version(mine, "alice", "app.Person");
+    String unknown = UUID.randomUUID().toString();
+    String plainToken = lm.service.listObjects(alice, "", "", 1, "").nextPageToken();
+    String versionsToken = lm.service.listObjects(alice, "", "", mine.id(), 1, "").nextPageToken();
+    // run
+    ObjectDoesNotExistException hidden = assertThrows(ObjectDoesNotExistException.class,
+        () -> lm.service.listObjects(alice, "", "", bobs.id(), 0, ""));
+    ObjectDoesNotExistException missing = assertThrows(ObjectDoesNotExistException.class,
+        () -> lm.service.listObjects(alice, "", "", unknown, 0, ""));
+    // verify
+    assertEquals(assertThrows(ObjectDoesNotExistException.class, () -> lm.service.getObjectInfo(alice, bobs.id()))
+        .getMessage(), hidden.getMessage());
+    assertEquals(assertThrows(ObjectDoesNotExistException.class, () -> lm.service.getObjectInfo(alice, unknown))
+        .getMessage(), missing.getMessage());
+    assertTrue(assertThrows(InvalidArgumentException.class, () -> lm.service.listObjects(alice, "", "", "nope", 0,
+        "")).getMessage().startsWith("version_of: "));
+    assertFalse(plainToken.isEmpty() || versionsToken.isEmpty());
+    assertThrows(InvalidArgumentException.class, () -> lm.service.listObjects(alice, "", "", mine.id(), 1,
+        plainToken));
+    assertThrows(InvalidArgumentException.class, () -> lm.service.listObjects(alice, "", "", 1, versionsToken));
+    assertEquals(1, lm.service.listObjects(alice, "", "", mine.id(), 1, versionsToken).items().size());
   }
 
   @Test

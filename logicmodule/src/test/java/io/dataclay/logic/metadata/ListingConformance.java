@@ -140,6 +140,53 @@ abstract class ListingConformance {
         store.listings().objectCounts(List.of("alice", "alice.other", "nothing")));
   }
 
+  private ObjectRecord versionOf(ObjectRecord original, String dataset, String className) {
+    return new ObjectRecord(UUID.randomUUID().toString(), className, Language.PYTHON, dataset, backend, List.of(),
+        List.of(), original.id());
+  }
+
+  @Test
+  void versions_of_an_object_page_by_dataset_class_then_id_across_datasets_and_nothing_else() {
+    // setup: five versions in two datasets, of two classes; an unrelated object and another's version
+    store.accounts().grant(new ContractRecord("alice.other", "alice", "alice", false, 0, 0));
+    ObjectRecord original = object("alice", "app.Person");
+    ObjectRecord other = object("alice", "app.Person");
+    Registrations.register(store, List.of(original, other), null, null);
+    List<ObjectRecord> versions = List.of(versionOf(original, "alice", "app.Person"),
+        versionOf(original, "alice", "app.Person"), versionOf(original, "alice", "app.Car"),
+        versionOf(original, "alice.other", "app.Person"), versionOf(original, "alice.other", "app.Person"));
+    Registrations.register(store, versions.subList(0, 1), "draft", versions.get(0).id());
+    Registrations.register(store, versions.subList(1, 5), null, null);
+    Registrations.register(store, List.of(object("alice", "app.Person"), versionOf(other, "alice", "app.Person")),
+        null, null);
+    // run
+    List<ObjectRecord> all = store.listings().versions(original.id(), "", "", "", 100);
+    List<String> paged = new ArrayList<>();
+    String[] after = {"", "", ""};
+    for (int pages = 0; pages < 10; pages++) {
+      List<ObjectRecord> page = store.listings().versions(original.id(), after[0], after[1], after[2], 2);
+      if (page.isEmpty()) {
+        break;
+      }
+      page.forEach(o -> paged.add(o.id()));
+      ObjectRecord last = page.get(page.size() - 1);
+      after = new String[] {last.dataset(), last.className(), last.id()};
+    }
+    // verify
+    List<String> expected = versions.stream()
+        .sorted(java.util.Comparator.comparing(ObjectRecord::dataset).thenComparing(ObjectRecord::className)
+            .thenComparing(ObjectRecord::id))
+        .map(ObjectRecord::id).toList();
+    assertEquals(expected, all.stream().map(ObjectRecord::id).toList());
+    assertEquals(expected, paged);
+    assertTrue(all.stream().allMatch(o -> o.versionOf().equals(original.id())));
+    ObjectRecord draft = all.stream().filter(o -> o.id().equals(versions.get(0).id())).findFirst().orElseThrow();
+    assertEquals(List.of("draft"), draft.aliases());
+    assertEquals(List.of("alice", "alice", "alice", "alice.other", "alice.other"),
+        all.stream().map(ObjectRecord::dataset).toList());
+    assertEquals(List.of(), store.listings().versions(UUID.randomUUID().toString(), "", "", "", 100));
+  }
+
   @Test
   void dataset_names_and_owners_page_by_name() {
     // setup

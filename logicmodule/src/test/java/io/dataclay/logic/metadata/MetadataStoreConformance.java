@@ -198,6 +198,23 @@ abstract class MetadataStoreConformance {
   }
 
   @Test
+  void open_sessions_are_counted_per_account_without_backends_closed_or_expired_ones() {
+    // setup
+    store.accounts().create(account("bob"));
+    store.sessions().insert(new SessionRecord("a1", "alice", "alice", 1_000, false, false, null));
+    store.sessions().insert(new SessionRecord("a2", "alice", "alice", 5_000, false, false, null));
+    store.sessions().insert(new SessionRecord("b1", "bob", "bob", 5_000, false, false, null));
+    store.sessions().insert(new SessionRecord("b2", "bob", "bob", 5_000, false, false, null));
+    store.sessions().insert(new SessionRecord("k1", "alice", "alice", 5_000, false, false, "backend-7"));
+    // run
+    store.sessions().close("b2");
+    // verify
+    assertEquals(Map.of("alice", 2L, "bob", 1L), store.sessions().countOpenByAccount(500));
+    assertEquals(Map.of("alice", 1L, "bob", 1L), store.sessions().countOpenByAccount(1_000));
+    assertEquals(Map.of(), store.sessions().countOpenByAccount(5_000));
+  }
+
+  @Test
   void a_model_round_trips_with_its_files_classes_and_an_increasing_version() {
     // run
     ModelRecord first = store.models().register(model("shop", "alice", Language.PYTHON, "shop/a.py", "shop/b.py"));

@@ -86,6 +86,19 @@ class ObjectRulesTest {
   }
 
   @Test
+  void an_administrator_sees_every_objects_metadata_as_its_listings_do_but_may_not_alias_it() {
+    // setup: alice's object, which the administrator has no contract on
+    ObjectRecord o = object("alice");
+    lm.register(lm.backendToken, List.of(o), "p1", o.id());
+    // run / verify: the dashboard's search finds it by ID, with its aliases and master
+    ObjectRecord seen = lm.service.getObjectInfo(lm.adminToken, o.id());
+    assertEquals(List.of("p1"), seen.aliases());
+    assertEquals(backend, seen.masterBackendId());
+    // ... which lets it change nothing of alice's dataset
+    assertThrows(PermissionDeniedException.class, () -> lm.service.newAlias(lm.adminToken, "mine", o.id()));
+  }
+
+  @Test
   void a_taken_alias_registers_nothing() {
     // setup
     ObjectRecord first = object("alice");

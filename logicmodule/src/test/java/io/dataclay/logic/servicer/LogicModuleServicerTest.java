@@ -174,6 +174,28 @@ class LogicModuleServicerTest {
   }
 
   @Test
+  void get_stats_answers_latency_per_rpc_the_cluster_events_and_sessions_per_account() {
+    // setup
+    client(null).health(1000);
+    admin.collectGarbage();
+    // run
+    LogicModuleStats stats = admin.getStats();
+    // verify: Health ended once, in one of gRFC A66's buckets; GetStats itself has not ended yet
+    io.dataclay.proto.CallLatency health = stats.getLatencyOrThrow("Health");
+    assertEquals(1, health.getCount());
+    assertEquals(health.getBoundsSecondsCount() + 1, health.getCountsCount());
+    assertEquals(1, health.getCountsList().stream().mapToLong(Long::longValue).sum());
+    assertTrue(health.getSumSeconds() >= 0);
+    assertFalse(stats.containsLatency("GetStats"));
+    assertEquals(1, stats.getEventsCount());
+    io.dataclay.proto.ClusterEvent gc = stats.getEvents(0);
+    assertEquals("gc", gc.getKind());
+    assertEquals(lm.clock.millis(), gc.getAtMs());
+    assertTrue(gc.getDetail().endsWith("(admin)"), gc.getDetail());
+    assertEquals(Map.of("admin", 1L), stats.getSessionsByAccountMap());
+  }
+
+  @Test
   void malformed_requests_are_invalid_argument_naming_the_field_and_the_server_keeps_serving() {
     // setup
     String backendId = lm.backendId;

@@ -13,12 +13,17 @@ import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.ClassicHistogramBucket;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot.HistogramDataPointSnapshot;
 import io.prometheus.metrics.model.snapshots.Unit;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.LongSupplier;
 
 /**
  * A server's per-RPC metrics, named as gRPC's OpenTelemetry metrics (gRFC A66), counted once, in
@@ -31,7 +36,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * fully qualified name ("dataclay.v1.DataService/CallMethod"), and only the methods of the services
  * this interceptor wraps ever appear, so the labels stay bounded.
  *
- * <p>GetStats and GetStatus report {@link #callsStarted()}: the same numbers a scrape shows.
+ * <p>GetStats and GetStatus report {@link #callsStarted()} and {@link #latencyByMethod()}: the same
+ * numbers a scrape shows.
  */
 public final class RpcMetrics implements ServerInterceptor {
   /** gRFC A66's bucket boundaries for latency, in seconds. */
@@ -43,10 +49,34 @@ public final class RpcMetrics implements ServerInterceptor {
 
   private final Counter started;
   private final Histogram duration;
+  private final LongSupplier nanoTime;
   private final ConcurrentHashMap<String, PerMethod> methods = new ConcurrentHashMap<>();
+
+  /**
+   * The durations of one RPC's ended calls, summed over every status: {@code boundsSeconds} are the
+   * finite bucket upper bounds, ascending; {@code counts} the calls of each bucket (not cumulative),
+   * one more than the bounds, the last for the calls longer than every bound; {@code count} their
+   * total and {@code sumSeconds} the time they took.
+   */
+  public record Latency(List<Double> boundsSeconds, List<Long> counts, long count, double sumSeconds) {
+    /** Copies the lists; there is one count more than there are bounds. */
+    public Latency {
+      boundsSeconds = List.copyOf(boundsSeconds);
+      counts = List.copyOf(counts);
+      if (counts.size() != boundsSeconds.size() + 1) {
+        throw new IllegalArgumentException(counts.size() + " counts for " + boundsSeconds.size() + " bounds");
+      }
+    }
+  }
 
   /** Registers the two metrics in {@code registry}. */
   public RpcMetrics(PrometheusRegistry registry) {
+    this(registry, System::nanoTime);
+  }
+
+  /** Registers the two metrics in {@code registry}, timing calls with {@code nanoTime} (tests set the time). */
+  RpcMetrics(PrometheusRegistry registry, LongSupplier nanoTime) {
+    this.nanoTime = nanoTime;
     started = Counter.builder()
         .name("grpc.server.call.started")
         .help("Calls started on this server, by fully qualified method (gRFC A66), refused ones included.")
@@ -66,7 +96,7 @@ public final class RpcMetrics implements ServerInterceptor {
   @Override
   public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
       ServerCallHandler<Q, R> next) {
-    long start = System.nanoTime();
+    long start = nanoTime.getAsLong();
     PerMethod method = method(call.getMethodDescriptor());
     method.started.inc();
     // observed once: when the server sends its status, or, for a call that ends without one (the
@@ -77,7 +107,7 @@ public final class RpcMetrics implements ServerInterceptor {
       @Override
       public void close(Status status, Metadata trailers) {
         if (ended.compareAndSet(false, true)) {
-          method.duration(status.getCode()).observe((System.nanoTime() - start) / 1e9);
+          method.duration(status.getCode()).observe((nanoTime.getAsLong() - start) / 1e9);
         }
         super.close(status, trailers);
       }
@@ -86,7 +116,7 @@ public final class RpcMetrics implements ServerInterceptor {
       @Override
       public void onCancel() {
         if (ended.compareAndSet(false, true)) {
-          method.duration(Status.Code.CANCELLED).observe((System.nanoTime() - start) / 1e9);
+          method.duration(Status.Code.CANCELLED).observe((nanoTime.getAsLong() - start) / 1e9);
         }
         super.onCancel();
       }
@@ -98,6 +128,33 @@ public final class RpcMetrics implements ServerInterceptor {
     Map<String, Long> out = new TreeMap<>();
     methods.forEach((fullName, m) -> out.merge(MethodDescriptor.extractBareMethodName(fullName),
         m.started.getLongValue(), Long::sum));
+    return out;
+  }
+
+  /**
+   * The durations of the calls ended per RPC name ("GetStats"), summed over every status, sorted by
+   * name; an RPC none of whose calls ended yet is absent. Read from the histogram a scrape reads.
+   */
+  public Map<String, Latency> latencyByMethod() {
+    Map<String, long[]> perBucket = new TreeMap<>();
+    Map<String, Long> totals = new TreeMap<>();
+    Map<String, Double> sums = new TreeMap<>();
+    for (HistogramDataPointSnapshot point : duration.collect().getDataPoints()) {
+      String name = MethodDescriptor.extractBareMethodName(point.getLabels().get("grpc.method"));
+      long[] into = perBucket.computeIfAbsent(name, k -> new long[LATENCY_BOUNDS.length + 1]);
+      // client_java's snapshot holds each bucket's own count (its text format sums them as it
+      // writes the le="..." lines); the last bucket's bound is +Inf
+      for (ClassicHistogramBucket b : point.getClassicBuckets()) {
+        into[Double.isInfinite(b.getUpperBound()) ? LATENCY_BOUNDS.length
+            : Arrays.binarySearch(LATENCY_BOUNDS, b.getUpperBound())] += b.getCount();
+      }
+      totals.merge(name, point.getCount(), Long::sum);
+      sums.merge(name, point.hasSum() ? point.getSum() : 0.0, Double::sum);
+    }
+    List<Double> bounds = Arrays.stream(LATENCY_BOUNDS).boxed().toList();
+    Map<String, Latency> out = new TreeMap<>();
+    perBucket.forEach((name, counts) -> out.put(name, new Latency(bounds, Arrays.stream(counts).boxed().toList(),
+        totals.get(name), sums.get(name))));
     return out;
   }
 

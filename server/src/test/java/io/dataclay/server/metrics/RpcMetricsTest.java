@@ -28,8 +28,11 @@ import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -43,14 +46,33 @@ import org.junit.jupiter.api.Timeout;
 class RpcMetricsTest {
   private static final String THAW = "dataclay.v1.DataService/ThawWrites";
   private final PrometheusRegistry registry = new PrometheusRegistry();
-  private final RpcMetrics metrics = new RpcMetrics(registry);
+  /** The interceptor's time, in nanoseconds: it moves only when a call says it took a while. */
+  private final AtomicLong nanos = new AtomicLong();
+  private final RpcMetrics metrics = new RpcMetrics(registry, nanos::get);
   private GrpcServer server;
   private ManagedChannel channel;
 
-  /** ThawWrites answers at once or fails; ImportObjects receipts the chunks it got. */
+  /**
+   * ThawWrites answers at once or fails, or, for "took:N" and "failed:N", moves the interceptor's
+   * time by N ns first; ImportObjects receipts the chunks it got.
+   */
   private static final class Service extends DataServiceGrpc.DataServiceImplBase {
+    private final AtomicLong nanos;
+
+    Service(AtomicLong nanos) {
+      this.nanos = nanos;
+    }
+
     @Override
     public void thawWrites(SnapshotRequest request, StreamObserver<Empty> out) {
+      String id = request.getSnapshotId();
+      if (id.startsWith("took:") || id.startsWith("failed:")) {
+        nanos.addAndGet(Long.parseLong(id.substring(id.indexOf(':') + 1)));
+        if (id.startsWith("failed:")) {
+          out.onError(Status.FAILED_PRECONDITION.asRuntimeException());
+          return;
+        }
+      }
       if (request.getSnapshotId().equals("hang")) {
         return; // never answers: the client's deadline ends the call
       }
@@ -87,7 +109,7 @@ class RpcMetricsTest {
   @BeforeEach
   void serve() throws IOException {
     String name = InProcessServerBuilder.generateName();
-    server = GrpcServer.serving(InProcessServerBuilder.forName(name), new Service(), metrics, 1 << 20,
+    server = GrpcServer.serving(InProcessServerBuilder.forName(name), new Service(nanos), metrics, 1 << 20,
         Duration.ofSeconds(1));
     server.start();
     channel = InProcessChannelBuilder.forName(name).build();
@@ -128,6 +150,49 @@ class RpcMetricsTest {
         + "\",grpc_status=\"FAILED_PRECONDITION\"} 1", text);
     assertLine("grpc_server_call_duration_seconds_bucket{grpc_method=\"" + THAW
         + "\",grpc_status=\"OK\",le=\"+Inf\"} 1", text);
+  }
+
+  private static SnapshotRequest thaw(String id) {
+    return SnapshotRequest.newBuilder().setSnapshotId(id).build();
+  }
+
+  @Test
+  void latency_puts_each_ended_call_in_its_own_bucket_and_sums_every_status() throws IOException {
+    // setup
+    var stub = DataServiceGrpc.newBlockingStub(channel);
+    // run: three calls that succeed in 0.5 ms, 7 ms and 3 s, one that fails after 200 s
+    stub.thawWrites(thaw("took:500000"));
+    stub.thawWrites(thaw("took:7000000"));
+    stub.thawWrites(thaw("took:3000000000"));
+    assertThrows(StatusRuntimeException.class, () -> stub.thawWrites(thaw("failed:200000000000")));
+    // verify: buckets (0.0003, 0.0006], (0.006, 0.008], (2, 5] and the unbounded one, each of its own
+    Map<String, RpcMetrics.Latency> latency = metrics.latencyByMethod();
+    assertEquals(List.of("ThawWrites"), List.copyOf(latency.keySet()));
+    RpcMetrics.Latency thaw = latency.get("ThawWrites");
+    List<Double> bounds = Arrays.stream(RpcMetrics.LATENCY_BOUNDS).boxed().toList();
+    assertEquals(bounds, thaw.boundsSeconds());
+    long[] expected = new long[bounds.size() + 1];
+    expected[bounds.indexOf(0.0006)] = 1;
+    expected[bounds.indexOf(0.008)] = 1;
+    expected[bounds.indexOf(5.0)] = 1;
+    expected[bounds.size()] = 1;
+    assertEquals(Arrays.stream(expected).boxed().toList(), thaw.counts());
+    assertEquals(4, thaw.count());
+    assertEquals(thaw.count(), thaw.counts().stream().mapToLong(Long::longValue).sum());
+    assertEquals(203.0075, thaw.sumSeconds(), 1e-9);
+    // the scrape shows the same calls, cumulated per status
+    assertLine("grpc_server_call_duration_seconds_bucket{grpc_method=\"" + THAW
+        + "\",grpc_status=\"OK\",le=\"0.008\"} 2", scrape());
+  }
+
+  @Test
+  void latency_lists_only_rpcs_with_an_ended_call() {
+    // run
+    var nothingYet = metrics.latencyByMethod();
+    DataServiceGrpc.newBlockingStub(channel).thawWrites(thaw("s"));
+    // verify
+    assertEquals(Map.of(), nothingYet);
+    assertEquals(1, metrics.latencyByMethod().get("ThawWrites").count());
   }
 
   @Test
