@@ -70,7 +70,8 @@ setup(
     # only the jars: their class archives (.jsa) fit one JDK build and are not shipped (see
     # dataclay/_internal/cli/common/class_archives.py)
     package_data={"dataclay": ["py.typed"], "storage": ["py.typed"],
-                  "dataclay._internal": ["jars/*.jar", "proto/*.pyi"]},
+                  "dataclay._internal": ["jars/*.jar", "proto/*.pyi"],
+                  "dataclay._internal.cli.dashboard": ["static/*.html", "static/*.js", "static/*.css", "static/vendor/*"]},
     exclude_package_data={"": ["*.jsa", "*.jsa.new", ".new.jar"]},
     python_requires=">=3.10",
     install_requires=_requirements(),

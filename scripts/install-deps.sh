@@ -3,7 +3,8 @@
 # the PostgreSQL server binaries (tests start their own server), Python venv support, Slurm
 # and munge (the multi-host tests start their own slurmctld, slurmds and munged), iproute2 and
 # util-linux (namespace hosts), bubblewrap and libseccomp2 (confined execution environments), and
-# redis-server (benchmarks/peers.py compares against Redis); Prometheus' server, unpacked from
+# redis-server (benchmarks/peers.py compares against Redis), headless Chromium and its WebDriver
+# (tests/test_dashboard_browser.py drives `dataclay dashboard` in it); Prometheus' server, unpacked from
 # Debian's package into .deps/ and never installed as a service (tests/test_prometheus_scrape.py
 # scrapes a cluster with it); then a virtualenv at .venv with the Python requirements. Safe to run
 # again.
@@ -31,6 +32,8 @@ command -v sbatch >/dev/null || missing+=(slurm-client)
 command -v bwrap >/dev/null || missing+=(bubblewrap)
 dpkg -s libseccomp2 >/dev/null 2>&1 || missing+=(libseccomp2)
 command -v redis-server >/dev/null || missing+=(redis-server)
+command -v chromium >/dev/null || missing+=(chromium)
+command -v chromedriver >/dev/null || missing+=(chromium-driver)
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"

@@ -1,11 +1,16 @@
 """`dataclay start | stop | status`: a whole local cluster on this machine, on embedded defaults;
-`dataclay export | import`: snapshots of the cluster the client configuration names."""
+`dataclay export | import`: snapshots of the cluster the client configuration names;
+`dataclay dashboard | locate`: its web dashboard, and where an object lives."""
 from __future__ import annotations
 
 import argparse
 import sys
 
 from dataclay.exceptions import DataClayException, InvalidArgumentError
+from dataclay._internal.cli.dashboard.dashboard import add_arguments as add_dashboard_arguments
+from dataclay._internal.cli.dashboard.dashboard import configure_logging as configure_dashboard_logging
+from dataclay._internal.cli.dashboard.dashboard import locate
+from dataclay._internal.cli.dashboard.dashboard import serve as serve_dashboard
 from dataclay._internal.cli.snapshot import import_review
 from dataclay._internal.cli.common.cluster_state import ClusterState
 from dataclay._internal.cli.local.launcher import LocalCluster
@@ -115,6 +120,23 @@ def _parser() -> argparse.ArgumentParser:
                            "allowed; change nothing")
     load.add_argument("--progress", action="store_true",
                       help="show progress on standard error even when it is not a terminal")
+    dashboard_help = ("serve the web dashboard of the cluster client.properties / DATACLAY_* name: backends, calls "
+                      "per second with p50 and p99, models, sessions, datasets, GC and failover history, and where "
+                      "an object lives")
+    dashboard = commands.add_parser(
+        "dashboard", help=dashboard_help, description=dashboard_help[0].upper() + dashboard_help[1:] + ". Log in "
+        "with an administrator account; it runs until Ctrl-C.",
+        epilog="example: dataclay dashboard --port 8765   (then open http://localhost:8765/)\n"
+               "beyond this machine: dataclay dashboard --host 0.0.0.0 --cert dash.pem --key dash.key",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_dashboard_arguments(dashboard)
+    locate = commands.add_parser(
+        "locate", help="where an object lives (by alias or ID): its backends, replicas and versions, as JSON",
+        description="Where an object lives, found by its ID or by an alias in any dataset your account may read: "
+                    "class, dataset, aliases, master and replica backends, and versions; one JSON document, the "
+                    "same as the dashboard's /api/v1/locate.",
+        epilog="example: dataclay locate my-counter | jq '.objects[].master.name'")
+    locate.add_argument("query", metavar="ALIAS_OR_ID")
     commands.add_parser("slurm", add_help=False,
                         help="a cluster on the nodes of a Slurm job: `dataclay slurm run|start|stop` (see --help)")
     return parser
@@ -130,6 +152,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command in ("export", "import"):
             return _snapshot(args)
+        if args.command == "dashboard":
+            configure_dashboard_logging()
+            return serve_dashboard(args)
+        if args.command == "locate":
+            return locate(args.query)
         settings = ClusterSettings.from_env()
         cluster = LocalCluster(settings)
         if args.command == "logs":

@@ -85,11 +85,12 @@ class LogicModuleClient(StubClient):
         return self._call(self._stub.ListAliases, request, convert.alias_page, check_timeout(timeout))
 
     def list_objects(self, class_name: str = "", dataset: str = "", page_size: int = 0, page_token: str = "",
-                     timeout: float | None = None) -> ObjectPage:
+                     timeout: float | None = None, version_of: str = "") -> ObjectPage:
         """A page of the objects (ObjectInfoRecords, with aliases and replicas) of `class_name` ("": every class) in
-        `dataset` ("": every dataset the session may see), by dataset, class and ID."""
+        `dataset` ("": every dataset the session may see), by dataset, class and ID; with `version_of`, only
+        the versions of that object (which the session must be able to read)."""
         request = build(lm_pb2.ListObjectsRequest, "list_objects", class_name=class_name, dataset=dataset,
-                        page_size=page_size, page_token=page_token)
+                        page_size=page_size, page_token=page_token, version_of=version_of)
         return self._call(self._stub.ListObjects, request, convert.object_page, check_timeout(timeout))
 
     def set_model_registration(self, user: str, allowed: bool) -> None:

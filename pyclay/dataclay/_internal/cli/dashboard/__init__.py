@@ -1,0 +1,1 @@
+"""`dataclay dashboard`: the administrators' web dashboard (a few static files and a JSON API) and `dataclay locate`."""
