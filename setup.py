@@ -38,7 +38,10 @@ def _generated_floors() -> dict[str, str]:
 def _requirements() -> list[str]:
     floors = _generated_floors()
     out = []
-    for line in (ROOT / "requirements.txt").read_text().split():
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
         name = re.match(r"[A-Za-z0-9_.-]+", line).group(0)
         out.append(f"{name}>={floors[name]}" if name in floors else line)
     return out

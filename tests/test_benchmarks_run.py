@@ -78,3 +78,20 @@ def test_metrics_cost_benchmark_runs_at_a_tiny_size_and_prints_each_block():
     for server in ("logicmodule", "backend-1"):
         assert re.search(rf"^    scrape of the {server} +[\d.]+ KiB: +[\d.]+ ms wall, +[\d.]+ ms of the server's CPU",
                          result.stdout, re.M), result.stdout
+
+
+def test_tracing_cost_benchmark_runs_at_a_tiny_size_and_traces_only_what_it_samples():
+    # setup
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
+    # run
+    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / "tracing_cost.py"), "-n", "100", "--warmup",
+                             "50", "--rounds", "1"], env=env, capture_output=True, text=True, timeout=240)
+    # verify: every block's rows, and spans only from the sampled blocks
+    assert result.returncode == 0, result.stdout + result.stderr
+    for block in ("untraced", "scraped", "traced 1 %", "traced 100 %"):
+        for what in ("changes state", "reads state"):
+            assert re.search(rf"^    {block} +{what} +p50 +[\d.]+ us +p99 +[\d.]+ us", result.stdout, re.M), \
+                (block, what, result.stdout)
+    per_call = dict(re.findall(r"(untraced|scraped|traced 100 %) ([\d.]+)", result.stdout.split("spans received")[1]))
+    assert float(per_call["untraced"]) == 0 and float(per_call["scraped"]) == 0, result.stdout
+    assert float(per_call["traced 100 %"]) >= 3, result.stdout

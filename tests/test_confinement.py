@@ -19,6 +19,7 @@ from conftest import started_cluster
 from dataclay._internal.processes import runs
 from harness.cluster import REPO
 from harness.waiting import wait_until
+from harness.scrapes import consecutive_free_ports
 
 VICTIM, VICTIM_PW = "vera", "vera-password-123"
 PLAIN, PLAIN_PW = "pat", "pat-password-1234"
@@ -44,8 +45,12 @@ CLIENT = textwrap.dedent("""
 @pytest.fixture(scope="module")
 def cluster():
     """Two kv backends; an account may run 4 calls at once per backend, each for at most 8 s."""
+    # with metrics on (so $DATACLAY_HOME/metrics.token exists) and an OpenTelemetry setting that may carry a
+    # credential, which the servers see and model code must not
     shared = started_cluster(extra_env={"DATACLAY_EE_THREADS": "4", "DATACLAY_CALL_TIMEOUT_S": str(DEADLINE_S),
-                                        "PYTHONPATH": f"{HOSTILE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
+                                        "PYTHONPATH": f"{HOSTILE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+                                        "DATACLAY_METRICS_PORT": str(consecutive_free_ports(3)),
+                                        "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer not-for-tenants"})
     admin = shared.admin_user()
     for user, password in ((VICTIM, VICTIM_PW), (PLAIN, PLAIN_PW), (READER, READER_PW), (AUTHOR, AUTHOR_PW)):
         shared.dataclaycmd("NewAccount", user, password)
@@ -95,12 +100,12 @@ def test_model_code_cannot_read_the_clusters_files_or_the_pools(cluster):
     probe = probe_of(cluster, PLAIN, PLAIN_PW)
     ds = backend_pid(cluster)
     home = cluster.home
-    targets = [home / "client.properties", home / "cluster.json", home / "lm" / "metadata.db",
+    targets = [home / "client.properties", home / "cluster.json", home / "lm" / "metadata.db", home / "metrics.token",
                *sorted(home.rglob("*.secret")), *sorted((home / "logs").glob("*.log")),
                *sorted(p for p in cluster.pools.rglob("*") if p.is_file()),
                pathlib.Path(f"/proc/{ds}/environ"), pathlib.Path(f"/proc/{ds}/mem"), pathlib.Path("/proc/1/environ"),
                pathlib.Path("/etc/shadow"), pathlib.Path("/root/.bash_history")]
-    assert len(targets) > 10 and any(str(t).endswith(".secret") for t in targets)
+    assert len(targets) > 10 and any(str(t).endswith(".secret") for t in targets) and targets[3].is_file()
     # run
     reads = attempts(cluster, PLAIN, PLAIN_PW, probe, [["read", str(t)] for t in targets])
     listings = attempts(cluster, PLAIN, PLAIN_PW, probe, [["listdir", str(home)], ["listdir", str(cluster.pools)],
@@ -146,7 +151,8 @@ def test_environments_run_one_per_account_unprivileged_with_nothing_secret(clust
     status = cluster.status()
     # verify: two processes of their own, not root, seeing only harmless settings
     assert me["uid"] != 0 and them["uid"] != 0 and me["uid"] != them["uid"]
-    assert not any(k for k in me["environment"] if any(w in k for w in ("PASSWORD", "SECRET", "TOKEN", "KEY", "TLS")))
+    assert not any(k for k in me["environment"]
+                   if any(w in k for w in ("PASSWORD", "SECRET", "TOKEN", "KEY", "TLS", "OTEL", "METRICS")))
     assert f"{PLAIN} (pid" in status and f"{VICTIM} (pid" in status and "confinement auto" in status
 
 

@@ -433,3 +433,33 @@ def test_an_outcome_the_link_refuses_is_undone_and_its_error_delivered(env):
     total = executor.execute(Execution(2, basket_id, "unitmodels.shop.Basket", CALL_METHOD, "total",
                                        dumps_args((), {}), "alice", "alice", frozenset({"alice"})), deliver)
     assert loads(total.result, policy) == 0 and delivered[-1] is total and len(peer.load_calls) == 2
+
+
+def traced(executor, object_id, name, *args):
+    return executor.execute(Execution(1, object_id, "unitmodels.shop.Item", CALL_METHOD, name, dumps_args(args, {}),
+                                      "alice", "alice", frozenset({"alice"}), traced=True))
+
+
+def test_a_traced_call_reports_its_steps_as_spans_and_an_untraced_one_none(env):
+    peer, runtime, executor, policy = env
+    [oid] = store(peer, Item("pen", 3))
+    assert run(executor, oid, "raise_price", 1).spans == []
+    outcome = traced(executor, oid, "raise_price", 2)
+    assert outcome.error is None
+    (whole, method, encode) = outcome.spans
+    assert whole[0] == "ee.execute unitmodels.shop.Item.raise_price" and whole[5] == 0
+    assert whole[3] == {"dataclay.execution.kind": CALL_METHOD}
+    assert method[0] == "ee.method unitmodels.shop.Item.raise_price" and method[5] == 1
+    assert encode[0] == "ee.encode" and encode[5] == 1
+    assert whole[1] <= method[1] <= method[2] <= encode[1] <= encode[2] <= whole[2]
+    assert all(span[4] == "" for span in outcome.spans)
+
+
+def test_a_failed_traced_call_names_only_the_exceptions_type_not_its_message(env):
+    peer, runtime, executor, policy = env
+    [oid] = store(peer, Item("pen", 3))
+    outcome = traced(executor, oid, "fail_after_change", "secret 4711")
+    assert isinstance(outcome.error, RemoteError)
+    (whole, method) = outcome.spans
+    assert method[4] == "ValueError" and whole[4] == "RemoteError"
+    assert "4711" not in repr(outcome.spans)

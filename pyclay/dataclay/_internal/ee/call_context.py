@@ -15,7 +15,7 @@ class CallContext:
     (id -> object) at which eviction generation (id -> int)."""
 
     __slots__ = ("call_id", "username", "dataset", "datasets", "touched", "generations", "created", "plain_flags",
-                 "what", "stored_field")
+                 "what", "stored_field", "steps")
 
     def __init__(self, call_id: int, username: str, dataset: str, datasets: frozenset, what: str = ""):
         self.call_id = call_id
@@ -28,6 +28,7 @@ class CallContext:
         self.created: list = []  # dataClay objects model code made during the call (persistent from the start)
         self.plain_flags = False  # a dataClay 4 program's call: obj.is_persistent is True or False
         self.stored_field = ""  # the field whose stored value answers this request as it is (stored_reads)
+        self.steps = (None, 0)  # a traced call's StepSpans and the number of its whole step (step_spans.py)
 
 
 def current_call() -> CallContext | None:

@@ -14,6 +14,7 @@ from dataclay.exceptions import (
     ConcurrentChangeError, DataClayException, InternalError, InvalidArgumentError, MethodDoesNotExistError)
 from dataclay._internal.ee.call_context import CallContext, enter_call, leave_call
 from dataclay._internal.ee.runtime import EnvironmentRuntime
+from dataclay._internal.ee.step_spans import StepSpans
 from dataclay._internal.ee.stored_reads import field_read, getter_field
 from dataclay._internal.model.fields import MISSING, PersistentField, missing_field_message
 from dataclay._internal.model.states import PENDING_KEY, STATE_KEY
@@ -40,6 +41,7 @@ class Execution:
     username: str = ""
     dataset: str = ""
     datasets: frozenset = frozenset()
+    traced: bool = False      # the Data Service traces this call: time the steps (step_spans.py)
 
 
 @dataclass(slots=True)
@@ -52,6 +54,7 @@ class Outcome:
     new_objects: list = field(default_factory=list)
     deltas: list = field(default_factory=list)
     stored_field: str = ""  # see stored_reads: the Data Service may answer such requests from its store
+    spans: list = field(default_factory=list)  # a traced call's steps (StepSpans.records)
 
 
 def _keep(outcome: Outcome) -> None:
@@ -80,13 +83,22 @@ class Executor:
         deltas are delivered in the order of their sequence numbers."""
         call = CallContext(execution.call_id, execution.username, execution.dataset, execution.datasets,
                            f"{execution.class_name}.{execution.name} on {execution.object_id}")
+        steps = StepSpans() if execution.traced else None
+        whole = steps.open(f"ee.execute {execution.class_name}.{execution.name}",
+                           **{"dataclay.execution.kind": execution.kind}) if steps else 0
+        call.steps = (steps, whole)
         enter_call(call)
         try:
             value, failed = self._guarded(self._perform, execution, call)
             if failed is None:
                 with self._runtime.changes.commit_lock:
+                    encoding = steps.open("ee.encode", whole) if steps else 0
                     outcome, failed = self._guarded(self._outcome, execution, call, value)
                     if failed is None:
+                        if steps:
+                            steps.close(encoding)
+                            steps.close(whole)
+                            outcome.spans = steps.records()
                         try:
                             deliver(outcome)
                             return outcome
@@ -94,6 +106,9 @@ class Executor:
                             self._roll_back(call)
                             self._runtime.residents.evict([record.id for record in outcome.new_objects])
                             failed = Outcome(execution.call_id, error=e)
+            if steps:
+                steps.close(whole, failed.error)
+                failed.spans = steps.records()
             # An error carries no deltas: its place in the sequence order does not matter.
             deliver(failed)
             return failed
@@ -130,7 +145,17 @@ class Executor:
             args, kwargs, call.plain_flags = loads_call(execution.payload, runtime.policy)
             if not args and not kwargs:
                 call.stored_field = getter_field(cls, execution.name)
-            return _user_code(getattr(obj, execution.name), args, kwargs)
+            steps, whole = call.steps
+            if steps is None:
+                return _user_code(getattr(obj, execution.name), args, kwargs)
+            method = steps.open(f"ee.method {execution.class_name}.{execution.name}", whole)
+            try:
+                value = _user_code(getattr(obj, execution.name), args, kwargs)
+            except _UserCodeFailed as failed:
+                steps.close(method, failed.error)
+                raise
+            steps.close(method)
+            return value
         if execution.kind == GET_FIELD:
             call.stored_field = field_read(cls, execution.name)
             return _field_value(obj, _field(cls, execution.name))

@@ -267,7 +267,7 @@ class LinkSession:
     def _deliver(self, outcome: Outcome) -> None:
         """Writes the result frame of `outcome` (called by the Executor inside its commit section)."""
         self._link.send_result(outcome.call_id, outcome.result, outcome.error, outcome.new_objects, outcome.deltas,
-                               outcome.stored_field)
+                               outcome.stored_field, outcome.spans)
 
     def _on_deploy(self, models) -> None:
         changed = self._watcher.install([(f.path, f.content) for m in models.models for f in m.files])
@@ -285,4 +285,4 @@ def execution_of(request) -> Execution:
         raise InvalidArgumentError(f"ExecuteRequest.kind {request.kind} is not a known execution kind")
     caller = request.caller
     return Execution(request.call_id, request.object_id, request.class_name, kind, request.name, request.payload,
-                     caller.username, caller.dataset, frozenset(caller.datasets))
+                     caller.username, caller.dataset, frozenset(caller.datasets), bool(request.traceparent))

@@ -9,6 +9,7 @@ import grpc
 import grpc.aio
 
 from dataclay.exceptions import BackendUnavailableError, DataClayException, InvalidArgumentError
+from dataclay._internal import tracing
 from dataclay._internal.rpc.errors import ERROR_TRAILER, error_from_rpc
 from dataclay._internal.rpc.tls import ClusterCa
 from dataclay._internal.settings_table import DEFAULT_UNREACHABLE_MS
@@ -96,9 +97,12 @@ def open_channel(address: str, tls: ClusterCa | None = None, server_name: str | 
     if _relay is not None:
         return _relay(address, False)
     if tls is None:
-        return grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
-    options = CHANNEL_OPTIONS + ((("grpc.ssl_target_name_override", server_name),) if server_name else ())
-    return grpc.secure_channel(address, grpc.ssl_channel_credentials(root_certificates=tls.pem), options=options)
+        channel = grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
+    else:
+        options = CHANNEL_OPTIONS + ((("grpc.ssl_target_name_override", server_name),) if server_name else ())
+        channel = grpc.secure_channel(address, grpc.ssl_channel_credentials(root_certificates=tls.pem), options=options)
+    traced, _ = tracing.interceptors()
+    return channel if traced is None else traced(channel)
 
 
 def open_aio_channel(address: str, tls: ClusterCa | None = None, server_name: str | None = None) -> grpc.aio.Channel:
@@ -107,10 +111,12 @@ def open_aio_channel(address: str, tls: ClusterCa | None = None, server_name: st
     check_address(address)
     if _relay is not None:
         return _relay(address, True)
+    _, traced = tracing.interceptors()
     if tls is None:
-        return grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+        return grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS, interceptors=traced or None)
     options = CHANNEL_OPTIONS + ((("grpc.ssl_target_name_override", server_name),) if server_name else ())
-    return grpc.aio.secure_channel(address, grpc.ssl_channel_credentials(root_certificates=tls.pem), options=options)
+    return grpc.aio.secure_channel(address, grpc.ssl_channel_credentials(root_certificates=tls.pem), options=options,
+                                   interceptors=traced or None)
 
 
 LOGIC_MODULE, DATA_SERVICE = "the Logic Module", "the backend"

@@ -74,16 +74,20 @@ class DataServiceLink:
             request_id=request_id, call_id=call_id, target=target, method=method, request=request)))
 
     def send_result(self, call_id: int, result: bytes = b"", error=None, new_objects=(), deltas=(),
-                    stored_field: str = "") -> None:
+                    stored_field: str = "", spans=()) -> None:
         """Sends the result of call `call_id`: its DataClayException `error`, or its encoded `result`, the
         ObjectRecords it made persistent, the DeltaRecords of what it changed and the field whose stored
-        value answers such requests (ee/stored_reads.py)."""
+        value answers such requests (ee/stored_reads.py); and, for a traced call, its timed steps
+        (ee/step_spans.py records)."""
         if error is not None:
             message = ee_pb2.ExecuteResult(call_id=call_id, error=error_info_for(error))
         else:
             message = ee_pb2.ExecuteResult(call_id=call_id, result=result, stored_field=stored_field)
             add_object_data(message.new_objects, new_objects)
             add_object_delta(message.deltas, deltas)
+        for name, start, end, attributes, failure, parent in spans:
+            message.spans.add(name=name, start_unix_nano=start, end_unix_nano=end, attributes=attributes,
+                              error=failure, parent=parent)
         self.send(ee_pb2.EnvironmentMessage(result=message))
 
     def send(self, message: ee_pb2.EnvironmentMessage) -> None:

@@ -13,6 +13,7 @@ import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.rpc.PemFile;
 import io.dataclay.rpc.TlsSettings;
 import io.dataclay.server.metrics.MetricsSettings;
+import io.dataclay.server.tracing.Tracing;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -165,6 +166,9 @@ public final class DataServiceConfig {
     return List.copyOf(t);
   }
 
+  /** The service name of the Data Service's traces unless OTEL_SERVICE_NAME gives another. */
+  public static final String TRACING_SERVICE_NAME = "pmclay-dataservice";
+
   private final Map<String, String> env;
   private final String lmHost;
   private final int lmPort;
@@ -287,6 +291,18 @@ public final class DataServiceConfig {
   private static final java.util.List<String> EE_PASSES = java.util.List.of(
       "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONPATH", "VIRTUAL_ENV", "PYTHONHASHSEED",
       "PYTHONDONTWRITEBYTECODE");
+
+  /**
+   * The Data Service's tracing: off unless the standard OTEL_EXPORTER_OTLP_ENDPOINT (or
+   * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set; then configured by the standard OTEL_* variables,
+   * which OpenTelemetry documents (they are not DATACLAY_* settings, so not in the table). No
+   * OTEL_* key reaches an execution environment ({@link #environmentProcessSettings()}).
+   *
+   * @throws IllegalArgumentException saying what is wrong when an OTEL_* value is
+   */
+  public Tracing tracing() {
+    return Tracing.fromEnvironment(env, TRACING_SERVICE_NAME);
+  }
 
   /** How model code runs: confinement and each account's share. */
   public io.dataclay.ds.ee.EnvironmentSettings environments() {

@@ -5,6 +5,7 @@ import io.dataclay.ds.lm.BackendSession;
 import io.dataclay.ds.status.BackendIdentity;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.ds.store.ObjectStores;
+import io.dataclay.server.tracing.Tracing;
 import io.grpc.ServerBuilder;
 
 /**
@@ -36,6 +37,15 @@ public final class DataServiceMain {
     }
     ServerBuilder<?> listener;
     Channels.unreachableAfter(config.unreachableMs());
+    Tracing tracing;
+    try {
+      tracing = config.tracing();
+    } catch (RuntimeException e) {
+      exit(2, "bad tracing configuration (OTEL_*): " + e.getMessage());
+      return;
+    }
+    // before any server or channel is built: they take their interceptors from it
+    Tracing.install(tracing);
     try {
       listener = DataServiceServer.listening(config.bindHost(), config.backendPort(), config.tls());
     } catch (RuntimeException e) {
@@ -76,6 +86,7 @@ public final class DataServiceMain {
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       node.close();
       store.close();
+      tracing.close();
     }, "dataclay-ds-shutdown"));
     BackendIdentity me = node.identity();
     System.err.println("data service " + me.name() + " (" + me.id() + ") listening on port " + me.port() + ", on "

@@ -96,6 +96,25 @@ class DataServiceConfigTest {
   }
 
   @Test
+  void no_opentelemetry_variable_reaches_an_execution_environment() {
+    // setup: tracing on, with an exporter credential in its headers
+    Map<String, String> env = minimal();
+    env.put("OTEL_EXPORTER_OTLP_ENDPOINT", "https://collector:4318");
+    env.put("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer leaked");
+    env.put("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "https://collector:4318/v1/traces");
+    env.put("OTEL_SERVICE_NAME", "ds1");
+    env.put("OTEL_RESOURCE_ATTRIBUTES", "deployment=leaked");
+    env.put("PATH", "/usr/bin");
+    // run
+    Map<String, String> passed = DataServiceConfig.from(env).environmentProcessSettings();
+    // verify: no OTEL_* key and no value of one
+    assertTrue(passed.keySet().stream().noneMatch(k -> k.startsWith("OTEL_")), passed.toString());
+    assertTrue(passed.values().stream().noneMatch(v -> v.contains("leaked") || v.contains("collector")),
+        passed.toString());
+    assertEquals("/usr/bin", passed.get("PATH"));
+  }
+
+  @Test
   void execution_environment_settings_follow_the_documented_defaults() {
     // run
     EnvironmentSettings s = DataServiceConfig.from(minimal()).environments();

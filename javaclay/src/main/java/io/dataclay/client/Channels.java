@@ -1,6 +1,7 @@
 package io.dataclay.client;
 
 import io.dataclay.rpc.TlsSettings;
+import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
@@ -17,6 +18,7 @@ public final class Channels {
   public static final long DEFAULT_UNREACHABLE_MS = 1200;
 
   private static volatile long unreachableMs = DEFAULT_UNREACHABLE_MS;
+  private static volatile ClientInterceptor every;
 
   private Channels() {}
 
@@ -30,6 +32,14 @@ public final class Channels {
       throw new IllegalArgumentException("the unreachable time must be 0 or positive, not " + millis);
     }
     unreachableMs = millis;
+  }
+
+  /**
+   * Sets, for channels built from now on in this process, one more interceptor on every call (null:
+   * none). The servers install their tracing's here at start; the client library never sets one.
+   */
+  public static void interceptEvery(ClientInterceptor interceptor) {
+    every = interceptor;
   }
 
   /**
@@ -50,6 +60,11 @@ public final class Channels {
         .maxInboundMessageSize(Integer.MAX_VALUE)
         .keepAliveTime(30, TimeUnit.SECONDS)
         .intercept(new TlsDiagnosis(host, port, tls), liveness);
+    ClientInterceptor extra = every;
+    if (extra != null) {
+      // added last, so it runs first: its span covers the whole call, and its context goes out in the headers
+      builder.intercept(extra);
+    }
     if (silentMs > 0) {
       // a connection attempt to a host that does not answer gives up when a call would (netty: 30 s)
       builder.withOption(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, silentMs));

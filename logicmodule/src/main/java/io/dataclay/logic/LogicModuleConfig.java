@@ -11,6 +11,7 @@ import io.dataclay.logic.metadata.MetadataSync;
 import io.dataclay.rpc.PemFile;
 import io.dataclay.rpc.TlsSettings;
 import io.dataclay.server.metrics.MetricsSettings;
+import io.dataclay.server.tracing.Tracing;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.LinkedHashMap;
@@ -158,6 +159,10 @@ public final class LogicModuleConfig {
   private final int minPasswordLength;
   private final int maxMessageBytes;
   private final MetricsSettings metrics;
+  private final Map<String, String> tracingKeys;
+
+  /** The service name of the Logic Module's traces unless OTEL_SERVICE_NAME gives another. */
+  public static final String TRACING_SERVICE_NAME = "pmclay-logicmodule";
 
   /**
    * Reads the settings from {@code env}; absent keys take their defaults.
@@ -188,6 +193,7 @@ public final class LogicModuleConfig {
     } catch (InvalidArgumentException e) {
       throw new IllegalArgumentException(e.getMessage());
     }
+    this.tracingKeys = otelKeys(env);
     this.home = homeOf(env);
     this.metadataUrl = metadataUrlOf(env, home);
     this.metadataInHome = get(env, Setting.METADATA_URL) == null;
@@ -296,6 +302,27 @@ public final class LogicModuleConfig {
   /** Where and how Prometheus metrics are served, if at all. */
   public MetricsSettings metrics() {
     return metrics;
+  }
+
+  /**
+   * The Logic Module's tracing: off unless the standard OTEL_EXPORTER_OTLP_ENDPOINT (or
+   * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set; then configured by the standard OTEL_* variables,
+   * which OpenTelemetry documents (they are not DATACLAY_* settings, so not in {@link Setting}).
+   *
+   * @throws IllegalArgumentException saying what is wrong when an OTEL_* value is
+   */
+  public Tracing tracing() {
+    return Tracing.fromEnvironment(tracingKeys, TRACING_SERVICE_NAME);
+  }
+
+  private static Map<String, String> otelKeys(Map<String, String> env) {
+    Map<String, String> out = new LinkedHashMap<>();
+    env.forEach((k, v) -> {
+      if (k.startsWith("OTEL_")) {
+        out.put(k, v);
+      }
+    });
+    return Map.copyOf(out);
   }
 
   /** The cluster's state directory. */

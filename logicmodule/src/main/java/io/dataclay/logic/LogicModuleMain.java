@@ -14,6 +14,7 @@ import io.dataclay.logic.service.LogicModuleService;
 import io.dataclay.server.GrpcServer;
 import io.dataclay.server.PeerCertificates;
 import io.dataclay.server.metrics.MetricsEndpoint;
+import io.dataclay.server.tracing.Tracing;
 import io.dataclay.rpc.SessionMetadata;
 import java.io.IOException;
 import java.time.Clock;
@@ -49,6 +50,15 @@ public final class LogicModuleMain {
       return;
     }
     Channels.unreachableAfter(config.unreachableMs());
+    Tracing tracing;
+    try {
+      tracing = config.tracing();
+    } catch (RuntimeException e) {
+      exit(2, "bad tracing configuration (OTEL_*): " + e.getMessage());
+      return;
+    }
+    // before any server or channel is built: they take their interceptors from it
+    Tracing.install(tracing);
     if (config.metadataInHome()) {
       try {
         PrivatePaths.directory(config.home(), LogicModuleConfig.Setting.HOME.key());
@@ -112,6 +122,7 @@ public final class LogicModuleMain {
       service.stopFailover();
       server.stop();
       close(deployer, store);
+      tracing.close();
     }, "lm-shutdown"));
     System.err.println("logic module listening on port " + server.port() + " of " + config.bindHost() + ", "
         + config.tls());

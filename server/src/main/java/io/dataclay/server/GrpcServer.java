@@ -2,18 +2,24 @@ package io.dataclay.server;
 
 import io.dataclay.rpc.SessionMetadata;
 import io.dataclay.server.metrics.RpcMetrics;
+import io.dataclay.server.tracing.Tracing;
 import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
+import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The life of one dataClay gRPC server, the same for the Logic Module and the Data Service: its
  * service guarded against malformed requests ({@link MalformedRequests}), each call counted and
- * timed by method and status ({@link RpcMetrics}, refused calls included), the caller's session
+ * timed by method and status ({@link RpcMetrics}, refused calls included), traced when the process's
+ * {@link Tracing} is on (a server span per call, a child of the caller's trace context, current
+ * while the service runs the call), the caller's session
  * metadata in each call's context, requests above a size refused before they are read whole;
  * started, its port reported, and stopped with a grace period for the calls in flight. Where it
  * listens and on which threads calls run is the builder's business ({@link ServerTransport}, or an
@@ -35,10 +41,17 @@ public final class GrpcServer {
    */
   public static GrpcServer serving(ServerBuilder<?> builder, BindableService service, RpcMetrics metrics,
       int maxMessageBytes, Duration grace) {
-    // the last interceptor runs first: every call is counted, whatever refuses it later
+    // the last interceptor runs first: every call is counted, whatever refuses it later; the trace
+    // context the tracing interceptor makes current rides in the gRPC context of the calls inside it
+    // (the instrumentation bridges gRPC's context to OpenTelemetry's), so the service runs in it
+    List<ServerInterceptor> interceptors = new ArrayList<>(List.of(SessionMetadata.serverInterceptor()));
+    Tracing tracing = Tracing.current();
+    if (tracing.enabled()) {
+      interceptors.add(tracing.serverInterceptor());
+    }
+    interceptors.add(metrics);
     return new GrpcServer(builder
-        .addService(ServerInterceptors.intercept(MalformedRequests.guard(service.bindService()),
-            SessionMetadata.serverInterceptor(), metrics))
+        .addService(ServerInterceptors.intercept(MalformedRequests.guard(service.bindService()), interceptors))
         .maxInboundMessageSize(maxMessageBytes)
         .build(), grace);
   }

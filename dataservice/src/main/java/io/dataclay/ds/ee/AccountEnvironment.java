@@ -12,6 +12,7 @@ import io.dataclay.exceptions.QuotaExceededException;
 import io.dataclay.proto.DataServiceMessage;
 import io.dataclay.proto.EnvironmentHello;
 import io.dataclay.proto.ModelList;
+import io.opentelemetry.context.Context;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -35,7 +36,7 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
   static final long LEAVE_GRACE_MS = 5000;
   private static final Logger LOG = Logger.getLogger(AccountEnvironment.class.getName());
 
-  private record Waiting(ExecutionRequest request, CompletableFuture<byte[]> future, long since) {}
+  private record Waiting(ExecutionRequest request, CompletableFuture<byte[]> future, long since, Context trace) {}
 
   /** What a spare process (started ahead of an account's first call) is called until one adopts it. */
   static final String SPARE = "(spare)";
@@ -149,25 +150,26 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
               + EnvironmentSettings.MAX_QUEUED + "): retry when some have finished"));
           return future;
         }
-        waiting.add(new Waiting(request, future, System.currentTimeMillis()));
+        waiting.add(new Waiting(request, future, System.currentTimeMillis(), Context.current()));
         scheduleWaitCheck();
         return future;
       }
       running++;
     }
-    send(now, request, future);
+    send(now, request, future, Context.current());
     return future;
   }
 
   // Sends on `to`; if that link ended meanwhile, the call waits for the next process.
-  private void send(EnvironmentLink to, ExecutionRequest request, CompletableFuture<byte[]> future) {
-    if (to.submit(request, future, settings.callTimeoutMs())) {
+  // The call's trace context goes with it: a waiting call is sent from another thread.
+  private void send(EnvironmentLink to, ExecutionRequest request, CompletableFuture<byte[]> future, Context trace) {
+    if (to.submit(request, future, settings.callTimeoutMs(), trace)) {
       future.whenComplete((v, e) -> finished());
       return;
     }
     synchronized (this) {
       running--;
-      waiting.addFirst(new Waiting(request, future, System.currentTimeMillis()));
+      waiting.addFirst(new Waiting(request, future, System.currentTimeMillis(), trace));
       scheduleWaitCheck();
     }
   }
@@ -192,7 +194,7 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
         next = waiting.poll();
         running++;
       }
-      send(to, next.request(), next.future());
+      send(to, next.request(), next.future(), next.trace());
     }
   }
 

@@ -23,8 +23,14 @@ import io.dataclay.proto.ExecuteRequest;
 import io.dataclay.proto.ExecuteResult;
 import io.dataclay.proto.LoadRequest;
 import io.dataclay.proto.RelayRequest;
+import io.dataclay.proto.RelayReply;
 import io.dataclay.rpc.GrpcErrors;
+import io.dataclay.server.tracing.EnvironmentStep;
+import io.dataclay.server.tracing.Tracing;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
 import java.io.IOException;
+import java.time.Clock;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -73,7 +79,7 @@ final class EnvironmentLink {
 
   /** A call sent down this link and not yet answered. */
   record Pending(ExecutionRequest request, CompletableFuture<byte[]> future, ScheduledFuture<?> deadline,
-      long readsGeneration) {}
+      long readsGeneration, EnvironmentStep step, Context trace) {}
 
   private final AccountEnvironment owner;
   private final FramedStream stream;
@@ -137,10 +143,26 @@ final class EnvironmentLink {
    * which may be stuck in it, is restarted.
    */
   boolean submit(ExecutionRequest request, CompletableFuture<byte[]> future, long deadlineMs) {
+    return submit(request, future, deadlineMs, Context.current());
+  }
+
+  /**
+   * As {@link #submit(ExecutionRequest, CompletableFuture, long)}, for a call whose trace context is
+   * {@code trace} (captured where the call arrived): when that trace is sampled, the call is sent
+   * with the traceparent of a span of this step, and the steps the process reports in its result
+   * become that span's children.
+   */
+  boolean submit(ExecutionRequest request, CompletableFuture<byte[]> future, long deadlineMs, Context trace) {
     long callId = callIds.incrementAndGet();
     ScheduledFuture<?> deadline = deadlineMs <= 0 ? null
         : services.timer().schedule(() -> expire(callId, deadlineMs), deadlineMs, TimeUnit.MILLISECONDS);
-    pending.put(callId, new Pending(request, future, deadline, owner.storedReads().generation()));
+    EnvironmentStep step = EnvironmentStep.start(Tracing.current().tracer(), Clock.systemUTC(), trace,
+        request.className(), request.name());
+    if (!step.traceparent().isEmpty()) {
+      // a call that ends without a result (timeout, link closed, refused) ends its span too
+      future.whenComplete((value, error) -> step.end(error));
+    }
+    pending.put(callId, new Pending(request, future, deadline, owner.storedReads().generation(), step, trace));
     // close() sets `closed` before it fails the pending calls: a call registered after that sees
     // `closed` here; one registered before is failed by close() (then remove() finds nothing).
     if (closed.get()) {
@@ -148,7 +170,7 @@ final class EnvironmentLink {
       cancel(mine);
       return mine == null;
     }
-    byte[] body = executeMessage(callId, request).toByteArray();
+    byte[] body = executeMessage(callId, request, step.traceparent()).toByteArray();
     try {
       if (queuedBehind(body)) {
         return true;
@@ -390,6 +412,7 @@ final class EnvironmentLink {
     ExecutionResult converted;
     try {
       converted = convert(result);
+      p.step().end(StepSpans.of(result.getSpansList()), converted.error());
     } catch (InvalidArgumentException bad) {
       InternalException failure = new InternalException("the execution environment sent an invalid result: "
           + bad.getMessage());
@@ -401,7 +424,12 @@ final class EnvironmentLink {
         && converted.deltas().isEmpty()) {
       owner.storedReads().learn(p.request(), result.getStoredField(), p.readsGeneration());
     }
-    services.applier().apply(owner, p.request(), converted, sequences).whenComplete((value, error) -> {
+    // applied in the call's trace context: what applying sends (replica changes, registrations) joins its trace
+    CompletableFuture<byte[]> applied;
+    try (Scope ignored = p.trace().makeCurrent()) {
+      applied = services.applier().apply(owner, p.request(), converted, sequences);
+    }
+    applied.whenComplete((value, error) -> {
       if (error != null) {
         p.future().completeExceptionally(error);
       } else {
@@ -431,8 +459,14 @@ final class EnvironmentLink {
 
   private void onRelay(RelayRequest request) {
     Session session = sessionOf(request.getCallId());
-    services.relay().serve(session, request).thenAccept(reply -> answer(
-        DataServiceMessage.newBuilder().setRelayed(reply).build()));
+    // a nested call is made in the trace of the call it is made for, under its environment step
+    Pending p = pending.get(request.getCallId());
+    Context trace = p == null ? Context.root() : p.step().context(p.trace());
+    CompletableFuture<RelayReply> reply;
+    try (Scope ignored = trace.makeCurrent()) {
+      reply = services.relay().serve(session, request);
+    }
+    reply.thenAccept(r -> answer(DataServiceMessage.newBuilder().setRelayed(r).build()));
   }
 
   /** The session of a call in flight on this link, or null (the request is then refused). */
@@ -451,7 +485,7 @@ final class EnvironmentLink {
     return new ExecutionResult(error == null ? r.getResult().toByteArray() : new byte[0], error, created, deltas);
   }
 
-  private static DataServiceMessage executeMessage(long callId, ExecutionRequest request) {
+  private static DataServiceMessage executeMessage(long callId, ExecutionRequest request, String traceparent) {
     Session s = request.session();
     // The payload array is never written after the request was built, so it is shared, not copied.
     return DataServiceMessage.newBuilder().setExecute(ExecuteRequest.newBuilder()
@@ -462,6 +496,7 @@ final class EnvironmentLink {
         .setClassName(request.className())
         .setKind(kind(request.kind()))
         .setName(request.name())
+        .setTraceparent(traceparent)
         .setPayload(UnsafeByteOperations.unsafeWrap(request.payload()))).build();
   }
 

@@ -23,6 +23,7 @@ import io.dataclay.exceptions.ConcurrentChangeException;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.ObjectAlreadyExistsException;
+import io.opentelemetry.context.Context;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
@@ -110,6 +111,8 @@ public final class ResultApplier {
       return refused(source, result, e);
     }
     List<UUID> newIds = created.stream().map(StoredObject::id).toList();
+    // the registration runs on another thread, maybe after the replicas answered: in the call's trace
+    Context trace = Context.current();
     CompletableFuture<Void> replicated;
     try {
       recorder.held(request.session(), newIds);
@@ -135,7 +138,7 @@ public final class ResultApplier {
       if (created.isEmpty()) {
         return finish(result);
       }
-      return CompletableFuture.runAsync(() -> register(source, created, result), blocking)
+      return CompletableFuture.runAsync(trace.wrap(() -> register(source, created, result)), blocking)
           .whenComplete((ignored, error) -> claims.release(newIds))
           .thenCompose(ignored -> finish(result));
     });

@@ -6,6 +6,11 @@ import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.InternalException;
 import io.dataclay.exceptions.NotAuthenticatedException;
+import io.dataclay.server.tracing.BatchSpans;
+import io.dataclay.server.tracing.Tracing;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -50,7 +55,8 @@ public final class GroupCommitRegistrar implements LogicModuleGateway {
   private int inFlight;        // groups of the request at the Logic Module now
   private boolean closed;
 
-  private record Pending(RegistrationGroup group, CompletableFuture<Void> outcome, long since) {}
+  /** A group waiting, with the trace context of the call that submitted it. */
+  private record Pending(RegistrationGroup group, CompletableFuture<Void> outcome, long since, Context trace) {}
 
   /** A registrar sending to {@code lm}, whose groups give up after {@link #UNAVAILABLE_WAIT}. */
   public GroupCommitRegistrar(LogicModuleGateway lm) {
@@ -140,6 +146,7 @@ public final class GroupCommitRegistrar implements LogicModuleGateway {
   private List<CompletableFuture<Void>> submit(List<RegistrationGroup> groups) {
     List<CompletableFuture<Void>> futures = new ArrayList<>(groups.size());
     long now = System.nanoTime();
+    Context trace = Context.current();
     lock.lock();
     try {
       boolean wasIdle = queue.isEmpty();
@@ -150,7 +157,7 @@ public final class GroupCommitRegistrar implements LogicModuleGateway {
           f.completeExceptionally(new BackendUnavailableException("this backend is stopping or cannot register"
               + " objects: nothing was stored"));
         } else {
-          queue.add(new Pending(g, f, now));
+          queue.add(new Pending(g, f, now, trace));
         }
       }
       // the sender waits only for a first group; while a request is out, it takes the rest when back
@@ -222,7 +229,19 @@ public final class GroupCommitRegistrar implements LogicModuleGateway {
     }
   }
 
+  // The request's span joins the trace of the first traced call it serves (and links the others),
+  // and is current while it is sent: the Logic Module's span of it joins that trace too.
   private void send(List<Pending> batch) {
+    Span span = BatchSpans.start(Tracing.current().tracer(), "ds.register_objects",
+        batch.stream().map(Pending::trace).toList());
+    try (Scope ignored = span.makeCurrent()) {
+      sendInSpan(batch);
+    } finally {
+      span.end();
+    }
+  }
+
+  private void sendInSpan(List<Pending> batch) {
     List<Pending> waiting = batch;
     long backoff = 20;
     while (true) {

@@ -6,6 +6,7 @@ import io.dataclay.ds.store.ObjectDelta;
 import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.DataClayException;
 import io.dataclay.exceptions.PermissionDeniedException;
+import io.opentelemetry.context.Context;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -161,9 +162,12 @@ public final class ReplicaSets {
     List<CompletableFuture<Void>> sent = new ArrayList<>(byBackend.size());
     awaiting.addAndGet(byBackend.size());
     long queued = System.nanoTime(); // the lag counts the wait behind earlier changes to the same backend
+    // each send runs in the trace context of the call whose changes it carries: its client span,
+    // and the replica's server span, join that call's trace
+    Context trace = Context.current();
     byBackend.forEach((backend, changes) -> sent.add(queues.compute(backend, (k, tail) ->
         (tail == null ? DONE : tail.handle((ok, failed) -> null))
-            .thenRunAsync(() -> send(backend, changes, queued), senders))));
+            .thenRunAsync(trace.wrap(() -> send(backend, changes, queued)), senders))));
     return CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new));
   }
 
