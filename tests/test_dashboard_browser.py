@@ -14,6 +14,7 @@ from harness.dashboard import Dashboard
 selenium = pytest.importorskip("selenium", reason="requirements-dev.txt installs selenium")
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as seen  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -56,7 +57,8 @@ def browser():
 
 
 def wait(driver, seconds: float = 20):
-    return WebDriverWait(driver, seconds)
+    """Waits, looking again when the page redrew what it looked at (the overview redraws every 5 s)."""
+    return WebDriverWait(driver, seconds, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException))
 
 
 def log_in(driver, url: str, user: str, password: str) -> None:
@@ -130,13 +132,10 @@ print(json.dumps(str(Person.get_by_alias("browsed-person").get_location())))
         search(browser, "no-such-alias")
         missing = wait(browser).until(seen.visibility_of_element_located((By.ID, "locate-error")))
         assert "no object has the alias 'no-such-alias'" in missing.text
-        # a backend's own page
-        browser.get(dashboard.url + "/#/")
-        wait(browser).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "tr.backend a")) == 2)
-        name = backend_rows(browser)[0]["name"]
-        browser.get(dashboard.url + "/#/backend/" + backend_rows(browser)[0]["id"])
+        # the page of the backend that serves the object, with the calls it served
+        browser.get(dashboard.url + "/#/backend/" + location)
         title = wait(browser).until(seen.visibility_of_element_located((By.ID, "backend-name")))
-        assert title.text.startswith(name) and "alive" in title.text
+        assert title.text.startswith(names[location]) and "alive" in title.text
         wait(browser).until(lambda d: "CallMethod" in d.find_element(By.CSS_SELECTOR, "table.rpcs").text)
         # a screenshot that shows something
         browser.get(dashboard.url + "/#/")
