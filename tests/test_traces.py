@@ -2,7 +2,8 @@
 Logic Module, exported over OTLP/HTTP to a local receiver as to any collector: one trace follows a
 method call from the client through the backend into the environment (whose steps the backend
 records for it) and to the object's replica; another follows make_persistent to the Logic Module's
-registration. Off by default: without an endpoint nothing is sent."""
+registration. The client's gRPC metrics (gRFC A66) go to the same receiver. Off by default:
+without an endpoint nothing is sent."""
 import json
 import textwrap
 
@@ -92,6 +93,13 @@ def test_one_trace_follows_a_call_from_the_client_into_the_environment_and_to_th
     assert replica_updates and all(server in ancestors(s, by_id) or s.links for s in replica_updates)
     # no span names an account, object or value
     assert not any(made["id"] in json.dumps(s.attributes) for s in trace)
+    # the client's own gRPC metrics, under gRFC A66's names (gRPC's OpenTelemetry plugin), exported as it ended
+    # (gRPC Python's plugin records no grpc.client.call.duration; with no retry policy an attempt is the call)
+    client_metrics = {(name, point.get("grpc.method"), point.get("grpc.status")) for service, name, point
+                      in receiver.metrics if service == "pmclay-client"}
+    call = "dataclay.v1.DataService/CallMethod"
+    assert ("grpc.client.attempt.started", call, None) in client_metrics, sorted(client_metrics)
+    assert ("grpc.client.attempt.duration", call, "OK") in client_metrics, sorted(client_metrics)
 
 
 def test_make_persistent_is_traced_to_the_logic_modules_registration(make_cluster):
@@ -124,7 +132,8 @@ def test_without_an_endpoint_nothing_is_traced(make_cluster):
         cluster = make_cluster(backends=1)       # the receiver listens, but nobody is told of it
         cluster.run_client("from dataclay import api\napi.init()\nfrom people.model import Person\n"
                            "p = Person('untraced', 1)\np.make_persistent()\np.birthday()")
-        assert receiver.spans == []
+        assert receiver.spans == [] and receiver.metrics == []
         imported = cluster.run_client("import sys\nfrom dataclay import api\napi.init()\n"
-                                      "print(any(m.startswith('opentelemetry') for m in sys.modules))")
+                                      "print(any(m.startswith(('opentelemetry', 'grpc_observability')) "
+                                      "for m in sys.modules))")
         assert imported.stdout.strip().splitlines()[-1] == "False"

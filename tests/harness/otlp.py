@@ -8,6 +8,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (ExportMetricsServiceRequest,
+                                                                         ExportMetricsServiceResponse)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (ExportTraceServiceRequest,
                                                                      ExportTraceServiceResponse)
 
@@ -39,6 +41,7 @@ class OtlpReceiver:
 
     def __init__(self, keep: bool = True):
         self.spans: list[Span] = []
+        self.metrics: list[tuple] = []   # (service, metric name, data point attributes) of every point received
         self.received = 0            # spans received, kept or not
         self._keep = keep            # False: only count them (a benchmark's thousands of traces)
         self._lock = threading.Lock()
@@ -52,6 +55,9 @@ class OtlpReceiver:
                 if self.path == "/v1/traces":
                     receiver._take(ExportTraceServiceRequest.FromString(body))
                     answer = ExportTraceServiceResponse().SerializeToString()
+                elif self.path == "/v1/metrics":
+                    receiver._take_metrics(ExportMetricsServiceRequest.FromString(body))
+                    answer = ExportMetricsServiceResponse().SerializeToString()
                 else:
                     self.send_response(404)
                     self.send_header("Content-Length", "0")
@@ -100,6 +106,19 @@ class OtlpReceiver:
         with self._lock:
             self.spans.extend(received)
             self.received += len(received)
+
+    def _take_metrics(self, request: ExportMetricsServiceRequest) -> None:
+        points = []
+        for resource_metrics in request.resource_metrics:
+            attributes = {a.key: _value(a.value) for a in resource_metrics.resource.attributes}
+            for scope in resource_metrics.scope_metrics:
+                for metric in scope.metrics:
+                    data = getattr(metric, metric.WhichOneof("data"))
+                    for point in data.data_points:
+                        points.append((attributes.get("service.name", ""), metric.name,
+                                       {a.key: _value(a.value) for a in point.attributes}))
+        with self._lock:
+            self.metrics.extend(points)
 
     def wait_for(self, condition, timeout: float = 30.0) -> list[Span]:
         """Waits until `condition(spans)` is true; returns the spans (AssertionError with them if never)."""

@@ -10,16 +10,23 @@ through its own provider and exporter, and its spans around pmclay calls become 
 otherwise pmclay builds one from the OTEL_* variables (service name "pmclay-client" unless
 OTEL_SERVICE_NAME says otherwise, sampler OTEL_TRACES_SAMPLER, protocol OTEL_EXPORTER_OTLP_PROTOCOL,
 by default http/protobuf) and flushes it when the process exits. Off, nothing is imported and a
-channel is opened exactly as before."""
+channel is opened exactly as before.
+
+With the optional grpcio-observability package (`pip install pmclay[metrics]`), gRPC's own
+OpenTelemetry plugin also counts the calls under gRFC A66's client names (grpc.client.attempt.started,
+grpc.client.attempt.duration, grpc.client.call.duration, ...), exported over OTLP to the same endpoint
+unless OTEL_METRICS_EXPORTER=none, through the application's MeterProvider if it set one."""
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import threading
 
 from dataclay.exceptions import InvalidArgumentError
 
 _ENDPOINTS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+_log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _state: tuple | None = None      # (channel wrapper or None, aio interceptors), decided once per process
 
@@ -50,6 +57,7 @@ def _set_up() -> tuple:
     provider = trace.get_tracer_provider()
     if isinstance(provider, trace.ProxyTracerProvider):       # the application set up none: ours
         provider = _own_tracer_provider()
+    _start_metrics()
     interceptor = client_interceptor(tracer_provider=provider)
     return (lambda channel: grpcext.intercept_channel(channel, interceptor)), \
         aio_client_interceptors(tracer_provider=provider)
@@ -88,4 +96,48 @@ def _own_tracer_provider():
     provider = TracerProvider(resource=_resource())  # its sampler: OTEL_TRACES_SAMPLER (default parentbased_always_on)
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     atexit.register(provider.shutdown)              # sends what is still queued
+    return provider
+
+
+def _start_metrics() -> None:
+    """gRPC's OpenTelemetry plugin (A66's grpc.client.* metrics) for every channel opened from now on,
+    if grpcio-observability is installed and OTEL_METRICS_EXPORTER is not none."""
+    if os.environ.get("OTEL_METRICS_EXPORTER", "otlp").strip().lower() == "none":
+        return
+    try:
+        import grpc_observability
+    except ImportError:
+        _log.debug("grpcio-observability is not installed: no grpc.client.* metrics (pip install pmclay[metrics])")
+        return
+    from opentelemetry import metrics
+
+    provider = metrics.get_meter_provider()
+    if type(provider).__name__ in ("_ProxyMeterProvider", "NoOpMeterProvider"):   # the application set up none
+        provider = _own_meter_provider()
+    plugin = grpc_observability.OpenTelemetryPlugin(meter_provider=provider)
+    try:
+        plugin.register_global()
+    except RuntimeError:            # the application registered its own: its plugin counts pmclay's calls
+        _log.debug("a gRPC OpenTelemetry plugin is already registered: pmclay's calls are counted by it")
+        return
+    # the plugin's export thread is not a daemon, and the interpreter joins such threads before it
+    # runs atexit functions, so a process that does not deregister never exits (grpc/grpc#38500).
+    # threading's own exit hook runs before that join (concurrent.futures uses it the same way); it
+    # also runs before the provider's atexit shutdown, so the last figures are still exported
+    getattr(threading, "_register_atexit", atexit.register)(plugin.deregister_global)
+
+
+def _own_meter_provider():
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+
+    if _protocol("METRICS") == "grpc":
+        try:
+            from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
+        except ImportError:
+            raise _grpc_exporter_missing() from None
+    else:
+        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+    provider = MeterProvider(resource=_resource(), metric_readers=[PeriodicExportingMetricReader(OTLPMetricExporter())])
+    atexit.register(provider.shutdown)              # exports the last figures
     return provider

@@ -39,13 +39,11 @@ public final class DataServiceMain {
     Channels.unreachableAfter(config.unreachableMs());
     Tracing tracing;
     try {
-      tracing = config.tracing();
-    } catch (RuntimeException e) {
-      exit(2, "bad tracing configuration (OTEL_*): " + e.getMessage());
+      tracing = Tracing.installFrom(config::tracing);
+    } catch (IllegalArgumentException e) {
+      exit(2, e.getMessage());
       return;
     }
-    // before any server or channel is built: they take their interceptors from it
-    Tracing.install(tracing);
     try {
       listener = DataServiceServer.listening(config.bindHost(), config.backendPort(), config.tls());
     } catch (RuntimeException e) {

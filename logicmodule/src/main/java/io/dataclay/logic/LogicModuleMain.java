@@ -52,13 +52,11 @@ public final class LogicModuleMain {
     Channels.unreachableAfter(config.unreachableMs());
     Tracing tracing;
     try {
-      tracing = config.tracing();
-    } catch (RuntimeException e) {
-      exit(2, "bad tracing configuration (OTEL_*): " + e.getMessage());
+      tracing = Tracing.installFrom(config::tracing);
+    } catch (IllegalArgumentException e) {
+      exit(2, e.getMessage());
       return;
     }
-    // before any server or channel is built: they take their interceptors from it
-    Tracing.install(tracing);
     if (config.metadataInHome()) {
       try {
         PrivatePaths.directory(config.home(), LogicModuleConfig.Setting.HOME.key());

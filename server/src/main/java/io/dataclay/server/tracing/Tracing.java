@@ -12,6 +12,7 @@ import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
 import io.opentelemetry.sdk.resources.Resource;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * A server process's OpenTelemetry tracing: off (a no-op, nothing recorded or sent) unless the
@@ -112,6 +113,24 @@ public final class Tracing implements AutoCloseable {
   public static void install(Tracing tracing) {
     current = tracing;
     Channels.interceptEvery(tracing.enabled() ? tracing.clientInterceptor() : null);
+  }
+
+  /**
+   * A server's start: builds its tracing from {@code source} (its configuration's OTEL_* settings)
+   * and installs it, before any server or channel is built, since they take their interceptors from
+   * it.
+   *
+   * @throws IllegalArgumentException saying the OTEL_* settings are bad, and why
+   */
+  public static Tracing installFrom(Supplier<Tracing> source) {
+    Tracing tracing;
+    try {
+      tracing = source.get();
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("bad tracing configuration (OTEL_*): " + e.getMessage(), e);
+    }
+    install(tracing);
+    return tracing;
   }
 
   /** The process's tracing ({@link #off()} until one is installed). */

@@ -54,6 +54,17 @@ class TracingTest {
   }
 
   @Test
+  void a_start_with_bad_settings_says_they_are_the_otel_ones_and_installs_nothing() {
+    // run
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Tracing.installFrom(
+        () -> Tracing.fromEnvironment(Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9"), "pmclay-test",
+            Map.of("otel.exporter.otlp.protocol", "grpc"))));
+    // verify
+    assertTrue(e.getMessage().startsWith("bad tracing configuration (OTEL_*): "), e.getMessage());
+    assertFalse(Tracing.current().enabled());
+  }
+
+  @Test
   void the_traces_endpoint_alone_turns_it_on() {
     assertTrue(Tracing.enabledBy(Map.of("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://127.0.0.1:9/v1/traces")));
   }
