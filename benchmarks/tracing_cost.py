@@ -14,8 +14,8 @@ application would, which pmclay then uses), the scraper stopped and resumed, and
 rotates round by round. Per round and block: p50 and p99 of an active method that changes state and
 of one that reads it, and the ratio to "untraced". Two clusters started alike differ by up to 50 %
 in p50 on this 2-CPU machine, so one cluster is measured against itself. What the metrics'
-per-call counting costs alone is benchmarks/java/InterceptorCost.java's figure; what the servers'
-tracing costs when no endpoint is set (OpenTelemetry's no-op) is not measured here."""
+per-call counting costs alone is benchmarks/java/InterceptorCost.java's figure, and so is what a
+server's tracing interceptor costs alone, sampled or not, against none (no endpoint set)."""
 import argparse
 import os
 import signal
