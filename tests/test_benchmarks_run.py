@@ -1,7 +1,7 @@
 """The peer benchmark (benchmarks/peers.py) runs at a tiny size and prints every row: the warm
 figures of each system and operation, the targets, the just-started figures and the concurrency
 runs. The Figure 13 benchmark (wordcount_engines.py) runs at a tiny size and draws its figure.
-Their figures are benchmarks, not test assertions: this only checks that they run."""
+InterceptorCost.java compiles against the servers' jar and runs. Their figures are benchmarks, not test assertions: this only checks that they run."""
 import json
 import os
 import re
@@ -95,3 +95,21 @@ def test_tracing_cost_benchmark_runs_at_a_tiny_size_and_traces_only_what_it_samp
     per_call = dict(re.findall(r"(untraced|scraped|traced 100 %) ([\d.]+)", result.stdout.split("spans received")[1]))
     assert float(per_call["untraced"]) == 0 and float(per_call["scraped"]) == 0, result.stdout
     assert float(per_call["traced 100 %"]) >= 3, result.stdout
+
+
+def test_interceptor_cost_benchmark_compiles_and_runs_every_server(tmp_path):
+    # setup: compiled against the data service's jar, as its README says
+    jar = REPO / "pyclay" / "dataclay" / "_internal" / "jars" / "dataservice.jar"
+    subprocess.run(["javac", "-d", str(tmp_path), "-cp", str(jar), str(REPO / "benchmarks" / "java" /
+                                                                        "InterceptorCost.java")], check=True, timeout=120)
+    # run
+    result = subprocess.run(["java", "-cp", f"{tmp_path}:{jar}", "InterceptorCost", "2000", "1"],
+                            capture_output=True, text=True, timeout=120)
+    # verify: a round with every server, every call counted, and the 100 % server's spans exported
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "ContextStorageOverride" in result.stdout.splitlines()[0], result.stdout
+    round_1 = next(line for line in result.stdout.splitlines() if line.startswith("round 1:"))
+    for server in ("bare", "RpcMetrics", "tracing, sampler off", "tracing 1 %", "tracing 100 %"):
+        assert re.search(rf"  {server} \d+/\d+", round_1), (server, round_1)
+    assert "calls counted by RpcMetrics: {Echo=4000}" in result.stdout, result.stdout
+    assert int(re.search(r"spans exported: ([\d,]+)", result.stdout).group(1).replace(",", "")) >= 4000
