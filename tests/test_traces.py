@@ -76,11 +76,14 @@ def test_one_trace_follows_a_call_from_the_client_into_the_environment_and_to_th
     (call,) = named(spans, "DataService/CallMethod", "pmclay-client", CLIENT)
     trace = [s for s in spans if s.trace_id == call.trace_id]
     by_id = {s.span_id: s for s in trace}
-    # ... whose Data Service server span is its child, with the RPC conventions' attributes
+    # ... whose Data Service server span is its child, with the current RPC conventions' attributes
     (server,) = [s for s in named(trace, "DataService/CallMethod", "pmclay-dataservice", SERVER)
                  if s.parent_id == call.span_id]
-    assert server.attributes.get("rpc.system") == "grpc" and server.attributes.get("rpc.method") == "CallMethod"
-    assert server.attributes.get("rpc.service") == "dataclay.v1.DataService"
+    assert server.attributes.get("rpc.system.name") == "grpc"
+    assert server.attributes.get("rpc.method") == "dataclay.v1.DataService/CallMethod"
+    assert server.attributes.get("rpc.response.status_code") == "OK"
+    # (the Python client's gRPC instrumentation knows only the older ones)
+    assert call.attributes.get("rpc.system") == "grpc" and call.attributes.get("rpc.method") == "CallMethod"
     # ... the environment's steps, recorded by the Data Service from the environment's timings, under it
     execute = one(trace, "ee.execute", name="ee.execute people.model.Person.birthday")
     method = one(trace, "ee.method", name="ee.method people.model.Person.birthday")

@@ -47,3 +47,16 @@ def compile_example_client(tmp_path_factory, client_class: str, client_source: s
     subprocess.run(["javac", "-d", str(out), "-cp", classpath, str(out / f"{client_class}.java")], check=True,
                    timeout=120)
     return f"{out}:{classpath}"
+
+
+# OpenTelemetry's Java agent, of the release train of the instrumentation library the servers use
+# (pom.xml's opentelemetry-instrumentation.version, without -alpha)
+OTEL_JAVA_AGENT = "io.opentelemetry.javaagent:opentelemetry-javaagent:2.31.1"
+
+
+def otel_java_agent(tmp_path_factory) -> pathlib.Path:
+    """OpenTelemetry's Java agent from Maven Central, as a Java client's user would download it."""
+    out = tmp_path_factory.mktemp("otel-agent")
+    subprocess.run(["mvn", "-q", "-B", "dependency:copy", f"-Dartifact={OTEL_JAVA_AGENT}", f"-DoutputDirectory={out}",
+                    "-Dmdep.stripVersion=true"], check=True, timeout=600, cwd=out)
+    return out / "opentelemetry-javaagent.jar"

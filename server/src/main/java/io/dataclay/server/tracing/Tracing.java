@@ -33,6 +33,19 @@ public final class Tracing implements AutoCloseable {
   public static final String SCOPE = "io.dataclay.server";
 
   private static final AttributeKey<String> SERVICE_NAME = AttributeKey.stringKey("service.name");
+  /** The instrumentation libraries' switch between semantic-convention generations. */
+  static final String SEMCONV_OPT_IN = "otel.semconv-stability.opt-in";
+
+  static {
+    // OpenTelemetry's current RPC conventions (rpc.system.name, the fully-qualified rpc.method),
+    // not the older ones the gRPC instrumentation still makes by default, unless the operator chose
+    // (OTEL_SEMCONV_STABILITY_OPT_IN, e.g. rpc/dup for both). Read once, when the instrumentation's
+    // classes load: so before OFF below builds the first GrpcTelemetry.
+    if (System.getProperty(SEMCONV_OPT_IN) == null && blank(System.getenv("OTEL_SEMCONV_STABILITY_OPT_IN"))) {
+      System.setProperty(SEMCONV_OPT_IN, "rpc");
+    }
+  }
+
   private static final Tracing OFF = new Tracing(OpenTelemetry.noop(), null);
   private static volatile Tracing current = OFF;
 

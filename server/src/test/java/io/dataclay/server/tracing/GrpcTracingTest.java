@@ -1,6 +1,7 @@
 package io.dataclay.server.tracing;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dataclay.client.Channels;
@@ -111,9 +112,12 @@ class GrpcTracingTest {
     assertEquals(SpanKind.SERVER, span.getKind());
     assertEquals(traceId, span.getTraceId());
     assertEquals(parentId, span.getParentSpanId());
-    assertEquals("grpc", span.getAttributes().asMap().entrySet().stream()
-        .filter(e -> e.getKey().getKey().equals("rpc.system")).map(e -> e.getValue().toString()).findFirst()
-        .orElse(""));
+    // OpenTelemetry's current RPC conventions: rpc.system.name, and rpc.method fully qualified
+    Map<String, String> attributes = new java.util.HashMap<>();
+    span.getAttributes().forEach((key, value) -> attributes.put(key.getKey(), value.toString()));
+    assertEquals("grpc", attributes.get("rpc.system.name"), attributes.toString());
+    assertEquals(THAW, attributes.get("rpc.method"), attributes.toString());
+    assertFalse(attributes.containsKey("rpc.system"), attributes.toString());
     // the service ran with the server span current
     assertEquals(span.getSpanContext(), seenByService.get());
     // and the metrics interceptor counted the call as before
