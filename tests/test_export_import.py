@@ -312,7 +312,10 @@ def test_an_import_failing_midway_leaves_the_target_as_it_was(make_cluster, tmp_
         wait_until(lambda: counter.objects() > 0 or importing.poll() is not None, 120, "staging to start")
         # backend-2 stops reading (the import waits for it), then dies
         os.kill(roomy.pids()["backend-2"], signal.SIGSTOP)
-        assert importing.poll() is None, "the import finished before a backend could be killed"
+        if importing.poll() is not None:
+            out, err = importing.communicate()
+            pytest.fail(f"the import ended (exit {importing.returncode}) before a backend could be killed:\n"
+                        f"{out}\n{err}\n{roomy.logs()}")
         roomy.kill("backend-2")
         _, err = importing.communicate(timeout=120)
     finally:

@@ -19,6 +19,7 @@ unless OTEL_METRICS_EXPORTER=none, through the application's MeterProvider if it
 from __future__ import annotations
 
 import atexit
+import importlib
 import logging
 import os
 import threading
@@ -71,6 +72,16 @@ def _protocol(signal: str) -> str:
     return protocol
 
 
+def _exporter(signal: str, module: str):
+    """The OTLP exporter module for `signal` (TRACES, METRICS) in its configured protocol."""
+    if _protocol(signal) == "http/protobuf":
+        return importlib.import_module(f"opentelemetry.exporter.otlp.proto.http.{module}")
+    try:
+        return importlib.import_module(f"opentelemetry.exporter.otlp.proto.grpc.{module}")
+    except ImportError:
+        raise _grpc_exporter_missing() from None
+
+
 def _grpc_exporter_missing() -> InvalidArgumentError:
     return InvalidArgumentError("OTEL_EXPORTER_OTLP_PROTOCOL=grpc needs the package opentelemetry-exporter-otlp-proto-grpc "
                                 "(pip install it), or use http/protobuf, which pmclay installs")
@@ -86,15 +97,9 @@ def _own_tracer_provider():
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    if _protocol("TRACES") == "grpc":
-        try:
-            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-        except ImportError:
-            raise _grpc_exporter_missing() from None
-    else:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    exporter = _exporter("TRACES", "trace_exporter").OTLPSpanExporter()
     provider = TracerProvider(resource=_resource())  # its sampler: OTEL_TRACES_SAMPLER (default parentbased_always_on)
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    provider.add_span_processor(BatchSpanProcessor(exporter))
     atexit.register(provider.shutdown)              # sends what is still queued
     return provider
 
@@ -131,13 +136,7 @@ def _own_meter_provider():
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 
-    if _protocol("METRICS") == "grpc":
-        try:
-            from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
-        except ImportError:
-            raise _grpc_exporter_missing() from None
-    else:
-        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-    provider = MeterProvider(resource=_resource(), metric_readers=[PeriodicExportingMetricReader(OTLPMetricExporter())])
+    exporter = _exporter("METRICS", "metric_exporter").OTLPMetricExporter()
+    provider = MeterProvider(resource=_resource(), metric_readers=[PeriodicExportingMetricReader(exporter)])
     atexit.register(provider.shutdown)              # exports the last figures
     return provider
