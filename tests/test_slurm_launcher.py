@@ -130,7 +130,10 @@ def wait_for_epilog(slurm, job_id: int, nodes: int = 1) -> list[str]:
 def assert_no_leftovers(slurm, job_id: int) -> None:
     """No pool, no server process, no credential of the job is left, and the Epilog had nothing to do."""
     assert job_pools(job_id) == []
-    assert server_processes(slurm.network) == []
+    # Slurm reports a cancelled job before its processes have exited: the launcher may still be on
+    # its way out, its records written, within Slurm's KillWait (30 s)
+    wait_until(lambda: server_processes(slurm.network) == [], 35, "the job's dataClay processes to exit",
+               interval=0.2, details=lambda: "\n".join(server_processes(slurm.network)))
     job_dir = slurm.shared / "jobs" / str(job_id)
     assert sorted(p.name for p in job_dir.iterdir() if p.is_file()) == ["job.json", "lm.port"]
     for path in [job_dir, *job_dir.rglob("*")]:  # logs and records stay: the job's user's alone
