@@ -1,4 +1,6 @@
 """The launcher's view of the server processes it starts."""
+import pathlib
+import socket
 import subprocess
 import sys
 
@@ -92,3 +94,18 @@ def test_a_start_asks_a_server_again_that_was_too_busy_to_answer_in_time(tmp_pat
         server.kill()
         server.wait()
         channels.configure(channels.DEFAULT_UNREACHABLE_MS)
+
+
+def test_a_servers_port_is_free_and_below_the_ephemeral_range_so_no_outgoing_connection_takes_it():
+    from dataclay._internal.cli.common.cluster_state import free_port
+    ephemeral = int(pathlib.Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    # run
+    ports = [free_port() for _ in range(50)]
+    others = [free_port(avoid=set(ports)) for _ in range(50)]
+    # verify: each bindable now, below the range, and spread (two launchers asking at once differ)
+    for port in ports + others:
+        assert 10000 <= port < ephemeral
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", port))
+    assert len(set(ports)) > 40
+    assert not set(others) & set(ports)

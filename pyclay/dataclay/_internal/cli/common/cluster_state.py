@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import random
 import signal
 import socket
 import tempfile
@@ -12,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 
 from dataclay._internal import processes
 from dataclay._internal.private_paths import ensure_private_dir
+from dataclay.exceptions import DataClayException
 
 
 @dataclass
@@ -125,14 +127,32 @@ def read_properties(path: pathlib.Path) -> dict[str, str]:
     return values
 
 
-def free_port(avoid: set[int] = frozenset()) -> int:
-    """A TCP port on 127.0.0.1 that nobody listens on now."""
-    while True:
+_EPHEMERAL = pathlib.Path("/proc/sys/net/ipv4/ip_local_port_range")
+_LOWEST_PORT = 10000
+
+
+def free_port(avoid: set[int] = frozenset(), address: str = "127.0.0.1") -> int:
+    """A TCP port on `address` that nobody listens on now, for a server started next. It is drawn
+    at random below the kernel's ephemeral range: a server's JVM binds it seconds later, and a port
+    from that range (what binding port 0 gives) can meanwhile become the local end of any outgoing
+    connection on the node, failing the server with "Address already in use"."""
+    try:
+        ephemeral = int(_EPHEMERAL.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral = 32768                         # Linux's default
+    for _ in range(500):
+        port = random.randrange(_LOWEST_PORT, ephemeral) if ephemeral > _LOWEST_PORT + 1000 else 0
+        if port in avoid:
+            continue
         with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
+            try:
+                s.bind((address, port))
+            except OSError:
+                continue
             port = s.getsockname()[1]
         if port not in avoid:
             return port
+    raise DataClayException(f"found no free TCP port on {address} below {ephemeral}")
 
 
 def port_in_use(port: int) -> bool:

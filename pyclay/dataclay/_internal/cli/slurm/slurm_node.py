@@ -29,7 +29,7 @@ import time
 from dataclay._internal import sandbox
 from dataclay.exceptions import DataClayException
 from dataclay._internal.cli.common import class_archives, erasure
-from dataclay._internal.cli.common.cluster_state import write_private
+from dataclay._internal.cli.common.cluster_state import free_port, write_private
 from dataclay._internal.cli.local.launcher import DS_JAR, LM_JAR, SERVER_UMASK
 from dataclay._internal.cli.common.settings import ClusterSettings
 from dataclay._internal.cli.slurm.slurm_job import JobDir, JobPlan, node_dir
@@ -42,13 +42,6 @@ ROLES = ("logicmodule", "backend")
 def this_node() -> str:
     """The Slurm name of the node this runs on (SLURMD_NODENAME in a step, else the host name)."""
     return os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
-
-
-def free_port(host: str) -> int:
-    """A TCP port nobody listens on now at `host`'s address."""
-    with socket.socket() as s:
-        s.bind((socket.gethostbyname(host), 0))
-        return s.getsockname()[1]
 
 
 def metrics_env(port: int | None, role: str) -> dict[str, str]:
@@ -101,7 +94,7 @@ class NodeServer:
         env = self.settings.server_env({"DATACLAY_CLUSTER_SECRET_FILE": str(self.job.secret_file),
                                         "DATACLAY_HOME": str(self.own)})
         if self.role == "logicmodule":
-            port = self.plan.port or free_port(self.plan.host(self.node))
+            port = self.plan.port or free_port(address=socket.gethostbyname(self.plan.host(self.node)))
             env.update({"DATACLAY_HOST": self.plan.host(self.node), "DATACLAY_PORT": str(port),
                         "DATACLAY_USER": self.plan.user})
             jar, stdin = LM_JAR, os.fdopen(open_private(self.job.password_file, "r"), "rb")
