@@ -1,7 +1,8 @@
 """The peer benchmark (benchmarks/peers.py) runs at a tiny size and prints every row: the warm
 figures of each system and operation, the targets, the just-started figures and the concurrency
 runs. The Figure 13 benchmark (wordcount_engines.py) runs at a tiny size and draws its figure.
-InterceptorCost.java compiles against the servers' jar and runs. Their figures are benchmarks, not test assertions: this only checks that they run."""
+InterceptorCost.java compiles against the servers' jar and runs. Their figures are benchmarks, not
+test assertions: this only checks that they run."""
 import json
 import os
 import re

@@ -100,9 +100,9 @@ def test_one_trace_follows_a_call_from_the_client_into_the_environment_and_to_th
     # (gRPC Python's plugin records no grpc.client.call.duration; with no retry policy an attempt is the call)
     client_metrics = {(name, point.get("grpc.method"), point.get("grpc.status")) for service, name, point
                       in receiver.metrics if service == "pmclay-client"}
-    call = "dataclay.v1.DataService/CallMethod"
-    assert ("grpc.client.attempt.started", call, None) in client_metrics, sorted(client_metrics)
-    assert ("grpc.client.attempt.duration", call, "OK") in client_metrics, sorted(client_metrics)
+    method = "dataclay.v1.DataService/CallMethod"
+    assert ("grpc.client.attempt.started", method, None) in client_metrics, sorted(client_metrics)
+    assert ("grpc.client.attempt.duration", method, "OK") in client_metrics, sorted(client_metrics)
 
 
 def test_make_persistent_is_traced_to_the_logic_modules_registration(make_cluster):

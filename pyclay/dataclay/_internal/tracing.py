@@ -14,8 +14,9 @@ channel is opened exactly as before.
 
 With the optional grpcio-observability package (`pip install pmclay[metrics]`), gRPC's own
 OpenTelemetry plugin also counts the calls under gRFC A66's client names (grpc.client.attempt.started,
-grpc.client.attempt.duration, grpc.client.call.duration, ...), exported over OTLP to the same endpoint
-unless OTEL_METRICS_EXPORTER=none, through the application's MeterProvider if it set one."""
+grpc.client.attempt.duration and the message sizes; it records no grpc.client.call.duration),
+exported over OTLP to the same endpoint unless OTEL_METRICS_EXPORTER=none, through the
+application's MeterProvider if it set one."""
 from __future__ import annotations
 
 import atexit
