@@ -16,6 +16,18 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS_PER_SECOND
 
 
+def thread_seconds(pid: int) -> dict[int, float]:
+    """thread id -> utime + stime in seconds, for each live thread of `pid`."""
+    seconds = {}
+    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):  # the thread ended while we walked
+            continue
+        seconds[int(task.name)] = (int(fields[11]) + int(fields[12])) / TICKS_PER_SECOND
+    return seconds
+
+
 def descendants(pid: int) -> list[int]:
     """Every live process below `pid` (children of any of its threads, recursively)."""
     found = []
@@ -39,4 +51,46 @@ def snapshot(kinds: dict[str, list[int]]) -> dict[str, float]:
                 total[kind] += cpu_seconds(pid)
             except FileNotFoundError:
                 pass
+    return total
+
+
+# A JVM thread's kind, from the start of its name as the kernel keeps it (15 characters): the kinds a
+# server's CPU per call splits into. The first prefix that matches wins.
+JVM_THREAD_KINDS = (
+    ("network", ("grpc-default-wo",)),  # Netty's event loops: gRPC, and calls served inline on them
+    ("pool", ("grpc-default-ex", "dataclay-ds-cal")),  # calls that may block, and the DS's own call pool
+    ("environment link", ("dataclay-ds-ee-",)),  # each environment's result reader: stores results, answers
+    ("GC", ("GC Thread", "G1 ", "VM Thread")),
+    ("JIT", ("C1 CompilerThre", "C2 CompilerThre")),
+)
+JVM_KINDS = tuple(kind for kind, _ in JVM_THREAD_KINDS) + ("other",)
+
+
+def jvm_thread_kind(name: str) -> str:
+    """The kind (one of JVM_KINDS) of a JVM thread named `name` in /proc/<pid>/task/<tid>/comm."""
+    for kind, prefixes in JVM_THREAD_KINDS:
+        if name.startswith(prefixes):
+            return kind
+    return "other"
+
+
+def thread_cpu(pid: int) -> dict[int, tuple[str, float]]:
+    """thread id -> (kind, CPU seconds) of each live thread of the JVM `pid` (kinds: JVM_KINDS)."""
+    threads = {}
+    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):  # the thread ended while we walked
+            continue
+        threads[int(task.name)] = (jvm_thread_kind(name), (int(fields[11]) + int(fields[12])) / TICKS_PER_SECOND)
+    return threads
+
+
+def cpu_by_thread_kind(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]) -> dict[str, float]:
+    """CPU seconds per thread kind between two thread_cpu() snapshots of one JVM: each thread alive at
+    `after` counts from `before` (or from its start); a thread that ended between them is not counted."""
+    total = dict.fromkeys(JVM_KINDS, 0.0)
+    for tid, (kind, seconds) in after.items():
+        total[kind] += seconds - before.get(tid, (kind, 0.0))[1]
     return total

@@ -16,7 +16,10 @@ Rows (one client process, `kv` engine, one backend):
 The differences between rows attribute the time: get (environment) - get (store) is the environment
 hop; update - get (environment) is the durable write. CPU per call comes from /proc/<pid>/stat of the client, the Data
 Service, its environments and the Logic Module over each row's calls. `--gc-log` also reads the Data
-Service's GC pauses (its JVM started with -Xlog:gc) and counts the client's Python collections."""
+Service's GC pauses (its JVM started with -Xlog:gc) and counts the client's Python collections.
+`--threads` splits each row's Data Service CPU by thread kind (_cpu_time.JVM_THREAD_KINDS): the
+network threads (gRPC and Netty, and the calls served inline on them), the pool, the environment
+link's result reader, GC and JIT."""
 from __future__ import annotations
 
 import argparse
@@ -28,7 +31,7 @@ import tempfile
 import time
 
 from _cluster import connected_cluster, p50_p99
-from _cpu_time import descendants, snapshot
+from _cpu_time import JVM_KINDS, cpu_by_thread_kind, descendants, snapshot, thread_cpu
 
 class Collections:
     """Time this process spends in Python's garbage collector."""
@@ -63,6 +66,7 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=20000, help="unmeasured calls per row first")
     parser.add_argument("--rounds", type=int, default=10, help="turns each row takes")
     parser.add_argument("--gc-log", action="store_true", help="log the Data Service's GC pauses and count them")
+    parser.add_argument("--threads", action="store_true", help="split the Data Service's CPU by thread kind")
     args = parser.parse_args()
 
     log_dir = pathlib.Path(tempfile.mkdtemp(prefix="anatomy-"))
@@ -91,12 +95,14 @@ def main() -> int:
                      "environment": descendants(pids["backend-1"]), "logic module": [pids["logicmodule"]]}
         samples = {row: [] for row in rows}
         cpu = {row: dict.fromkeys(processes, 0.0) for row in rows}
+        ds_threads = {row: dict.fromkeys(JVM_KINDS, 0.0) for row in rows}
         collections = Collections()
         per_round = max(1, args.n // args.rounds)
         started = time.monotonic()
         for _ in range(args.rounds):
             for row, fn in rows.items():
                 before = snapshot(processes)
+                threads_before = thread_cpu(pids["backend-1"]) if args.threads else None
                 for _ in range(per_round):
                     t = time.perf_counter()
                     fn()
@@ -104,6 +110,10 @@ def main() -> int:
                 after = snapshot(processes)
                 for p in processes:
                     cpu[row][p] += after[p] - before[p]
+                if args.threads:
+                    split = cpu_by_thread_kind(threads_before, thread_cpu(pids["backend-1"]))
+                    for kind in JVM_KINDS:
+                        ds_threads[row][kind] += split[kind]
         elapsed = time.monotonic() - started
         calls = per_round * args.rounds
 
@@ -118,6 +128,10 @@ def main() -> int:
         per_call = {p: cpu[row][p] / calls * 1e6 for p in processes}
         print(f"{row:<18} {p50 * 1e6:7.0f} {p99 * 1e6:7.0f}   {'':16}" + "  ".join(f"{v:12.0f}" for v in per_call.values())
               + f"  {sum(per_call.values()):6.0f}")
+    if args.threads:
+        print("Data Service CPU us per call by thread kind: " + "  ".join(f"{k:>16}" for k in JVM_KINDS))
+        for row in rows:
+            print(f"  {row:<18}{'':26}" + "  ".join(f"{ds_threads[row][k] / calls * 1e6:16.0f}" for k in JVM_KINDS))
     print("attributed (p50 differences):")
     print(f"  the environment hop          get (environment) - get (store) {(p50s['get (environment)'] - p50s['get (store)']) * 1e6:6.0f} us")
     print(f"  the durable write            update - get (environment)      {(p50s['update'] - p50s['get (environment)']) * 1e6:6.0f} us")
