@@ -1,8 +1,8 @@
 """The peer benchmark (benchmarks/peers.py) runs at a tiny size and prints every row: the warm
 figures of each system and operation, the targets, the just-started figures and the concurrency
 runs. The Figure 13 benchmark (wordcount_engines.py) runs at a tiny size and draws its figure.
-InterceptorCost.java compiles against the servers' jar and runs. Their figures are benchmarks, not
-test assertions: this only checks that they run."""
+InterceptorCost.java compiles against the servers' jar and runs, and so does transport_floor.py. Their
+figures are benchmarks, not test assertions: this only checks that they run."""
 import json
 import os
 import re
@@ -114,3 +114,39 @@ def test_interceptor_cost_benchmark_compiles_and_runs_every_server(tmp_path):
         assert re.search(rf"  {server} \d+/\d+", round_1), (server, round_1)
     assert "calls counted by RpcMetrics: {Echo=4000}" in result.stdout, result.stdout
     assert int(re.search(r"spans exported: ([\d,]+)", result.stdout).group(1).replace(",", "")) >= 4000
+
+
+def test_transport_floor_benchmark_runs_every_transport_at_a_tiny_size():
+    # run: it compiles TransportFloor.java against the data service's jar and starts it itself
+    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / "transport_floor.py"), "-n", "200",
+                             "--warmup", "200", "--rounds", "3"], cwd=REPO / "benchmarks", capture_output=True,
+                            text=True, timeout=180)
+    # verify: every transport answered every call of every round, with a figure per round and its CPU
+    assert result.returncode == 0, result.stdout + result.stderr
+    for transport in ("gRPC unary", "gRPC stream", "framed socket"):
+        row = next(line for line in result.stdout.splitlines() if line.startswith(transport + " "))
+        # three p50s, three p99s, the client's CPU (calling thread + others), the server's
+        assert re.fullmatch(r"(\s+\d+){7} \(\s*\d+ \+\s+\d+\)\s+\d+", row[len(transport):]), row
+    assert "median p50 framed socket / gRPC unary: x" in result.stdout, result.stdout
+
+
+def test_call_anatomy_runs_at_a_tiny_size_and_splits_the_data_services_cpu_by_thread():
+    # setup: the harness passes no DATACLAY_* variable of this process on
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
+    # run
+    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / "call_anatomy.py"), "-n", "100", "--warmup",
+                             "100", "--rounds", "1", "--threads"], cwd=REPO / "benchmarks", env=env,
+                            capture_output=True, text=True, timeout=240)
+    # verify: every row, with its CPU per process and per Data Service thread kind
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    split_at = next(i for i, line in enumerate(lines) if line.startswith("Data Service CPU us per call by thread"))
+    header = re.split(r"\s{2,}", lines[split_at].split(":", 1)[1].strip())
+    assert header == ["network", "pool", "environment link", "GC", "JIT", "other"], lines[split_at]
+    for row in ("floor", "field (store)", "get (store)", "get (environment)", "update"):
+        assert any(line.startswith(row + " ") for line in lines[:split_at]), (row, result.stdout)
+        split = next(line for line in lines[split_at:] if line.strip().startswith(row + " "))
+        assert len(split[split.index(row) + len(row):].split()) == 6, split
+    # the environment's result reader works only for the rows that reach the environment
+    update = next(line for line in lines[split_at:] if line.strip().startswith("update "))
+    assert int(update.split()[-4]) > 0, update
