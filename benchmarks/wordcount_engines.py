@@ -197,8 +197,10 @@ def median(values: list[float]) -> float:
 
 
 def summary(runs: list[dict]) -> dict:
+    """The median phases of a run's rounds, its peak memory, and each round's total (in round order)."""
     return {"persist": median([r["persist"] for r in runs]), "count": median([r["count"] for r in runs]),
-            "peak_gib": max(r["peak_bytes"] for r in runs) / (1 << 30)}
+            "peak_gib": max(r["peak_bytes"] for r in runs) / (1 << 30),
+            "totals": [r["persist"] + r["count"] for r in runs]}
 
 
 def print_size(size_mib: int, files: int, workers: int, results: dict) -> None:
@@ -210,6 +212,16 @@ def print_size(size_mib: int, files: int, workers: int, results: dict) -> None:
         total = s["persist"] + s["count"]
         ratio = f"{total / (base['persist'] + base['count']) - 1:+11.1%}" if base else " " * 11
         print(f"  {name:<14}{s['persist']:>18.2f}{s['count']:>9.2f}{total:>9.2f}{ratio}{s['peak_gib']:>17.1f}")
+    rounds = [s.get("totals", []) for s in results.values()]
+    if min(map(len, rounds), default=0) > 1:
+        # each round's engines ran right after that round's baseline: compare within a round
+        print(f"  {len(rounds[0])} rounds: total s per round, its spread ((max - min) / median), and each round's total"
+              f" against that round's {BASELINE}" if base else f"  {len(rounds[0])} rounds: total s per round")
+        for name, s in results.items():
+            totals = s["totals"]
+            spread = (max(totals) - min(totals)) / median(totals)
+            against = "  ".join(f"{t / b - 1:+.1%}" for t, b in zip(totals, base["totals"])) if base else ""
+            print(f"  {name:<14}{' '.join(f'{t:7.1f}' for t in totals)}   spread {spread:5.1%}   {against}")
 
 
 def draw(figures: dict, png: pathlib.Path, title: str) -> None:

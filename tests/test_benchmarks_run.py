@@ -51,14 +51,21 @@ def test_figure_13_benchmark_runs_at_a_tiny_size_and_draws_its_figure(tmp_path):
     png, kept = tmp_path / "figure13.png", tmp_path / "figure13.json"
     # run
     result = subprocess.run([sys.executable, str(REPO / "benchmarks" / "wordcount_engines.py"), "--sizes-mib", "1",
-                             "--files", "2", "--engines", "memory,kv", "--png", str(png), "--json", str(kept)],
+                             "--files", "2", "--engines", "memory,kv", "--rounds", "2", "--png", str(png), "--json",
+                             str(kept)],
                             env=env, capture_output=True, text=True, timeout=240)
     # verify
     assert result.returncode == 0, result.stdout + result.stderr
     for run in ("plain Python", "memory", "kv"):
         assert re.search(rf"^  {run} +[\d.]+ +[\d.]+ +[\d.]+ +[+-][\d.]+% +[\d.]+$", result.stdout, re.M), result.stdout
+    # each round's totals, their spread and each round against that round's memory run
+    assert "  2 rounds: total s per round" in result.stdout, result.stdout
+    for run in ("plain Python", "memory", "kv"):
+        assert re.search(rf"^  {run} +[\d.]+ +[\d.]+   spread +[\d.]+%   [+-][\d.]+%  [+-][\d.]+%$", result.stdout,
+                         re.M), result.stdout
     figures = json.loads(kept.read_text())["sizes"]["1"]
     assert figures["files"] == 2 and set(figures["runs"]) == {"plain Python", "memory", "kv"}, figures
+    assert all(len(run["totals"]) == 2 for run in figures["runs"].values()), figures
     pixels = image.imread(png)
     assert pixels.shape[0] > 300 and pixels.shape[1] > 600 and pixels.std() > 0.05, pixels.shape
 
