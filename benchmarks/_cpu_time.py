@@ -16,16 +16,20 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS_PER_SECOND
 
 
-def thread_seconds(pid: int) -> dict[int, float]:
-    """thread id -> utime + stime in seconds, for each live thread of `pid`."""
-    seconds = {}
+def _threads(pid: int):
+    """(thread id, name, utime + stime in seconds) of each live thread of `pid`."""
     for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
         try:
+            name = (task / "comm").read_text().strip()
             fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
         except (FileNotFoundError, ProcessLookupError):  # the thread ended while we walked
             continue
-        seconds[int(task.name)] = (int(fields[11]) + int(fields[12])) / TICKS_PER_SECOND
-    return seconds
+        yield int(task.name), name, (int(fields[11]) + int(fields[12])) / TICKS_PER_SECOND
+
+
+def thread_seconds(pid: int) -> dict[int, float]:
+    """thread id -> utime + stime in seconds, for each live thread of `pid`."""
+    return {tid: seconds for tid, _, seconds in _threads(pid)}
 
 
 def descendants(pid: int) -> list[int]:
@@ -76,15 +80,7 @@ def jvm_thread_kind(name: str) -> str:
 
 def thread_cpu(pid: int) -> dict[int, tuple[str, float]]:
     """thread id -> (kind, CPU seconds) of each live thread of the JVM `pid` (kinds: JVM_KINDS)."""
-    threads = {}
-    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
-        try:
-            name = (task / "comm").read_text().strip()
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError):  # the thread ended while we walked
-            continue
-        threads[int(task.name)] = (jvm_thread_kind(name), (int(fields[11]) + int(fields[12])) / TICKS_PER_SECOND)
-    return threads
+    return {tid: (jvm_thread_kind(name), seconds) for tid, name, seconds in _threads(pid)}
 
 
 def cpu_by_thread_kind(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]) -> dict[str, float]:

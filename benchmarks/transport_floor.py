@@ -4,7 +4,8 @@ costs, with no dataClay code on either side.
 
 One Java process (benchmarks/java/TransportFloor.java, compiled here against the Data Service's
 jar, so on the same grpc-java and Netty) echoes a message three ways, answering from the network
-thread that read it, as the Data Service answers a read from its store:
+thread that read it, as the Data Service answers a read from its store. Each message is a protobuf
+BytesValue that both sides serialize and parse, as they do a call's request and answer:
 - gRPC unary: grpcio's blocking unary call, as every pmclay call is made today;
 - gRPC stream: one message written and one read on a bidirectional stream opened once (grpcio's
   synchronous stream, fed from a queue);
@@ -36,6 +37,7 @@ import time
 os.environ.setdefault("GRPC_EXPERIMENTS", "-event_engine_client")
 
 import grpc  # noqa: E402
+from google.protobuf.wrappers_pb2 import BytesValue  # noqa: E402
 
 from _cpu_time import cpu_seconds, thread_seconds  # noqa: E402
 
@@ -69,12 +71,13 @@ class FramedSocket:
         self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._header = bytearray(4)
 
-    def call(self, message: bytes) -> bytes:
-        self._socket.sendall(struct.pack(">I", len(message)) + message)
+    def call(self, message: BytesValue) -> BytesValue:
+        body = message.SerializeToString()
+        self._socket.sendall(struct.pack(">I", len(body)) + body)
         self._read_into(memoryview(self._header))
-        body = bytearray(struct.unpack(">I", self._header)[0])
-        self._read_into(memoryview(body))
-        return bytes(body)
+        answer = bytearray(struct.unpack(">I", self._header)[0])
+        self._read_into(memoryview(answer))
+        return BytesValue.FromString(answer)
 
     def _read_into(self, view: memoryview) -> None:
         while view:
@@ -92,9 +95,11 @@ class GrpcStream:
 
     def __init__(self, channel: grpc.Channel):
         self._outgoing: queue.SimpleQueue = queue.SimpleQueue()
-        self._answers = channel.stream_stream("/echo.Echo/Stream")(iter(self._outgoing.get, None))
+        self._answers = channel.stream_stream("/echo.Echo/Stream", request_serializer=BytesValue.SerializeToString,
+                                              response_deserializer=BytesValue.FromString)(
+            iter(self._outgoing.get, None))
 
-    def call(self, message: bytes) -> bytes:
+    def call(self, message: BytesValue) -> BytesValue:
         self._outgoing.put(message)
         return next(self._answers)
 
@@ -108,18 +113,19 @@ def main() -> int:
     parser.add_argument("-n", type=int, default=20000, help="measured calls per transport and round")
     parser.add_argument("--warmup", type=int, default=20000, help="unmeasured calls per transport first")
     parser.add_argument("--rounds", type=int, default=5, help="turns each transport takes")
-    parser.add_argument("--size", type=int, default=64, help="bytes per message (a GetField request is ~60-90)")
+    parser.add_argument("--size", type=int, default=64, help="bytes each message carries (a GetField request is ~60-90)")
     args = parser.parse_args()
     if min(args.n, args.rounds, args.size) < 1 or args.warmup < 0:
         parser.error("-n, --rounds and --size must be positive, --warmup not negative")
 
     print(f"CPUs available: {len(os.sched_getaffinity(0))}, load average at start: "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    message = os.urandom(args.size)
+    message = BytesValue(value=os.urandom(args.size))
     with tempfile.TemporaryDirectory(prefix="transport-floor-") as classes:
         server, grpc_port, framed_port = start_server(pathlib.Path(classes))
         channel = grpc.insecure_channel(f"127.0.0.1:{grpc_port}")
-        unary = channel.unary_unary("/echo.Echo/Unary", _registered_method=True)
+        unary = channel.unary_unary("/echo.Echo/Unary", request_serializer=BytesValue.SerializeToString,
+                                    response_deserializer=BytesValue.FromString, _registered_method=True)
         stream = GrpcStream(channel)
         framed = FramedSocket(framed_port)
         transports = {"gRPC unary": unary, "gRPC stream": stream.call, "framed socket": framed.call}
@@ -153,7 +159,7 @@ def main() -> int:
             server.wait(timeout=30)
 
     calls = args.n * args.rounds
-    print(f"{args.size}-byte messages, n = {args.n} per round after {args.warmup} unmeasured, {args.rounds} rounds")
+    print(f"messages of {args.size} bytes, n = {args.n} per round after {args.warmup} unmeasured, {args.rounds} rounds")
     print(f"{'transport':<14} {'p50 us by round':<36} {'p99 us by round':<40} "
           "CPU us/call: client (calling thread + others)  server")
     for name, row in rows.items():

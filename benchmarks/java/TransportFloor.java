@@ -1,9 +1,13 @@
+import com.google.protobuf.BytesValue;
+import com.google.protobuf.InvalidProtocolBufferException;
 import io.grpc.MethodDescriptor;
 import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.bootstrap.ServerBootstrap;
 import io.grpc.netty.shaded.io.netty.buffer.ByteBuf;
+import io.grpc.netty.shaded.io.netty.buffer.ByteBufInputStream;
+import io.grpc.netty.shaded.io.netty.buffer.Unpooled;
 import io.grpc.netty.shaded.io.netty.channel.Channel;
 import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
 import io.grpc.netty.shaded.io.netty.channel.ChannelInitializer;
@@ -19,23 +23,22 @@ import io.grpc.netty.shaded.io.netty.channel.socket.SocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.grpc.netty.shaded.io.netty.handler.codec.LengthFieldPrepender;
+import io.grpc.protobuf.ProtoUtils;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 
 /**
  * The floor under a client's call, by transport: one Java process serving the same echo three ways,
  * on the Netty that the servers' gRPC carries, every answer written from the network thread that read
- * the request (as the Data Service answers a read from its store):
+ * the request (as the Data Service answers a read from its store). Each message is a protobuf
+ * {@code BytesValue}, parsed and written again, as a call's request and answer are:
  *
  * <ul>
  *   <li>a gRPC unary method ({@code echo.Echo/Unary}), as every dataClay call is today;
  *   <li>a gRPC bidirectional stream ({@code echo.Echo/Stream}), one message back per message in;
- *   <li>a plain TCP socket carrying frames of a 4-byte big-endian length and the bytes, each echoed.
+ *   <li>a plain TCP socket carrying frames of a 4-byte big-endian length and the message.
  * </ul>
  *
  * <p>benchmarks/transport_floor.py starts it and times a Python client on each. Prints
@@ -46,21 +49,8 @@ import java.net.InetSocketAddress;
 public final class TransportFloor {
   private static final int MAX_FRAME = 1 << 20;
 
-  private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
-    @Override
-    public InputStream stream(byte[] value) {
-      return new ByteArrayInputStream(value);
-    }
-
-    @Override
-    public byte[] parse(InputStream stream) {
-      try {
-        return stream.readAllBytes();
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
-  };
+  private static final MethodDescriptor.Marshaller<BytesValue> MESSAGE =
+      ProtoUtils.marshaller(BytesValue.getDefaultInstance());
 
   private TransportFloor() {}
 
@@ -101,26 +91,26 @@ public final class TransportFloor {
   }
 
   private static ServerServiceDefinition echoService() {
-    MethodDescriptor<byte[], byte[]> unary = MethodDescriptor.<byte[], byte[]>newBuilder()
+    MethodDescriptor<BytesValue, BytesValue> unary = MethodDescriptor.<BytesValue, BytesValue>newBuilder()
         .setType(MethodDescriptor.MethodType.UNARY)
         .setFullMethodName("echo.Echo/Unary")
-        .setRequestMarshaller(BYTES)
-        .setResponseMarshaller(BYTES)
+        .setRequestMarshaller(MESSAGE)
+        .setResponseMarshaller(MESSAGE)
         .build();
-    MethodDescriptor<byte[], byte[]> stream = MethodDescriptor.<byte[], byte[]>newBuilder()
+    MethodDescriptor<BytesValue, BytesValue> stream = MethodDescriptor.<BytesValue, BytesValue>newBuilder()
         .setType(MethodDescriptor.MethodType.BIDI_STREAMING)
         .setFullMethodName("echo.Echo/Stream")
-        .setRequestMarshaller(BYTES)
-        .setResponseMarshaller(BYTES)
+        .setRequestMarshaller(MESSAGE)
+        .setResponseMarshaller(MESSAGE)
         .build();
     return ServerServiceDefinition.builder("echo.Echo")
         .addMethod(unary, ServerCalls.asyncUnaryCall((request, reply) -> {
           reply.onNext(request);
           reply.onCompleted();
         }))
-        .addMethod(stream, ServerCalls.asyncBidiStreamingCall(reply -> new StreamObserver<byte[]>() {
+        .addMethod(stream, ServerCalls.asyncBidiStreamingCall(reply -> new StreamObserver<BytesValue>() {
           @Override
-          public void onNext(byte[] message) {
+          public void onNext(BytesValue message) {
             reply.onNext(message);
           }
 
@@ -137,15 +127,18 @@ public final class TransportFloor {
         .build();
   }
 
-  /** Writes each frame back as it came. */
+  /** Parses each frame's message and writes it back in a frame. */
   private static final class FrameEcho extends SimpleChannelInboundHandler<ByteBuf> {
-    FrameEcho() {
-      super(false);
-    }
-
     @Override
-    protected void channelRead0(ChannelHandlerContext context, ByteBuf frame) {
-      context.writeAndFlush(frame);
+    protected void channelRead0(ChannelHandlerContext context, ByteBuf frame) throws IOException {
+      BytesValue message;
+      try (ByteBufInputStream in = new ByteBufInputStream(frame)) {
+        message = BytesValue.parseFrom(in);
+      } catch (InvalidProtocolBufferException e) {
+        context.close(); // not a message: the client broke the protocol
+        return;
+      }
+      context.writeAndFlush(Unpooled.wrappedBuffer(message.toByteArray()));
     }
   }
 }
