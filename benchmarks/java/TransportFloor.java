@@ -90,19 +90,18 @@ public final class TransportFloor {
     grpc.shutdownNow();
   }
 
+  private static MethodDescriptor<BytesValue, BytesValue> method(MethodDescriptor.MethodType type, String name) {
+    return MethodDescriptor.<BytesValue, BytesValue>newBuilder()
+        .setType(type)
+        .setFullMethodName("echo.Echo/" + name)
+        .setRequestMarshaller(MESSAGE)
+        .setResponseMarshaller(MESSAGE)
+        .build();
+  }
+
   private static ServerServiceDefinition echoService() {
-    MethodDescriptor<BytesValue, BytesValue> unary = MethodDescriptor.<BytesValue, BytesValue>newBuilder()
-        .setType(MethodDescriptor.MethodType.UNARY)
-        .setFullMethodName("echo.Echo/Unary")
-        .setRequestMarshaller(MESSAGE)
-        .setResponseMarshaller(MESSAGE)
-        .build();
-    MethodDescriptor<BytesValue, BytesValue> stream = MethodDescriptor.<BytesValue, BytesValue>newBuilder()
-        .setType(MethodDescriptor.MethodType.BIDI_STREAMING)
-        .setFullMethodName("echo.Echo/Stream")
-        .setRequestMarshaller(MESSAGE)
-        .setResponseMarshaller(MESSAGE)
-        .build();
+    MethodDescriptor<BytesValue, BytesValue> unary = method(MethodDescriptor.MethodType.UNARY, "Unary");
+    MethodDescriptor<BytesValue, BytesValue> stream = method(MethodDescriptor.MethodType.BIDI_STREAMING, "Stream");
     return ServerServiceDefinition.builder("echo.Echo")
         .addMethod(unary, ServerCalls.asyncUnaryCall((request, reply) -> {
           reply.onNext(request);
