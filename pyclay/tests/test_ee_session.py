@@ -8,6 +8,7 @@ import pytest
 
 import tempfile
 
+from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.config import EnvironmentConfig
 from dataclay._internal.ee.executor import Executor
 from dataclay._internal.ee.link_session import EXIT_DONE, LinkSession
@@ -16,6 +17,7 @@ from dataclay._internal.ee.runtime import EnvironmentRuntime
 from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.proto import executionenv_pb2
 from dataclay._internal.rpc import DataServiceLink
+from dataclay._internal.rpc.errors import error_from_info
 from dataclay._internal.runtime.current import install_runtime, remove_runtime
 from dataclay._internal.serialization.decoder import loads
 from dataclay._internal.serialization.encoder import dumps_args
@@ -83,3 +85,20 @@ def test_concurrent_calls_on_one_object_reach_the_data_service_in_sequence_order
     # (price += 1 is not atomic: concurrent calls on one object are not isolated, so increments may be lost)
     assert 0 < state["price"] <= rounds and sorted(state["tags"], key=int) == [str(i) for i in range(rounds)]
     assert loads(last["price"], policy) == state["price"] and loads(last["tags"], policy) == state["tags"]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", [executionenv_pb2.EXECUTION_KIND_UNSPECIFIED, 99])
+def test_an_execute_of_no_known_kind_is_answered_with_an_error_naming_the_kind(session, kind):
+    # setup: a stored object the call names
+    peer = session
+    oid = peer.store(Item("pen", 0), BACKEND)[0]
+    # run
+    peer.send_execute(call_id=7, object_id=oid, class_name="unitmodels.shop.Item", kind=kind, name="raise_price",
+                      payload=dumps_args((1,), {}))
+    result = peer.next_message().result
+    # verify: that call fails with the kind named, and nothing of the object changed
+    assert result.call_id == 7 and result.HasField("error"), result
+    error = error_from_info(result.error)
+    assert isinstance(error, InvalidArgumentError) and f"ExecuteRequest.kind {kind} is not a known" in str(error)
+    assert list(result.deltas) == []
