@@ -10,14 +10,9 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from harness.cluster import Cluster  # noqa: E402
+from _timing import p50_p99  # noqa: E402  (re-exported: the benchmarks take it from here)
 
 __all__ = ["REPO", "Cluster", "Side", "connected_cluster", "models_importable", "p50_p99"]
-
-
-def p50_p99(samples: list[float]) -> tuple[float, float]:
-    """The median and the 99th percentile of `samples`."""
-    ordered = sorted(samples)
-    return ordered[len(ordered) // 2], ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
 
 
 @contextlib.contextmanager

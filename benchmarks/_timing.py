@@ -13,3 +13,9 @@ def timed(fn, n: int, warmup: int = 0) -> list[float]:
         fn()
         samples.append(time.perf_counter() - t)
     return samples
+
+
+def p50_p99(samples: list[float]) -> tuple[float, float]:
+    """The median and the 99th percentile of `samples`."""
+    ordered = sorted(samples)
+    return ordered[len(ordered) // 2], ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]

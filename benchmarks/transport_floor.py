@@ -9,7 +9,7 @@ BytesValue that both sides serialize and parse, as they do a call's request and 
 - gRPC unary: grpcio's blocking unary call, as every pmclay call is made today;
 - gRPC stream: one message written and one read on a bidirectional stream opened once (grpcio's
   synchronous stream, fed from a queue);
-- framed socket: a plain TCP socket (TCP_NODELAY), each message a 4-byte length and the bytes.
+- framed socket: a plain TCP socket (TCP_NODELAY), each message in a frame: a 4-byte length, then it.
 
 The three take turns in rounds from one client process. Prints, per transport, the p50 and p99 of
 each round and the CPU per call of the client, split into the calling thread and the client's
@@ -30,7 +30,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 
 # as pmclay's client does (dataclay/_internal/__init__.py): without gRPC's EventEngine client, which
 # makes every unary call slower; it must be set before grpc is first imported
@@ -40,15 +39,11 @@ import grpc  # noqa: E402
 from google.protobuf.wrappers_pb2 import BytesValue  # noqa: E402
 
 from _cpu_time import cpu_seconds, thread_seconds  # noqa: E402
+from _timing import p50_p99, timed  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 JAR = REPO / "pyclay" / "dataclay" / "_internal" / "jars" / "dataservice.jar"
 SOURCE = REPO / "benchmarks" / "java" / "TransportFloor.java"
-
-
-def p50_p99(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    return ordered[len(ordered) // 2], ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
 
 
 def start_server(classes: pathlib.Path) -> tuple[subprocess.Popen, int, int]:
@@ -140,12 +135,8 @@ def main() -> int:
                 order = list(transports.items())
                 order = order[number % len(order):] + order[:number % len(order)]
                 for name, call in order:
-                    samples = []
                     threads, served = thread_seconds(os.getpid()), cpu_seconds(server.pid)
-                    for _ in range(args.n):
-                        started = time.perf_counter()
-                        call(message)
-                        samples.append(time.perf_counter() - started)
+                    samples = timed(lambda: call(message), args.n)
                     spent = thread_seconds(os.getpid())
                     for thread, seconds in spent.items():
                         rows[name]["caller" if thread == caller else "others"] += seconds - threads.get(thread, 0.0)
