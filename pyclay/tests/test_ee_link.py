@@ -5,6 +5,7 @@ protocol violations and exit."""
 import os
 import pathlib
 import pickle
+import queue
 import shutil
 import signal
 import subprocess
@@ -116,8 +117,15 @@ class Environment:
         return message.result
 
     def hello(self):
-        """Waits for the hello, then deploys the models, as the Data Service does."""
-        message = self.peer.next_message(30)
+        """Waits for the hello, then deploys the models, as the Data Service does. An environment that
+        says none in time is stopped, and the failure shows what it wrote to its standard error."""
+        try:
+            message = self.peer.next_message(30)
+        except queue.Empty:
+            self.process.kill()
+            code = self.process.wait(timeout=10)
+            raise AssertionError(f"the environment sent no hello within 30 s (exit status {code} once killed); "
+                                 f"its standard error:\n{self.process.stderr.read()[-4000:]}") from None
         assert message.WhichOneof("kind") == "hello"
         self.peer.deploy(self.files)
         return message.hello
