@@ -8,12 +8,17 @@ import pathlib
 TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of `pid` (all its threads; not its children), in seconds."""
+def _stat_seconds(stat: pathlib.Path) -> float:
+    """utime + stime, in seconds, from a /proc `stat` file (a process's or a thread's)."""
     # the command name may hold spaces and parentheses: the fields that follow its last ')' are
     # state (field 3) ... utime (14) and stime (15)
-    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    fields = stat.read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS_PER_SECOND
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of `pid` (all its threads; not its children), in seconds."""
+    return _stat_seconds(pathlib.Path(f"/proc/{pid}/stat"))
 
 
 def _threads(pid: int):
@@ -21,10 +26,10 @@ def _threads(pid: int):
     for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
         try:
             name = (task / "comm").read_text().strip()
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            seconds = _stat_seconds(task / "stat")
         except (FileNotFoundError, ProcessLookupError):  # the thread ended while we walked
             continue
-        yield int(task.name), name, (int(fields[11]) + int(fields[12])) / TICKS_PER_SECOND
+        yield int(task.name), name, seconds
 
 
 def thread_seconds(pid: int) -> dict[int, float]:
