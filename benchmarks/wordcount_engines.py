@@ -220,7 +220,9 @@ def print_size(size_mib: int, files: int, workers: int, results: dict) -> None:
         for name, s in results.items():
             totals = s["totals"]
             spread = (max(totals) - min(totals)) / median(totals)
-            against = "  ".join(f"{t / b - 1:+.1%}" for t, b in zip(totals, base["totals"])) if base else ""
+            # a run that failed in some round has fewer totals, which no longer line up with the rounds
+            aligned = base and len(totals) == len(base["totals"])
+            against = "  ".join(f"{t / b - 1:+.1%}" for t, b in zip(totals, base["totals"])) if aligned else ""
             print(f"  {name:<14}{' '.join(f'{t:7.1f}' for t in totals)}   spread {spread:5.1%}   {against}")
 
 
