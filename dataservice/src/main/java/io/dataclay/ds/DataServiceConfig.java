@@ -47,6 +47,8 @@ public final class DataServiceConfig {
   public static final String TLS_KEY = "DATACLAY_TLS_KEY";
   /** Key: port to bind. */
   public static final String BACKEND_PORT = "DATACLAY_BACKEND_PORT";
+  /** Key: port of the call port ("off": none). */
+  public static final String CALL_PORT = "DATACLAY_CALL_PORT";
   /** Key: local state of a cluster. */
   public static final String HOME = "DATACLAY_HOME";
   /** Key: this backend's directory. */
@@ -118,6 +120,9 @@ public final class DataServiceConfig {
         + " the Python environment."));
     t.add(new Setting(BACKEND_PORT, "0", "Port to bind; 0 binds any free port, and the port actually bound is"
         + " registered."));
+    t.add(new Setting(CALL_PORT, "0", "Port of the call port, where clients make method calls and field reads and"
+        + " writes as frames instead of gRPC calls (same address and TLS as the gRPC port); 0 binds any free port, off"
+        + " serves none (clients then use gRPC). Not served while tracing is on, so that every call is traced."));
     t.add(new Setting(HOME, "~/.dataclay", "Local state of a cluster. This user's alone (0700), as"
         + " everything the Data Service keeps."));
     t.add(new Setting(BACKEND_DIR, "", "This backend's directory (backend.id, models/python/, imports/); default"
@@ -178,6 +183,7 @@ public final class DataServiceConfig {
   private final String bindHost;
   private final TlsSettings tls;
   private final int backendPort;
+  private final int callPort;
   private final Path home;
   private final Path backendDir;
   private final String storeEngine;
@@ -210,6 +216,7 @@ public final class DataServiceConfig {
     bindHost = text(BIND_HOST, backendHost);
     tls = TlsSettings.forServer(pem(TLS_CA), pem(TLS_CERT), pem(TLS_KEY));
     backendPort = port(BACKEND_PORT, true);
+    callPort = "off".equals(value(CALL_PORT)) ? -1 : port(CALL_PORT, true);
     home = Path.of(text(HOME, Path.of(System.getProperty("user.home"), ".dataclay").toString()));
     backendDir = Path.of(text(BACKEND_DIR, home.resolve("backends").resolve(backendName).toString()));
     storeEngine = value(STORE);
@@ -357,6 +364,11 @@ public final class DataServiceConfig {
   /** Port to bind (0: any free port). */
   public int backendPort() {
     return backendPort;
+  }
+
+  /** The call port to bind (0: any free port; -1: none). */
+  public int callPort() {
+    return callPort;
   }
 
   /** The cluster's home (DATACLAY_HOME). */

@@ -36,6 +36,8 @@ import io.dataclay.ds.replication.Mastership;
 import io.dataclay.ds.replication.ReplicaSets;
 import io.dataclay.ds.replication.ReplicationMetrics;
 import io.dataclay.ds.replication.VersionService;
+import io.dataclay.ds.callport.CallPortServer;
+import io.dataclay.ds.callport.CallPortServices;
 import io.dataclay.ds.servicer.CallExecutors;
 import io.dataclay.ds.servicer.DataServiceServicer;
 import io.dataclay.ds.servicer.SnapshotRpcs;
@@ -50,6 +52,7 @@ import io.dataclay.ds.status.BackendReport;
 import io.dataclay.ds.status.StatusService;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.server.GrpcServer;
+import io.dataclay.server.tracing.Tracing;
 import io.dataclay.server.metrics.MetricsEndpoint;
 import io.dataclay.server.metrics.ServerMetrics;
 import io.dataclay.server.PeerCertificates;
@@ -93,6 +96,7 @@ public final class DataServiceNode implements AutoCloseable {
   private SnapshotExports exports;
   private StatusService status;
   private GrpcServer server;
+  private CallPortServer callPort;
   private final ServerMetrics metrics = new ServerMetrics();
   private MetricsEndpoint metricsEndpoint;
   private BackendRegistration registration;
@@ -165,18 +169,25 @@ public final class DataServiceNode implements AutoCloseable {
           }
         });
     exports = new SnapshotExports(snapshotStore, staging::stagedIds, snapshotTimer, SnapshotExports.defaultBudget());
+    ExecutionService execution = new ExecutionService(store, environments, recorder, classes, replicas, calls,
+        config.storageLimits().valueBytes());
     DataServiceServicer dataService = new DataServiceServicer(sessions,
-        new ObjectService(store, lm, classes, claims, recorder, references),
-        new ExecutionService(store, environments, recorder, classes, replicas, calls, config.storageLimits().valueBytes()),
+        new ObjectService(store, lm, classes, claims, recorder, references), execution,
         models,
         status, calls, copies,
         new VersionService(store, copies, replicas, peers, directory, lm, recorder, id), recorder,
         config.tls().enabled() ? PeerCertificates::callerIsClusterServer : () -> true,
-        new SnapshotRpcs(exports, staging, config.maxMessageBytes()));
+        new SnapshotRpcs(exports, staging, config.maxMessageBytes()), () -> callPort == null ? 0 : callPort.port());
     BackendMetrics.register(metrics.registry(), status::report, store::figures);
     server = DataServiceServer.serving(serverBuilder, dataService, metrics.rpc(),
         new CallExecutors(sessions, calls, store.writesWithoutWaiting(), classes), config.maxMessageBytes()).start();
     status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));
+    if (config.callPort() >= 0 && !Tracing.current().enabled()) {
+      // a call made there is not traced: with tracing on, clients keep every call on gRPC
+      callPort = CallPortServer.start(config.bindHost(), config.callPort(), config.tls(), DataServiceConfig.BIND_HOST,
+          new CallPortServices(sessions, execution, calls, store.writesWithoutWaiting(), classes, metrics.rpc(),
+              config.maxMessageBytes()));
+    }
     if (config.metrics().enabled()) {
       // before this backend registers: a port that cannot be bound stops it before anyone uses it
       metricsEndpoint = config.metrics().start(metrics.registry(), config.tls());
@@ -246,6 +257,9 @@ public final class DataServiceNode implements AutoCloseable {
     }
     snapshotTimer.shutdownNow();
     environments.closeAll();
+    if (callPort != null) {
+      callPort.close(CLOSE_WAIT); // calls in flight are answered first, as gRPC's are
+    }
     // every call finished: a refused call removed what it stored before it answered
     boolean callsFinished = server == null || server.stop();
     if (reconciliation != null) {

@@ -6,7 +6,6 @@ import io.dataclay.ds.codec.Messages;
 import io.dataclay.ds.collection.ReferenceRecorder;
 import io.dataclay.ds.deployment.ModelService;
 import io.dataclay.ds.environments.EnvironmentStatus;
-import io.dataclay.ds.environments.ExecutionKind;
 import io.dataclay.ds.execution.ExecutionService;
 import io.dataclay.ds.models.ModelBundle;
 import io.dataclay.ds.objects.ObjectService;
@@ -32,6 +31,7 @@ import io.dataclay.proto.BackendInfo;
 import io.dataclay.proto.BackendStatus;
 import io.dataclay.proto.CallMethodRequest;
 import io.dataclay.proto.CallMethodResponse;
+import io.dataclay.proto.CallPort;
 import io.dataclay.proto.CollectionBarrier;
 import io.dataclay.proto.CollectionRequest;
 import io.dataclay.proto.ConsolidateVersionRequest;
@@ -85,6 +85,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Executor;
 import java.util.function.BooleanSupplier;
+import java.util.function.IntSupplier;
 
 /**
  * The DataService gRPC adapter: validates every field (INVALID_ARGUMENT names the bad one),
@@ -92,7 +93,6 @@ import java.util.function.BooleanSupplier;
  * every call by RPC name).
  */
 public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBase {
-  private static final byte[] NO_BYTES = new byte[0];
   private static final int INLINE_PERSIST_BYTES = 64 << 10;
 
   private final SessionCache sessions;
@@ -106,16 +106,20 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
   private final ReferenceRecorder recorder;
   private final BooleanSupplier fromClusterServer;
   private final SnapshotRpcs snapshots;
+  private final IntSupplier callPort;
 
   /**
    * The adapter over the Data Service's logic; work that may block on an inline call goes to
    * {@code blocking}. {@code fromClusterServer} says whether the caller of the call being served
    * proved to be one of the cluster's servers (a CA-verified certificate; always true without TLS):
    * a backend session is accepted only from one. Snapshots and imports go to {@code snapshots}.
+   * {@code callPort} is the port of the call port (0 while it is not served).
    */
   public DataServiceServicer(SessionCache sessions, ObjectService objects, ExecutionService execution,
       ModelService models, StatusService status, Executor blocking, CopyService copies,
-      VersionService versions, ReferenceRecorder recorder, BooleanSupplier fromClusterServer, SnapshotRpcs snapshots) {
+      VersionService versions, ReferenceRecorder recorder, BooleanSupplier fromClusterServer, SnapshotRpcs snapshots,
+      IntSupplier callPort) {
+    this.callPort = callPort;
     this.fromClusterServer = fromClusterServer;
     this.snapshots = snapshots;
     this.blocking = blocking;
@@ -194,32 +198,30 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
 
   @Override
   public void callMethod(CallMethodRequest request, StreamObserver<CallMethodResponse> observer) {
-    Replies.later(observer, () -> {
-      UUID id = Messages.uuid(request.getObjectId(), "object_id");
-      String method = Messages.name(request.getMethod(), "method");
-      return execution.execute(caller(), id, ExecutionKind.CALL_METHOD, method, request.getArgs().toByteArray(),
-          SessionMetadata.currentCallIsNested());
-    }, value -> CallMethodResponse.newBuilder().setResult(UnsafeByteOperations.unsafeWrap(value)).build());
+    Replies.later(observer, () -> ObjectCalls.callMethod(execution, caller(), request, SessionMetadata.currentCallIsNested()),
+        value -> CallMethodResponse.newBuilder().setResult(UnsafeByteOperations.unsafeWrap(value)).build());
   }
 
   @Override
   public void getField(GetFieldRequest request, StreamObserver<GetFieldResponse> observer) {
-    Replies.later(observer, () -> {
-      UUID id = Messages.uuid(request.getObjectId(), "object_id");
-      String field = Messages.name(request.getField(), "field");
-      return execution.execute(caller(), id, ExecutionKind.GET_FIELD, field, NO_BYTES,
-          SessionMetadata.currentCallIsNested());
-    }, value -> GetFieldResponse.newBuilder().setValue(UnsafeByteOperations.unsafeWrap(value)).build());
+    Replies.later(observer, () -> ObjectCalls.getField(execution, caller(), request, SessionMetadata.currentCallIsNested()),
+        value -> GetFieldResponse.newBuilder().setValue(UnsafeByteOperations.unsafeWrap(value)).build());
   }
 
   @Override
   public void setField(SetFieldRequest request, StreamObserver<Empty> observer) {
-    Replies.later(observer, () -> {
-      UUID id = Messages.uuid(request.getObjectId(), "object_id");
-      String field = Messages.name(request.getField(), "field");
-      return execution.execute(caller(), id, ExecutionKind.SET_FIELD, field, request.getValue().toByteArray(),
-          SessionMetadata.currentCallIsNested());
-    }, value -> Empty.getDefaultInstance());
+    Replies.later(observer, () -> ObjectCalls.setField(execution, caller(), request, SessionMetadata.currentCallIsNested()),
+        value -> Empty.getDefaultInstance());
+  }
+
+  @Override
+  public void getCallPort(Empty request, StreamObserver<CallPort> observer) {
+    Replies.now(observer, () -> {
+      if (caller().backend()) {
+        throw new PermissionDeniedException("the call port serves users' sessions; backends call over gRPC");
+      }
+      return CallPort.newBuilder().setPort(callPort.getAsInt()).build();
+    });
   }
 
   @Override

@@ -123,6 +123,25 @@ public final class RpcMetrics implements ServerInterceptor {
     };
   }
 
+  /**
+   * Counts a call of {@code method} served outside gRPC (the Data Service's call port serves some
+   * of its RPCs as frames) as started now; the answer observes its duration once it ended with a
+   * status. The same metrics as a gRPC call's, so a scrape and GetStatus see every call.
+   */
+  public Ending started(MethodDescriptor<?, ?> method) {
+    long start = nanoTime.getAsLong();
+    PerMethod m = method(method);
+    m.started.inc();
+    return code -> m.duration(code).observe((nanoTime.getAsLong() - start) / 1e9);
+  }
+
+  /** Ends a call counted by {@link #started(MethodDescriptor)}. */
+  @FunctionalInterface
+  public interface Ending {
+    /** The call ended with {@code code}; call once. */
+    void ended(Status.Code code);
+  }
+
   /** Calls started per RPC name ("GetStats"), sorted by name. */
   public Map<String, Long> callsStarted() {
     Map<String, Long> out = new TreeMap<>();

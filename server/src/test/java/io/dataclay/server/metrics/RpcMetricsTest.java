@@ -257,4 +257,23 @@ class RpcMetricsTest {
     assertLine(line, scrape());
     assertEquals(Map.of("ThawWrites", 1L), metrics.callsStarted());
   }
+
+  @Test
+  void a_call_served_outside_grpc_is_counted_and_timed_with_the_grpc_calls_of_its_method() throws IOException {
+    // setup: one ThawWrites over gRPC
+    DataServiceGrpc.newBlockingStub(channel).thawWrites(SnapshotRequest.newBuilder().setSnapshotId("ok").build());
+    // run: two more served elsewhere (the call port), one of them failing after 2 ms
+    RpcMetrics.Ending first = metrics.started(DataServiceGrpc.getThawWritesMethod());
+    RpcMetrics.Ending second = metrics.started(DataServiceGrpc.getThawWritesMethod());
+    first.ended(Status.Code.OK);
+    nanos.addAndGet(2_000_000);
+    second.ended(Status.Code.PERMISSION_DENIED);
+    // verify
+    assertEquals(Map.of("ThawWrites", 3L), metrics.callsStarted());
+    assertEquals(3, metrics.latencyByMethod().get("ThawWrites").count());
+    assertLine("grpc_server_call_duration_seconds_count{grpc_method=\"" + THAW
+        + "\",grpc_status=\"PERMISSION_DENIED\"} 1", scrape());
+    assertLine("grpc_server_call_duration_seconds_count{grpc_method=\"" + THAW + "\",grpc_status=\"OK\"} 2",
+        scrape());
+  }
 }
