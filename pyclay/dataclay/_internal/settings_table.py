@@ -90,6 +90,8 @@ TEXT = Kind("text", "text", lambda text: text)
 HOST = Kind("host", "a host name or address", lambda text: text if text and not any(c.isspace() for c in text) else None)
 PORT = Kind("port", "a port number (1-65535)", _integer(1, 65535))
 PORT_OR_ZERO = Kind("port", "a port number (0: any free port)", _integer(0, 65535))
+PORT_OR_OFF = Kind("port", "a port number (0: any free port) or off",
+                   lambda text: text if text == "off" else _integer(0, 65535)(text))
 POSITIVE = Kind("integer", "a positive integer", _integer(1))
 WHOLE = Kind("integer", "a whole number", _integer(0))
 MILLIS = Kind("milliseconds", "a whole number of milliseconds (0: no limit)", _integer(0))
@@ -192,6 +194,9 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in (
     _s("DATACLAY_BACKEND_HOST", HOST, "127.0.0.1", "a Data Service's advertised address (which it binds)", (_DS,)),
     _s("DATACLAY_BACKEND_PORT", PORT_OR_ZERO, "0", "a Data Service's port (`0`: any free port, registered as bound)",
        (_DS,)),
+    _s("DATACLAY_CALL_PORT", PORT_OR_OFF, "0", "a Data Service's call port, where clients make method calls and field "
+       "reads and writes as frames instead of gRPC calls (same address and TLS as its gRPC port; `0`: any free port, "
+       "`off`: none, clients then use gRPC). Not served while tracing is on, so that every call is traced", (_DS,)),
     _s("DATACLAY_BACKEND_DIR", PATH, "", "a Data Service's directory (its ID, installed models, imports); made mode "
        "0700", (_DS,), shown="`$DATACLAY_HOME/backends/<name>`"),
     _s("DATACLAY_BIND_HOST", HOST, "", "a server: the address to listen on instead of the advertised one; `0.0.0.0` "

@@ -64,6 +64,16 @@ def configure(unreachable_ms: int) -> None:
     _unreachable_s = unreachable_ms / 1000 if unreachable_ms else float("inf")
 
 
+def unreachable_ms() -> int:
+    """How long a silent server is waited for, in ms, as configure() set it (0: forever)."""
+    return 0 if _unreachable_s == float("inf") else round(_unreachable_s * 1000)
+
+
+def relayed() -> bool:
+    """Whether this process's channels are relayed (an execution environment: no network of its own)."""
+    return _relay is not None
+
+
 def went_silent(seconds: float) -> bool:
     """Whether a call that failed after `seconds` was failed by the liveness bound, its server silent
     (unreachable, frozen or gone) rather than refusing or restarting: it is not asked again at once."""

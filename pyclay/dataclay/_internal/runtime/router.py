@@ -206,7 +206,7 @@ class BackendRouter:
             if client is None or client.address != backend.address:
                 if client is not None:
                     client.close()
-                client = DataServiceClient(backend.address, self._token(), tls=self._tls)
+                client = DataServiceClient(backend.address, self._token(), tls=self._tls, call_port=True)
                 self._clients[backend_id] = client
             return client
 

@@ -1,0 +1,288 @@
+"""The client side of a Data Service's call port (rpc/call_port.py) against a peer on a real socket
+playing the server's side of the frames: replies and keepalives, errors mapped as over gRPC, a
+server that goes silent or closes, one that is not there (the caller falls back to gRPC), an idle
+connection the server closed, and a fork's child that must not share its parent's connection.
+The real server's side is tested against a cluster in tests/test_call_port.py."""
+import os
+import socket
+import struct
+import threading
+import time
+
+import pytest
+
+from dataclay.exceptions import BackendUnavailableError, NotAuthenticatedError, ObjectNotHereError
+from dataclay._internal.proto import common_pb2, dataservice_pb2 as ds_pb2
+from dataclay._internal.rpc.call_port import CallPort, CallPortLookup, Unusable
+
+HEADER = struct.Struct(">I")
+
+
+class FramePeer:
+    """Listens on a free port; each connection is served by `answer(frame) -> list of (delay, reply)`
+    after its OpenCalls (refused when the session is not "good"). Counts connections and frames."""
+
+    def __init__(self, answer):
+        self.answer = answer
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.connections = []
+        self.opened = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            self.connections.append(conn)
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn):
+        buffer = b""
+        while True:
+            try:
+                chunk = conn.recv(65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            buffer += chunk
+            while len(buffer) >= 4 and len(buffer) >= 4 + HEADER.unpack_from(buffer)[0]:
+                (size,) = HEADER.unpack_from(buffer)
+                frame = ds_pb2.CallFrame.FromString(buffer[4:4 + size])
+                buffer = buffer[4 + size:]
+                if frame.HasField("open"):
+                    self.opened.append(frame.open)
+                    if frame.open.session == "good":
+                        self.send(conn, ds_pb2.CallReply(id=frame.id, value=b""))
+                    else:
+                        self.send(conn, ds_pb2.CallReply(id=frame.id, error=common_pb2.ErrorInfo(
+                            code=common_pb2.NOT_AUTHENTICATED, message="unknown session")))
+                        conn.close()
+                        return
+                    continue
+                for delay, reply in self.answer(frame):
+                    time.sleep(delay)
+                    if reply is None:
+                        conn.close()
+                        return
+                    try:
+                        self.send(conn, reply)
+                    except OSError:  # the client gave the call up, or the test closed the connection
+                        return
+
+    @staticmethod
+    def send(conn, reply):
+        body = reply.SerializeToString()
+        conn.sendall(HEADER.pack(len(body)) + body)
+
+    def close_connections(self):
+        for conn in self.connections:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            conn.close()
+
+    def close(self):
+        self.server.close()
+        self.close_connections()
+
+
+def echo(frame):
+    return [(0, ds_pb2.CallReply(id=frame.id, value=frame.get_field.field.encode()))]
+
+
+def get(field: str):
+    return ds_pb2.CallFrame(get_field=ds_pb2.GetFieldRequest(object_id="x", field=field))
+
+
+@pytest.fixture
+def peers():
+    made = []
+
+    def make(answer):
+        peer = FramePeer(answer)
+        made.append(peer)
+        return peer
+    yield make
+    for peer in made:
+        peer.close()
+
+
+def test_a_call_is_answered_with_its_value_and_keepalives_are_skipped(peers):
+    # setup: every reply comes after two keepalives
+    peer = peers(lambda frame: [(0, ds_pb2.CallReply()), (0, ds_pb2.CallReply()), *echo(frame)])
+    port = CallPort("127.0.0.1", peer.port, keepalive_ms=300)
+    # run
+    values = [port.call("good", get(f"f{i}")) for i in range(5)]
+    # verify: one connection, opened once with the keepalive asked for
+    assert values == [b"f0", b"f1", b"f2", b"f3", b"f4"]
+    assert len(peer.connections) == 1 and [o.keepalive_ms for o in peer.opened] == [300]
+    port.close()
+
+
+def test_errors_are_the_dataclay_errors_a_grpc_call_raises(peers):
+    # setup
+    def refuse(frame):
+        return [(0, ds_pb2.CallReply(id=frame.id, error=common_pb2.ErrorInfo(
+            code=common_pb2.OBJECT_NOT_HERE, message="object x is not here")))]
+    peer = peers(refuse)
+    port = CallPort("127.0.0.1", peer.port, keepalive_ms=300)
+    # run / verify: a call's error, and the connection goes on serving
+    for _ in range(2):
+        with pytest.raises(ObjectNotHereError, match="object x is not here"):
+            port.call("good", get("a"))
+    assert len(peer.connections) == 1
+    # a refused session is the server's answer, not a reason to fall back to gRPC
+    with pytest.raises(NotAuthenticatedError, match="unknown session"):
+        port.call("bad-token", get("a"))
+    port.close()
+
+
+def test_a_server_silent_for_the_bound_fails_the_call_and_a_slow_one_kept_alive_does_not(peers):
+    # setup: "slow" is answered after 1 s with keepalives every 0.1 s; "silent" after 1 s with none
+    def answer(frame):
+        if frame.get_field.field == "slow":
+            return [*[(0.1, ds_pb2.CallReply())] * 10, *echo(frame)]
+        return [(1.0, ds_pb2.CallReply(id=frame.id, value=b"late"))]
+    peer = peers(answer)
+    port = CallPort("127.0.0.1", peer.port, keepalive_ms=100)  # gives up after 0.3 s of silence
+    # run
+    assert port.call("good", get("slow")) == b"slow"
+    started = time.monotonic()
+    with pytest.raises(BackendUnavailableError, match="silent") as silent:
+        port.call("good", get("silent"))
+    waited = time.monotonic() - started
+    # verify: given up after the bound, as a call that may have run
+    assert 0.25 < waited < 0.9
+    assert not silent.value.connect_failed
+    port.close()
+
+
+def test_a_connection_closed_under_a_call_fails_it_and_the_next_call_opens_another(peers):
+    # setup
+    closes = iter([True, False])
+    peer = peers(lambda frame: [(0, None)] if next(closes) else echo(frame))
+    port = CallPort("127.0.0.1", peer.port, keepalive_ms=300)
+    # run
+    with pytest.raises(BackendUnavailableError, match="closed") as broken:
+        port.call("good", get("a"))
+    again = port.call("good", get("b"))
+    # verify
+    assert not broken.value.connect_failed
+    assert again == b"b" and len(peer.connections) == 2
+    port.close()
+
+
+def test_an_idle_connection_the_server_closed_is_replaced_before_a_call_is_sent(peers):
+    # setup
+    peer = peers(echo)
+    port = CallPort("127.0.0.1", peer.port, keepalive_ms=300)
+    assert port.call("good", get("a")) == b"a"
+    # run: the server closes while the client is idle
+    peer.close_connections()
+    time.sleep(0.1)
+    # verify: the call goes on a new connection, never on the closed one
+    assert port.call("good", get("b")) == b"b"
+    assert len(peer.opened) == 2
+    port.close()
+
+
+def test_nothing_listening_means_make_the_call_over_grpc():
+    # setup: a port nobody listens on
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        free = s.getsockname()[1]
+    port = CallPort("127.0.0.1", free, keepalive_ms=300)
+    # run / verify
+    with pytest.raises(Unusable):
+        port.call("good", get("a"))
+
+
+def test_the_lookup_asks_once_and_again_only_after_the_port_failed(peers, monkeypatch):
+    # setup
+    peer = peers(echo)
+    asked = []
+
+    def ask():
+        asked.append(1)
+        return peer.port
+    monkeypatch.setattr("dataclay._internal.rpc.call_port.RETRY_AFTER_S", 0.3)
+    lookup = CallPortLookup("127.0.0.1", None, None)
+    # run
+    first = lookup.port(ask)
+    second = lookup.port(ask)
+    lookup.unusable(first)
+    meanwhile = lookup.port(ask)
+    time.sleep(0.35)
+    later = lookup.port(ask)
+    # verify
+    assert first is second and meanwhile is None
+    assert later is not None and later is not first and len(asked) == 2
+    assert lookup.port(ask) is later
+    lookup.close()
+    assert lookup.port(ask) is None
+
+
+def test_a_port_not_served_is_never_asked_again():
+    lookup = CallPortLookup("127.0.0.1", None, None)
+    assert lookup.port(lambda: 0) is None
+    assert lookup.port(lambda: pytest.fail("asked again")) is None
+
+
+def test_threads_have_connections_of_their_own(peers):
+    # setup
+    peer = peers(echo)
+    port = CallPort("127.0.0.1", peer.port, keepalive_ms=300)
+    results = []
+    # run
+    threads = [threading.Thread(target=lambda i=i: results.append(port.call("good", get(f"t{i}")))) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # verify
+    assert sorted(results) == [b"t0", b"t1", b"t2", b"t3"]
+    assert len(peer.connections) == 4
+    port.close()
+
+
+def test_the_connections_of_threads_that_ended_are_closed_as_new_ones_open(peers):
+    # setup: 5 threads, one after the other, each making a call and ending
+    peer = peers(echo)
+    port = CallPort("127.0.0.1", peer.port, keepalive_ms=300)
+    for i in range(5):
+        t = threading.Thread(target=port.call, args=("good", get(f"t{i}")))
+        t.start()
+        t.join()
+    # run / verify: only the last thread's connection stays open, and this thread's new one
+    assert port.call("good", get("main")) == b"main"
+    assert len(port._connections) == 1
+    port.close()
+
+
+def test_a_forked_child_opens_its_own_connection_and_the_parents_keeps_working(peers):
+    # setup
+    peer = peers(echo)
+    port = CallPort("127.0.0.1", peer.port, keepalive_ms=300)
+    assert port.call("good", get("parent")) == b"parent"
+    # run
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.write(write, port.call("good", get("child")))
+        finally:
+            os._exit(0)
+    os.close(write)
+    _, status = os.waitpid(pid, 0)
+    from_child = os.read(read, 100)
+    os.close(read)
+    # verify
+    assert status == 0 and from_child == b"child"
+    assert port.call("good", get("again")) == b"again"
+    assert len(peer.connections) == 2
+    port.close()
