@@ -107,10 +107,12 @@ def test_every_server_and_environment_listens_on_loopback_only(tls_cluster):
     processes = [*pids.values(), *(tls_cluster.ee_pid(name) for name in pids if name.startswith("backend-"))]
     state = tls_cluster.state()
     ports = {state["lm"]["port"], *(b["port"] for b in state["backends"])}
+    call_ports = set(_call_ports(tls_cluster).values())
     # run
     listening = _listening(processes)
-    # verify
-    assert {port for _, port in listening} == ports
+    # verify: each backend's gRPC port and call port, nothing else
+    assert len(call_ports) == 2 and not call_ports & ports
+    assert {port for _, port in listening} == ports | call_ports
     assert {address for address, _ in listening} <= LOOPBACK, listening
 
 
@@ -137,6 +139,53 @@ def test_private_keys_reach_only_the_server_they_belong_to(tls_cluster):
         assert b".key" not in pathlib.Path(f"/proc/{tls_cluster.ee_pid(name)}/cmdline").read_bytes()
     logs = "\n".join(p.read_text(errors="replace") for p in (tls_cluster.home / "logs").glob("*.log"))
     assert "PRIVATE KEY" not in logs and ".key" not in logs
+
+
+def test_the_call_port_serves_tls_only_and_clients_use_it(tls_cluster):
+    # setup
+    import ssl
+    from dataclay._internal.proto import dataservice_pb2 as ds_pb2
+    port = next(iter(_call_ports(tls_cluster).values()))
+    # run: frames in plaintext, then a TLS handshake from a client that does not trust the cluster's CA
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as plain:
+        frame = ds_pb2.CallFrame(id=1, open=ds_pb2.OpenCalls(session="x")).SerializeToString()
+        plain.sendall(len(frame).to_bytes(4, "big") + frame)
+        answered = plain.recv(65536)
+    untrusting = ssl.create_default_context()
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:
+        with pytest.raises(ssl.SSLCertVerificationError):
+            untrusting.wrap_socket(raw, server_hostname="127.0.0.1")
+    made = run(tls_cluster, """
+        api.init()
+        from people.model import Counter
+        from dataclay._internal.runtime import current
+        c = Counter(1); c.make_persistent()
+        values = [c.increment(), c.get(), c.value]
+        ds = current.get_runtime().router.data_service(c.get_location())
+        port = ds._calls.port(ds._ask_call_port)
+        print(json.dumps({"values": values, "connections": len(port._connections) if port else 0}))
+    """)
+    # verify: the plaintext frames got no reply of the protocol (only TLS's alert, or nothing)
+    assert not answered.startswith(b"\0\0")
+    assert made == {"values": [2, 2, 2], "connections": 1}
+
+
+def _call_ports(cluster) -> dict[str, int]:
+    """Backend address -> the call port it names (GetCallPort, in an administrator's session)."""
+    from dataclay._internal.rpc import DataServiceClient, LogicModuleClient
+    from dataclay._internal.proto import common_pb2
+    from dataclay._internal.rpc.tls import ClusterCa
+    ca = ClusterCa.read(str(cluster.home / "tls" / "ca.pem"))
+    lm = LogicModuleClient(f"127.0.0.1:{cluster.port}", tls=ca)
+    lm.token = lm.new_session(cluster.admin_user(), cluster.admin_password(), "").token
+    ports = {}
+    for b in lm.get_backends():
+        ds = DataServiceClient(f"{b.host}:{b.port}", lm.token, tls=ca)
+        ports[f"{b.host}:{b.port}"] = ds._call(ds._stub.GetCallPort, common_pb2.Empty()).port
+        ds.close()
+    lm.close_session()
+    lm.close()
+    return ports
 
 
 def test_a_stolen_backend_token_is_refused_without_a_cluster_server_certificate(tls_cluster):

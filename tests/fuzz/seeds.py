@@ -136,6 +136,7 @@ def data_service_seeds(world: World, identity: str) -> dict[str, list]:
             "SessionsClosed": [ds.SessionsClosedRequest(token_sha256=[hashlib.sha256(b"nobody").hexdigest()]),
                                ds.SessionsClosedRequest(forget_all=True)],
             "GetStatus": [common_pb2.Empty()],
+            "GetCallPort": [common_pb2.Empty()],
             "FlushAll": [common_pb2.Empty()],
             "NewReplica": [ds.NewReplicaRequest(object_ids=[node], backend_id=other, recursive=True)],
             "NewVersion": [ds.NewVersionRequest(object_id=counter)],

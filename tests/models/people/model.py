@@ -1,5 +1,6 @@
 """Classes the integration tests register as a model."""
 import asyncio
+import time
 
 from dataclay import DataClayObject, activemethod
 
@@ -111,6 +112,12 @@ class Counter(DataClayObject):
     def get_computed(self) -> int:
         """The value, computed where the object lives: never answered from the store (unlike get())."""
         return self.value + 0
+
+    @activemethod
+    def get_after(self, seconds: float) -> int:
+        """The value, after sleeping `seconds` in the backend: a slow synchronous call."""
+        time.sleep(seconds)
+        return self.value
 
     @activemethod
     async def increment_later(self, n: int = 1, delay: float = 0.0) -> int:
