@@ -66,7 +66,8 @@ def snapshot(kinds: dict[str, list[int]]) -> dict[str, float]:
 # A JVM thread's kind, from the start of its name as the kernel keeps it (15 characters): the kinds a
 # server's CPU per call splits into. The first prefix that matches wins.
 JVM_THREAD_KINDS = (
-    ("network", ("grpc-default-wo",)),  # Netty's event loops: gRPC, and calls served inline on them
+    # Netty's event loops, gRPC's and the call port's, and the calls served inline on them
+    ("network", ("grpc-default-wo", "callport-loop-")),
     ("pool", ("grpc-default-ex", "dataclay-ds-cal")),  # calls that may block, and the DS's own call pool
     ("environment link", ("dataclay-ds-ee-",)),  # each environment's result reader: stores results, answers
     ("GC", ("GC Thread", "G1 ", "VM Thread")),

@@ -137,7 +137,8 @@ public final class CallPortServer implements AutoCloseable {
   private static ThreadFactory daemons() {
     AtomicInteger n = new AtomicInteger();
     return r -> {
-      Thread t = new Thread(r, "dataclay-ds-callport-" + n.incrementAndGet());
+      // /proc shows 15 characters of a name: these stay distinct from the call pool's dataclay-ds-call-N
+      Thread t = new Thread(r, "callport-loop-" + n.incrementAndGet());
       t.setDaemon(true);
       return t;
     };
