@@ -33,14 +33,8 @@ public final class ServerTransport {
    * @throws InvalidArgumentException naming {@code bindSetting} when the host does not resolve
    */
   public static NettyServerBuilder builder(String bindHost, int port, TlsSettings tls, String bindSetting) {
-    InetAddress address;
-    try {
-      address = InetAddress.getByName(bindHost);
-    } catch (UnknownHostException e) {
-      throw new InvalidArgumentException("cannot listen on " + bindHost + " (" + bindSetting + "): the host name "
-          + "does not resolve to an address of this machine");
-    }
-    return NettyServerBuilder.forAddress(new InetSocketAddress(address, port), tls.serverCredentials())
+    InetSocketAddress address = new InetSocketAddress(bindAddress(bindHost, bindSetting), port);
+    return NettyServerBuilder.forAddress(address, tls.serverCredentials())
         // clients ping a connection a call waits on every third of their DATACLAY_UNREACHABLE_MS (a
         // 1.2 s default) to tell a slow server from a lost one: answering them is cheap, refusing them
         // (gRPC's default above one per 5 min) would close the connection under the call
@@ -48,6 +42,20 @@ public final class ServerTransport {
         .permitKeepAliveWithoutCalls(true)
         .addService(MalformedRequests.guard(new LivenessService().bindService()))
         .intercept(PeerCertificates.serverInterceptor(tls));
+  }
+
+  /**
+   * The address {@code bindHost} names, for a server to listen on.
+   *
+   * @throws InvalidArgumentException naming {@code bindSetting} when the host does not resolve
+   */
+  public static InetAddress bindAddress(String bindHost, String bindSetting) {
+    try {
+      return InetAddress.getByName(bindHost);
+    } catch (UnknownHostException e) {
+      throw new InvalidArgumentException("cannot listen on " + bindHost + " (" + bindSetting + "): the host name "
+          + "does not resolve to an address of this machine");
+    }
   }
 
   /** Whether {@code host} means every interface (0.0.0.0 or ::). */

@@ -2,6 +2,7 @@ package io.dataclay.ds.callport;
 
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.rpc.TlsSettings;
+import io.dataclay.server.ServerTransport;
 import io.grpc.netty.shaded.io.netty.bootstrap.ServerBootstrap;
 import io.grpc.netty.shaded.io.netty.channel.Channel;
 import io.grpc.netty.shaded.io.netty.channel.ChannelInitializer;
@@ -21,7 +22,6 @@ import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
@@ -54,13 +54,7 @@ public final class CallPortServer implements AutoCloseable {
    */
   public static CallPortServer start(String bindHost, int port, TlsSettings tls, String bindSetting,
       CallPortServices calls) throws IOException {
-    InetAddress address;
-    try {
-      address = InetAddress.getByName(bindHost);
-    } catch (UnknownHostException e) {
-      throw new InvalidArgumentException("cannot listen on " + bindHost + " (" + bindSetting + "): the host name "
-          + "does not resolve to an address of this machine");
-    }
+    InetAddress address = ServerTransport.bindAddress(bindHost, bindSetting);
     SslContext ssl = tls.enabled() ? serverContext(tls) : null;
     boolean epoll = Epoll.isAvailable();
     AtomicInteger unanswered = new AtomicInteger();
