@@ -142,8 +142,11 @@ def test_raw_frames_are_checked_like_grpc_calls(cluster):
         for i in range(100, 110):
             raw.send(get_call(object_id, i))
         assert sorted(raw.reply().id for _ in range(10)) == list(range(100, 110))
-        # a call's id is never 0: the connection ends, saying why
-        raw.send(get_call(object_id, 0))
+        # a call's id is never 0: the connection ends, saying why, and a call sent with it is not served
+        after = ds_pb2.CallFrame(id=15, set_field=ds_pb2.SetFieldRequest(object_id=object_id, field="value",
+                                                                        value=pickle.dumps(99)))
+        zero_frame, after_frame = get_call(object_id, 0).SerializeToString(), after.SerializeToString()
+        raw.sock.sendall(HEADER.pack(len(zero_frame)) + zero_frame + HEADER.pack(len(after_frame)) + after_frame)
         zero = raw.reply()
         assert zero.id == 0 and error_code(zero) == "INVALID_ARGUMENT" and raw.closed()
     finally:

@@ -58,6 +58,7 @@ final class CallConnection extends ChannelInboundHandlerAdapter {
   private final AtomicInteger unanswered;
   private String token;
   private boolean opening;
+  private boolean ended;
   private int inFlight;
   private ScheduledFuture<?> keepalive;
 
@@ -81,6 +82,10 @@ final class CallConnection extends ChannelInboundHandlerAdapter {
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     ByteBuf bytes = (ByteBuf) msg;
+    if (ended) {
+      bytes.release(); // frames that arrived with the one that ended the connection: none is served
+      return;
+    }
     CallFrame frame;
     try {
       frame = CallFrame.parseFrom(bytes.nioBuffer());
@@ -150,7 +155,9 @@ final class CallConnection extends ChannelInboundHandlerAdapter {
       ctx.executor().execute(() -> {
         opening = false;
         opened(ctx, id, offered, session, keepaliveMs);
-        ctx.channel().config().setAutoRead(true);
+        if (!ended) {
+          ctx.channel().config().setAutoRead(true);
+        }
       });
     });
   }
@@ -237,7 +244,7 @@ final class CallConnection extends ChannelInboundHandlerAdapter {
     ctx.writeAndFlush(out);
     if (wasCall) {
       unanswered.decrementAndGet();
-      if (inFlight-- == MAX_IN_FLIGHT) {
+      if (inFlight-- == MAX_IN_FLIGHT && !ended) {
         ctx.channel().config().setAutoRead(true);
       }
     }
@@ -245,6 +252,11 @@ final class CallConnection extends ChannelInboundHandlerAdapter {
 
   /** Sends {@code error} as call {@code id}'s answer (0: the connection's) and closes the connection. */
   private void end(ChannelHandlerContext ctx, long id, Throwable error) {
+    if (ended) {
+      return;
+    }
+    ended = true;
+    ctx.channel().config().setAutoRead(false);
     ErrorInfo info = GrpcErrors.info(unwrapped(error));
     ctx.writeAndFlush(frame(CallReply.newBuilder().setId(id).setError(info).build()))
         .addListener(ChannelFutureListener.CLOSE);
