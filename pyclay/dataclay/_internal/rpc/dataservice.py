@@ -41,8 +41,9 @@ class DataServiceClient(StubClient):
             host = address.rpartition(":")[0].strip("[]")
             self._calls = CallPortLookup(host, self._target.tls, self._target.server_name)
 
-    def _framed(self, frame, extract):
-        """`frame`'s call through the call port, or None when it is not used (then the caller makes it over gRPC)."""
+    def _framed(self, frame) -> bytes | None:
+        """The answer to `frame`'s call through the call port (b"" for SetField), or None when the call
+        port is not used (then the caller makes the call over gRPC)."""
         calls, token = self._calls, self._token
         if calls is None or token is None:
             return None
@@ -50,7 +51,7 @@ class DataServiceClient(StubClient):
         if port is None:
             return None
         try:
-            return extract(port.call(token, frame))
+            return port.call(token, frame)
         except Unusable:
             calls.unusable(port)
             return None
@@ -78,9 +79,8 @@ class DataServiceClient(StubClient):
                 request.object_id, request.method, request.args = object_id, method, args
             except (TypeError, ValueError, AttributeError) as e:
                 raise InvalidArgumentError(f"call_method: {e}") from None
-            result = self._framed(frame, _same)
-            if result is not None:
-                return result
+            result = self._framed(frame)
+            return result if result is not None else self._call(self._stub.CallMethod, frame.call_method, _result)
         try:
             request = _CallMethodRequest(object_id=object_id, method=method, args=args)
         except (TypeError, ValueError) as e:
@@ -91,7 +91,7 @@ class DataServiceClient(StubClient):
         """A field of a stored object, encoded by its language."""
         request = build(ds_pb2.GetFieldRequest, "get_field", object_id=object_id, field=field)
         if self._calls is not None:
-            value = self._framed(_CallFrame(get_field=request), _same)
+            value = self._framed(_CallFrame(get_field=request))
             if value is not None:
                 return value
         return self._call(self._stub.GetField, request, _value)
@@ -99,7 +99,7 @@ class DataServiceClient(StubClient):
     def set_field(self, object_id: str, field: str, value: bytes) -> None:
         """Assigns a field of a stored object; durable when it returns."""
         request = build(ds_pb2.SetFieldRequest, "set_field", object_id=object_id, field=field, value=value)
-        if self._calls is not None and self._framed(_CallFrame(set_field=request), _none) is not None:
+        if self._calls is not None and self._framed(_CallFrame(set_field=request)) is not None:
             return None
         return self._call(self._stub.SetField, request)
 
@@ -168,14 +168,6 @@ class DataServiceClient(StubClient):
     def import_objects(self, chunks) -> ds_pb2.ImportReceipt:
         """Stages an import's objects here (ImportChunks: the import ID first, then delimited ObjectData)."""
         return client_stream(self._stub.ImportObjects, chunks, self._metadata, None, self._target)
-
-
-def _same(value: bytes) -> bytes:
-    return value
-
-
-def _none(value: bytes) -> bool:
-    return True  # "answered" (None would mean: make the call over gRPC)
 
 
 def _text(operation: str, value, name: str = "object_id") -> str:
