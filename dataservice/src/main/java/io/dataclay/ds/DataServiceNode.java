@@ -179,14 +179,14 @@ public final class DataServiceNode implements AutoCloseable {
         config.tls().enabled() ? PeerCertificates::callerIsClusterServer : () -> true,
         new SnapshotRpcs(exports, staging, config.maxMessageBytes()), () -> callPort == null ? 0 : callPort.port());
     BackendMetrics.register(metrics.registry(), status::report, store::figures);
-    server = DataServiceServer.serving(serverBuilder, dataService, metrics.rpc(),
-        new CallExecutors(sessions, calls, store.writesWithoutWaiting(), classes), config.maxMessageBytes()).start();
+    CallExecutors placement = new CallExecutors(sessions, calls, store.writesWithoutWaiting(), classes);
+    server = DataServiceServer.serving(serverBuilder, dataService, metrics.rpc(), placement,
+        config.maxMessageBytes()).start();
     status.identify(new BackendIdentity(id, config.backendName(), config.backendHost(), server.port(), languages, engine));
     if (config.callPort() >= 0 && !Tracing.current().enabled()) {
       // a call made there is not traced: with tracing on, clients keep every call on gRPC
       callPort = CallPortServer.start(config.bindHost(), config.callPort(), config.tls(), DataServiceConfig.BIND_HOST,
-          new CallPortServices(sessions, execution, calls, store.writesWithoutWaiting(), classes, metrics.rpc(),
-              config.maxMessageBytes()));
+          new CallPortServices(placement, execution, metrics.rpc(), config.maxMessageBytes()));
     }
     if (config.metrics().enabled()) {
       // before this backend registers: a port that cannot be bound stops it before anyone uses it

@@ -135,7 +135,7 @@ final class CallConnection extends ChannelInboundHandlerAdapter {
       return;
     }
     String offered = frame.getOpen().getSession();
-    Session cached = services.sessions().cached(offered);
+    Session cached = services.calls().sessions().cached(offered);
     if (cached != null) {
       opened(ctx, id, offered, cached, keepaliveMs);
       return;
@@ -144,10 +144,10 @@ final class CallConnection extends ChannelInboundHandlerAdapter {
     opening = true;
     ctx.channel().config().setAutoRead(false);
     String peer = peer(ctx);
-    services.pool().execute(() -> {
+    services.calls().pool().execute(() -> {
       Session session;
       try {
-        session = services.sessions().resolve(offered, peer);
+        session = services.calls().sessions().resolve(offered, peer);
       } catch (RuntimeException e) {
         ctx.executor().execute(() -> end(ctx, id, e));
         return;
@@ -183,16 +183,16 @@ final class CallConnection extends ChannelInboundHandlerAdapter {
     if (++inFlight >= MAX_IN_FLIGHT) {
       ctx.channel().config().setAutoRead(false);
     }
-    Session session = services.sessions().cached(token);
-    if (session != null && services.storeNeverWaits() && services.models().ready()) {
+    Session session = services.calls().sessions().cached(token);
+    if (services.calls().runsInline(session)) {
       InlineCall.run(session, () -> start(ctx, frame, session, ending));
       return;
     }
     String peer = peer(ctx);
-    services.pool().execute(() -> {
+    services.calls().pool().execute(() -> {
       Session resolved;
       try {
-        resolved = session != null ? session : services.sessions().resolve(token, peer);
+        resolved = session != null ? session : services.calls().sessions().resolve(token, peer);
       } catch (RuntimeException e) {
         reply(ctx, frame.getId(), null, e, ending);
         return;

@@ -1,16 +1,13 @@
 package io.dataclay.ds.callport;
 
 import io.dataclay.ds.execution.ExecutionService;
-import io.dataclay.ds.models.ClassAvailability;
-import io.dataclay.ds.session.SessionCache;
+import io.dataclay.ds.servicer.CallExecutors;
 import io.dataclay.server.metrics.RpcMetrics;
-import java.util.concurrent.Executor;
 
 /**
- * What the call port serves calls with: the sessions it checks them against, the execution service
- * that runs them, the pool for calls that may block (the same choice gRPC calls get: inline on the
- * event loop only when the session is cached, the store never waits and the models are installed),
- * the RPC metrics its calls are counted in, and the largest frame it accepts.
+ * What the call port serves calls with: where they run and the sessions they are checked against
+ * (the same {@link CallExecutors} gRPC's calls are placed by), the execution service that runs
+ * them, the RPC metrics its calls are counted in, and the largest frame it accepts.
  */
-public record CallPortServices(SessionCache sessions, ExecutionService execution, Executor pool,
-    boolean storeNeverWaits, ClassAvailability models, RpcMetrics metrics, int maxFrameBytes) {}
+public record CallPortServices(CallExecutors calls, ExecutionService execution, RpcMetrics metrics,
+    int maxFrameBytes) {}

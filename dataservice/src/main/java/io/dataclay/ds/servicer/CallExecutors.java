@@ -39,14 +39,21 @@ public record CallExecutors(SessionCache sessions, Executor pool, boolean storeN
     if (call.getMethodDescriptor().getServiceName().equals(LivenessGrpc.SERVICE_NAME)) {
       return Runnable::run; // a ping answers at once: never behind calls queued on a busy pool
     }
-    if (!storeNeverWaits || !models.ready()
-        || !INLINE_METHODS.contains(call.getMethodDescriptor().getFullMethodName())) {
+    if (!INLINE_METHODS.contains(call.getMethodDescriptor().getFullMethodName())) {
       return pool;
     }
     Session session = sessions.cached(headers.get(SessionMetadata.SESSION_KEY));
-    if (session == null) {
+    if (!runsInline(session)) {
       return pool;
     }
     return work -> InlineCall.run(session, work);
+  }
+
+  /**
+   * Whether a call of one of the inline methods in {@code session} (null: not cached) runs inline
+   * on the thread that received it, the rule gRPC's calls and the call port's share.
+   */
+  public boolean runsInline(Session session) {
+    return session != null && storeNeverWaits && models.ready();
   }
 }
