@@ -82,9 +82,15 @@ def test_volatile_object_in_arguments_travels_by_value_with_its_fields(models_di
     assert (copy.name, copy.price, copy.tags, kwargs) == ("pen", 2, [], {"by": 3})
 
 
-def test_call_without_arguments_uses_the_shared_empty_encoding():
+def test_call_without_arguments_uses_the_shared_empty_encoding(models_dir):
     assert dumps_args((), {}) is NO_ARGS
     assert pickle.loads(NO_ARGS) == ((), {})
+    # decoded without an unpickler, as any other encoding of no arguments is, each call its own kwargs
+    policy = BackendClassPolicy(models_dir)
+    first, second = loads_call(NO_ARGS, policy), loads_call(NO_ARGS, policy)
+    assert first == second == ((), {}, False) and first[1] is not second[1]
+    assert loads_call(dumps_args((), {}, plain_flags=True), policy) == ((), {}, True)
+    assert loads_call(pickle.dumps(((), {}), 2), policy) == ((), {}, False)
 
 
 def test_persistent_id_decodes_to_the_one_instance_of_the_identity_map(models_dir):

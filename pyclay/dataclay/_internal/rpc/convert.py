@@ -48,10 +48,15 @@ def add_object_data(target, records) -> None:
 def add_object_delta(target, deltas) -> None:
     """Appends the messages of `deltas` (DeltaRecords) to the repeated ObjectDelta field `target`."""
     for delta in deltas:
-        message = target.add(id=delta.id, sequence=delta.sequence, removed_fields=delta.removed)
+        message = target.add(id=delta.id, sequence=delta.sequence)
+        if delta.removed:
+            message.removed_fields.extend(delta.removed)
         changed = message.changed_fields
-        for f in delta.changed:
-            changed.add(name=f.name, value=f.value, references=f.references)
+        for f in delta.changed:  # empty repeated fields left out: an empty keyword costs as much as a full one
+            if f.references:
+                changed.add(name=f.name, value=f.value, references=f.references)
+            else:
+                changed.add(name=f.name, value=f.value)
 
 
 def object_record(data: common_pb2.ObjectData) -> ObjectRecord:

@@ -79,16 +79,23 @@ class DataServiceLink:
         ObjectRecords it made persistent, the DeltaRecords of what it changed and the field whose stored
         value answers such requests (ee/stored_reads.py); and, for a traced call, its timed steps
         (ee/step_spans.py records)."""
+        envelope = ee_pb2.EnvironmentMessage()
+        message = envelope.result  # built in place: no message is copied into another
+        message.call_id = call_id
         if error is not None:
-            message = ee_pb2.ExecuteResult(call_id=call_id, error=error_info_for(error))
+            message.error.CopyFrom(error_info_for(error))
         else:
-            message = ee_pb2.ExecuteResult(call_id=call_id, result=result, stored_field=stored_field)
-            add_object_data(message.new_objects, new_objects)
-            add_object_delta(message.deltas, deltas)
+            message.result = result
+            if stored_field:
+                message.stored_field = stored_field
+            if new_objects:
+                add_object_data(message.new_objects, new_objects)
+            if deltas:
+                add_object_delta(message.deltas, deltas)
         for name, start, end, attributes, failure, parent in spans:
             message.spans.add(name=name, start_unix_nano=start, end_unix_nano=end, attributes=attributes,
                               error=failure, parent=parent)
-        self.send(ee_pb2.EnvironmentMessage(result=message))
+        self.send(envelope)
 
     def send(self, message: ee_pb2.EnvironmentMessage) -> None:
         """Writes `message` as one frame; LinkClosedError if the link is closed for writing, and

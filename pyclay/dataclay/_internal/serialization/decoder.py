@@ -18,6 +18,7 @@ from dataclay.exceptions import ClassNotRegisteredError, DataClayException, Seri
 from dataclay._internal.model.identity import IDENTITY
 from dataclay._internal.model.object import DataClayObject
 from dataclay._internal.serialization import numpy_values
+from dataclay._internal.serialization.encoder import NO_ARGS, NO_ARGS_PLAIN_FLAGS
 from dataclay._internal.serialization.safe_names import LIBRARY_CLASSES, REBUILD_VOLATILE, SAFE_GLOBALS
 
 PID_TAG = "dc"
@@ -172,6 +173,11 @@ def loads_args(data: bytes, policy) -> tuple[tuple, dict]:
 
 def loads_call(data: bytes, policy) -> tuple[tuple, dict, bool]:
     """Decodes method arguments and whether the caller is a dataClay 4 program (see dumps_args)."""
+    # a call without arguments (a getter, `increment()`) sends one of two fixed pickles: no unpickler needed
+    if data == NO_ARGS:
+        return (), {}, False
+    if data == NO_ARGS_PLAIN_FLAGS:
+        return (), {}, True
     value = loads(data, policy, "method arguments")
     if not (type(value) is tuple and len(value) in (2, 3) and type(value[0]) is tuple and type(value[1]) is dict
             and all(type(k) is str for k in value[1]) and (len(value) == 2 or value[2] is True)):
