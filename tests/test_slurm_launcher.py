@@ -146,16 +146,19 @@ def test_a_job_on_two_hosts_gets_a_cluster_runs_a_client_and_leaves_no_pool(slur
     # setup
     body = textwrap.dedent(f"""
         dataclay slurm run --pool-size 64M -- sh -c 'echo "SRUN $(srun --nodes=2 --ntasks=2 hostname | sort | xargs)" &&
-          dataclaycmd NewModel admin - tests {MODELS} python >/dev/null && python {slurm.shared}/client.py'
+          dataclaycmd NewModel admin - tests {MODELS} python >/dev/null && python {slurm.shared}/client.py &&
+          for p in $(pgrep -f dataservice.jar); do case $(readlink /proc/$p/cwd) in
+            *job$SLURM_JOB_ID-*/backend) echo "CPUS $(grep Cpus_allowed_list /proc/$p/status | cut -f2)";; esac; done'
         code=$?
         echo "LEFT $(ls -d /dev/shm/dataclay-job$SLURM_JOB_ID-* 2>/dev/null | wc -l)"
         exit $code
     """)
     # run
-    job_id, output = slurm.submit(body, "--nodes=2", env=job_env(slurm))
+    job_id, output = slurm.submit(body, "--nodes=2", env={**job_env(slurm), "DATACLAY_CPUS": "0"})
     info = slurm.wait(job_id)
     # verify
     assert (info.state, info.exit_code) == ("COMPLETED", 0), output.read_text()
+    assert re.findall(r"^CPUS (.*)$", output.read_text(), re.M) == ["0", "0"]  # each node's backend, placed
     out = result(output)
     assert out["made"] == {"node1": [31, "node1"], "node2": [31, "node2"]}
     assert out["alias"] == "node2"

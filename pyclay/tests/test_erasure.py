@@ -84,7 +84,8 @@ def test_the_store_key_file_reaches_the_backends_as_a_path_and_never_the_logic_m
     monkeypatch.setattr(ClusterState, "save", lambda self, home: None)
     # run
     cluster._secret_file = tmp_path / "cluster.secret"
-    cluster._start_backend(state, ProcessRecord(name="backend-1", port=0, jar="dataservice.jar"))
+    state.backends.append(ProcessRecord(name="backend-1", port=0, jar="dataservice.jar"))
+    cluster._start_backend(state, state.backends[0])
     lm_env = settings.server_env({"DATACLAY_PORT": "1"})
     # verify
     assert spawned["dataservice.jar"]["DATACLAY_STORE_KEY_FILE"] == str(tmp_path / "k.key")

@@ -81,6 +81,31 @@ def _entries(text: str) -> list[str]:
     return [n.strip() for n in text.split(",") if n.strip()]
 
 
+_CPU_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
+NUMA = "numa"
+
+
+def cpu_list(text: str) -> frozenset[int] | None:
+    """The CPUs of a Linux CPU list ("0-3,8"), or None when `text` is not one (or names none)."""
+    cpus: set[int] = set()
+    for part in text.split(","):
+        match = _CPU_RANGE.match(part.strip())
+        if match is None:
+            return None
+        low, high = int(match.group(1)), int(match.group(2) or match.group(1))
+        if high < low or high >= 1 << 16:
+            return None
+        cpus.update(range(low, high + 1))
+    return frozenset(cpus) or None
+
+
+def _cpus(text: str) -> str | tuple[frozenset[int], ...] | None:
+    if text.strip() == NUMA:
+        return NUMA
+    groups = tuple(cpu_list(group) for group in text.split(";"))
+    return groups if all(groups) else None
+
+
 def _engine(text: str) -> str | None:
     from dataclay._internal.engines import ENGINE_NAMES  # the engine view lists the names; it needs no table
     return text if text in ENGINE_NAMES else None
@@ -104,6 +129,7 @@ WORDS = Kind("words", "space-separated words", lambda text: tuple(text.split()))
 GLOBALS = Kind("names", "module.name (e.g. numpy.dtype)", _globals, entries=True)
 CLASSES = Kind("names", "comma-separated class names or package.*", lambda text: text)
 ENGINE = Kind("engine", "a store engine", _engine)
+CPUS = Kind("cpus", "numa, or CPU lists such as 0-3,8 separated by ;", _cpus)
 
 
 @dataclass(frozen=True)
@@ -293,6 +319,12 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in (
     # the launchers
     _s("DATACLAY_JAVA", TEXT, "", "`dataclay start` and `dataclay slurm`: the java executable of the servers",
        (LAUNCHER, SLURM), shown="`$JAVA_HOME/bin/java`, else `java` on `PATH`"),
+    _s("DATACLAY_CPUS", CPUS, "", "`dataclay start` and `dataclay slurm`: the CPUs each backend's Data Service and "
+       "its execution environments run on. `numa`: backend *i* (from 0) on NUMA node *i* mod the node count, one "
+       "backend per socket next to its memory; or Linux CPU lists separated by `;`, backend *i* on list *i* mod "
+       "their count (e.g. `0-17;18-35`); under `dataclay slurm` a node's one backend takes the first list, or NUMA node "
+       "0. On a 2-CPU VM, one CPU for the backend made a single client's update "
+       "20-33 % faster at the median but slower at the p99 ([benchmarks](../benchmarks/README.md#placement))", (LAUNCHER, SLURM), shown="unset: the OS places them"),
     _s("DATACLAY_JAVA_OPTS", WORDS, "", "`dataclay start`: extra options for the server JVMs, space-separated (e.g. "
        "`-Xmx8g`). A cluster that will serve millions of calls reaches its warm speed sooner with "
        "`-XX:Tier4InvocationThreshold=500 -XX:Tier4MinInvocationThreshold=60 -XX:Tier4CompileThreshold=1500 "

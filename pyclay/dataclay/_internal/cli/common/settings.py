@@ -35,6 +35,7 @@ class ClusterSettings:
     store_size: str                   # DATACLAY_STORE_SIZE: pool size per backend (1G)
     store_key_file: pathlib.Path | None  # DATACLAY_STORE_KEY_FILE: key encrypting stored values (backends only)
     metrics_port: int | None          # DATACLAY_METRICS_PORT: the Logic Module's; backend i gets it + i + 1 (0: any)
+    cpus: object                      # DATACLAY_CPUS: "numa" or CPU sets the backends run on (placement.py); None: any
     java: str                         # DATACLAY_JAVA: java executable (else $JAVA_HOME/bin/java, else java on PATH)
     java_opts: tuple[str, ...]        # DATACLAY_JAVA_OPTS: extra JVM options, space-separated
     jars: pathlib.Path                # DATACLAY_JARS: directory with logicmodule.jar and dataservice.jar
@@ -68,6 +69,7 @@ class ClusterSettings:
             # absolute: the servers run in DATACLAY_HOME; the Data Service checks the file itself
             store_key_file=key_file.absolute() if key_file else None,
             metrics_port=table.value("DATACLAY_METRICS_PORT", values),
+            cpus=table.value("DATACLAY_CPUS", values),
             java=java,
             java_from=java_from,
             java_opts=table.value("DATACLAY_JAVA_OPTS", values) or (),

@@ -16,7 +16,7 @@ import time
 from dataclay._internal import sandbox
 from dataclay.exceptions import (BackendUnavailableError, DataClayException, InvalidArgumentError,
                                  NotAuthenticatedError)
-from dataclay._internal.cli.common import class_archives, erasure, progress
+from dataclay._internal.cli.common import class_archives, erasure, placement, progress
 from dataclay._internal.cli.local import prerequisites
 from dataclay._internal.cli.snapshot import snapshot_signing as signing
 from dataclay._internal.cli.local.certificates import ClusterCertificates
@@ -71,6 +71,8 @@ class LocalCluster:
         if backends is not None and not 1 <= backends <= 64:
             raise InvalidArgumentError(f"--backends must be between 1 and 64, not {backends}")
         prerequisites.check_java(self.settings.java, self.settings.java_from)  # before anything is made
+        for index in range(max(backends or 0, 1)):
+            placement.cpus_for(self.settings.cpus, index)  # a DATACLAY_CPUS naming CPUs out of reach: say so now
         self.check_home(create=True)
         ensure_private_dir(self.logs, "the log directory")
         state = ClusterState.load(self.home)
@@ -289,7 +291,9 @@ class LocalCluster:
             env["DATACLAY_STORE_KEY_FILE"] = str(self.settings.store_key_file)
         if str(pool).startswith("/dev/shm/"):
             env.setdefault("PMEM_IS_PMEM_FORCE", "1")  # DRAM-backed emulation: flushes need no msync
-        record.pid = self._spawn(DS_JAR, env, self.logs / f"{record.name}.log")
+        cpus = placement.cpus_for(self.settings.cpus, state.backends.index(record))
+        with placement.placed(cpus):
+            record.pid = self._spawn(DS_JAR, env, self.logs / f"{record.name}.log")
         state.save(self.home)
 
     def _metrics_port(self, state: ClusterState, record: ProcessRecord) -> int:

@@ -28,7 +28,7 @@ import time
 
 from dataclay._internal import sandbox
 from dataclay.exceptions import DataClayException
-from dataclay._internal.cli.common import class_archives, erasure
+from dataclay._internal.cli.common import class_archives, erasure, placement
 from dataclay._internal.cli.common.cluster_state import free_port, write_private
 from dataclay._internal.cli.local.launcher import DS_JAR, LM_JAR, SERVER_UMASK
 from dataclay._internal.cli.common.settings import ClusterSettings
@@ -118,8 +118,11 @@ class NodeServer:
         command = [self.settings.java, *self.settings.java_opts,
                    *class_archives.jvm_options(jar_path, self.settings.class_archives), "-jar", str(jar_path)]
         print(f"==== {time.strftime('%Y-%m-%d %H:%M:%S')} {self.name} on {self.node}: starting {jar}", flush=True)
+        # a node runs one backend: it takes DATACLAY_CPUS's first list (or NUMA node 0)
+        cpus = placement.cpus_for(self.settings.cpus, 0) if self.role != "logicmodule" else None
         try:
-            self.server = subprocess.Popen(command, env=env, stdin=stdin, cwd=self.own, umask=SERVER_UMASK)
+            with placement.placed(cpus):
+                self.server = subprocess.Popen(command, env=env, stdin=stdin, cwd=self.own, umask=SERVER_UMASK)
         finally:
             if stdin is not subprocess.DEVNULL:
                 stdin.close()
