@@ -14,17 +14,25 @@ from _timing import p50_p99  # noqa: E402  (re-exported: the benchmarks take it 
 
 __all__ = ["REPO", "Cluster", "Side", "connected_cluster", "models_importable", "p50_p99"]
 
+# The server settings a benchmark's caller may set in its own environment, handed to the clusters
+# it starts (the test harness passes no DATACLAY_* variable on): JVM options and placement.
+PASSED_ON = ("DATACLAY_JAVA_OPTS", "DATACLAY_CPUS")
+
+
+def _passed_on() -> dict:
+    return {key: os.environ[key] for key in PASSED_ON if os.environ.get(key)}
+
 
 @contextlib.contextmanager
 def connected_cluster(backends: int, store: str, store_size: str, java_opts: str | None = None, tls: bool = False):
     """A started cluster with the test models registered, and this process connected to it
     (api.init with the cluster's environment, the models importable); stopped on leaving.
-    `java_opts` (by default DATACLAY_JAVA_OPTS, since the test harness passes no DATACLAY_*
-    variable on) goes to the server JVMs, e.g. -Xmx8g; `tls` starts it with --tls."""
-    if java_opts is None:
-        java_opts = os.environ.get("DATACLAY_JAVA_OPTS")
-    cluster = Cluster(backends=backends, store=store, store_size=store_size,
-                      extra_env={"DATACLAY_JAVA_OPTS": java_opts} if java_opts else None, tls=tls)
+    `java_opts` (by default DATACLAY_JAVA_OPTS) goes to the server JVMs, e.g. -Xmx8g, and
+    DATACLAY_CPUS places the backends as it says; `tls` starts it with --tls."""
+    env = _passed_on()
+    if java_opts is not None:
+        env["DATACLAY_JAVA_OPTS"] = java_opts
+    cluster = Cluster(backends=backends, store=store, store_size=store_size, extra_env=env, tls=tls)
     try:
         cluster.start()
         cluster.register_models()
@@ -56,9 +64,7 @@ class Side:
 
     def __init__(self, name: str, extra_env: dict | None = None, tls: bool = False):
         self.name = name
-        env = dict(extra_env or {})
-        if os.environ.get("DATACLAY_JAVA_OPTS"):
-            env["DATACLAY_JAVA_OPTS"] = os.environ["DATACLAY_JAVA_OPTS"]
+        env = {**_passed_on(), **(extra_env or {})}
         self.cluster = Cluster(backends=1, store="kv", store_size="1G", extra_env=env, tls=tls)
 
     def start(self) -> "Side":

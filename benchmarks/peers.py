@@ -21,11 +21,15 @@ Every store is on /dev/shm. One client process first (the systems take turns in 
 change in the machine's load falls on all); `--just-started` also times each system's first calls
 after it starts; `--clients 1,2,4,8,16` then runs that many client processes per system, each on a
 counter of its own, and reports calls/s, percentiles and CPU per call of every process kind.
-ZODB FileStorage is in-process and single-client: it takes no part in the concurrency runs."""
+ZODB FileStorage is in-process and single-client: it takes no part in the concurrency runs.
+
+With DATACLAY_CPUS set (e.g. `DATACLAY_CPUS=0`), pmclay's backend runs on those CPUs, and so do the
+Redis and ZEO servers, so that each server side is placed alike; clients are placed by the OS."""
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import pathlib
 import sys
 import time
@@ -68,8 +72,17 @@ def start_pmclay(stack: contextlib.ExitStack) -> System:
                   lambda: pmclay_peer.pmclay_servers(cluster))
 
 
+def peer_cpus():
+    """The CPUs DATACLAY_CPUS gives pmclay's backend, where the peers' servers run too (None: any)."""
+    from dataclay._internal import settings_table
+    from dataclay._internal.cli.common import placement
+    return placement.cpus_for(settings_table.value("DATACLAY_CPUS", os.environ), 0)
+
+
 def start_redis(stack: contextlib.ExitStack) -> System:
-    port, server = stack.enter_context(redis_peer.redis_server())
+    from dataclay._internal.cli.common import placement
+    with placement.placed(peer_cpus()):
+        port, server = stack.enter_context(redis_peer.redis_server())
     return System("redis", redis_peer.PROMISES, redis_peer.redis_operations(port, "counter"), str(port),
                   servers=lambda: {"redis-server": [server.pid]})
 
@@ -80,7 +93,9 @@ def start_zodb(stack: contextlib.ExitStack) -> System:
 
 
 def start_zeo(stack: contextlib.ExitStack) -> System:
-    port, server = stack.enter_context(zodb_peer.zeo_server())
+    from dataclay._internal.cli.common import placement
+    with placement.placed(peer_cpus()):
+        port, server = stack.enter_context(zodb_peer.zeo_server())
     connection = zodb_peer.zeo_connection(port)
     stack.callback(connection.db().close)
     return System("zeo", zodb_peer.ZEO_PROMISES, zodb_peer.counter_operations(connection, "counter"), str(port),
