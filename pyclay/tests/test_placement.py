@@ -45,15 +45,17 @@ def test_backends_take_the_lists_in_turn_and_only_cpus_this_process_may_use():
 
 
 def test_numa_puts_backend_i_on_node_i_mod_the_nodes_within_what_this_process_may_use(tmp_path):
-    for number, cpus in ((0, "0-3"), (1, "4-7"), (2, "")):  # a node without CPUs (memory only) is skipped
+    # a node of memory only (here node 1, between two with CPUs) is skipped; nodes keep their numbers
+    for number, cpus in ((0, "0-3"), (1, ""), (2, "4-7"), (10, "8-9")):
         (tmp_path / f"node{number}").mkdir()
         (tmp_path / f"node{number}" / "cpulist").write_text(cpus + "\n")
     (tmp_path / "possible").write_text("0-2\n")
     nodes = placement.numa_nodes(tmp_path)
-    assert nodes == [{0, 1, 2, 3}, {4, 5, 6, 7}]
-    assert [placement.cpus_for("numa", i, frozenset(range(6)), nodes) for i in range(3)] == [
-        {0, 1, 2, 3}, {4, 5}, {0, 1, 2, 3}]
-    with pytest.raises(InvalidArgumentError, match="NUMA node 1 .CPUs 4-7., none of which"):
+    assert nodes == [(0, {0, 1, 2, 3}), (2, {4, 5, 6, 7}), (10, {8, 9})]
+    assert [placement.cpus_for("numa", i, frozenset(range(10)), nodes) for i in range(4)] == [
+        {0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9}, {0, 1, 2, 3}]
+    assert placement.cpus_for("numa", 1, frozenset(range(6)), nodes) == {4, 5}
+    with pytest.raises(InvalidArgumentError, match="NUMA node 2 .CPUs 4-7., none of which"):
         placement.cpus_for("numa", 1, frozenset({0}), nodes)
     with pytest.raises(InvalidArgumentError, match="shows no NUMA node"):
         placement.cpus_for("numa", 0, frozenset({0}), [])

@@ -320,7 +320,7 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in (
     _s("DATACLAY_JAVA", TEXT, "", "`dataclay start` and `dataclay slurm`: the java executable of the servers",
        (LAUNCHER, SLURM), shown="`$JAVA_HOME/bin/java`, else `java` on `PATH`"),
     _s("DATACLAY_CPUS", CPUS, "", "`dataclay start` and `dataclay slurm`: the CPUs each backend's Data Service and "
-       "its execution environments run on. `numa`: backend *i* (from 0) on NUMA node *i* mod the node count, one "
+       "its execution environments run on. `numa`: backend *i* (from 0) on the *i*-th NUMA node with CPUs, mod their count, one "
        "backend per socket next to its memory; or Linux CPU lists separated by `;`, backend *i* on list *i* mod "
        "their count (e.g. `0-17;18-35`); under `dataclay slurm` a node's one backend takes the first list, or NUMA node "
        "0. On a 2-CPU VM, one CPU for the backend made a single client's update "

@@ -1,8 +1,8 @@
 """Where a backend runs: DATACLAY_CPUS names the CPUs of each backend's Data Service, and its
 execution environments run on the same ones (a child keeps its parent's CPUs).
 
-The value is `numa` (backend i runs on the CPUs of NUMA node i mod the node count: one backend per
-socket, next to that socket's memory and persistent memory, as dataClay 4 places them), or Linux
+The value is `numa` (backend i runs on the CPUs of the i-th NUMA node with CPUs, mod their count: one
+backend per socket, next to that socket's memory and persistent memory, as dataClay 4 places them), or Linux
 CPU lists such as `0-3,8` separated by `;` (backend i takes list i mod their count). Unset, the
 operating system places every process.
 
@@ -35,8 +35,9 @@ def shown(cpus) -> str:
     return ",".join(ranges)
 
 
-def numa_nodes(root: pathlib.Path = NODES) -> list[frozenset[int]]:
-    """The CPU set of each NUMA node with CPUs, by node number; [] where the kernel shows no nodes."""
+def numa_nodes(root: pathlib.Path = NODES) -> list[tuple[int, frozenset[int]]]:
+    """(node number, CPU set) of each NUMA node with CPUs, in node order; [] where the kernel shows no
+    nodes. A node of memory only (CXL, persistent memory onlined as system RAM) takes no backend."""
     nodes = []
     for path in sorted(root.glob("node[0-9]*"), key=lambda p: int(p.name[4:])):
         try:
@@ -44,12 +45,12 @@ def numa_nodes(root: pathlib.Path = NODES) -> list[frozenset[int]]:
         except OSError:
             continue
         if cpus:
-            nodes.append(cpus)
+            nodes.append((int(path.name[4:]), cpus))
     return nodes
 
 
 def cpus_for(spec, index: int, allowed: frozenset[int] | None = None,
-             nodes: list[frozenset[int]] | None = None) -> frozenset[int] | None:
+             nodes: list[tuple[int, frozenset[int]]] | None = None) -> frozenset[int] | None:
     """The CPUs of backend `index` (from 0) under DATACLAY_CPUS's value `spec` (None: the OS
     places it), checked against `allowed`, the CPUs this process may use (its own, by default).
     InvalidArgumentError names what is wrong: CPUs this process may not use, or `numa` on a machine
@@ -62,11 +63,11 @@ def cpus_for(spec, index: int, allowed: frozenset[int] | None = None,
         if not nodes:
             raise InvalidArgumentError(f"DATACLAY_CPUS=numa, but {NODES} shows no NUMA node: give the CPUs as a list "
                                        f"instead (this process may use {shown(allowed)})")
-        number = index % len(nodes)
-        cpus = nodes[number] & allowed
+        number, node = nodes[index % len(nodes)]
+        cpus = node & allowed
         if not cpus:
             raise InvalidArgumentError(f"DATACLAY_CPUS=numa puts backend {index + 1} on NUMA node {number} (CPUs "
-                                       f"{shown(nodes[number])}), none of which this process may use (it may use "
+                                       f"{shown(node)}), none of which this process may use (it may use "
                                        f"{shown(allowed)})")
         return cpus
     cpus = spec[index % len(spec)]
