@@ -38,6 +38,8 @@ from typing import Callable
 
 from _cluster import connected_cluster
 from _timing import timed
+from dataclay._internal import settings_table
+from dataclay._internal.cli.common import placement
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "peers"))
 
@@ -74,13 +76,10 @@ def start_pmclay(stack: contextlib.ExitStack) -> System:
 
 def peer_cpus():
     """The CPUs DATACLAY_CPUS gives pmclay's backend, where the peers' servers run too (None: any)."""
-    from dataclay._internal import settings_table
-    from dataclay._internal.cli.common import placement
     return placement.cpus_for(settings_table.value("DATACLAY_CPUS", os.environ), 0)
 
 
 def start_redis(stack: contextlib.ExitStack) -> System:
-    from dataclay._internal.cli.common import placement
     with placement.placed(peer_cpus()):
         port, server = stack.enter_context(redis_peer.redis_server())
     return System("redis", redis_peer.PROMISES, redis_peer.redis_operations(port, "counter"), str(port),
@@ -93,7 +92,6 @@ def start_zodb(stack: contextlib.ExitStack) -> System:
 
 
 def start_zeo(stack: contextlib.ExitStack) -> System:
-    from dataclay._internal.cli.common import placement
     with placement.placed(peer_cpus()):
         port, server = stack.enter_context(zodb_peer.zeo_server())
     connection = zodb_peer.zeo_connection(port)

@@ -69,3 +69,22 @@ def test_cpus_out_of_reach_or_malformed_stop_start_before_anything_starts():
             assert cluster.pids() == {}
         finally:
             cluster.stop()
+
+
+def test_a_restart_checks_the_cpus_of_every_backend_the_cluster_has_before_it_starts_any():
+    # setup: a stopped two-backend cluster
+    cluster = Cluster(backends=2)
+    try:
+        cluster.start()
+        cluster.stop_processes()
+        cluster.env["DATACLAY_CPUS"] = f"{min(os.sched_getaffinity(0))};4095"
+
+        # run: a start that names no backend count restarts both
+        result = cluster.dataclay("start")
+
+        # verify: backend 2's CPUs are out of reach, and nothing was started
+        assert result.returncode != 0, result.stdout
+        assert "backend 2 the CPU list 4095" in result.stderr, result.stderr
+        assert cluster.pids() == {}
+    finally:
+        cluster.stop()

@@ -320,11 +320,12 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in (
     _s("DATACLAY_JAVA", TEXT, "", "`dataclay start` and `dataclay slurm`: the java executable of the servers",
        (LAUNCHER, SLURM), shown="`$JAVA_HOME/bin/java`, else `java` on `PATH`"),
     _s("DATACLAY_CPUS", CPUS, "", "`dataclay start` and `dataclay slurm`: the CPUs each backend's Data Service and "
-       "its execution environments run on. `numa`: backend *i* (from 0) on the *i*-th NUMA node with CPUs, mod their count, one "
-       "backend per socket next to its memory; or Linux CPU lists separated by `;`, backend *i* on list *i* mod "
-       "their count (e.g. `0-17;18-35`); under `dataclay slurm` a node's one backend takes the first list, or NUMA node "
-       "0. On a 2-CPU VM, one CPU for the backend made a single client's update "
-       "20-33 % faster at the median but slower at the p99 ([benchmarks](../benchmarks/README.md#placement))", (LAUNCHER, SLURM), shown="unset: the OS places them"),
+       "its execution environments run on. `numa`: backend *i* (from 0) on the *i*-th NUMA node with CPUs, mod "
+       "their count, one backend per socket next to its memory; or Linux CPU lists separated by `;`, backend *i* "
+       "on list *i* mod their count (e.g. `0-17;18-35`); under `dataclay slurm` a node's one backend takes the "
+       "first list, or the first NUMA node with CPUs. On a 2-CPU VM, one CPU for the backend made a single "
+       "client's update 20-33 % faster at the median but slower at the p99 "
+       "([benchmarks](../benchmarks/README.md#placement))", (LAUNCHER, SLURM), shown="unset: the OS places them"),
     _s("DATACLAY_JAVA_OPTS", WORDS, "", "`dataclay start`: extra options for the server JVMs, space-separated (e.g. "
        "`-Xmx8g`). A cluster that will serve millions of calls reaches its warm speed sooner with "
        "`-XX:Tier4InvocationThreshold=500 -XX:Tier4MinInvocationThreshold=60 -XX:Tier4CompileThreshold=1500 "

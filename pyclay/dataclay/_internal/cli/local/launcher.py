@@ -71,11 +71,12 @@ class LocalCluster:
         if backends is not None and not 1 <= backends <= 64:
             raise InvalidArgumentError(f"--backends must be between 1 and 64, not {backends}")
         prerequisites.check_java(self.settings.java, self.settings.java_from)  # before anything is made
-        for index in range(max(backends or 0, 1)):
-            placement.cpus_for(self.settings.cpus, index)  # a DATACLAY_CPUS naming CPUs out of reach: say so now
         self.check_home(create=True)
         ensure_private_dir(self.logs, "the log directory")
         state = ClusterState.load(self.home)
+        wanted = max(backends or 0, len(state.backends) if state else 0, 1)
+        for index in range(wanted):  # a DATACLAY_CPUS naming CPUs out of reach: said before anything is recorded
+            placement.cpus_for(self.settings.cpus, index)
         state = self._reconcile(state, store, metadata)
         self._own_pools(state)
         self.notes += filter(None, [prerequisites.confinement_problem(self.settings.server_env({})),
@@ -85,7 +86,6 @@ class LocalCluster:
         self._secret_file = self._cluster_secret()
         self._metrics_env = self._metrics_token()
         self._start_logic_module(state, user, password)
-        wanted = max(backends or 0, len(state.backends), 1)
         for index in range(len(state.backends), wanted):
             state.backends.append(ProcessRecord(name=f"backend-{index + 1}", port=0, jar=DS_JAR))
         for record in state.backends:

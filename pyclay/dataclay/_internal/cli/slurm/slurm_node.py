@@ -118,7 +118,7 @@ class NodeServer:
         command = [self.settings.java, *self.settings.java_opts,
                    *class_archives.jvm_options(jar_path, self.settings.class_archives), "-jar", str(jar_path)]
         print(f"==== {time.strftime('%Y-%m-%d %H:%M:%S')} {self.name} on {self.node}: starting {jar}", flush=True)
-        # a node runs one backend: it takes DATACLAY_CPUS's first list (or NUMA node 0)
+        # a node runs one backend: it takes DATACLAY_CPUS's first list (or the first NUMA node with CPUs)
         cpus = placement.cpus_for(self.settings.cpus, 0) if self.role != "logicmodule" else None
         try:
             with placement.placed(cpus):
