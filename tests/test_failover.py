@@ -4,15 +4,20 @@ there fails within 2 s; and while 4 writers increment counters, the master's hos
 Module's host and the clients' host are cut off, frozen or killed in turn, replicas are promoted,
 old masters come back as replicas, and every acknowledged increment is in the final values.
 The long runs (20 partitions of each kind) are scripts/partition_soak.py."""
+import contextlib
 import json
+import os
+import pathlib
 import subprocess
+import sys
 import time
 
 import pytest
 
 from harness.cluster import started_with_models
-from harness.hosts import HostNetwork, unavailable
+from harness.hosts import HostNetwork, end_process_group, unavailable
 from harness.multihost import FAILOVER_BOUND_S, MultiHostCluster
+from harness.waiting import wait_until
 from harness.writers import FAULTS, Writers, lost_or_doubled, make_replicated_counters, master_host, wait_for_copies
 
 # Shorter than the defaults (heartbeat 1 s, dead after 5 s, promotion after 6 s) so that the suite
@@ -51,6 +56,47 @@ def network():
 
 def start(network, backends: list, **env) -> MultiHostCluster:
     return started_with_models(MultiHostCluster(network, "node0", backends, extra_env={**FAST, **env}))
+
+
+def test_a_frozen_host_has_every_thread_stopped_including_processes_in_namespaces_of_their_own(hosts):
+    # setup: on one host, a busy process with threads and, below it, one in a network namespace of
+    # its own, as an execution environment runs
+    host = hosts("solo")["solo"]
+    busy = host.popen([sys.executable, "-c", BUSY_THREADS])
+    try:
+        wait_until(lambda: len(host.processes()) >= 2 and len(_tasks(host)) >= 5, 30, what="the processes to start")
+        # run
+        host.freeze()
+        frozen = _tasks(host)
+        host.thaw()
+        thawed = wait_until(lambda: (states := _tasks(host)) and "T" not in states.values() and states, 10,
+                            what="the host to run again")
+    finally:
+        end_process_group(busy)
+    # verify: every thread of every process, the child in its own namespace too, stopped and ran again
+    assert len(frozen) >= 5 and set(frozen.values()) == {"T"}, frozen
+    assert set(thawed) == set(frozen), (thawed, frozen)
+
+
+BUSY_THREADS = """
+import subprocess, sys, threading, time
+child = subprocess.Popen(["unshare", "--net", sys.executable, "-c", "import time; time.sleep(600)"])
+threading.Thread(target=lambda: [None for _ in iter(int, 1)], daemon=True).start()  # always running
+for _ in range(2):
+    threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+child.wait()
+"""
+
+
+def _tasks(host) -> dict:
+    """Every thread of every process of `host`: (pid, tid) -> its state letter."""
+    out = {}
+    for pid in host.processes():
+        for tid in os.listdir(f"/proc/{pid}/task") if os.path.exists(f"/proc/{pid}/task") else ():
+            with contextlib.suppress(OSError):
+                stat = pathlib.Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+                out[(pid, int(tid))] = stat[stat.rindex(")") + 2]
+    return out
 
 
 @pytest.mark.parametrize("fault", ["link", "freeze", "kill"])

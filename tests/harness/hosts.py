@@ -19,6 +19,7 @@ import pathlib
 import shutil
 import signal
 import subprocess
+import time
 
 from dataclay._internal.processes import await_exit, runs
 
@@ -83,6 +84,21 @@ class Host:
         out = _ip("netns", "pids", self.namespace, check=False).stdout.split()
         return [int(p) for p in out if p.isdigit()]
 
+    def processes(self) -> set[int]:
+        """Every process of this host: those in its namespace and all their descendants (an execution
+        environment runs in a network namespace of its own, yet on this host)."""
+        found = set(self.pids())
+        children: dict[int, list[int]] = {}
+        for pid, (_, parent) in _process_table().items():
+            children.setdefault(parent, []).append(pid)
+        todo = list(found)
+        while todo:
+            for child in children.get(todo.pop(), ()):
+                if child not in found:
+                    found.add(child)
+                    todo.append(child)
+        return found
+
     def link_down(self) -> None:
         """Cuts this host off the network (its processes keep running, unreachable)."""
         _ip("link", "set", self.veth, "down")
@@ -95,10 +111,31 @@ class Host:
         self.network.forget_neighbours()
 
     def signal_all(self, sig: int) -> None:
-        """Sends `sig` to every process of this host (SIGSTOP freezes the host, SIGCONT thaws it)."""
-        for pid in self.pids():
+        """Sends `sig` to every process of this host."""
+        for pid in self.processes():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
+
+    def freeze(self, timeout: float = 10) -> None:
+        """Stops every process of this host, and returns once every thread of each has stopped: a
+        SIGSTOP is only pending when kill() returns, and on a busy machine a thread may serve a call
+        for milliseconds after it. A process started meanwhile is stopped too."""
+        deadline = time.monotonic() + timeout
+        while True:
+            sent = self.processes()
+            for pid in sent:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGSTOP)
+            running = [pid for pid in sent if not _stopped(pid)]
+            if not running and self.processes() <= sent:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self.name}: processes {running} did not stop within {timeout} s of SIGSTOP")
+            time.sleep(0.01)
+
+    def thaw(self) -> None:
+        """Lets every process of this host run again."""
+        self.signal_all(signal.SIGCONT)
 
     def __repr__(self) -> str:
         return f"Host({self.name}, {self.ip})"
@@ -207,6 +244,41 @@ def end_process_group(process: subprocess.Popen, timeout: float = 15) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=timeout)
+
+
+def _process_table() -> dict[int, tuple[str, int]]:
+    """Every process of this machine: pid -> (state, parent pid)."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = _stat_fields(f"/proc/{entry}/stat")
+            if fields:
+                table[int(entry)] = (fields[0], int(fields[1]))
+    return table
+
+
+def _stat_fields(path: str) -> list[str] | None:
+    """The fields of a /proc stat file after the command name (state first), or None when the
+    process or thread is gone; the name is in parentheses and may hold spaces and parentheses."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2:].split()
+
+
+def _stopped(pid: int) -> bool:
+    """Whether every thread of `pid` is stopped (or gone)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return True
+    for task in tasks:
+        fields = _stat_fields(f"/proc/{pid}/task/{task}/stat")
+        if fields and fields[0] not in "TtZX":
+            return False
+    return True
 
 
 def _remove_network(number: int) -> None:

@@ -9,7 +9,6 @@ breaks it."""
 from __future__ import annotations
 
 import json
-import signal
 import uuid
 import time
 from dataclasses import dataclass
@@ -158,6 +157,6 @@ def _restart(cluster: MultiHostCluster, host: Host) -> None:
 
 FAULTS = {
     "link": Fault(lambda c, h: h.link_down(), lambda c, h: h.link_up()),
-    "freeze": Fault(lambda c, h: h.signal_all(signal.SIGSTOP), lambda c, h: h.signal_all(signal.SIGCONT)),
+    "freeze": Fault(lambda c, h: h.freeze(), lambda c, h: h.thaw()),
     "kill": Fault(lambda c, h: c.kill(h.name), _restart),
 }
