@@ -1,8 +1,8 @@
 """The peer benchmark (benchmarks/peers.py) runs at a tiny size and prints every row: the warm
 figures of each system and operation, the targets, the just-started figures and the concurrency
 runs. The Figure 13 benchmark (wordcount_engines.py) runs at a tiny size and draws its figure.
-InterceptorCost.java compiles against the servers' jar and runs, and so does transport_floor.py. Their
-figures are benchmarks, not test assertions: this only checks that they run."""
+InterceptorCost.java compiles against the servers' jar and runs, and so do transport_floor.py and
+first_calls.py. Their figures are benchmarks, not test assertions: this only checks that they run."""
 import json
 import os
 import re
@@ -157,3 +157,25 @@ def test_call_anatomy_runs_at_a_tiny_size_and_splits_the_data_services_cpu_by_th
     # the environment's result reader works only for the rows that reach the environment
     update = next(line for line in lines[split_at:] if line.strip().startswith("update "))
     assert int(update.split()[-4]) > 0, update
+
+
+def test_first_calls_benchmark_runs_at_a_tiny_size_and_splits_each_blocks_cpu():
+    # setup: the harness passes no DATACLAY_* variable of this process on
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
+    # run
+    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / "first_calls.py"), "--blocks", "3", "--block",
+                             "50", "--warm", "100"], cwd=REPO / "benchmarks", env=env, capture_output=True, text=True,
+                            timeout=240)
+    # verify: the start, the warm figure, a row per block with its CPU per part, and the target's ratios
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert any(re.fullmatch(r"start to the first update answered: [\d.]+ s", line) for line in lines), lines
+    assert any(re.fullmatch(r"warm \(after 250 calls\): p50 \d+ us, p99 \d+ us", line) for line in lines), lines
+    header = next(line for line in lines if line.startswith("calls "))
+    assert header.split("CPU us per call:")[1].split() == ["DS", "network", "DS", "pool", "DS", "environment", "link",
+                                                          "DS", "GC", "DS", "JIT", "DS", "other", "environment",
+                                                          "client"], header
+    rows = [line for line in lines if re.match(r"\d+-\d+ ", line)]
+    assert [row.split()[0] for row in rows] == ["0-49", "50-99", "100-149"], rows
+    assert all(re.fullmatch(r"\S+(\s+\d+){3} \|(\s+\d+){8}", row) for row in rows), rows
+    assert re.search(r"first 150 calls: p50 \d+ us \(x[\d.]+ of warm; target <= 1.3\), p99 \d+ us", result.stdout)

@@ -1,0 +1,80 @@
+#!/usr/bin/env python
+"""Where the first calls after `dataclay start` go (issue 25's "just started" target): a fresh
+one-backend cluster (`kv` on /dev/shm, DATACLAY_JAVA_OPTS and DATACLAY_CPUS from the caller), one
+client making durable updates (`Counter.increment()`) from the first one on, in blocks of
+--block calls. For each block: its p50 and p99, how many calls took over 3x the warm p50 (the
+target's p99 bound), and the CPU each part spent per call meanwhile: the Data Service's threads
+by kind (the JIT's compiler threads, GC, its network threads, the environment link, ...), the
+execution environment and the client. After the blocks, --warm more calls, then --block calls
+timed as the warm figure. So a slow start shows what it ran beside."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from _cluster import connected_cluster, models_importable, p50_p99
+from _cpu_time import JVM_KINDS, cpu_by_thread_kind, descendants, snapshot, thread_cpu
+
+
+def timed_calls(call, n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        began = time.perf_counter()
+        call()
+        out.append(time.perf_counter() - began)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--blocks", type=int, default=10, help="blocks of calls timed from the start")
+    parser.add_argument("--block", type=int, default=2000, help="calls per block")
+    parser.add_argument("--warm", type=int, default=60000, help="unmeasured calls between the blocks and the warm figure")
+    args = parser.parse_args()
+    if min(args.blocks, args.block) < 1 or args.warm < 0:
+        parser.error("--blocks and --block must be at least 1, --warm at least 0")
+    models_importable()
+    began = time.perf_counter()
+    with connected_cluster(backends=1, store="kv", store_size="1G") as cluster:
+        from people.model import Counter
+        counter = Counter(0)
+        counter.make_persistent()
+        counter.increment()  # the account's environment starts here
+        print(f"start to the first update answered: {time.perf_counter() - began:.2f} s", flush=True)
+        pids = cluster.pids()
+        backend = pids["backend-1"]
+        processes = {"environment": descendants(backend), "client": [os.getpid()]}
+        blocks = []
+        for _ in range(args.blocks):
+            threads, others = thread_cpu(backend), snapshot(processes)
+            samples = timed_calls(counter.increment, args.block)
+            split = cpu_by_thread_kind(threads, thread_cpu(backend))
+            after = snapshot(processes)
+            split.update({kind: after[kind] - others[kind] for kind in processes})
+            blocks.append((samples, split))
+        timed_calls(counter.increment, args.warm)
+        warm_p50, warm_p99 = p50_p99(timed_calls(counter.increment, args.block))
+    print(f"warm (after {args.blocks * args.block + args.warm} calls): p50 {warm_p50 * 1e6:.0f} us,"
+          f" p99 {warm_p99 * 1e6:.0f} us")
+    kinds = [*JVM_KINDS, "environment", "client"]
+    names = [f"DS {k}" if k in JVM_KINDS else k for k in kinds]
+    print(f"{'calls':<13} {'p50 us':>7} {'p99 us':>7} {'> 3x warm':>9} | CPU us per call: "
+          + " ".join(f"{name:>{max(8, len(name))}}" for name in names))
+    first = []
+    for number, (samples, split) in enumerate(blocks):
+        first += samples
+        p50, p99 = p50_p99(samples)
+        slow = sum(s > 3 * warm_p50 for s in samples)
+        cells = " ".join(f"{split[k] / len(samples) * 1e6:>{max(8, len(name))}.0f}" for k, name in zip(kinds, names))
+        calls = f"{number * args.block}-{(number + 1) * args.block - 1}"
+        print(f"{calls:<13} {p50 * 1e6:>7.0f} {p99 * 1e6:>7.0f} {slow:>9} | {'':16}{cells}")
+    p50, p99 = p50_p99(first)
+    print(f"first {len(first)} calls: p50 {p50 * 1e6:.0f} us (x{p50 / warm_p50:.2f} of warm; target <= 1.3),"
+          f" p99 {p99 * 1e6:.0f} us (x{p99 / warm_p50:.2f} of the warm p50; target <= 3.0)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
