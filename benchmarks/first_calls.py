@@ -16,15 +16,7 @@ import time
 
 from _cluster import connected_cluster, models_importable, p50_p99
 from _cpu_time import JVM_KINDS, cpu_by_thread_kind, descendants, snapshot, thread_cpu
-
-
-def timed_calls(call, n: int) -> list[float]:
-    out = []
-    for _ in range(n):
-        began = time.perf_counter()
-        call()
-        out.append(time.perf_counter() - began)
-    return out
+from _timing import timed
 
 
 def main() -> int:
@@ -49,13 +41,13 @@ def main() -> int:
         blocks = []
         for _ in range(args.blocks):
             threads, others = thread_cpu(backend), snapshot(processes)
-            samples = timed_calls(counter.increment, args.block)
+            samples = timed(counter.increment, args.block)
             split = cpu_by_thread_kind(threads, thread_cpu(backend))
             after = snapshot(processes)
             split.update({kind: after[kind] - others[kind] for kind in processes})
             blocks.append((samples, split))
-        timed_calls(counter.increment, args.warm)
-        warm_p50, warm_p99 = p50_p99(timed_calls(counter.increment, args.block))
+        timed(counter.increment, args.warm)
+        warm_p50, warm_p99 = p50_p99(timed(counter.increment, args.block))
     print(f"warm (after {args.blocks * args.block + args.warm} calls): p50 {warm_p50 * 1e6:.0f} us,"
           f" p99 {warm_p99 * 1e6:.0f} us")
     kinds = [*JVM_KINDS, "environment", "client"]
