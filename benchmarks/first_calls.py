@@ -6,11 +6,16 @@ client making durable updates (`Counter.increment()`) from the first one on, in 
 target's p99 bound), and the CPU each part spent per call meanwhile: the Data Service's threads
 by kind (the JIT's compiler threads, GC, its network threads, the environment link, ...), the
 execution environment and the client. After the blocks, --warm more calls, then --block calls
-timed as the warm figure. So a slow start shows what it ran beside."""
+timed as the warm figure. So a slow start shows what it ran beside.
+
+--train N first has another client process make N updates on a counter of its own, as a warm-up
+pass run at start would: the blocks then show whether the servers' warm-up carries over to a new
+client (the time it took is printed, as a start-up cost)."""
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import time
 
@@ -18,23 +23,47 @@ from _cluster import connected_cluster, models_importable, p50_p99
 from _cpu_time import JVM_KINDS, cpu_by_thread_kind, descendants, snapshot, thread_cpu
 from _timing import timed
 
+# The training client: its own process and counter, so the measured client starts as a new one would.
+TRAINING = """
+import sys
+from dataclay import api
+api.init()
+from people.model import Counter
+counter = Counter(0)
+counter.make_persistent()
+for _ in range(int(sys.argv[1])):
+    counter.increment()
+api.finish()
+"""
+
+
+def train(calls: int) -> float:
+    """Seconds a new client process took to make `calls` durable updates (this process's cluster)."""
+    began = time.perf_counter()
+    subprocess.run([sys.executable, "-c", TRAINING, str(calls)], env=os.environ, check=True)
+    return time.perf_counter() - began
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--blocks", type=int, default=10, help="blocks of calls timed from the start")
     parser.add_argument("--block", type=int, default=2000, help="calls per block")
     parser.add_argument("--warm", type=int, default=60000, help="unmeasured calls between the blocks and the warm figure")
+    parser.add_argument("--train", type=int, default=0, help="updates another client makes before the blocks")
     args = parser.parse_args()
-    if min(args.blocks, args.block) < 1 or args.warm < 0:
-        parser.error("--blocks and --block must be at least 1, --warm at least 0")
+    if min(args.blocks, args.block) < 1 or min(args.warm, args.train) < 0:
+        parser.error("--blocks and --block must be at least 1, --warm and --train at least 0")
     models_importable()
     began = time.perf_counter()
     with connected_cluster(backends=1, store="kv", store_size="1G") as cluster:
+        if args.train:
+            print(f"training: {args.train} updates by another client took {train(args.train):.2f} s", flush=True)
         from people.model import Counter
         counter = Counter(0)
         counter.make_persistent()
         counter.increment()  # the account's environment starts here
-        print(f"start to the first update answered: {time.perf_counter() - began:.2f} s", flush=True)
+        print(f"start{' and training' if args.train else ''} to the first update answered:"
+              f" {time.perf_counter() - began:.2f} s", flush=True)
         pids = cluster.pids()
         backend = pids["backend-1"]
         processes = {"environment": descendants(backend), "client": [os.getpid()]}
