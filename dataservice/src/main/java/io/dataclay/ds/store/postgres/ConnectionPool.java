@@ -27,8 +27,11 @@ final class ConnectionPool implements AutoCloseable {
   private final String shownUrl;
   private final HikariDataSource connections;
 
-  /** Up to {@code size} connections to {@code url}, none opened yet. */
-  ConnectionPool(String url, int size) {
+  /**
+   * Up to {@code size} connections to {@code url}, none opened yet, each holding the shared lock of
+   * {@code backend}'s writers for its whole session ({@link BackendLock}).
+   */
+  ConnectionPool(String url, int size, String backend) {
     this.url = url;
     this.shownUrl = StoreConfig.redact(url);
     HikariConfig config = new HikariConfig();
@@ -41,6 +44,7 @@ final class ConnectionPool implements AutoCloseable {
     config.setInitializationFailTimeout(-1); // no connection at construction: BackendLock reports an unreachable database
     config.setConnectionTimeout(TimeUnit.SECONDS.toMillis(BORROW_TIMEOUT_SECONDS));
     config.setAutoCommit(true);
+    config.setConnectionInitSql(BackendLock.writerSessionSql(backend));
     this.connections = new HikariDataSource(config);
   }
 

@@ -90,7 +90,7 @@ public final class PostgresStore implements ObjectStore {
   public static PostgresStore open(StoreConfig config, StoreKey key) {
     String url = checkedUrl(config);
     PoolDirectory directory = config.path() == null ? null : PoolDirectory.claim(config.path(), ENGINE);
-    ConnectionPool pool = new ConnectionPool(url, CONNECTIONS);
+    ConnectionPool pool = new ConnectionPool(url, CONNECTIONS, config.backendName());
     BackendLock lock = null;
     try {
       lock = BackendLock.take(pool, config.backendName());
@@ -122,7 +122,7 @@ public final class PostgresStore implements ObjectStore {
     String where = config.redactedDatabaseUrl() + " (backend " + config.backendName() + ")";
     ObjectTable table = new ObjectTable(config.backendName());
     StringBuilder done = new StringBuilder();
-    try (ConnectionPool pool = new ConnectionPool(url, 1);
+    try (ConnectionPool pool = new ConnectionPool(url, 1, config.backendName());
         BackendLock lock = BackendLock.take(pool, config.backendName())) {
       int rows = pool.with(table::deleteAll);
       boolean keyed = pool.with(c -> KeyCheckTable.delete(c, config.backendName()));

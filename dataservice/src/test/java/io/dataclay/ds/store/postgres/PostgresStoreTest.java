@@ -33,6 +33,9 @@ import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Nested;
@@ -146,6 +149,44 @@ class PostgresStoreTest {
       }
       assertEquals(1, store.count());
       assertTrue(store.get(theirs).isEmpty());
+    }
+
+    @Test
+    void openingWaitsUntilEverySessionOfThePreviousStoreEnded() throws Exception {
+      // setup: the previous store is gone but for one session of its pool, still running a statement,
+      // as a killed Data Service's write is finished by the server after its client died
+      store.close();
+      ConnectionPool previous = new ConnectionPool(url, 1, config(poolDir, poolSize()).backendName());
+      CountDownLatch started = new CountDownLatch(1);
+      AtomicLong endedAt = new AtomicLong();
+      Thread statement = new Thread(() -> {
+        try {
+          previous.with(c -> {
+            try (Statement s = c.createStatement()) {
+              started.countDown();
+              s.execute("SELECT pg_sleep(1.5)");
+            }
+            return null;
+          });
+        } catch (java.sql.SQLException e) {
+          throw new IllegalStateException(e);
+        } finally {
+          endedAt.set(System.nanoTime());
+          previous.close(); // the session ends: its shared lock of the backend's writers goes
+        }
+      });
+      statement.start();
+      assertTrue(started.await(10, TimeUnit.SECONDS), "the previous session's statement did not start");
+      Thread.sleep(300);
+      // run
+      store = open(poolSize());
+      long openedAt = System.nanoTime();
+      statement.join();
+      // verify: the store was opened only once that session had ended, and works
+      assertTrue(endedAt.get() != 0 && openedAt > endedAt.get(), "opened while a session of the previous store ran");
+      UUID id = UUID.randomUUID();
+      store.put(object(id, "v", "after"));
+      assertEquals("after", text(store.get(id).orElseThrow().fields().get("v")));
     }
 
     @Test
