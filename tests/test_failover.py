@@ -4,10 +4,7 @@ there fails within 2 s; and while 4 writers increment counters, the master's hos
 Module's host and the clients' host are cut off, frozen or killed in turn, replicas are promoted,
 old masters come back as replicas, and every acknowledged increment is in the final values.
 The long runs (20 partitions of each kind) are scripts/partition_soak.py."""
-import contextlib
 import json
-import os
-import pathlib
 import subprocess
 import sys
 import time
@@ -15,7 +12,7 @@ import time
 import pytest
 
 from harness.cluster import started_with_models
-from harness.hosts import HostNetwork, end_process_group, unavailable
+from harness.hosts import HostNetwork, end_process_group, thread_states, unavailable
 from harness.multihost import FAILOVER_BOUND_S, MultiHostCluster
 from harness.waiting import wait_until
 from harness.writers import FAULTS, Writers, lost_or_doubled, make_replicated_counters, master_host, wait_for_copies
@@ -90,13 +87,7 @@ child.wait()
 
 def _tasks(host) -> dict:
     """Every thread of every process of `host`: (pid, tid) -> its state letter."""
-    out = {}
-    for pid in host.processes():
-        for tid in os.listdir(f"/proc/{pid}/task") if os.path.exists(f"/proc/{pid}/task") else ():
-            with contextlib.suppress(OSError):
-                stat = pathlib.Path(f"/proc/{pid}/task/{tid}/stat").read_text()
-                out[(pid, int(tid))] = stat[stat.rindex(")") + 2]
-    return out
+    return {(pid, tid): state for pid in host.processes() for tid, state in thread_states(pid).items()}
 
 
 @pytest.mark.parametrize("fault", ["link", "freeze", "kill"])

@@ -268,17 +268,23 @@ def _stat_fields(path: str) -> list[str] | None:
     return text[text.rindex(")") + 2:].split()
 
 
-def _stopped(pid: int) -> bool:
-    """Whether every thread of `pid` is stopped (or gone)."""
+def thread_states(pid: int) -> dict[int, str]:
+    """thread id -> state letter (R, S, T, ...) of each live thread of `pid` (empty when it is gone)."""
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return True
+        return {}
+    states = {}
     for task in tasks:
         fields = _stat_fields(f"/proc/{pid}/task/{task}/stat")
-        if fields and fields[0] not in "TtZX":
-            return False
-    return True
+        if fields:
+            states[int(task)] = fields[0]
+    return states
+
+
+def _stopped(pid: int) -> bool:
+    """Whether every thread of `pid` is stopped (or gone)."""
+    return all(state in "TtZX" for state in thread_states(pid).values())
 
 
 def _remove_network(number: int) -> None:
