@@ -27,6 +27,7 @@ final class BackendLock implements AutoCloseable {
   private static final long WAIT_MILLIS = 3000;
   private static final long WRITERS_WAIT_MILLIS = 10_000;
   private static final long RETRY_MILLIS = 100;
+  private static final String STORE = "dataclay-store:";
   private static final String WRITERS = "dataclay-store-writers:";
 
   private final Connection connection;
@@ -50,7 +51,7 @@ final class BackendLock implements AutoCloseable {
       throw new InvalidArgumentException("cannot connect to PostgreSQL at " + shownUrl + ": " + e.getMessage());
     }
     try {
-      if (!tryFor(c, key("dataclay-store:", backend), WAIT_MILLIS)) {
+      if (!tryFor(c, key(STORE, backend), WAIT_MILLIS)) {
         throw new InvalidArgumentException("the store of backend '" + backend + "' in " + shownUrl
             + " is already open in another Data Service (its PostgreSQL advisory lock is held)");
       }
