@@ -197,8 +197,50 @@ def test_scancel_of_a_running_job_stops_its_cluster_and_erases_its_pools(slurm):
     records = done_records(slurm, job_id)
     assert set(records) == {"logicmodule", "backend-node1", "backend-node2"}, output.read_text()
     for name in ("backend-node1", "backend-node2"):
-        assert any("pool directory" in line and "overwritten with zeros" in line for line in records[name]["erased"])
+        assert any("pool directory" in line and "overwritten with zeros" in line for line in records[name]["erased"]), \
+            (records, output.read_text())
     assert_no_leftovers(slurm, job_id)
+
+
+def test_a_node_signalled_again_while_it_erases_its_pool_still_erases_all_of_it(slurm):
+    # setup: a cancelled job's servers get SIGTERM from Slurm and again from the job's launcher, which
+    # stops them too; this has the second one come while the node erases, as it may on a loaded node
+    job_id, output = sleeping_job(slurm, "signal-twice")
+    steps = slurm.shared / "jobs" / str(job_id) / "steps"
+    step = json.loads((steps / "backend-node2.step").read_text())
+    # run: as the launcher does (this Slurm signals the step, yet scancel exits 225, "Invalid job id")
+    signal_step = ["scancel", "--signal=TERM", f"{job_id}.{step['step']}"]
+    slurm.run(signal_step, check=False)
+    eraser = wait_until(lambda: eraser_of(step["pid"]), 60, "the node's store eraser to start", interval=0.005)
+    slurm.run(signal_step, check=False)
+    wait_until(lambda: (steps / "backend-node2.done").exists(), 60, "the node to record its end", interval=0.1)
+    # verify
+    record = json.loads((steps / "backend-node2.done").read_text())
+    assert record["failures"] == [], record
+    assert any("pool directory" in line and "overwritten with zeros" in line for line in record["erased"]), record
+    assert not pathlib.Path(f"/proc/{eraser}").exists()
+    # and node1, still stopping when node2 (done already) runs its Epilog, erases its own pool too
+    slurm.scancel(job_id)
+    slurm.wait(job_id, timeout=90)
+    records = done_records(slurm, job_id)
+    assert any("pool directory" in line for line in records["backend-node1"]["erased"]), (records, output.read_text())
+    assert_no_leftovers(slurm, job_id)
+
+
+def eraser_of(pid: int) -> int | None:
+    """The pid of the store eraser (StoreEraseMain) that process `pid` runs, if it runs one now."""
+    for task in pathlib.Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            children = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for child in children:
+            try:
+                if b"StoreEraseMain" in pathlib.Path(f"/proc/{child}/cmdline").read_bytes():
+                    return int(child)
+            except OSError:
+                continue
+    return None
 
 
 def test_a_job_warned_of_its_time_limit_stops_its_cluster_cleanly_before_it(slurm):

@@ -37,6 +37,7 @@ from dataclay._internal.private_paths import check_ancestors, check_private_dir,
 
 STOP_WAIT = 25.0   # seconds a stopping server gets before SIGKILL (within Slurm's default KillWait of 30 s)
 ROLES = ("logicmodule", "backend")
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)  # scancel, the time limit, a lost terminal
 
 
 def this_node() -> str:
@@ -74,7 +75,7 @@ class NodeServer:
         """Runs the server to its end, erases this node's part, records it; returns the exit code."""
         record = {"step": os.environ.get("SLURM_STEP_ID", ""), "node": self.node, "pid": os.getpid()}
         write_private(self.job.step_file(self.name), json.dumps(record) + "\n")
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        for sig in STOP_SIGNALS:
             signal.signal(sig, self._stop)
         code = 1
         try:
@@ -82,6 +83,12 @@ class NodeServer:
         except (DataClayException, OSError) as e:
             print(f"dataclay slurm node: {self.name} on {self.node}: {e}", flush=True)
         finally:
+            # from here on this node only cleans up. A cancelled job's steps are signalled twice, by
+            # Slurm and by the job's launcher: the second signal must not end the store eraser midway,
+            # so this process and what it starts (a disposition of SIG_IGN is inherited, and the JVM
+            # keeps it) ignore them; SIGKILL at Slurm's KillWait still ends it, leaving the Epilog's part
+            for sig in STOP_SIGNALS:
+                signal.signal(sig, signal.SIG_IGN)
             erased, failures = self._erase()
             done = {"node": self.node, "code": code, "stopped": self.stopping, "erased": erased,
                     "failures": failures}
