@@ -503,7 +503,8 @@ public final class DataServiceServicer extends DataServiceGrpc.DataServiceImplBa
         .setCapacityBytes(s.capacityBytes()).setUsedBytes(s.usedBytes()).setObjects(s.objects())
         .setObjectsCollected(collected).setEncrypted(s.encrypted());
     BackendStatus.Builder out = BackendStatus.newBuilder().setBackend(backend).setStore(store)
-        .putAllCalls(report.calls()).putAllLatency(CallLatencies.toProto(report.latency()));
+        .putAllCalls(report.calls()).putAllLatency(CallLatencies.toProto(report.latency()))
+        .setJitCompileMs(report.jitCompileMs());
     for (EnvironmentStatus e : report.environments()) {
       ExecutionEnvironmentStatus.Builder env = ExecutionEnvironmentStatus.newBuilder()
           .setLanguage(Messages.language(e.language())).setAlive(e.alive()).setPid((int) e.pid())

@@ -3,6 +3,8 @@ package io.dataclay.ds.status;
 import io.dataclay.ds.environments.Environments;
 import io.dataclay.ds.store.ObjectStore;
 import io.dataclay.server.metrics.RpcMetrics;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
@@ -40,6 +42,13 @@ public final class StatusService {
 
   /** A snapshot of the backend's state. */
   public BackendReport report() {
-    return new BackendReport(identity, store.stats(), environments.statuses(), calls.get(), latency.get());
+    return new BackendReport(identity, store.stats(), environments.statuses(), calls.get(), latency.get(),
+        jitCompileMs());
+  }
+
+  /** The JIT compilers' total time since start, in milliseconds; 0 when this JVM does not measure it. */
+  static long jitCompileMs() {
+    CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+    return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : 0;
   }
 }
