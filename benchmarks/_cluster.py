@@ -16,7 +16,7 @@ __all__ = ["REPO", "Cluster", "Side", "connected_cluster", "models_importable", 
 
 # The server settings a benchmark's caller may set in its own environment, handed to the clusters
 # it starts (the test harness passes no DATACLAY_* variable on): JVM options and placement.
-PASSED_ON = ("DATACLAY_JAVA_OPTS", "DATACLAY_CPUS")
+PASSED_ON = ("DATACLAY_JAVA_OPTS", "DATACLAY_CPUS", "DATACLAY_WARMUP")
 
 
 def _passed_on() -> dict:
@@ -27,8 +27,9 @@ def _passed_on() -> dict:
 def connected_cluster(backends: int, store: str, store_size: str, java_opts: str | None = None, tls: bool = False):
     """A started cluster with the test models registered, and this process connected to it
     (api.init with the cluster's environment, the models importable); stopped on leaving.
-    `java_opts` (by default DATACLAY_JAVA_OPTS) goes to the server JVMs, e.g. -Xmx8g, and
-    DATACLAY_CPUS places the backends as it says; `tls` starts it with --tls."""
+    `java_opts` (by default DATACLAY_JAVA_OPTS) goes to the server JVMs, e.g. -Xmx8g,
+    DATACLAY_CPUS places the backends as it says, DATACLAY_WARMUP warms them up at start; `tls`
+    starts it with --tls."""
     env = _passed_on()
     if java_opts is not None:
         env["DATACLAY_JAVA_OPTS"] = java_opts

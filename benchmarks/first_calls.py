@@ -8,9 +8,11 @@ by kind (the JIT's compiler threads, GC, its network threads, the environment li
 execution environment and the client. After the blocks, --warm more calls, then --block calls
 timed as the warm figure. So a slow start shows what it ran beside.
 
---train N first has another client process make N updates on a counter of its own, as a warm-up
-pass run at start would: the blocks then show whether the servers' warm-up carries over to a new
-client (the time it took is printed, as a start-up cost)."""
+--warm-up N starts the cluster with `dataclay start`'s warm-up pass (DATACLAY_WARMUP=N): N calls on
+a model and object of its own, removed before the start returns. --train N instead has another
+client process of the measured client's account make N updates on a counter of its own once the
+cluster is up. Either way the blocks show whether the servers' warm-up carries over to a new
+client; the time it took is printed, as a start-up cost."""
 from __future__ import annotations
 
 import argparse
@@ -50,12 +52,17 @@ def main() -> int:
     parser.add_argument("--block", type=int, default=2000, help="calls per block")
     parser.add_argument("--warm", type=int, default=60000, help="unmeasured calls between the blocks and the warm figure")
     parser.add_argument("--train", type=int, default=0, help="updates another client makes before the blocks")
+    parser.add_argument("--warm-up", type=int, default=0, help="calls of `dataclay start`'s warm-up pass")
     args = parser.parse_args()
-    if min(args.blocks, args.block) < 1 or min(args.warm, args.train) < 0:
-        parser.error("--blocks and --block must be at least 1, --warm and --train at least 0")
+    if min(args.blocks, args.block) < 1 or min(args.warm, args.train, args.warm_up) < 0:
+        parser.error("--blocks and --block must be at least 1, --warm, --train and --warm-up at least 0")
+    if args.warm_up:
+        os.environ["DATACLAY_WARMUP"] = str(args.warm_up)
     models_importable()
     began = time.perf_counter()
     with connected_cluster(backends=1, store="kv", store_size="1G") as cluster:
+        print(f"dataclay start{' with its warm-up' if args.warm_up else ''}: {cluster.start_seconds:.2f} s", flush=True)
+        print("".join(f"  {line}\n" for line in cluster.start_output.splitlines() if "warm" in line), end="")
         if args.train:
             print(f"training: {args.train} updates by another client took {train(args.train):.2f} s", flush=True)
         from people.model import Counter

@@ -159,16 +159,17 @@ def test_call_anatomy_runs_at_a_tiny_size_and_splits_the_data_services_cpu_by_th
     assert int(update.split()[-4]) > 0, update
 
 
-def test_first_calls_benchmark_runs_at_a_tiny_size_after_a_training_client_and_splits_each_blocks_cpu():
+def test_first_calls_benchmark_runs_at_a_tiny_size_after_a_warm_up_and_a_training_client_and_splits_each_blocks_cpu():
     # setup: the harness passes no DATACLAY_* variable of this process on
     env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
     # run
     result = subprocess.run([sys.executable, str(REPO / "benchmarks" / "first_calls.py"), "--blocks", "3", "--block",
-                             "50", "--warm", "100", "--train", "100"], cwd=REPO / "benchmarks", env=env, capture_output=True,
+                             "50", "--warm", "100", "--train", "100", "--warm-up", "100"], cwd=REPO / "benchmarks", env=env, capture_output=True,
                             text=True, timeout=240)
     # verify: the training, the start, the warm figure, a row per block with its CPU per part, the target's ratios
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
+    assert any(re.fullmatch(r"dataclay start with its warm-up: [\d.]+ s", line) for line in lines), lines
     assert any(re.fullmatch(r"training: 100 updates by another client took [\d.]+ s", line) for line in lines), lines
     assert any(re.fullmatch(r"start and training to the first update answered: [\d.]+ s", line) for line in lines), lines
     assert any(re.fullmatch(r"warm \(after 250 calls\): p50 \d+ us, p99 \d+ us", line) for line in lines), lines

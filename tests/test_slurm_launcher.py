@@ -145,7 +145,7 @@ def assert_no_leftovers(slurm, job_id: int) -> None:
 def test_a_job_on_two_hosts_gets_a_cluster_runs_a_client_and_leaves_no_pool(slurm):
     # setup
     body = textwrap.dedent(f"""
-        dataclay slurm run --pool-size 64M -- sh -c 'echo "SRUN $(srun --nodes=2 --ntasks=2 hostname | sort | xargs)" &&
+        dataclay slurm run --pool-size 64M --warm-up 200 -- sh -c 'echo "SRUN $(srun --nodes=2 --ntasks=2 hostname | sort | xargs)" &&
           dataclaycmd NewModel admin - tests {MODELS} python >/dev/null && python {slurm.shared}/client.py &&
           for p in $(pgrep -f dataservice.jar); do case $(readlink /proc/$p/cwd) in
             *job$SLURM_JOB_ID-*/backend) echo "CPUS $(grep Cpus_allowed_list /proc/$p/status | cut -f2)";; esac; done'
@@ -166,6 +166,10 @@ def test_a_job_on_two_hosts_gets_a_cluster_runs_a_client_and_leaves_no_pool(slur
     assert out["loose"] == [], "files of the job that are not its user's alone"
     assert out["exposed"] == [], "a secret is on a command line or in an environment"
     assert "SRUN node1 node2" in output.read_text()  # the job's own steps run beside the servers'
+    # the program started once both backends were warmed up, and nothing of that was left
+    assert re.search(r"warmed up in [\d.]+ s: 200 calls on each of 2 backend\(s\), then [\d.]+ s for the JIT to finish; "
+                     r"its model and 2 object\(s\) removed$",
+                     output.read_text(), re.M), output.read_text()
     assert "LEFT 0" in output.read_text()  # erased by the launcher before the job ended
     assert {name: r["stopped"] for name, r in done_records(slurm, job_id).items()} == {
         "logicmodule": True, "backend-node1": True, "backend-node2": True}

@@ -67,6 +67,7 @@ class Cluster:
         })
         self.env.update(extra_env or {})
         self.start_seconds: float | None = None  # how long the last start() took
+        self.start_output = ""  # what the last start() printed, standard output then standard error
 
     # ---- lifecycle ---------------------------------------------------------------------------
 
@@ -82,6 +83,7 @@ class Cluster:
         if result.returncode != 0:
             raise RuntimeError(f"dataclay start failed:\n{result.stdout}{result.stderr}\n{self.logs()}")
         self.start_seconds = time.perf_counter() - started
+        self.start_output = result.stdout + result.stderr
         return self
 
     def stop_processes(self) -> None:

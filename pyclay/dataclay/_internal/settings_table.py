@@ -130,6 +130,7 @@ GLOBALS = Kind("names", "module.name (e.g. numpy.dtype)", _globals, entries=True
 CLASSES = Kind("names", "comma-separated class names or package.*", lambda text: text)
 ENGINE = Kind("engine", "a store engine", _engine)
 CPUS = Kind("cpus", "numa, or CPU lists such as 0-3,8 separated by ;", _cpus)
+CALLS = Kind("calls", "a whole number of calls per backend, at most 10000000 (0: none)", _integer(0, 10_000_000))
 
 
 @dataclass(frozen=True)
@@ -326,6 +327,12 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in (
        "first list, or the first NUMA node with CPUs. On a 2-CPU VM, one CPU for the backend made a single "
        "client's update 20-33 % faster at the median but slower at the p99 "
        "([benchmarks](../benchmarks/README.md#placement))", (LAUNCHER, SLURM), shown="unset: the OS places them"),
+    _s("DATACLAY_WARMUP", CALLS, "0", "`dataclay start` and `dataclay slurm`: once the cluster is up, and before "
+       "they say so, this many calls on each backend, through the path programs' calls take, on a model and "
+       "objects of its own that it then removes (`--warm-up` sets it too); it waits for the servers' JIT to "
+       "finish. On a 2-CPU VM, `20000` made the start 5-6 s longer, and a program's first 20,000 calls then "
+       "had a p99 of 2.0-2.7x the warm median, against 10-11x without "
+       "([benchmarks](../benchmarks/README.md#warm-up-at-start-issue-25))", (LAUNCHER, SLURM), shown="0: none"),
     _s("DATACLAY_JAVA_OPTS", WORDS, "", "`dataclay start`: extra options for the server JVMs, space-separated (e.g. "
        "`-Xmx8g`). A cluster that will serve millions of calls reaches its warm speed sooner with "
        "`-XX:Tier4InvocationThreshold=500 -XX:Tier4MinInvocationThreshold=60 -XX:Tier4CompileThreshold=1500 "

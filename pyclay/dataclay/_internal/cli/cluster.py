@@ -12,6 +12,8 @@ from dataclay._internal.cli.dashboard.dashboard import configure_logging as conf
 from dataclay._internal.cli.dashboard.dashboard import locate
 from dataclay._internal.cli.dashboard.dashboard import serve as serve_dashboard
 from dataclay._internal.cli.snapshot import import_review
+from dataclay._internal.cli.common import progress
+from dataclay._internal.cli.local import warm_up
 from dataclay._internal.cli.common.cluster_state import ClusterState
 from dataclay._internal.cli.local.launcher import LocalCluster
 from dataclay._internal.cli.common.settings import ClusterSettings
@@ -52,6 +54,10 @@ def _parser() -> argparse.ArgumentParser:
                             "$DATACLAY_HOME/tls; later starts keep TLS on")
     start.add_argument("--timeout", type=_seconds, default=START_TIMEOUT, metavar="SECONDS",
                        help=f"how long each server may take to come up (default {START_TIMEOUT:.0f})")
+    start.add_argument("--warm-up", type=warm_up.calls_option, default=None, metavar="CALLS",
+                       help="once the cluster is up, make CALLS calls on each backend first, so that programs' "
+                            "first calls are as fast as warm ones (20000 takes about 5 s; default: "
+                            "$DATACLAY_WARMUP or 0, none)")
     stop = commands.add_parser("stop", help="stop every process of the local cluster (clean shutdown)",
                                description="Stop every process of the local cluster: SIGTERM (a clean shutdown), "
                                            "SIGKILL after --timeout seconds.", epilog="example: dataclay stop")
@@ -166,9 +172,16 @@ def main(argv: list[str] | None = None) -> int:
             show_logs(settings.home, args.server, args.follow, args.lines)
             return 0
         if args.command == "start":
+            calls = settings.warm_up if args.warm_up is None else args.warm_up
             state = cluster.start(args.backends, args.store, args.metadata, tls=args.tls, timeout=args.timeout)
             for note in cluster.notes:
                 print(f"dataclay start: {note}", file=sys.stderr)
+            if calls:
+                try:
+                    with progress.waiting(f"warming up: {calls:,} calls on each backend"):
+                        print(warm_up.run(calls, settings.home))
+                except warm_up.WarmUpError as e:
+                    print(f"dataclay start: {e}\nthe cluster runs on without a warm-up", file=sys.stderr)
             print(f"dataClay is running: Logic Module on 127.0.0.1:{state.lm.port}, "
                   f"{len(state.backends)} backend(s), store {state.store} in {state.store_root}")
             if state.tls:

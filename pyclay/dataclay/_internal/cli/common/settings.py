@@ -40,6 +40,7 @@ class ClusterSettings:
     java_opts: tuple[str, ...]        # DATACLAY_JAVA_OPTS: extra JVM options, space-separated
     jars: pathlib.Path                # DATACLAY_JARS: directory with logicmodule.jar and dataservice.jar
     class_archives: str               # DATACLAY_CLASS_ARCHIVES: use (the jars' class archives), off, record
+    warm_up: int                      # DATACLAY_WARMUP: calls on each backend once the cluster is up (local/warm_up.py)
     ca_key_dir: pathlib.Path          # where --tls keeps the CA's key, outside the cluster home
                                       # ($XDG_CONFIG_HOME or ~/.config, then dataclay/ca/<digest of the home>)
     passthrough: dict = field(default_factory=dict)  # other DATACLAY_* keys handed to the servers as they are
@@ -75,6 +76,7 @@ class ClusterSettings:
             java_opts=table.value("DATACLAY_JAVA_OPTS", values) or (),
             jars=table.value("DATACLAY_JARS", values) or pathlib.Path(__file__).resolve().parents[2] / "jars",
             class_archives=table.value("DATACLAY_CLASS_ARCHIVES", values),
+            warm_up=table.value("DATACLAY_WARMUP", values),
             ca_key_dir=_ca_key_dir(env, home),
             passthrough={k: v for k, v in env.items()
                          if (k.startswith("DATACLAY_") and k not in OWN_KEYS) or k.startswith("PMEM_")},

@@ -23,6 +23,7 @@ from dataclay.exceptions import DataClayException, InvalidArgumentError
 from dataclay._internal.cli.snapshot import import_review, snapshot_signing as signing
 from dataclay._internal.cli.slurm import slurm_node
 from dataclay._internal.cli.common.settings import ClusterSettings, check_size
+from dataclay._internal.cli.local import warm_up
 from dataclay._internal import engines
 from dataclay._internal.cli.slurm.slurm_cluster import JobCluster
 from dataclay._internal.cli.slurm.slurm_job import JobDir, JobPlan, SlurmSettings, allocation
@@ -66,6 +67,10 @@ def _parser() -> argparse.ArgumentParser:
                              help="also take a snapshot signed by this key (`dataclay import --trust`); repeatable")
         command.add_argument("--timeout", type=float, default=START_TIMEOUT, metavar="SECONDS",
                              help=f"how long to wait for every server to be up (default {START_TIMEOUT:.0f})")
+        command.add_argument("--warm-up", type=warm_up.calls_option, default=None, metavar="CALLS",
+                             help="once the cluster is up, make CALLS calls on each backend first, so that the "
+                                  "program's first calls are as fast as warm ones (20000 takes about 5 s; "
+                                  "default: $DATACLAY_WARMUP or 0, none)")
     for command in (run, start, stop):
         command.add_argument("--job-dir", default=None, metavar="DIR",
                              help="the job's directory on the shared file system "
@@ -243,6 +248,12 @@ def _start(args, job: JobDir, plan: JobPlan, signals: StopSignals) -> JobCluster
         for line in cluster.stop(plan):
             say(line)
         raise
+    if args.warm_up:
+        say(f"warming up: {args.warm_up:,} calls on each backend")
+        try:
+            say(warm_up.run(args.warm_up, job.path))
+        except DataClayException as e:
+            say(f"{e}\nthe cluster runs on without a warm-up")
     return cluster
 
 
@@ -308,6 +319,8 @@ def main(argv: list[str]) -> int:
         if args.command == "run" and not program:
             raise InvalidArgumentError("no program to run: dataclay slurm run [options] -- PROGRAM ARGS")
         plan = _plan(args, job_id, nodes, settings, ClusterSettings.from_env())
+        if args.warm_up is None:
+            args.warm_up = ClusterSettings.from_env().warm_up
     except DataClayException as e:
         say(str(e))
         return 2

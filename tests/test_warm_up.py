@@ -1,0 +1,102 @@
+"""The warm-up pass of a starting cluster (DATACLAY_WARMUP, `dataclay start --warm-up`): it calls
+every backend through the environments before `dataclay start` returns, then leaves nothing of it,
+and a bad value is refused before anything starts."""
+import re
+import subprocess
+
+from dataclay._internal.rpc.dataservice import DataServiceClient
+from dataclay._internal.rpc.logicmodule import LogicModuleClient
+from harness.cluster import Cluster, _command
+from harness.scrapes import consecutive_free_ports
+from test_metrics import scrape, value
+
+WARM_UP_NAMESPACE = "dataclay_warm_up_"
+# The Logic Module's totals, as its administrator (the cluster's client) sees them
+STATS = """
+from dataclay._internal.rpc.logicmodule import LogicModuleClient
+from dataclay._internal.config import Config
+config = Config.load()
+lm = LogicModuleClient(config.lm_address, tls=config.tls)
+lm.token = lm.new_session(config.user, config.password, "").token
+stats = lm.get_stats()
+print(stats.objects, stats.aliases, stats.open_sessions, stats.objects_collected)
+"""
+
+
+def lm_totals(cluster) -> dict:
+    """Objects, aliases, open sessions (the backends' and this one's included) and objects collected
+    since the start."""
+    values = cluster.run_client(STATS).stdout.split()
+    return dict(zip(("objects", "aliases", "sessions", "collected"), map(int, values)))
+
+
+def test_a_warm_up_calls_each_backend_then_leaves_no_model_or_object_of_it(make_cluster):
+    # setup: two backends, each scraped for the calls its environments ran
+    port = consecutive_free_ports(3)
+    # run
+    cluster = make_cluster(backends=2, extra_env={"DATACLAY_WARMUP": "400", "DATACLAY_METRICS_PORT": str(port)})
+    # verify: it said what it did
+    assert re.search(r"^warmed up in [\d.]+ s: 400 calls on each of 2 backend\(s\), then [\d.]+ s for the JIT to "
+                     r"finish; its model and 2 object\(s\) removed$", cluster.start_output, re.M), cluster.start_output
+    # each backend ran the warm-up's updates (three in four of its calls: the others are reads the store
+    # answers), and its JIT compiled meanwhile
+    for backend_port in (port + 1, port + 2):
+        assert value(scrape(cluster, backend_port), "dataclay_environment_calls_total", language="python") >= 300
+    lm = LogicModuleClient(f"127.0.0.1:{cluster.port}")
+    lm.token = lm.new_session(cluster.admin_user(), cluster.admin_password(), "").token
+    for backend in lm.get_backends():
+        assert DataServiceClient(f"{backend.host}:{backend.port}", lm.token).get_status().jit_compile_ms > 0
+    # and nothing of it is left: no model, no object
+    listed = cluster.dataclaycmd("ListModels", cluster.admin_user(), "-", "--json").stdout
+    assert WARM_UP_NAMESPACE not in listed and '"tests"' in listed, listed
+    # (a session still open would have held its object from the collection)
+    totals = lm_totals(cluster)
+    assert (totals["objects"], totals["aliases"], totals["collected"]) == (0, 0, 2), totals
+    # and programs use the cluster as before
+    assert cluster.run_client("""
+from dataclay import api
+api.init()
+from people.model import Counter
+c = Counter(5)
+c.make_persistent()
+print(c.increment(2))
+""").stdout.strip() == "7"
+
+
+def test_a_bad_warm_up_is_refused_before_anything_starts():
+    # setup
+    cluster = Cluster(backends=1)
+    try:
+        # run
+        option = subprocess.run([_command("dataclay"), "start", "--warm-up", "lots"], env=cluster.env,
+                                capture_output=True, text=True, timeout=60)
+        setting = subprocess.run([_command("dataclay"), "start"], env={**cluster.env, "DATACLAY_WARMUP": "-3"},
+                                 capture_output=True, text=True, timeout=60)
+        # verify
+        assert option.returncode == 2
+        assert "--warm-up: must be a whole number of calls per backend" in option.stderr, option.stderr
+        assert "not 'lots'" in option.stderr and "20000" in option.stderr
+        assert setting.returncode == 1
+        assert "DATACLAY_WARMUP must be a whole number of calls per backend" in setting.stderr, setting.stderr
+        assert "not '-3'" in setting.stderr
+        assert not (cluster.home / "cluster.json").exists() and cluster.pids() == {}
+    finally:
+        cluster.stop()
+
+
+def test_a_warm_up_of_a_cluster_that_holds_objects_collects_none_of_them(make_cluster):
+    # setup: an object without an alias, which a cluster run with DATACLAY_GC_INTERVAL=0 keeps
+    cluster = make_cluster(backends=1)
+    cluster.run_client("""
+from dataclay import api
+api.init()
+from people.model import Counter
+Counter(3).make_persistent()
+""")
+    # run: `dataclay start` again, on the running cluster, with a warm-up
+    result = cluster.dataclay("start", "--warm-up", "100")
+    # verify: the warm-up's own object is left to a collection, and no collection ran
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "for the JIT to finish; its model removed, and its 1 object(s)" in result.stdout, result.stdout
+    totals = lm_totals(cluster)
+    assert (totals["objects"], totals["collected"]) == (2, 0), totals
