@@ -1,9 +1,14 @@
 """The warm-up pass of a starting cluster (DATACLAY_WARMUP, `dataclay start --warm-up`): it calls
 every backend through the environments before `dataclay start` returns, then leaves nothing of it,
 and a bad value is refused before anything starts."""
+import json
+import pathlib
 import re
 import subprocess
 
+import pytest
+
+from dataclay._internal.cli.local import warm_up
 from dataclay._internal.rpc.dataservice import DataServiceClient
 from dataclay._internal.rpc.logicmodule import LogicModuleClient
 from harness.cluster import Cluster, _command
@@ -100,3 +105,28 @@ Counter(3).make_persistent()
     assert "for the JIT to finish; its model removed, and its 1 object(s)" in result.stdout, result.stdout
     totals = lm_totals(cluster)
     assert (totals["objects"], totals["collected"]) == (2, 0), totals
+
+
+def test_a_pass_past_its_time_is_stopped_with_its_workers_and_says_how_to_remove_its_model(make_cluster, monkeypatch):
+    # setup: a pass far too long for the time it is given
+    cluster = make_cluster(backends=1)
+    monkeypatch.setattr(warm_up, "FIXED_SECONDS", 8.0)
+    monkeypatch.setattr(warm_up, "SECONDS_PER_CALL", 0.0)
+    # run
+    with pytest.raises(warm_up.WarmUpError) as refused:
+        warm_up.run(5_000_000, cluster.home)
+    # verify: it says so, no process of it is left, and the model it names the way to is removable
+    assert "did not end within 8 s and was stopped" in str(refused.value)
+    assert "RemoveModel <user> - <namespace> --force" in str(refused.value)
+    assert not [p for p in pathlib.Path("/proc").glob("[0-9]*") if _is_warm_up(p)]
+    listed = json.loads(cluster.dataclaycmd("ListModels", cluster.admin_user(), "-", "--json").stdout)
+    left = [m["namespace"] for m in listed if m["namespace"].startswith(WARM_UP_NAMESPACE)]
+    assert len(left) == 1, listed
+    cluster.dataclaycmd("RemoveModel", cluster.admin_user(), "-", left[0], "--force")
+
+
+def _is_warm_up(proc: pathlib.Path) -> bool:
+    try:
+        return warm_up.MODULE.encode() in (proc / "cmdline").read_bytes()
+    except OSError:
+        return False
