@@ -75,6 +75,34 @@ def test_a_frozen_host_has_every_thread_stopped_including_processes_in_namespace
     assert set(thawed) == set(frozen), (thawed, frozen)
 
 
+def test_a_host_with_a_process_waiting_on_its_vfork_child_freezes(hosts):
+    # setup: a process blocked in vfork() until its child execs or exits, and the child stopped
+    # before either, as a JVM spawning an execution environment may be when the host is frozen
+    host = hosts("solo")["solo"]
+    waiting = host.popen([sys.executable, "-c", VFORK_STOPPED])
+    try:
+        wait_until(lambda: len(host.processes()) >= 2 and "D" in _tasks(host).values(), 30,
+                   what="the vfork child to stop itself")
+        # run: the parent takes no signal, yet cannot run either
+        host.freeze()
+        frozen = _tasks(host)
+    finally:
+        host.thaw()
+        end_process_group(waiting)
+    # verify
+    assert sorted(frozen.values()) == ["D", "T"], frozen
+
+
+# The child of vfork() runs in its parent's memory until it execs or exits: it only stops itself.
+VFORK_STOPPED = """
+import ctypes, signal, time
+libc = ctypes.CDLL(None)
+if libc.vfork() == 0:
+    libc.kill(libc.syscall(39), signal.SIGSTOP)  # getpid(2), uncached
+    libc._exit(0)
+time.sleep(600)
+"""
+
 BUSY_THREADS = """
 import subprocess, sys, threading, time
 child = subprocess.Popen(["unshare", "--net", sys.executable, "-c", "import time; time.sleep(600)"])

@@ -130,7 +130,8 @@ class Host:
             if not running and self.processes() <= sent:
                 return
             if time.monotonic() > deadline:
-                raise RuntimeError(f"{self.name}: processes {running} did not stop within {timeout} s of SIGSTOP")
+                raise RuntimeError(f"{self.name}: processes did not stop within {timeout} s of SIGSTOP:\n"
+                                   + "\n".join(map(_described, running)))
             time.sleep(0.01)
 
     def thaw(self) -> None:
@@ -282,9 +283,34 @@ def thread_states(pid: int) -> dict[int, str]:
     return states
 
 
+# Where a thread waits for its vfork child to exec or exit (the kernel's names, old and new). Such a
+# thread takes no signal until then: with the child stopped (it is a descendant: stopped too) it
+# stays in D, unable to run, and counts as stopped.
+VFORK_WAITS = ("kernel_clone", "wait_for_vfork_done", "_do_fork")
+
+
 def _stopped(pid: int) -> bool:
-    """Whether every thread of `pid` is stopped (or gone)."""
-    return all(state in "TtZX" for state in thread_states(pid).values())
+    """Whether every thread of `pid` is stopped (or gone), or blocked until its vfork child goes on."""
+    return all(state in "TtZX" or state == "D" and _wchan(pid, tid) in VFORK_WAITS
+               for tid, state in thread_states(pid).items())
+
+
+def _wchan(pid: int, tid: int) -> str:
+    """The kernel function thread `tid` of `pid` waits in ("" when unknown)."""
+    try:
+        return pathlib.Path(f"/proc/{pid}/task/{tid}/wchan").read_text()
+    except OSError:
+        return ""
+
+
+def _described(pid: int) -> str:
+    """`pid`, its command line and each thread's state and wait, for a failure message."""
+    try:
+        command = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        command = "(gone)"
+    threads = ", ".join(f"{tid} {state} {_wchan(pid, tid) or '-'}" for tid, state in thread_states(pid).items())
+    return f"  {pid} {command[:120]}: {threads}"
 
 
 def _remove_network(number: int) -> None:
