@@ -10,11 +10,12 @@
 # this node (SLURMD_NODENAME), and each <pool dir>/dataclay-job<id>-* directory its user does not
 # own, it overwrites every file with zeros, syncs and removes it, then removes the directory. The
 # job user's directories of other nodes are left to those nodes' Epilogs: on a pool directory that
-# nodes share, such a node may still be stopping, and its servers erasing, when this one ends. It does so as the directory's owner (setpriv),
-# not as root unless root owns it: a link, or a file swapped for one meanwhile, cannot lead it to
-# erase anything that owner could not. A directory the job's user does not own was made by another
-# user (a job never writes to one: it refuses it); it is erased too, so that nothing named after
-# the job outlives it. One line per directory on standard output.
+# nodes share, such a node may still be stopping, and its servers erasing, when this one ends. It
+# erases as the directory's owner (setpriv), not as root unless root owns it: a link, or a file
+# swapped for one meanwhile, cannot lead it to erase anything that owner could not. A directory
+# the job's user does not own was made by another user (a job never writes to one: it refuses it);
+# it is erased too, so that nothing named after the job outlives it. One line per directory on
+# standard output.
 #
 # POOL_DIRS: where jobs keep their pools (the DATACLAY_SLURM_POOLS the jobs use; default /dev/shm),
 # space-separated: edit the line below if your jobs use another. Always exits 0: a failing Epilog

@@ -10,29 +10,17 @@ import pytest
 
 from dataclay._internal.cli.local import warm_up
 from dataclay._internal.rpc.dataservice import DataServiceClient
-from dataclay._internal.rpc.logicmodule import LogicModuleClient
 from harness.cluster import Cluster, _command
 from harness.scrapes import consecutive_free_ports
-from test_metrics import scrape, value
+from test_metrics import _admin, scrape, value
 
 WARM_UP_NAMESPACE = "dataclay_warm_up_"
-# The Logic Module's totals, as its administrator (the cluster's client) sees them
-STATS = """
-from dataclay._internal.rpc.logicmodule import LogicModuleClient
-from dataclay._internal.config import Config
-config = Config.load()
-lm = LogicModuleClient(config.lm_address, tls=config.tls)
-lm.token = lm.new_session(config.user, config.password, "").token
-stats = lm.get_stats()
-print(stats.objects, stats.aliases, stats.open_sessions, stats.objects_collected)
-"""
 
 
 def lm_totals(cluster) -> dict:
-    """Objects, aliases, open sessions (the backends' and this one's included) and objects collected
-    since the start."""
-    values = cluster.run_client(STATS).stdout.split()
-    return dict(zip(("objects", "aliases", "sessions", "collected"), map(int, values)))
+    """Objects, aliases and objects collected since the start, as the cluster's administrator sees them."""
+    stats = _admin(cluster).get_stats()
+    return {"objects": stats.objects, "aliases": stats.aliases, "collected": stats.objects_collected}
 
 
 def test_a_warm_up_calls_each_backend_then_leaves_no_model_or_object_of_it(make_cluster):
@@ -47,8 +35,7 @@ def test_a_warm_up_calls_each_backend_then_leaves_no_model_or_object_of_it(make_
     # answers), and its JIT compiled meanwhile
     for backend_port in (port + 1, port + 2):
         assert value(scrape(cluster, backend_port), "dataclay_environment_calls_total", language="python") >= 300
-    lm = LogicModuleClient(f"127.0.0.1:{cluster.port}")
-    lm.token = lm.new_session(cluster.admin_user(), cluster.admin_password(), "").token
+    lm = _admin(cluster)
     for backend in lm.get_backends():
         assert DataServiceClient(f"{backend.host}:{backend.port}", lm.token).get_status().jit_compile_ms > 0
     # and nothing of it is left: no model, no object

@@ -2,18 +2,18 @@
 --warm-up CALLS`, or DATACLAY_WARMUP): once every server is up, and before the launcher says so,
 CALLS calls go to each backend along the path a program's calls take, so that the Data Services'
 JIT has compiled that path before the first real call. Without it, the first 20,000 calls of a
-fresh cluster have a p99 of 10-13x the warm median; after 20,000 warm-up calls, under 2x
-(benchmarks/README.md, "just started").
+fresh cluster had a p99 of 10-11x the warm median on a 2-CPU VM; after 20,000 warm-up calls,
+2.0-3.1x (benchmarks/README.md, "Warm-up at start").
 
 It is an ordinary client of the cluster, with the account of the cluster's client configuration
 and no other power: it registers a model of one class under a fresh namespace
 (dataclay_warm_up_<random>), makes one object without an alias on each backend and calls it from a
 process per backend, all at once (durable updates, a read-only method and a field read). It waits
 until each Data Service's JIT has compiled what those calls queued (GetStatus' jit_compile_ms stops
-growing; on two CPUs the compilers lag the calls by seconds). Then, on
-a cluster that held no object before, it runs a garbage collection, which removes those objects
-(elsewhere they are left to the cluster's own collections), and it removes the model. A warm-up that
-fails is reported and leaves the cluster running: it costs only speed. Run as a module, it is that
+growing; on two CPUs the compilers lag the calls by seconds). Then, on a cluster that held no
+object before, it runs a garbage collection, which removes those objects (elsewhere they are left
+to the cluster's own collections), and it removes the model. A warm-up that fails is reported and
+leaves the cluster running: it costs only speed. Run as a module, it is that
 pass (`--calls N`), or one backend's share of it (`--worker BACKEND_ID`)."""
 from __future__ import annotations
 

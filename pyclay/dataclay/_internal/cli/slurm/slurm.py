@@ -318,9 +318,10 @@ def main(argv: list[str]) -> int:
         program = program[1:] if program[:1] == ["--"] else program
         if args.command == "run" and not program:
             raise InvalidArgumentError("no program to run: dataclay slurm run [options] -- PROGRAM ARGS")
-        plan = _plan(args, job_id, nodes, settings, ClusterSettings.from_env())
+        cluster_settings = ClusterSettings.from_env()
+        plan = _plan(args, job_id, nodes, settings, cluster_settings)
         if args.warm_up is None:
-            args.warm_up = ClusterSettings.from_env().warm_up
+            args.warm_up = cluster_settings.warm_up
     except DataClayException as e:
         say(str(e))
         return 2
