@@ -15,8 +15,9 @@ from _timing import p50_p99  # noqa: E402  (re-exported: the benchmarks take it 
 __all__ = ["REPO", "Cluster", "Side", "connected_cluster", "models_importable", "p50_p99"]
 
 # The server settings a benchmark's caller may set in its own environment, handed to the clusters
-# it starts (the test harness passes no DATACLAY_* variable on): JVM options and placement.
-PASSED_ON = ("DATACLAY_JAVA_OPTS", "DATACLAY_CPUS", "DATACLAY_WARMUP")
+# it starts (the test harness passes no DATACLAY_* variable on): JVM options, placement, the warm-up
+# pass and the environment's thread count.
+PASSED_ON = ("DATACLAY_JAVA_OPTS", "DATACLAY_CPUS", "DATACLAY_WARMUP", "DATACLAY_EE_THREADS")
 
 
 def _passed_on() -> dict:

@@ -1,17 +1,18 @@
 """The execution environment's LinkSession in process, on real pipes to a peer playing the Data
-Service: the order in which concurrent calls' deltas reach the Data Service."""
+Service: the order in which concurrent calls' deltas reach the Data Service, and which thread reads
+the link while a call runs."""
 import sys
+import tempfile
 import threading
+import time
 import uuid
 
 import pytest
 
-import tempfile
-
 from dataclay.exceptions import InvalidArgumentError
 from dataclay._internal.config import EnvironmentConfig
 from dataclay._internal.ee.executor import Executor
-from dataclay._internal.ee.link_session import EXIT_DONE, LinkSession
+from dataclay._internal.ee.link_session import EXIT_DONE, LEAD_HOLD_SECONDS, LinkSession
 from dataclay._internal.ee.models import ModelWatcher
 from dataclay._internal.ee.runtime import EnvironmentRuntime
 from dataclay._internal.model.identity import IDENTITY
@@ -42,6 +43,7 @@ def session(models_dir):
     thread = threading.Thread(target=lambda: codes.append(served.run("test")), daemon=True)
     thread.start()
     assert peer.next_message().WhichOneof("kind") == "hello"
+    peer.session = served
     yield peer
     peer.close_link()
     thread.join(10)
@@ -102,3 +104,54 @@ def test_an_execute_of_no_known_kind_is_answered_with_an_error_naming_the_kind(s
     error = error_from_info(result.error)
     assert isinstance(error, InvalidArgumentError) and f"ExecuteRequest.kind {kind} is not a known" in str(error)
     assert list(result.deltas) == []
+
+
+def _result_value(peer, result, models_dir):
+    assert not result.HasField("error"), error_from_info(result.error)
+    return loads(result.result, BackendClassPolicy(models_dir))
+
+
+@pytest.mark.timeout(60)
+def test_short_calls_one_after_another_run_on_the_thread_that_reads_them(session, models_dir):
+    # setup: an object already loaded by a first call
+    peer = session
+    oid = peer.store(Item("pen", 0), BACKEND)[0]
+    _call(peer, 1, oid, "served_by")
+    peer.next_message()
+    relieved_before = peer.session.leads_relieved
+    # run: 200 calls, each sent once the one before it was answered
+    threads = []
+    for call_id in range(2, 202):
+        _call(peer, call_id, oid, "served_by")
+        threads.append(_result_value(peer, peer.next_message().result, models_dir))
+    # verify: the thread that read a call ran it and read the next one, so the serving thread changed
+    # only where a call outlasted LEAD_HOLD_SECONDS (handing the lead on at every call would have gone
+    # round all 8 threads)
+    changes = sum(1 for a, b in zip(threads, threads[1:]) if a != b)
+    assert changes <= peer.session.leads_relieved - relieved_before, (changes, threads)
+
+
+@pytest.mark.timeout(60)
+def test_a_lasting_call_gives_up_reading_the_link_so_a_later_call_is_answered_first(session, models_dir):
+    # setup: two loaded objects
+    peer = session
+    slow, quick = peer.store(Item("clock", 0), BACKEND)[0], peer.store(Item("pen", 0), BACKEND)[0]
+    for call_id, oid in ((1, slow), (2, quick)):
+        _call(peer, call_id, oid, "describe")
+        peer.next_message()
+    relieved_before = peer.session.leads_relieved
+    # run: a call that lasts 1 s (its thread read it, and led), then a short call
+    _call(peer, 3, slow, "appraise", 1.0)
+    time.sleep(0.05)
+    sent = time.monotonic()
+    _call(peer, 4, quick, "raise_price", 5)
+    first = peer.next_message().result
+    answered_in = time.monotonic() - sent
+    second = peer.next_message().result
+    # verify: another thread took the lead once the first call had run LEAD_HOLD_SECONDS, and answered
+    # the short call while the first one still ran
+    assert (first.call_id, second.call_id) == (4, 3)
+    assert _result_value(peer, first, models_dir) == 5 and answered_in < 0.5
+    assert _result_value(peer, second, models_dir) == "clock now costs 1"
+    assert peer.session.leads_relieved > relieved_before
+    assert LEAD_HOLD_SECONDS < 0.5

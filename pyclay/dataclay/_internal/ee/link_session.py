@@ -1,9 +1,11 @@
 """LinkSession: serves the link to the Data Service with leader/follower threads and no hand-off on
 a call's path. One thread at a time leads: it reads frames and handles each itself (deploy and evict
-at once, in order with the frames after them); an idle thread that reads an execute stops leading
-and runs it, writing its own result frame. A thread that runs a call and needs the Data Service
-(`load`, `relay`) sends its request and waits for the answer, leading in its turn when nobody else
-does: answers for other threads are handed to them, executes it reads are queued for an idle thread."""
+at once, in order with the frames after them). The leader runs an execute it reads itself, writes its
+result frame and reads on, keeping the lead: a short call wakes no other thread. If that call lasts
+LEAD_HOLD_SECONDS, the relief thread gives the lead to an idle thread, which reads the next frames while
+the call goes on. A thread that runs a call and needs the Data Service (`load`, `relay`) sends its
+request and waits for the answer, leading in its turn when nobody else does: answers for other threads
+are handed to them, executes it reads are queued for an idle thread."""
 from __future__ import annotations
 
 import collections
@@ -11,6 +13,7 @@ import itertools
 import logging
 import os
 import threading
+import time
 
 from dataclay.exceptions import BackendUnavailableError, DataClayException, InternalError, InvalidArgumentError
 from dataclay._internal.ee.executor import CALL_METHOD, GET_FIELD, SET_FIELD, Execution, Executor, Outcome
@@ -24,6 +27,13 @@ _log = logging.getLogger(__name__)
 RUNTIME_VERSION = f"{DISTRIBUTION} {VERSION}"
 EXIT_DONE, EXIT_LINK_FAILED, EXIT_RESTART = 0, 1, 3
 RESTART_GRACE_SECONDS = 10.0
+# A leader that has run one call this long gives the lead to another thread, so that a long call holds
+# no other call up for longer. Handing the lead on at every call instead woke a thread per call: it cost
+# the process 25-40 us of CPU per call, about half its share (benchmarks/README.md, "Environment threads").
+LEAD_HOLD_SECONDS = 0.001
+# The relief thread checks the running leader every LEAD_HOLD_SECONDS (so a lasting call keeps the lead
+# for 1-2 of them), and sleeps until the next call once none has started for this long.
+RELIEF_NAP_SECONDS = 0.05
 _KINDS = {"CALL_METHOD": CALL_METHOD, "GET_FIELD": GET_FIELD, "SET_FIELD": SET_FIELD}
 _ANSWERS = ("loaded", "relayed")
 
@@ -45,7 +55,12 @@ class LinkSession:
         self._idle = threading.Condition(self._lock)  # workers with nothing to run
         self._ended = threading.Condition(self._lock)  # run(): the end of the link, or a restart
         self._awaiting: dict[int, threading.Condition] = {}  # request ID -> the condition its thread waits on
+        self._relief = threading.Condition(self._lock)  # the relief thread
         self._leader: threading.Thread | None = None
+        self._leader_runs_since: float | None = None  # when the leader began the call it runs (None: it reads)
+        self._last_call_start = 0.0
+        self._relief_naps = False
+        self.leads_relieved = 0  # how often a lasting call's thread had the lead taken from it
         self._queued: collections.deque = collections.deque()
         self._answers: dict[int, object] = {}
         self._request_ids = itertools.count(1)
@@ -71,6 +86,7 @@ class LinkSession:
             return EXIT_LINK_FAILED
         for number in range(self._threads):
             threading.Thread(target=self._work, name=f"dataclay-call-{number}", daemon=True).start()
+        threading.Thread(target=self._relieve, name="dataclay-lead-relief", daemon=True).start()
         with self._lock:
             self._ended.wait_for(lambda: self._exit_code is not None or self._restarting)
             if self._exit_code is None:
@@ -113,8 +129,9 @@ class LinkSession:
                             return answer
                         if self._exit_code is not None:
                             raise BackendUnavailableError("the link to the Data Service ended while waiting for it")
-                        if self._leader is None:
+                        if self._leader is None or self._leader is me:  # me: the call it runs as the leader
                             self._leader = me
+                            self._leader_runs_since = None
                             break
                         mine.wait()
                 answer = self._lead(request_id)
@@ -135,6 +152,13 @@ class LinkSession:
                 while True:
                     if self._exit_code is not None:
                         return
+                    if self._leader is me:  # it kept the lead through the call it ran
+                        self._leader_runs_since = None
+                        request = None
+                        if self._queued:
+                            request = self._queued.popleft()
+                            self._runs_leading()
+                        break
                     if self._queued:
                         request = self._queued.popleft()
                         if self._leader is None:  # woken to lead, this thread runs queued work: pass it on
@@ -165,7 +189,10 @@ class LinkSession:
                     with self._lock:
                         self._in_flight += 1
                         if wanted is None:
-                            self._give_up_lead(wanted)
+                            if self._awaiting:  # a thread waiting for an answer reads on while this one runs
+                                self._give_up_lead(wanted)
+                            else:
+                                self._runs_leading()
                             return message.execute
                         self._queued.append(message.execute)
                         self._idle.notify()
@@ -173,7 +200,10 @@ class LinkSession:
                     answer = getattr(message, kind)
                     with self._lock:
                         if answer.request_id == wanted:
-                            self._give_up_lead(wanted)
+                            if len(self._awaiting) > 1:  # another thread waits for an answer: it reads on
+                                self._give_up_lead(wanted)
+                            else:
+                                self._runs_leading()
                             return answer
                         self._answers[answer.request_id] = answer
                         waiter = self._awaiting.get(answer.request_id)
@@ -187,10 +217,35 @@ class LinkSession:
                     self._give_up_lead(wanted)
             raise
 
+    def _runs_leading(self) -> None:
+        """Called holding the lock by the leader, which goes on to run a call and keeps the lead meanwhile."""
+        now = time.monotonic()
+        self._leader_runs_since = self._last_call_start = now
+        if self._relief_naps:
+            self._relief_naps = False
+            self._relief.notify()
+
+    def _relieve(self) -> None:
+        """The relief thread: takes the lead from a leader whose call has run LEAD_HOLD_SECONDS, for an idle
+        thread (or one waiting for an answer) to read the link meanwhile."""
+        with self._lock:
+            while self._exit_code is None:
+                since = self._leader_runs_since
+                now = time.monotonic()
+                timeout = LEAD_HOLD_SECONDS
+                if since is not None and now - since >= LEAD_HOLD_SECONDS:
+                    self.leads_relieved += 1
+                    self._give_up_lead(None)
+                elif since is None and now - self._last_call_start >= RELIEF_NAP_SECONDS:
+                    self._relief_naps = True
+                    timeout = None
+                self._relief.wait(timeout)
+
     def _give_up_lead(self, mine: int | None) -> None:
         """Called holding the lock by the leader, which waited for answer `mine` (None: for work). One
         thread takes the lead next: one waiting for an answer (it reads until it has it), else an idle worker."""
         self._leader = None
+        self._leader_runs_since = None
         for request_id, waiter in self._awaiting.items():
             if request_id != mine:
                 waiter.notify()
@@ -231,6 +286,7 @@ class LinkSession:
             self._leader = None
             self._idle.notify_all()
             self._ended.notify_all()
+            self._relief.notify_all()
             for waiter in self._awaiting.values():
                 waiter.notify()
         return None

@@ -1,5 +1,6 @@
 """A small model: items, baskets and linked nodes."""
 import asyncio
+import threading
 
 from dataclay import DataClayObject, activemethod
 
@@ -40,6 +41,11 @@ class Item(DataClayObject):
     @activemethod
     def describe(self) -> str:
         return f"{self.name} costs {self.price}"
+
+    @activemethod
+    def served_by(self) -> str:
+        """The name of the environment thread that runs this call."""
+        return threading.current_thread().name
 
     @activemethod
     def fail_after_change(self, message: str) -> None:
