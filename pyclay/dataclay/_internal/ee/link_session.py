@@ -157,7 +157,7 @@ class LinkSession:
                         request = None
                         if self._queued:
                             request = self._queued.popleft()
-                            self._runs_leading()
+                            self._goes_on_to_run(None)
                         break
                     if self._queued:
                         request = self._queued.popleft()
@@ -189,10 +189,7 @@ class LinkSession:
                     with self._lock:
                         self._in_flight += 1
                         if wanted is None:
-                            if self._awaiting:  # a thread waiting for an answer reads on while this one runs
-                                self._give_up_lead(wanted)
-                            else:
-                                self._runs_leading()
+                            self._goes_on_to_run(wanted)
                             return message.execute
                         self._queued.append(message.execute)
                         self._idle.notify()
@@ -200,10 +197,7 @@ class LinkSession:
                     answer = getattr(message, kind)
                     with self._lock:
                         if answer.request_id == wanted:
-                            if len(self._awaiting) > 1:  # another thread waits for an answer: it reads on
-                                self._give_up_lead(wanted)
-                            else:
-                                self._runs_leading()
+                            self._goes_on_to_run(wanted)
                             return answer
                         self._answers[answer.request_id] = answer
                         waiter = self._awaiting.get(answer.request_id)
@@ -217,10 +211,14 @@ class LinkSession:
                     self._give_up_lead(wanted)
             raise
 
-    def _runs_leading(self) -> None:
-        """Called holding the lock by the leader, which goes on to run a call and keeps the lead meanwhile."""
-        now = time.monotonic()
-        self._leader_runs_since = self._last_call_start = now
+    def _goes_on_to_run(self, mine: int | None) -> None:
+        """Called holding the lock by the leader, which waited for answer `mine` (None: for work) and goes on
+        to run a call: it keeps the lead meanwhile, unless another thread waits for an answer (that one
+        reads on for it)."""
+        if any(request_id != mine for request_id in self._awaiting):
+            self._give_up_lead(mine)
+            return
+        self._leader_runs_since = self._last_call_start = time.monotonic()
         if self._relief_naps:
             self._relief_naps = False
             self._relief.notify()
