@@ -331,8 +331,8 @@ SETTINGS: dict[str, Setting] = {s.key: s for s in (
        "they say so, this many calls on each backend, through the path programs' calls take, on a model and "
        "objects of its own that it then removes (`--warm-up` sets it too); it waits for the servers' JIT to "
        "finish. On a 2-CPU VM, `20000` made the start 5-6.5 s longer, and a program's first 20,000 calls then "
-       "had a p99 of 2.0-3.1x the warm median, against 10-11x without "
-       "([benchmarks](../benchmarks/README.md#warm-up-at-start-issue-25))", (LAUNCHER, SLURM), shown="0: none"),
+       "had a p99 of 2.7-3.5x the warm median, against 10-13x without "
+       "([benchmarks](../benchmarks/README.md#environment-threads-the-thread-that-reads-a-call-runs-it-2026-11-28-night))", (LAUNCHER, SLURM), shown="0: none"),
     _s("DATACLAY_JAVA_OPTS", WORDS, "", "`dataclay start`: extra options for the server JVMs, space-separated (e.g. "
        "`-Xmx8g`). A cluster that will serve millions of calls reaches its warm speed sooner with "
        "`-XX:Tier4InvocationThreshold=500 -XX:Tier4MinInvocationThreshold=60 -XX:Tier4CompileThreshold=1500 "

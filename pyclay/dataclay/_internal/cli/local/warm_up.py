@@ -2,8 +2,8 @@
 --warm-up CALLS`, or DATACLAY_WARMUP): once every server is up, and before the launcher says so,
 CALLS calls go to each backend along the path a program's calls take, so that the Data Services'
 JIT has compiled that path before the first real call. Without it, the first 20,000 calls of a
-fresh cluster had a p99 of 10-11x the warm median on a 2-CPU VM; after 20,000 warm-up calls,
-2.0-3.1x (benchmarks/README.md, "Warm-up at start").
+fresh cluster had a p99 of 10-13x the warm median on a 2-CPU VM; after 20,000 warm-up calls,
+2.7-3.5x (benchmarks/README.md, "Environment threads").
 
 It is an ordinary client of the cluster, with the account of the cluster's client configuration
 and no other power: it registers a model of one class under a fresh namespace
