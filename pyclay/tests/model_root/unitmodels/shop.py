@@ -1,6 +1,7 @@
 """A small model: items, baskets and linked nodes."""
 import asyncio
 import threading
+import time
 
 from dataclay import DataClayObject, activemethod
 
@@ -41,6 +42,14 @@ class Item(DataClayObject):
     @activemethod
     def describe(self) -> str:
         return f"{self.name} costs {self.price}"
+
+    @activemethod
+    def spin(self, seconds: float) -> int:
+        """Hostile model code: keeps a CPU (and, between the interpreter's switches, the GIL) for `seconds`."""
+        turns, end = 0, time.monotonic() + seconds
+        while time.monotonic() < end:
+            turns += 1
+        return turns
 
     @activemethod
     def served_by(self) -> str:
