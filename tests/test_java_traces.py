@@ -76,3 +76,24 @@ def test_a_java_clients_call_is_the_root_of_the_trace_the_servers_continue(make_
     counted = {name for service, name, point in receiver.metrics
                if service == "java-client" and point.get("rpc.method") == "dataclay.v1.DataService/CallMethod"}
     assert "rpc.client.call.duration" in counted, counted
+
+
+def test_a_traced_java_client_keeps_its_calls_on_grpc_when_the_servers_are_not_traced(make_cluster,
+                                                                                       traced_client):
+    # The servers serve their call port (they do not trace), but the client's calls must stay gRPC calls
+    # its agent can trace: frames on the call port would be invisible to it.
+    classpath, agent = traced_client
+    cluster = make_cluster(backends=1)
+    cluster.dataclaycmd("NewModel", cluster.admin_user(), "-", "jwordcount", str(CLASSES), "java")
+    with OtlpReceiver() as receiver:
+        env = {**cluster.env, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, "OTEL_SERVICE_NAME": "java-client",
+               "OTEL_LOGS_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none", "OTEL_SEMCONV_STABILITY_OPT_IN": "rpc",
+               "OTEL_BSP_SCHEDULE_DELAY": "100"}
+        env.pop("OTEL_SDK_DISABLED", None)
+        done = subprocess.run(["java", f"-javaagent:{agent}", "-cp", classpath, "TracedClient"], env=env,
+                              capture_output=True, text=True, timeout=180)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.stdout.strip().splitlines()[-1] == "2"
+        spans = receiver.wait_for(lambda spans: any(
+            s.service == "java-client" and s.kind == CLIENT and "CallMethod" in s.name for s in spans))
+    assert not [s for s in spans if s.service == "pmclay-dataservice"]  # the servers really do not trace

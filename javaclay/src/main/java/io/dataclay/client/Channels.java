@@ -34,6 +34,11 @@ public final class Channels {
     unreachableMs = millis;
   }
 
+  /** The unreachable time channels built now get (see {@link #unreachableAfter}). */
+  public static long unreachableMs() {
+    return unreachableMs;
+  }
+
   /**
    * Sets, for channels built from now on in this process, one more interceptor on every call (null:
    * none). The servers install their tracing's here at start; the client library never sets one.

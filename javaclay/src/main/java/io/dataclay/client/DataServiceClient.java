@@ -3,6 +3,7 @@ package io.dataclay.client;
 import com.google.protobuf.ByteString;
 import io.dataclay.proto.ApplyDeltasRequest;
 import io.dataclay.proto.BackendStatus;
+import io.dataclay.proto.CallFrame;
 import io.dataclay.proto.CallMethodRequest;
 import io.dataclay.proto.CollectionBarrier;
 import io.dataclay.proto.CollectionRequest;
@@ -44,21 +45,59 @@ import java.util.function.Supplier;
 public final class DataServiceClient implements AutoCloseable {
   private final ManagedChannel owned;
   private final DataServiceGrpc.DataServiceBlockingStub stub;
+  private final Supplier<String> token;
+  private final CallPortLookup calls; // null: every call over gRPC
 
   /** A client on a channel it owns (closed by {@link #close()}), secured as {@code tls} says. */
   public DataServiceClient(String host, int port, TlsSettings tls, Supplier<String> token) {
-    this(Channels.forAddress(host, port, tls), true, token);
+    this(Channels.forAddress(host, port, tls), true, token, null);
   }
 
   /** A client on a channel owned by the caller. */
   public DataServiceClient(Channel channel, Supplier<String> token) {
-    this(channel, false, token);
+    this(channel, false, token, null);
   }
 
-  private DataServiceClient(Channel channel, boolean owns, Supplier<String> token) {
+  private DataServiceClient(Channel channel, boolean owns, Supplier<String> token, CallPortLookup calls) {
     this.owned = owns ? (ManagedChannel) channel : null;
     this.stub = DataServiceGrpc.newBlockingStub(
         ClientInterceptors.intercept(channel, SessionMetadata.clientInterceptor(token)));
+    this.token = token;
+    this.calls = calls;
+  }
+
+  /**
+   * A user client's: as {@link #DataServiceClient(String, int, TlsSettings, Supplier)}, but method
+   * calls and field reads and writes go through the backend's call port when it serves one (a
+   * frame on a socket of the calling thread costs less than a gRPC call), else over gRPC. Servers
+   * keep to gRPC: their calls are traced, and relayed calls carry another session. So does a program
+   * that is traced ({@link CallPortLookup#traced}): its calls are spans of grpc-java's.
+   */
+  public static DataServiceClient withCallPort(String host, int port, TlsSettings tls, Supplier<String> token) {
+    CallPortLookup calls = CallPortLookup.traced(System.getenv()) ? null : new CallPortLookup(host, tls);
+    return new DataServiceClient(Channels.forAddress(host, port, tls), true, token, calls);
+  }
+
+  // The answer to a call through the call port, or null when it is not used (the caller then makes
+  // the call over gRPC).
+  private byte[] framed(CallFrame.Builder frame) {
+    if (calls == null) {
+      return null;
+    }
+    String session = token.get();
+    if (session == null || session.isEmpty()) {
+      return null;
+    }
+    CallPort port = calls.port(() -> RpcCalls.call(() -> stub.getCallPort(Empty.getDefaultInstance())).getPort());
+    if (port == null) {
+      return null;
+    }
+    try {
+      return port.call(session, frame);
+    } catch (CallPort.Unusable e) {
+      calls.unusable(port);
+      return null;
+    }
   }
 
   /** Stores a graph of new objects (objects[0] gets the alias, if any); durable when it returns. */
@@ -77,21 +116,26 @@ public final class DataServiceClient implements AutoCloseable {
 
   /** Runs an active method; args and result are encoded by the object's language. */
   public byte[] callMethod(String objectId, String method, byte[] args) {
-    return RpcCalls.call(() -> stub.callMethod(CallMethodRequest.newBuilder()
-        .setObjectId(objectId).setMethod(method).setArgs(ByteString.copyFrom(args)).build()))
-        .getResult().toByteArray();
+    CallMethodRequest request = CallMethodRequest.newBuilder().setObjectId(objectId).setMethod(method)
+        .setArgs(ByteString.copyFrom(args)).build();
+    byte[] result = framed(CallFrame.newBuilder().setCallMethod(request));
+    return result != null ? result : RpcCalls.call(() -> stub.callMethod(request)).getResult().toByteArray();
   }
 
   /** Reads a field of a stored object, encoded by its language. */
   public byte[] getField(String objectId, String field) {
-    return RpcCalls.call(() -> stub.getField(GetFieldRequest.newBuilder()
-        .setObjectId(objectId).setField(field).build())).getValue().toByteArray();
+    GetFieldRequest request = GetFieldRequest.newBuilder().setObjectId(objectId).setField(field).build();
+    byte[] value = framed(CallFrame.newBuilder().setGetField(request));
+    return value != null ? value : RpcCalls.call(() -> stub.getField(request)).getValue().toByteArray();
   }
 
   /** Assigns a field of a stored object; durable when it returns. */
   public void setField(String objectId, String field, byte[] value) {
-    RpcCalls.call(() -> stub.setField(SetFieldRequest.newBuilder()
-        .setObjectId(objectId).setField(field).setValue(ByteString.copyFrom(value)).build()));
+    SetFieldRequest request = SetFieldRequest.newBuilder().setObjectId(objectId).setField(field)
+        .setValue(ByteString.copyFrom(value)).build();
+    if (framed(CallFrame.newBuilder().setSetField(request)) == null) {
+      RpcCalls.call(() -> stub.setField(request));
+    }
   }
 
   /** The stored form of objects held by this backend. */
@@ -238,6 +282,9 @@ public final class DataServiceClient implements AutoCloseable {
 
   @Override
   public void close() {
+    if (calls != null) {
+      calls.close();
+    }
     if (owned != null) {
       Channels.close(owned);
     }

@@ -165,7 +165,7 @@ final class BackendRouter implements AutoCloseable {
     }
     BackendInfo target = b;
     synchronized (this) {
-      return clients.computeIfAbsent(backend, k -> new DataServiceClient(target.host(), target.port(), tls, token));
+      return clients.computeIfAbsent(backend, k -> DataServiceClient.withCallPort(target.host(), target.port(), tls, token));
     }
   }
 
