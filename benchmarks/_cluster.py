@@ -16,8 +16,8 @@ __all__ = ["REPO", "Cluster", "Side", "connected_cluster", "models_importable", 
 
 # The server settings a benchmark's caller may set in its own environment, handed to the clusters
 # it starts (the test harness passes no DATACLAY_* variable on): JVM options, placement, the warm-up
-# pass and the environment's thread count.
-PASSED_ON = ("DATACLAY_JAVA_OPTS", "DATACLAY_CPUS", "DATACLAY_WARMUP", "DATACLAY_EE_THREADS")
+# pass, the environment's thread count and the call port (`off`: clients use gRPC).
+PASSED_ON = ("DATACLAY_JAVA_OPTS", "DATACLAY_CPUS", "DATACLAY_WARMUP", "DATACLAY_EE_THREADS", "DATACLAY_CALL_PORT")
 
 
 def _passed_on() -> dict:

@@ -268,3 +268,34 @@ def test_with_the_call_port_off_clients_use_grpc(make_cluster):
         print(json.dumps([c.increment(), c.value]))
     """)
     assert made == [6, 6]
+
+
+def test_an_event_loops_calls_share_one_call_port_connection(cluster):
+    # 200 awaited method calls in flight at once from one event loop: one connection carries them
+    # all, each answered under its own ID, and they change what they would over gRPC
+    made = client(cluster, """
+        import asyncio, os, subprocess
+        from dataclay._internal.runtime import current
+        counters = [Counter(0) for _ in range(50)]
+        for c in counters:
+            c.make_persistent()
+        ds = current.get_runtime().router.data_service(counters[0].get_location())
+        port = ds._calls.port(ds._ask_call_port).address[1]  # asked over gRPC: no connection made
+
+        def connections():
+            listed = subprocess.run(["ss", "-Htnp", "state", "established", f"( dport = :{port} )"],
+                                    capture_output=True, text=True, check=True).stdout
+            return sum(f"pid={os.getpid()}," in line for line in listed.splitlines())
+
+        async def main():
+            returned = await asyncio.gather(*(c.increment_later(1, 0.01 * (i % 3)) for i in range(4)
+                                              for c in counters))
+            return returned, connections()
+
+        returned, during = asyncio.run(main())
+        print(json.dumps({"returned": sorted(returned), "values": sorted({c.value for c in counters}),
+                          "connections": during}))
+    """)
+    assert made["returned"] == sorted([1, 2, 3, 4] * 50)
+    assert made["values"] == [4]
+    assert made["connections"] == 1

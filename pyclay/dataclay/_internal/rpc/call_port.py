@@ -38,6 +38,18 @@ class Unusable(Exception):
     """The call port could not be reached: the call was not sent, make it over gRPC."""
 
 
+def liveness(keepalive_ms: int | None) -> tuple[int, float | None]:
+    """(how often a waiting call asks to hear from the server in ms, at least 100, 0: never; the silence
+    after which it gives up in s, None: never) from `keepalive_ms`, by default a third of
+    DATACLAY_UNREACHABLE_MS."""
+    if keepalive_ms is None:
+        keepalive_ms = channels.unreachable_ms() // 3
+    if keepalive_ms <= 0:
+        return 0, None
+    keepalive_ms = max(100, keepalive_ms)
+    return keepalive_ms, 3 * keepalive_ms / 1000
+
+
 class CallPort:
     """The call port at `host`:`port` (TLS trusting `tls` when given, the certificate checked against
     `server_name`); `keepalive_ms` is how often a waiting call hears from a live server (0: calls wait
@@ -48,10 +60,7 @@ class CallPort:
         self.address = (host, port)
         self._server_name = server_name or host
         self._ssl = _client_context(tls) if tls is not None else None
-        if keepalive_ms is None:
-            keepalive_ms = channels.unreachable_ms() // 3
-        self._keepalive_ms = max(100, keepalive_ms) if keepalive_ms > 0 else 0
-        self._silence_s = 3 * self._keepalive_ms / 1000 if keepalive_ms > 0 else None
+        self._keepalive_ms, self._silence_s = liveness(keepalive_ms)
         self._local = threading.local()
         self._lock = threading.Lock()
         self._connections: set[_Connection] = set()
@@ -119,6 +128,29 @@ class CallPort:
             del mine[connection.token]
 
 
+class PortQuestion:
+    """What a client knows of whether a backend serves a call port: asked once (GetCallPort); not asked
+    again once it said none is served, nor for RETRY_AFTER_S after asking failed or the port could not
+    be reached."""
+
+    def __init__(self):
+        self.served = True
+        self._ask_after = 0.0
+
+    def may_ask(self) -> bool:
+        return self.served and time.monotonic() >= self._ask_after
+
+    def failed(self) -> None:
+        """Asking failed, or the port named could not be reached: ask again after RETRY_AFTER_S."""
+        self._ask_after = time.monotonic() + RETRY_AFTER_S
+
+    def answered(self, number: int) -> bool:
+        """The backend named port `number` (0: none served, never asked again); whether to use it."""
+        if not number:
+            self.served = False
+        return bool(number)
+
+
 class CallPortLookup:
     """Whether a Data Service client's backend serves a call port, asked once (GetCallPort over gRPC)
     and shared by the clients of one channel (with_token siblings): `port()` is the CallPort, or None
@@ -130,25 +162,22 @@ class CallPortLookup:
         self._server_name = server_name
         self._lock = threading.Lock()
         self._port: CallPort | None = None
-        self._served = True
-        self._ask_after = 0.0
+        self._question = PortQuestion()
 
     def port(self, ask) -> CallPort | None:
         """The call port, asking `ask()` (the port number; a DataClayException when it cannot say) the first time."""
         port = self._port
-        if port is not None or not self._served or time.monotonic() < self._ask_after:
+        if port is not None or not self._question.may_ask():
             return port
         with self._lock:
-            if self._port is None and self._served and time.monotonic() >= self._ask_after:
+            if self._port is None and self._question.may_ask():
                 try:
                     number = ask()
                 except DataClayException:
-                    self._ask_after = time.monotonic() + RETRY_AFTER_S
+                    self._question.failed()
                     return None
-                if number:
+                if self._question.answered(number):
                     self._port = CallPort(self._host, number, self._tls, self._server_name)
-                else:
-                    self._served = False
             return self._port
 
     def unusable(self, port: CallPort) -> None:
@@ -157,12 +186,12 @@ class CallPortLookup:
         with self._lock:
             if self._port is port:
                 self._port = None
-                self._ask_after = time.monotonic() + RETRY_AFTER_S
+                self._question.failed()
         port.close()
 
     def close(self) -> None:
         with self._lock:
-            port, self._port, self._served = self._port, None, False
+            port, self._port, self._question.served = self._port, None, False
         if port is not None:
             port.close()
 

@@ -64,7 +64,7 @@ class AsyncRouter:
             client = self._clients.get(backend_id)
             if client is None:
                 client = self._clients[backend_id] = AsyncDataServiceClient(
-                    backend.address, self._router.token(), tls=self._router.tls())
+                    backend.address, self._router.token(), tls=self._router.tls(), call_port=True)
         token = self._router.token()
         return client if client.token == token else client.with_token(token)
 
