@@ -69,6 +69,7 @@ import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -86,7 +87,7 @@ public final class DataServiceNode implements AutoCloseable {
   private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
 
   private final ExecutorService calls = Executors.newCachedThreadPool(daemons("dataclay-ds-call"));
-  private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(daemons("dataclay-ds-ee"));
+  private final ScheduledThreadPoolExecutor timer = timer("dataclay-ds-ee");
   private final ScheduledExecutorService heartbeats =
       Executors.newSingleThreadScheduledExecutor(daemons("dataclay-ds-heartbeat"));
   private final BackendSession admin;
@@ -232,6 +233,14 @@ public final class DataServiceNode implements AutoCloseable {
     return status.report();
   }
 
+  /**
+   * Tasks waiting on the timer of this backend's execution environments (deadline checks, restarts,
+   * start-up checks): a few per process, whatever the call rate.
+   */
+  public int environmentTimerTasks() {
+    return timer.getQueue().size();
+  }
+
   /** The port Prometheus metrics are served on; 0 when they are not. */
   public int metricsPort() {
     return metricsEndpoint == null ? 0 : metricsEndpoint.port();
@@ -320,6 +329,13 @@ public final class DataServiceNode implements AutoCloseable {
           System.getProperty("java.home"), System.getProperty("java.class.path")), services, settings,
           config.eeWaitMs(), config.environmentsDir(), usable));
     }
+  }
+
+  // One daemon thread; a task cancelled leaves the queue at once instead of at its due time.
+  private static ScheduledThreadPoolExecutor timer(String name) {
+    ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, daemons(name));
+    t.setRemoveOnCancelPolicy(true);
+    return t;
   }
 
   private static ThreadFactory daemons(String prefix) {

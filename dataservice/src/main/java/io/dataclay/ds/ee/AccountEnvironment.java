@@ -163,7 +163,7 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
   // Sends on `to`; if that link ended meanwhile, the call waits for the next process.
   // The call's trace context goes with it: a waiting call is sent from another thread.
   private void send(EnvironmentLink to, ExecutionRequest request, CompletableFuture<byte[]> future, Context trace) {
-    if (to.submit(request, future, settings.callTimeoutMs(), trace)) {
+    if (to.submit(request, future, trace)) {
       future.whenComplete((v, e) -> finished());
       return;
     }
@@ -350,7 +350,7 @@ final class AccountEnvironment implements ExecutionEnvironment, EnvironmentSuper
     FramedStream stream = spawn.input() == null ? new FramedStream(p.getInputStream(), p.getOutputStream())
         : new FramedStream(p.getInputStream(), spawn.input());
     EnvironmentLink fresh = new EnvironmentLink(this, stream,
-        services, language.name().toLowerCase() + "-" + account + "-" + spawn.generation());
+        services, language.name().toLowerCase() + "-" + account + "-" + spawn.generation(), settings.callTimeoutMs());
     synchronized (this) {
       if (closed) {
         fresh.close("the execution environment of " + account + " is stopping");

@@ -77,8 +77,14 @@ final class EnvironmentLink {
   static final int INLINE_IN_FLIGHT = 4;
   private static final Logger LOG = Logger.getLogger(EnvironmentLink.class.getName());
 
-  /** A call sent down this link and not yet answered. */
-  record Pending(ExecutionRequest request, CompletableFuture<byte[]> future, ScheduledFuture<?> deadline,
+  /**
+   * The longest a call may outlive its deadline before it is failed: deadlines are checked by one
+   * periodic sweep per link, every tenth of the deadline and at most this often.
+   */
+  static final long MAX_SWEEP_MS = 1000;
+
+  /** A call sent down this link and not yet answered; {@code deadlineNanos} is on {@link System#nanoTime()}. */
+  record Pending(ExecutionRequest request, CompletableFuture<byte[]> future, long deadlineNanos,
       long readsGeneration, EnvironmentStep step, Context trace) {}
 
   private final AccountEnvironment owner;
@@ -90,15 +96,24 @@ final class EnvironmentLink {
   private final Set<UUID> loaded = ConcurrentHashMap.newKeySet();
   private final AtomicLong callIds = new AtomicLong();
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final long deadlineMs;
+  // The periodic deadline check, started by the first call; set under sweepLock.
+  private final Object sweepLock = new Object();
+  private volatile ScheduledFuture<?> sweep;
   // Frames to write in order, the head being written by the pool; guarded by itself.
   private final ArrayDeque<byte[]> ordered = new ArrayDeque<>();
   private volatile EnvironmentHello hello;
 
-  /** A link over {@code stream} to {@code owner}'s current process. */
-  EnvironmentLink(AccountEnvironment owner, FramedStream stream, LinkServices services, String name) {
+  /**
+   * A link over {@code stream} to {@code owner}'s current process, whose calls fail with
+   * CALL_TIMED_OUT, and the process restarts, after {@code deadlineMs} (0: never).
+   */
+  EnvironmentLink(AccountEnvironment owner, FramedStream stream, LinkServices services, String name,
+      long deadlineMs) {
     this.owner = owner;
     this.stream = stream;
     this.services = services;
+    this.deadlineMs = deadlineMs;
     this.reader = new Thread(this::readFrames, "dataclay-ds-ee-" + name);
     reader.setDaemon(true);
   }
@@ -139,36 +154,37 @@ final class EnvironmentLink {
    * {@link InlineCall}, which must not block, the frame is written there only when the pipe takes
    * it whole at once (a process that stopped reading, or shrank its pipe, holds up no network
    * thread) and at most {@link #INLINE_IN_FLIGHT} calls are unanswered; otherwise the pool writes
-   * it. The call fails with CALL_TIMED_OUT after {@code deadlineMs} (0: never), and the process,
-   * which may be stuck in it, is restarted.
+   * it. The call fails with CALL_TIMED_OUT after the link's deadline, and the process, which may be
+   * stuck in it, is restarted. Its trace context is {@code trace} (captured where the call arrived):
+   * when that trace is sampled, the call is sent with the traceparent of a span of this step, and the
+   * steps the process reports in its result become that span's children.
+   *
+   * <p>A call costs its deadline one clock read: no timer task per call (at thousands of calls a
+   * second, a task per call kept until its deadline of 30 minutes held millions of them).
    */
-  boolean submit(ExecutionRequest request, CompletableFuture<byte[]> future, long deadlineMs) {
-    return submit(request, future, deadlineMs, Context.current());
-  }
-
-  /**
-   * As {@link #submit(ExecutionRequest, CompletableFuture, long)}, for a call whose trace context is
-   * {@code trace} (captured where the call arrived): when that trace is sampled, the call is sent
-   * with the traceparent of a span of this step, and the steps the process reports in its result
-   * become that span's children.
-   */
-  boolean submit(ExecutionRequest request, CompletableFuture<byte[]> future, long deadlineMs, Context trace) {
+  boolean submit(ExecutionRequest request, CompletableFuture<byte[]> future, Context trace) {
     long callId = callIds.incrementAndGet();
-    ScheduledFuture<?> deadline = deadlineMs <= 0 ? null
-        : services.timer().schedule(() -> expire(callId, deadlineMs), deadlineMs, TimeUnit.MILLISECONDS);
+    long deadlineNanos = 0;
+    if (deadlineMs > 0) {
+      deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(deadlineMs);
+      if (deadlineNanos == 0) {
+        deadlineNanos = 1; // 0 means none
+      }
+      if (sweep == null) {
+        startSweep();
+      }
+    }
     EnvironmentStep step = EnvironmentStep.start(Tracing.current().tracer(), Clock.systemUTC(), trace,
         request.className(), request.name());
     if (!step.traceparent().isEmpty()) {
       // a call that ends without a result (timeout, link closed, refused) ends its span too
       future.whenComplete((value, error) -> step.end(error));
     }
-    pending.put(callId, new Pending(request, future, deadline, owner.storedReads().generation(), step, trace));
+    pending.put(callId, new Pending(request, future, deadlineNanos, owner.storedReads().generation(), step, trace));
     // close() sets `closed` before it fails the pending calls: a call registered after that sees
     // `closed` here; one registered before is failed by close() (then remove() finds nothing).
     if (closed.get()) {
-      Pending mine = pending.remove(callId);
-      cancel(mine);
-      return mine == null;
+      return pending.remove(callId) == null;
     }
     byte[] body = executeMessage(callId, request, step.traceparent()).toByteArray();
     try {
@@ -266,8 +282,12 @@ final class EnvironmentLink {
         failed.add(p);
       }
     }
+    synchronized (sweepLock) {
+      if (sweep != null) {
+        sweep.cancel(false);
+      }
+    }
     for (Pending p : failed) {
-      cancel(p);
       p.future().completeExceptionally(new BackendUnavailableException(reason + "; the call may not have run"));
     }
   }
@@ -324,7 +344,34 @@ final class EnvironmentLink {
     }
   }
 
-  private void expire(long callId, long deadlineMs) {
+  // Checks the deadlines every tenth of the deadline (at least every 10 ms, at most every MAX_SWEEP_MS).
+  private void startSweep() {
+    synchronized (sweepLock) {
+      if (sweep != null || closed.get()) {
+        return;
+      }
+      long every = Math.max(10, Math.min(MAX_SWEEP_MS, deadlineMs / 10));
+      try {
+        sweep = services.timer().scheduleWithFixedDelay(this::expireOverdue, every, every, TimeUnit.MILLISECONDS);
+      } catch (RejectedExecutionException shuttingDown) {
+        LOG.fine("no deadline check: the Data Service is shutting down");
+      }
+    }
+  }
+
+  // Fails the first call found past its deadline, which ends the link and every call in flight on it.
+  private void expireOverdue() {
+    long now = System.nanoTime();
+    for (var entry : pending.entrySet()) {
+      long due = entry.getValue().deadlineNanos();
+      if (due != 0 && now - due >= 0) {
+        expire(entry.getKey());
+        return;
+      }
+    }
+  }
+
+  private void expire(long callId) {
     Pending p = pending.remove(callId);
     if (p == null) {
       return;
@@ -336,12 +383,6 @@ final class EnvironmentLink {
     LOG.warning("a call of " + owner.account() + " passed its deadline of " + deadlineMs + " ms: restarting its "
         + "execution environment");
     close("a call of this environment passed its deadline");
-  }
-
-  private static void cancel(Pending p) {
-    if (p != null && p.deadline() != null) {
-      p.deadline().cancel(false);
-    }
   }
 
   private void readFrames() {
@@ -400,7 +441,6 @@ final class EnvironmentLink {
       evictTouched(result);
       return;
     }
-    cancel(p);
     // the process holds what it created in memory whatever becomes of it: a refusal must evict it too
     for (var o : result.getNewObjectsList()) {
       try {

@@ -188,6 +188,27 @@ class AccountEnvironmentsTest {
   }
 
   @Test
+  void answered_calls_leave_no_task_waiting_on_the_timer() throws Exception {
+    // setup: the default deadline (30 minutes) for the first calls
+    cluster.startDataService(Map.of());
+    OwnedPoint ivy = cluster.ownedPoint("ivy");
+    CompletableFuture<byte[]> first = cluster.call(ivy, "m");
+    EnvironmentPeer peer = cluster.attach();
+    peer.answer(peer.nextExecute(), "0");
+    first.get(10, TimeUnit.SECONDS);
+    int before = cluster.node().environmentTimerTasks();
+    // run: 2,000 calls, each answered
+    for (int i = 1; i <= 2000; i++) {
+      CompletableFuture<byte[]> call = cluster.call(ivy, "m");
+      peer.answer(peer.nextExecute(), Integer.toString(i));
+      assertEquals(Integer.toString(i), new String(call.get(10, TimeUnit.SECONDS)));
+    }
+    // verify: no task per call waits out its deadline on the timer (there were 2,000 more before)
+    int after = cluster.node().environmentTimerTasks();
+    assertTrue(after <= before + 1, before + " tasks before the calls, " + after + " after");
+  }
+
+  @Test
   void a_call_past_its_deadline_fails_its_process_is_replaced_and_nothing_it_changed_is_stored() throws Exception {
     // setup: a deadline of 1 s
     cluster.startDataService(Map.of(EnvironmentSettings.CALL_TIMEOUT_S, "1"));
