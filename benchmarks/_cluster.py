@@ -16,12 +16,18 @@ __all__ = ["REPO", "Cluster", "Side", "connected_cluster", "models_importable", 
 
 # The server settings a benchmark's caller may set in its own environment, handed to the clusters
 # it starts (the test harness passes no DATACLAY_* variable on): JVM options, placement, the warm-up
-# pass, the environment's thread count and the call port (`off`: clients use gRPC).
-PASSED_ON = ("DATACLAY_JAVA_OPTS", "DATACLAY_CPUS", "DATACLAY_WARMUP", "DATACLAY_EE_THREADS", "DATACLAY_CALL_PORT")
+# pass, the environment's thread count, the call port (`off`: clients use gRPC) and the heartbeat.
+PASSED_ON = ("DATACLAY_JAVA_OPTS", "DATACLAY_CPUS", "DATACLAY_WARMUP", "DATACLAY_EE_THREADS", "DATACLAY_CALL_PORT",
+             "DATACLAY_HEARTBEAT_MS")
+
+# The test harness's settings a benchmark puts back to what a user's cluster runs: its backends
+# heartbeat every 200 ms (its tests wait on liveness), five times as often as the default, and the
+# heartbeats are part of the background a call's tail waits behind.
+SHIPPED = {"DATACLAY_HEARTBEAT_MS": "1000"}
 
 
 def _passed_on() -> dict:
-    return {key: os.environ[key] for key in PASSED_ON if os.environ.get(key)}
+    return {**SHIPPED, **{key: os.environ[key] for key in PASSED_ON if os.environ.get(key)}}
 
 
 @contextlib.contextmanager
