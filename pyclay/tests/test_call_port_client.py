@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from dataclay.exceptions import BackendUnavailableError, NotAuthenticatedError, ObjectNotHereError
+from dataclay.exceptions import BackendUnavailableError, InvalidArgumentError, NotAuthenticatedError, ObjectNotHereError
 from dataclay._internal.proto import common_pb2, dataservice_pb2 as ds_pb2
 from dataclay._internal.rpc.call_port import CallPort, CallPortLookup, Unusable
 
@@ -28,6 +28,7 @@ class FramePeer:
         self.port = self.server.getsockname()[1]
         self.connections = []
         self.opened = []
+        self.pause = 0.0  # seconds between reads: a server that takes a large frame slowly
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self):
@@ -40,7 +41,7 @@ class FramePeer:
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn):
-        buffer = b""
+        buffer = bytearray()
         while True:
             try:
                 chunk = conn.recv(65536)
@@ -49,10 +50,11 @@ class FramePeer:
             if not chunk:
                 return
             buffer += chunk
+            time.sleep(self.pause)
             while len(buffer) >= 4 and len(buffer) >= 4 + HEADER.unpack_from(buffer)[0]:
                 (size,) = HEADER.unpack_from(buffer)
-                frame = ds_pb2.CallFrame.FromString(buffer[4:4 + size])
-                buffer = buffer[4 + size:]
+                frame = ds_pb2.CallFrame.FromString(bytes(buffer[4:4 + size]))
+                del buffer[:4 + size]
                 if frame.HasField("open"):
                     self.opened.append(frame.open)
                     if frame.open.session == "good":
@@ -286,3 +288,75 @@ def test_a_forked_child_opens_its_own_connection_and_the_parents_keeps_working(p
     assert port.call("good", get("again")) == b"again"
     assert len(peer.connections) == 2
     port.close()
+
+
+def test_closing_the_port_lets_a_call_in_flight_on_another_thread_finish(peers):
+    # setup: a call answered after 0.5 s, on a thread of its own
+    peer = peers(lambda frame: [(0.5, ds_pb2.CallReply(id=frame.id, value=b"answered"))])
+    port = CallPort("127.0.0.1", peer.port, keepalive_ms=300)
+    got = []
+    caller = threading.Thread(target=lambda: got.append(port.call("good", get("a"))))
+    caller.start()
+    time.sleep(0.2)
+    # run: the port closed meanwhile, as a client reconnecting closes its old one
+    port.close()
+    caller.join(5)
+    # verify: the call got its answer, its connection closed after it, and later calls go elsewhere
+    assert got == [b"answered"]
+    assert not port._connections
+    with pytest.raises(Unusable):
+        port.call("good", get("b"))
+
+
+def test_a_calls_own_unavailable_error_keeps_the_connection(peers):
+    # setup: the server answers the call itself with BACKEND_UNAVAILABLE (its environment is down)
+    peer = peers(lambda frame: [(0, ds_pb2.CallReply(id=frame.id, error=common_pb2.ErrorInfo(
+        code=common_pb2.BACKEND_UNAVAILABLE, message="the execution environment is restarting")))])
+    port = CallPort("127.0.0.1", peer.port, keepalive_ms=300)
+    # run
+    for _ in range(2):
+        with pytest.raises(BackendUnavailableError, match="restarting"):
+            port.call("good", get("a"))
+    # verify: the transport was fine, so one connection served both
+    assert len(peer.connections) == 1
+    port.close()
+
+
+def test_a_large_frame_to_a_server_reading_it_slowly_is_not_taken_for_silence(peers):
+    # setup: the server reads 64 KiB every 5 ms (24 MiB in about 2 s) into a small buffer; silence is
+    # given up after 0.6 s
+    peer = peers(echo)
+    peer.pause = 0.005
+    peer.server.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 16)
+    port = CallPort("127.0.0.1", peer.port, keepalive_ms=200)
+    frame = ds_pb2.CallFrame(set_field=ds_pb2.SetFieldRequest(object_id="x", field="f", value=bytes(24 << 20)))
+    # run / verify: the frame got through (the echo answers with the field's name)
+    started = time.monotonic()
+    assert port.call("good", frame) == b""
+    assert time.monotonic() - started > 1.0  # it was slow, not absorbed by the socket buffers
+    port.close()
+
+
+def test_a_frame_the_server_refuses_while_it_is_written_fails_with_the_servers_error():
+    # setup: a server that opens the session, then refuses the next frame from its length alone, as
+    # the Data Service refuses one over its size limit: an error with ID 0, and the connection reset
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        conn, _ = server.accept()
+        size = HEADER.unpack(conn.recv(4, socket.MSG_WAITALL))[0]
+        frame = ds_pb2.CallFrame.FromString(conn.recv(size, socket.MSG_WAITALL))
+        FramePeer.send(conn, ds_pb2.CallReply(id=frame.id))
+        conn.recv(4, socket.MSG_WAITALL)
+        FramePeer.send(conn, ds_pb2.CallReply(error=common_pb2.ErrorInfo(
+            code=common_pb2.INVALID_ARGUMENT, message="a frame of 16777244 bytes is larger than this backend accepts")))
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        conn.close()
+    threading.Thread(target=serve, daemon=True).start()
+    port = CallPort("127.0.0.1", server.getsockname()[1], keepalive_ms=300)
+    frame = ds_pb2.CallFrame(set_field=ds_pb2.SetFieldRequest(object_id="x", field="f", value=bytes(16 << 20)))
+    # run / verify: the server's reason, not a backend that looks down
+    with pytest.raises(InvalidArgumentError, match="larger than"):
+        port.call("good", frame)
+    port.close()
+    server.close()

@@ -74,16 +74,22 @@ class CallPort:
         connection = self._connection(token)
         try:
             return connection.call(frame)
-        except BackendUnavailableError:
-            self._drop(connection)
-            raise
+        finally:
+            with self._lock:
+                connection.busy = False
+                retired = self._closed
+            # a connection the transport failed is dropped; one whose call merely failed stays
+            if retired or connection.closed:
+                self._drop(connection)
 
     def close(self) -> None:
-        """Closes every connection, of every thread; later calls raise Unusable."""
+        """Closes the connections of every thread: idle ones now, and one a call is using once that call
+        has its answer, so that no other thread's call fails for it; later calls raise Unusable."""
         with self._lock:
             self._closed = True
-            connections, self._connections = self._connections, set()
-        for c in connections:
+            idle = {c for c in self._connections if not c.busy}
+            self._connections -= idle
+        for c in idle:
             c.close()
 
     def _connection(self, token: str) -> "_Connection":
@@ -92,7 +98,10 @@ class CallPort:
             mine = self._local.connections = {}
         connection = mine.get(token)
         if connection is not None and connection.usable():
-            return connection
+            with self._lock:
+                if not self._closed:
+                    connection.busy = True
+                    return connection
         if connection is not None:
             if connection.pid != os.getpid():
                 del mine[token]  # the parent's: left open for it, and this process's lock is not taken
@@ -114,6 +123,7 @@ class CallPort:
             ended = {c for c in self._connections if not c.thread.is_alive()}
             self._connections -= ended
             self._connections.add(connection)
+            connection.busy = True
         for c in ended:
             c.close()
         mine[token] = connection
@@ -208,6 +218,11 @@ class _Connection:
         self._next_id = 1
         self._buffer = bytearray()
         self._closed = False
+        self.busy = False  # a call of its thread is using it; guarded by its CallPort's lock
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     @classmethod
     def open(cls, address, context, server_name, token, keepalive_ms, silence_s) -> "_Connection":
@@ -260,10 +275,14 @@ class _Connection:
         self._next_id += 1
         data = frame.SerializeToString()
         try:
-            self.sock.sendall(_HEADER.pack(len(data)) + data)
+            self._send(_HEADER.pack(len(data)) + data)
         except OSError as e:
+            where = _where(self.sock)
+            refusal = self._closing_error()
             self.close()
-            raise BackendUnavailableError(f"the call port at {_where(self.sock)} closed the connection: {e}",
+            if refusal is not None:
+                raise refusal from None
+            raise BackendUnavailableError(f"the call port at {where} closed the connection: {e}",
                                           connect_failed=False) from None
         while True:
             reply = self._read_reply()
@@ -283,6 +302,25 @@ class _Connection:
         if not self._closed:
             self._closed = True
             self.sock.close()
+
+    def _send(self, data: bytes) -> None:
+        # sendall's timeout bounds the whole of a send; this bounds each step of it, so a large frame
+        # to a live server that reads slowly is not taken for a silent one
+        view = memoryview(data)
+        while view:
+            view = view[self.sock.send(view):]
+
+    def _closing_error(self) -> DataClayException | None:
+        """The error the server sent before it closed the connection (such as a frame over its size
+        limit, refused while this side was still writing it), if it arrived."""
+        try:
+            self.sock.settimeout(0.1)
+            while True:
+                reply = self._read_reply()
+                if reply.id == 0 and reply.HasField("error"):
+                    return error_from_info(reply.error)
+        except (OSError, DataClayException):
+            return None
 
     def _read_reply(self):
         buffer = self._buffer
