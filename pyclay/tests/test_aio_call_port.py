@@ -5,6 +5,7 @@ tests/test_call_port.py."""
 import asyncio
 import socket
 import struct
+import threading
 import time
 
 import pytest
@@ -216,3 +217,86 @@ def test_a_failed_question_is_asked_again_only_later():
 
     assert asyncio.run(main()) == (None, None)
     assert len(asked) == 1
+
+
+def test_a_large_reply_streaming_in_is_not_taken_for_silence():
+    # setup: an 8 MiB reply sent in 64 KiB pieces 10 ms apart (about 1.3 s); silence bound 0.3 s
+    async def answer(frame, writer):
+        data = ds_pb2.CallReply(id=frame.id, value=bytes(8 << 20)).SerializeToString()
+        data = HEADER.pack(len(data)) + data
+        for i in range(0, len(data), 1 << 16):
+            writer.write(data[i:i + (1 << 16)])
+            await writer.drain()
+            await asyncio.sleep(0.01)
+
+    async def main():
+        async with FrameServer(answer) as server:
+            port = AsyncCallPort("127.0.0.1", server.port, keepalive_ms=100)
+            started = time.monotonic()
+            value = await port.call("token", call("m"))
+            took = time.monotonic() - started
+            port.close()
+            return len(value), took
+
+    size, took = asyncio.run(main())
+    assert size == 8 << 20 and took > 0.6
+
+
+def test_a_call_cancelled_while_its_frame_waits_to_be_sent_leaves_nothing_behind():
+    # setup: a server that stops reading after the open, so a large frame waits in drain()
+    async def main():
+        stop_reading = asyncio.Event()
+
+        async def serve(reader, writer):
+            size = HEADER.unpack(await reader.readexactly(4))[0]
+            frame = ds_pb2.CallFrame.FromString(await reader.readexactly(size))
+            send(writer, ds_pb2.CallReply(id=frame.id))
+            await stop_reading.wait()
+            writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = AsyncCallPort("127.0.0.1", server.sockets[0].getsockname()[1], keepalive_ms=0)
+        big = ds_pb2.CallFrame(set_field=ds_pb2.SetFieldRequest(object_id="x", field="f", value=bytes(32 << 20)))
+        task = asyncio.ensure_future(port.call("token", big))
+        await asyncio.sleep(0.5)
+        assert not task.done()  # still sending
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        waiting = dict(port._connections["token"]._waiting)
+        stop_reading.set()
+        port.close()
+        server.close()
+        return waiting
+
+    assert asyncio.run(main()) == {}
+
+
+def test_a_connection_left_open_is_closed_when_its_event_loop_ends():
+    # setup: a server on a thread of its own, which sees the client's end of the connection
+    server = socket.create_server(("127.0.0.1", 0))
+    ended = threading.Event()
+
+    def serve():
+        conn, _ = server.accept()
+        size = HEADER.unpack(conn.recv(4, socket.MSG_WAITALL))[0]
+        frame = ds_pb2.CallFrame.FromString(conn.recv(size, socket.MSG_WAITALL))
+        data = ds_pb2.CallReply(id=frame.id).SerializeToString()
+        conn.sendall(HEADER.pack(len(data)) + data)
+        size = HEADER.unpack(conn.recv(4, socket.MSG_WAITALL))[0]
+        frame = ds_pb2.CallFrame.FromString(conn.recv(size, socket.MSG_WAITALL))
+        data = ds_pb2.CallReply(id=frame.id, value=b"v").SerializeToString()
+        conn.sendall(HEADER.pack(len(data)) + data)
+        if conn.recv(1) == b"":
+            ended.set()
+        conn.close()
+    threading.Thread(target=serve, daemon=True).start()
+
+    async def main():
+        port = AsyncCallPort("127.0.0.1", server.getsockname()[1], keepalive_ms=0)
+        return await port.call("token", call("m"))  # the port is never closed
+
+    # run
+    assert asyncio.run(main()) == b"v"
+    # verify: the socket was closed as the loop ended, not left to the garbage collector
+    assert ended.wait(5)
+    server.close()

@@ -24,6 +24,7 @@ from dataclay._internal.rpc.tls import ClusterCa
 _HEADER = struct.Struct(">I")
 _CallFrame = ds_pb2.CallFrame
 _CallReply = ds_pb2.CallReply
+_CHUNK = 1 << 16
 
 
 class AsyncCallPort:
@@ -156,6 +157,7 @@ class _AsyncConnection:
         self._next_id = 1
         self._waiting: dict[int, asyncio.Future] = {}
         self._heard = time.monotonic()
+        self._unsent = 0  # bytes the socket had not taken at the last silence check
         self._watch = None  # the timer that checks for silence while calls wait
         self._task = asyncio.get_running_loop().create_task(self._read_replies())
 
@@ -172,12 +174,12 @@ class _AsyncConnection:
             self._watch_silence()
         self._waiting[call_id] = waiter
         try:
-            self._writer.write(_HEADER.pack(len(data)) + data)
-            await self._writer.drain()
-        except (OSError, RuntimeError) as e:
-            self.close(BackendUnavailableError(f"service unavailable: the call port closed the connection: {e}",
-                                               connect_failed=False))
-        try:
+            try:
+                self._writer.write(_HEADER.pack(len(data)) + data)
+                await self._writer.drain()
+            except (OSError, RuntimeError) as e:
+                self.close(BackendUnavailableError(f"service unavailable: the call port closed the connection: "
+                                                   f"{e}", connect_failed=False))
             reply = await waiter
         finally:
             self._waiting.pop(call_id, None)  # a cancelled call's reply is dropped when it comes
@@ -202,6 +204,20 @@ class _AsyncConnection:
         if self._task is not asyncio.current_task():
             self._task.cancel()
 
+    async def _read_body(self, size: int) -> bytes:
+        """A frame's body, read as it arrives: a large reply streaming in is the server being heard."""
+        if size <= _CHUNK:
+            body = await self._reader.readexactly(size)
+            self._heard = time.monotonic()
+            return body
+        parts = []
+        while size:
+            part = await self._reader.readexactly(min(size, _CHUNK))
+            self._heard = time.monotonic()
+            parts.append(part)
+            size -= len(part)
+        return b"".join(parts)
+
     def _watch_silence(self) -> None:
         """While calls wait, checks every third of the silence bound that the server was heard from
         within it (keepalives come that often), else fails them all."""
@@ -213,6 +229,10 @@ class _AsyncConnection:
         self._watch = None
         if not self._waiting or self.closed:
             return
+        unsent = self._writer.transport.get_write_buffer_size()
+        if unsent < self._unsent:
+            self._heard = time.monotonic()  # the server is taking what is sent: it is there
+        self._unsent = unsent
         if time.monotonic() - self._heard >= self._silence_s:
             self.close(BackendUnavailableError(f"service unavailable: the call port went silent for "
                                                f"{self._silence_s:g} s (DATACLAY_UNREACHABLE_MS)",
@@ -224,9 +244,9 @@ class _AsyncConnection:
         try:
             while True:
                 header = await self._reader.readexactly(4)
-                (size,) = _HEADER.unpack(header)
-                body = await self._reader.readexactly(size)
                 self._heard = time.monotonic()
+                (size,) = _HEADER.unpack(header)
+                body = await self._read_body(size)
                 try:
                     reply = _CallReply.FromString(body)
                 except Exception as e:
@@ -241,6 +261,7 @@ class _AsyncConnection:
                 if waiter is not None and not waiter.done():
                     waiter.set_result(reply)
         except asyncio.CancelledError:
+            self.close(None)  # the loop is ending (or close() cancelled this): the socket goes with it
             raise
         except (asyncio.IncompleteReadError, OSError) as e:
             self.close(BackendUnavailableError(f"service unavailable: the call port's connection broke: {e}"
