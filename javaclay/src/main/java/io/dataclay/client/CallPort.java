@@ -99,29 +99,48 @@ final class CallPort implements AutoCloseable {
     Connection c = connection(token);
     try {
       return c.call(frame);
-    } catch (BackendUnavailableException e) {
-      drop(c);
-      throw e;
+    } finally {
+      boolean retired;
+      synchronized (this) {
+        c.busy = false;
+        retired = closed;
+      }
+      // a connection the transport failed is dropped; one whose call merely failed stays
+      if (retired || c.closed) {
+        drop(c);
+      }
     }
   }
 
-  /** Closes every connection, of every thread; later calls are {@link Unusable}. */
+  /**
+   * Closes the connections of every thread: idle ones now, and one a call is using once that call
+   * has its answer, so that no other thread's call fails for it; later calls are {@link Unusable}.
+   */
   @Override
   public void close() {
-    List<Connection> all;
+    List<Connection> idle = new ArrayList<>();
     synchronized (this) {
       closed = true;
-      all = new ArrayList<>(connections);
-      connections.clear();
+      for (Connection c : connections) {
+        if (!c.busy) {
+          idle.add(c);
+        }
+      }
+      connections.removeAll(idle);
     }
-    all.forEach(Connection::close);
+    idle.forEach(Connection::close);
   }
 
   private Connection connection(String token) throws Unusable {
     Map<String, Connection> own = mine.get();
     Connection c = own.get(token);
     if (c != null && c.usable()) {
-      return c;
+      synchronized (this) {
+        if (!closed) {
+          c.busy = true;
+          return c;
+        }
+      }
     }
     if (c != null) {
       drop(c);
@@ -147,6 +166,7 @@ final class CallPort implements AutoCloseable {
       }
       connections.removeAll(ended);
       connections.add(c);
+      c.busy = true;
     }
     ended.forEach(Connection::close);
     own.put(token, c);
@@ -215,6 +235,8 @@ final class CallPort implements AutoCloseable {
     private long nextId = 1;
     private long lastUsed = System.nanoTime();
     private volatile boolean closed;
+    // a call of its thread is using it; guarded by the CallPort
+    private boolean busy;
 
     Connection(Socket socket, String token) throws IOException {
       this.socket = socket;
@@ -269,7 +291,11 @@ final class CallPort implements AutoCloseable {
       try {
         writeFrame(body);
       } catch (IOException e) {
+        DataClayException why = closingError();
         close();
+        if (why != null) {
+          throw why;
+        }
         throw new BackendUnavailableException("the call port at " + host + ":" + port + " closed the connection: "
             + e.getMessage(), false);
       }
@@ -293,6 +319,22 @@ final class CallPort implements AutoCloseable {
         throw GrpcErrors.fromInfo(reply.getError());
       }
       return reply.getValue().toByteArray();
+    }
+
+    // The error the server sent before it closed the connection (such as a frame over its size
+    // limit, refused while this side was still writing it), if it arrived; null otherwise.
+    private DataClayException closingError() {
+      try {
+        socket.setSoTimeout(100);
+        while (true) {
+          CallReply r = read();
+          if (r.getId() == 0 && r.hasError()) {
+            return GrpcErrors.fromInfo(r.getError());
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        return null;
+      }
     }
 
     private void writeFrame(byte[] body) throws IOException {
@@ -328,8 +370,12 @@ final class CallPort implements AutoCloseable {
         close();
         throw new InternalException("the call port sent a frame of " + Integer.toUnsignedString(size) + " bytes");
       }
-      byte[] body = new byte[size];
-      in.readFully(body);
+      // read as it arrives, not allocated from the length first: a broken server's 4 bytes must not
+      // cost this process 2 GiB
+      byte[] body = in.readNBytes(size);
+      if (body.length != size) {
+        throw new EOFException();
+      }
       try {
         return CallReply.parseFrom(body);
       } catch (IOException e) {

@@ -1,0 +1,135 @@
+package io.dataclay.client;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.protobuf.ByteString;
+import io.dataclay.exceptions.InvalidArgumentException;
+import io.dataclay.proto.CallFrame;
+import io.dataclay.proto.CallReply;
+import io.dataclay.proto.ErrorCode;
+import io.dataclay.proto.ErrorInfo;
+import io.dataclay.proto.GetFieldRequest;
+import io.dataclay.proto.SetFieldRequest;
+import io.dataclay.rpc.TlsSettings;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Closing a call port, and what a connection makes of a server that ends it, against a server speaking the frames. */
+@Timeout(30)
+class CallPortCloseTest {
+  /** Answers OpenCalls, holds a GetField until {@code release}, and ends a connection whose frame is over 1 MiB. */
+  private static final class FrameServer implements AutoCloseable {
+    static final int LIMIT = 1 << 20;
+    final ServerSocket listening = new ServerSocket(0);
+    final CountDownLatch received = new CountDownLatch(1);
+    final CountDownLatch release = new CountDownLatch(1);
+
+    FrameServer() throws IOException {
+      Thread t = new Thread(() -> {
+        while (!listening.isClosed()) {
+          try {
+            Socket s = listening.accept();
+            Thread serve = new Thread(() -> serve(s));
+            serve.setDaemon(true);
+            serve.start();
+          } catch (IOException closed) {
+            return;
+          }
+        }
+      });
+      t.setDaemon(true);
+      t.start();
+    }
+
+    private void serve(Socket s) {
+      try (s) {
+        DataInputStream in = new DataInputStream(s.getInputStream());
+        DataOutputStream out = new DataOutputStream(s.getOutputStream());
+        while (true) {
+          int size = in.readInt();
+          if (size > LIMIT) {
+            // as the Data Service ends a connection that sends a frame over its limit: from the
+            // length alone, an error with ID 0, then the close, the rest unread
+            write(out, CallReply.newBuilder().setError(ErrorInfo.newBuilder().setCode(ErrorCode.INVALID_ARGUMENT)
+                .setMessage("a frame of " + size + " bytes is larger than the " + LIMIT + " this backend accepts"))
+                .build());
+            return;
+          }
+          byte[] body = new byte[size];
+          in.readFully(body);
+          CallFrame frame = CallFrame.parseFrom(body);
+          CallReply.Builder reply = CallReply.newBuilder().setId(frame.getId());
+          if (frame.hasGetField()) {
+            received.countDown();
+            release.await();
+            reply.setValue(ByteString.copyFromUtf8("answered"));
+          } else {
+            reply.setValue(ByteString.EMPTY);
+          }
+          write(out, reply.build());
+        }
+      } catch (IOException | InterruptedException ended) {
+        // the client went away
+      }
+    }
+
+    private static void write(DataOutputStream out, CallReply reply) throws IOException {
+      byte[] b = reply.toByteArray();
+      out.writeInt(b.length);
+      out.write(b);
+      out.flush();
+    }
+
+    @Override
+    public void close() throws IOException {
+      release.countDown();
+      listening.close();
+    }
+  }
+
+  @Test
+  void aCallInFlightOnAnotherThreadIsAnsweredWhenThePortIsClosed() throws Exception {
+    try (FrameServer server = new FrameServer();
+        CallPort port = new CallPort("127.0.0.1", server.listening.getLocalPort(), TlsSettings.plaintext(), 0)) {
+      CompletableFuture<byte[]> inFlight = CompletableFuture.supplyAsync(() -> {
+        try {
+          return port.call("token", CallFrame.newBuilder().setGetField(GetFieldRequest.newBuilder().setField("x")));
+        } catch (CallPort.Unusable e) {
+          throw new AssertionError(e);
+        }
+      });
+      assertTrue(server.received.await(10, TimeUnit.SECONDS));
+      // run: closed (as a client reconnecting closes its old one) while the call waits
+      port.close();
+      server.release.countDown();
+      // verify: the call got its answer; its connection closed after it; later calls go elsewhere
+      assertArrayEquals("answered".getBytes(), inFlight.get(10, TimeUnit.SECONDS));
+      assertEquals(0, port.connections());
+      assertThrows(CallPort.Unusable.class, () -> port.call("token", CallFrame.newBuilder()));
+    }
+  }
+
+  @Test
+  void aFrameTheServerRefusesWhileItIsWrittenFailsWithTheServersErrorNotAsUnavailable() throws Exception {
+    try (FrameServer server = new FrameServer();
+        CallPort port = new CallPort("127.0.0.1", server.listening.getLocalPort(), TlsSettings.plaintext(), 0)) {
+      // 32 MiB: more than the socket buffers take while the server has stopped reading
+      SetFieldRequest big = SetFieldRequest.newBuilder().setField("x")
+          .setValue(ByteString.copyFrom(new byte[32 << 20])).build();
+      InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
+          () -> port.call("token", CallFrame.newBuilder().setSetField(big)));
+      assertTrue(e.getMessage().contains("larger than"), e.getMessage());
+    }
+  }
+}
