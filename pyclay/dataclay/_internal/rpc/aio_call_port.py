@@ -206,10 +206,6 @@ class _AsyncConnection:
 
     async def _read_body(self, size: int) -> bytes:
         """A frame's body, read as it arrives: a large reply streaming in is the server being heard."""
-        if size <= _CHUNK:
-            body = await self._reader.readexactly(size)
-            self._heard = time.monotonic()
-            return body
         parts = []
         while size:
             part = await self._reader.readexactly(min(size, _CHUNK))
