@@ -31,10 +31,10 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
 
 from harness.hosts import HostNetwork, unavailable  # noqa: E402
 from harness.multihost import MultiHostCluster  # noqa: E402
+from _cluster import SHIPPED  # noqa: E402  (the harness's 200 ms heartbeat back to the default)
 from harness.writers import (FAULTS, Writers, final_counts, lost_or_doubled,  # noqa: E402
                              make_replicated_counters, wait_for_copies)
 
-DEFAULTS = {"DATACLAY_HEARTBEAT_MS": "1000"}  # the harness's 200 ms back to the default
 
 PROBE = """
 import json, sys, time
@@ -112,7 +112,7 @@ def main() -> int:
         return 2
     faults = ["link", "freeze", "kill"]
     with HostNetwork(["node0", "node1", "node2", "node3", "node4"]) as network:
-        cluster = MultiHostCluster(network, "node0", ["node1", "node2", "node3"], extra_env=DEFAULTS)
+        cluster = MultiHostCluster(network, "node0", ["node1", "node2", "node3"], extra_env=SHIPPED)
         client = network["node4"]
         rows, baseline = [], []
         try:
