@@ -39,6 +39,7 @@ FIXED_SECONDS = 120.0     # registering, the environments' start, the JIT's wait
 JIT_WINDOW = 0.5          # seconds between two looks at a backend's JIT time
 JIT_QUIET_MS = 25         # at most this many ms of compiling in a window: the JIT is done with the calls' code
 JIT_WAIT_MAX = 30.0       # the longest wait for it
+STOP_SECONDS = 10.0       # the longest wait for a stopped pass's processes to exit
 # Three calls in four are durable updates (the path the JIT needs most calls to compile); the fourth
 # is a read-only method or a field read, in turn (both answered by the store).
 MODEL = '''\
@@ -92,14 +93,12 @@ def run(calls: int, home: pathlib.Path) -> str:
     try:
         out, errors = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
+        _stop_group(process)
         raise WarmUpError(f"the warm-up did not end within {timeout:.0f} s and was stopped; its model may be left: "
                           f"`dataclaycmd ListModels <user> -` shows it as dataclay_warm_up_<random>, and "
                           f"`dataclaycmd RemoveModel <user> - <namespace> --force` removes it") from None
     except BaseException:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
+        _stop_group(process)
         raise
     if process.returncode != 0:
         lines = [line for line in errors.splitlines() if line.strip()][-8:]
@@ -111,6 +110,30 @@ def run(calls: int, home: pathlib.Path) -> str:
         return done + (f"its model removed, and its {report['left']} object(s) (unreachable: no alias) left to the "
                        f"cluster's next garbage collection, as the cluster already held objects")
     return done + f"its model and {report['collected']} object(s) removed"
+
+
+def _stop_group(process: subprocess.Popen) -> None:
+    """Kills the pass and its workers (its process group), and returns once none of them runs: a
+    SIGKILL is delivered at once but a process takes a moment to exit, and only the pass is this
+    process's child to wait for (its workers, orphaned, are reaped by init as zombies)."""
+    os.killpg(process.pid, signal.SIGKILL)
+    process.communicate()
+    deadline = time.monotonic() + STOP_SECONDS
+    while _group_members(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _group_members(group: int) -> list[int]:
+    """The processes of a process group that have not exited (zombies excluded)."""
+    members = []
+    for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if fields[0] not in "ZX" and int(fields[2]) == group:
+            members.append(int(stat.parent.name))
+    return members
 
 
 def _pass(calls: int) -> dict:
