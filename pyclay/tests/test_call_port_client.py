@@ -1,7 +1,8 @@
 """The client side of a Data Service's call port (rpc/call_port.py) against a peer on a real socket
 playing the server's side of the frames: replies and keepalives, errors mapped as over gRPC, a
 server that goes silent or closes, one that is not there (the caller falls back to gRPC), an idle
-connection the server closed, and a fork's child that must not share its parent's connection.
+connection the server closed, and a fork's child that must not share its parent's connection nor wait
+on a lock another thread of the parent held.
 The real server's side is tested against a cluster in tests/test_call_port.py."""
 import os
 import socket
@@ -288,6 +289,56 @@ def test_a_forked_child_opens_its_own_connection_and_the_parents_keeps_working(p
     assert port.call("good", get("again")) == b"again"
     assert len(peer.connections) == 2
     port.close()
+
+
+@pytest.mark.parametrize("held", ["port", "lookup"])
+def test_a_child_forked_while_another_thread_held_a_lock_calls_without_waiting_for_it(peers, held):
+    # setup: another thread holds the port's lock at the fork, as one does while it opens a connection,
+    # or the lookup's, as one does while it asks a backend that has not said its port yet
+    peer = peers(echo)
+    lookup = CallPortLookup("127.0.0.1", None, None)
+    lock = lookup.port(lambda: peer.port)._lock if held == "port" else lookup._lock
+    taken, release = threading.Event(), threading.Event()
+
+    def hold():
+        with lock:
+            taken.set()
+            release.wait()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    taken.wait()
+    # run: the child asks for the port and calls through it
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.write(write, lookup.port(lambda: peer.port).call("good", get("child")))
+        finally:
+            os._exit(0)
+    os.close(write)
+    exited = _exit_within(pid, 5.0)
+    from_child = os.read(read, 100) if exited else b""
+    os.close(read)
+    release.set()
+    holder.join()
+    # verify: the child was answered; the parent's lock is the parent's, and the parent calls on
+    assert exited and from_child == b"child"
+    assert lookup.port(lambda: peer.port).call("good", get("parent")) == b"parent"
+    lookup.close()
+
+
+def _exit_within(pid: int, seconds: float) -> bool:
+    """Whether the child `pid` exited with status 0 within `seconds` (it is killed if not)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status == 0
+        time.sleep(0.02)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    return False
 
 
 def test_closing_the_port_lets_a_call_in_flight_on_another_thread_finish(peers):

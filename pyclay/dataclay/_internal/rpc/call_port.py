@@ -17,6 +17,7 @@ import ssl
 import struct
 import threading
 import time
+import weakref
 
 from dataclay.exceptions import BackendUnavailableError, DataClayException, InternalError
 from dataclay._internal.proto import dataservice_pb2 as ds_pb2
@@ -32,6 +33,18 @@ RETRY_AFTER_S = 10.0
 """How long a call port that could not be reached is left alone (calls go over gRPC meanwhile)."""
 OPEN_WAIT_S = 10.0
 """The longest a connection may take to be made and opened, whatever DATACLAY_UNREACHABLE_MS says."""
+_LOCKED = weakref.WeakSet()
+"""Every CallPort and CallPortLookup of this process: a fork's child gets fresh locks for them."""
+
+
+def _after_fork_in_child() -> None:
+    # a lock another thread of the parent held at the fork stays held in the child, where that thread
+    # does not exist: the child's first call would wait on it for ever
+    for holder in list(_LOCKED):
+        holder._after_fork()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class Unusable(Exception):
@@ -65,6 +78,13 @@ class CallPort:
         self._lock = threading.Lock()
         self._connections: set[_Connection] = set()
         self._closed = False
+        _LOCKED.add(self)
+
+    def _after_fork(self) -> None:
+        """In a fork's child: a lock of its own, and none of the parent's connections (left open for
+        the parent, unused here; see _Connection.usable)."""
+        self._lock = threading.Lock()
+        self._connections = set()
 
     def call(self, token: str, frame) -> bytes:
         """Sends `frame` (a CallFrame holding one call; its id is set here) in the session `token` and
@@ -173,6 +193,10 @@ class CallPortLookup:
         self._lock = threading.Lock()
         self._port: CallPort | None = None
         self._question = PortQuestion()
+        _LOCKED.add(self)
+
+    def _after_fork(self) -> None:
+        self._lock = threading.Lock()
 
     def port(self, ask) -> CallPort | None:
         """The call port, asking `ask()` (the port number; a DataClayException when it cannot say) the first time."""
