@@ -26,6 +26,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
@@ -47,6 +50,11 @@ final class CallPort implements AutoCloseable {
   static final long IDLE_CHECK_NANOS = 500_000_000L;
   /** The largest reply read: the server caps values well below this. */
   static final int MAX_REPLY_BYTES = Integer.MAX_VALUE - 8;
+  /**
+   * A frame larger than this is sent in steps of this size, each watched for silence: a smaller one
+   * fits the socket's send buffer (nothing else is in it between calls), so its write cannot block.
+   */
+  static final int WATCHED_WRITE_BYTES = 1 << 16;
 
   /** The call port could not be reached or refused to open: nothing was sent, make the call over gRPC. */
   static final class Unusable extends Exception {
@@ -204,7 +212,7 @@ final class CallPort implements AutoCloseable {
         tls.startHandshake();
         s = tls;
       }
-      c = new Connection(s, token);
+      c = new Connection(s, socket, token);
     } catch (IOException e) {
       closeQuietly(socket);
       throw new Unusable("cannot reach the call port at " + host + ":" + port + ": " + e.getMessage());
@@ -228,6 +236,8 @@ final class CallPort implements AutoCloseable {
   /** One socket opened in the session {@code token}, used by the thread that opened it. */
   private final class Connection {
     final Socket socket;
+    // the TCP socket under TLS (or the socket itself): closing it ends a write that waits
+    private final Socket transport;
     final String token;
     final Thread thread = Thread.currentThread();
     private final DataInputStream in;
@@ -235,11 +245,15 @@ final class CallPort implements AutoCloseable {
     private long nextId = 1;
     private long lastUsed = System.nanoTime();
     private volatile boolean closed;
+    // when a step of the frame being sent was last taken, and whether the send was given up as silent
+    private volatile long progress;
+    private volatile boolean stalled;
     // a call of its thread is using it; guarded by the CallPort
     private boolean busy;
 
-    Connection(Socket socket, String token) throws IOException {
+    Connection(Socket socket, Socket transport, String token) throws IOException {
       this.socket = socket;
+      this.transport = transport;
       this.token = token;
       this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream(), 1 << 16));
       this.out = new BufferedOutputStream(socket.getOutputStream(), 1 << 16);
@@ -291,6 +305,12 @@ final class CallPort implements AutoCloseable {
       try {
         writeFrame(body);
       } catch (IOException e) {
+        if (stalled) {
+          close();
+          throw new BackendUnavailableException("service unavailable: the call port at " + host + ":" + port
+              + " took nothing of the call for " + silenceMs / 1000.0 + " s while it was sent (DATACLAY_UNREACHABLE_MS)",
+              false);
+        }
         DataClayException why = closingError();
         close();
         if (why != null) {
@@ -342,8 +362,34 @@ final class CallPort implements AutoCloseable {
       out.write(body.length >>> 16);
       out.write(body.length >>> 8);
       out.write(body.length);
-      out.write(body);
-      out.flush();
+      if (body.length <= WATCHED_WRITE_BYTES || silenceMs == 0) {
+        out.write(body);
+        out.flush();
+        return;
+      }
+      // a socket write has no timeout: a server that stops taking the frame (a partition, a frozen
+      // host) is told from a slow one by steps of it taken, and its connection closed after
+      // silenceMs without one, as a read gives up
+      progress = System.nanoTime();
+      long period = Math.max(10, silenceMs / 4);
+      ScheduledFuture<?> watch = Watch.TIMER.scheduleWithFixedDelay(this::closeIfStalled, period, period,
+          TimeUnit.MILLISECONDS);
+      try {
+        for (int at = 0; at < body.length; at += WATCHED_WRITE_BYTES) {
+          out.write(body, at, Math.min(WATCHED_WRITE_BYTES, body.length - at));
+          progress = System.nanoTime();
+        }
+        out.flush();
+      } finally {
+        watch.cancel(false);
+      }
+    }
+
+    private void closeIfStalled() {
+      if (System.nanoTime() - progress > TimeUnit.MILLISECONDS.toNanos(silenceMs)) {
+        stalled = true;
+        closeQuietly(transport);
+      }
     }
 
     private CallReply readOrFail() {
@@ -387,6 +433,21 @@ final class CallPort implements AutoCloseable {
     void close() {
       closed = true;
       closeQuietly(socket);
+    }
+  }
+
+  /** The timer that watches large sends, one thread for every port, started by the first such send. */
+  private static final class Watch {
+    static final ScheduledThreadPoolExecutor TIMER = timer();
+
+    private static ScheduledThreadPoolExecutor timer() {
+      ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
+        Thread t = new Thread(r, "dataclay-call-port-send-watch");
+        t.setDaemon(true);
+        return t;
+      });
+      timer.setRemoveOnCancelPolicy(true); // a send that ended leaves nothing on the timer
+      return timer;
     }
   }
 

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.ByteString;
+import io.dataclay.exceptions.BackendUnavailableException;
 import io.dataclay.exceptions.InvalidArgumentException;
 import io.dataclay.proto.CallFrame;
 import io.dataclay.proto.CallReply;
@@ -28,14 +29,23 @@ import org.junit.jupiter.api.Timeout;
 /** Closing a call port, and what a connection makes of a server that ends it, against a server speaking the frames. */
 @Timeout(30)
 class CallPortCloseTest {
-  /** Answers OpenCalls, holds a GetField until {@code release}, and ends a connection whose frame is over 1 MiB. */
+  /**
+   * Answers OpenCalls, holds a GetField until {@code release}, and ends a connection whose frame is
+   * over 1 MiB; or, when it {@code stalls}, stops reading such a frame, as a host cut off does.
+   */
   private static final class FrameServer implements AutoCloseable {
     static final int LIMIT = 1 << 20;
     final ServerSocket listening = new ServerSocket(0);
     final CountDownLatch received = new CountDownLatch(1);
     final CountDownLatch release = new CountDownLatch(1);
+    final boolean stalls;
 
     FrameServer() throws IOException {
+      this(false);
+    }
+
+    FrameServer(boolean stalls) throws IOException {
+      this.stalls = stalls;
       Thread t = new Thread(() -> {
         while (!listening.isClosed()) {
           try {
@@ -58,6 +68,10 @@ class CallPortCloseTest {
         DataOutputStream out = new DataOutputStream(s.getOutputStream());
         while (true) {
           int size = in.readInt();
+          if (size > LIMIT && stalls) {
+            release.await();
+            return;
+          }
           if (size > LIMIT) {
             // as the Data Service ends a connection that sends a frame over its limit: from the
             // length alone, an error with ID 0, then the close, the rest unread
@@ -130,6 +144,33 @@ class CallPortCloseTest {
       InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
           () -> port.call("token", CallFrame.newBuilder().setSetField(big)));
       assertTrue(e.getMessage().contains("larger than"), e.getMessage());
+    }
+  }
+
+  @Test
+  void aSendTheServerStopsTakingIsGivenUpAfterTheSilenceBound() throws Exception {
+    // setup: a server that stops reading a large frame, and a port that gives up after 0.9 s of silence
+    try (FrameServer server = new FrameServer(true);
+        CallPort port = new CallPort("127.0.0.1", server.listening.getLocalPort(), TlsSettings.plaintext(), 900)) {
+      SetFieldRequest big = SetFieldRequest.newBuilder().setField("x")
+          .setValue(ByteString.copyFrom(new byte[32 << 20])).build();
+      // run
+      long began = System.nanoTime();
+      CompletableFuture<Throwable> sent = CompletableFuture.supplyAsync(() -> {
+        try {
+          port.call("token", CallFrame.newBuilder().setSetField(big));
+          return null;
+        } catch (Throwable e) {
+          return e;
+        }
+      });
+      // verify: unavailable, saying it went silent, about the bound after the send stopped (not TCP's minutes)
+      Throwable e = sent.get(10, TimeUnit.SECONDS);
+      double seconds = (System.nanoTime() - began) / 1e9;
+      assertTrue(e instanceof BackendUnavailableException, String.valueOf(e));
+      assertTrue(e.getMessage().contains("took nothing of the call for 0.9 s"), e.getMessage());
+      assertTrue(seconds >= 0.9 && seconds < 5, seconds + " s");
+      assertEquals(0, port.connections());
     }
   }
 }
