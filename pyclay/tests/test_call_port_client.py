@@ -291,6 +291,36 @@ def test_a_forked_child_opens_its_own_connection_and_the_parents_keeps_working(p
     port.close()
 
 
+def test_while_one_thread_asks_for_the_port_the_others_calls_go_over_grpc_without_waiting():
+    # setup: a thread asks a backend that is slow to answer
+    lookup = CallPortLookup("127.0.0.1", None, None)
+    asking, answer = threading.Event(), threading.Event()
+    got = []
+
+    def slow():
+        asking.set()
+        answer.wait(10)
+        return 45678
+
+    first = threading.Thread(target=lambda: got.append(lookup.port(slow)))
+    first.start()
+    asking.wait(5)
+    # run: another thread's call meanwhile
+    other = []
+    second = threading.Thread(target=lambda: other.append(lookup.port(lambda: 1)))
+    second.start()
+    second.join(5)
+    held = second.is_alive()
+    answer.set()
+    first.join(5)
+    second.join(5)
+    # verify: it was not held (gRPC), and the first thread's answer is the port for everyone after
+    assert not held and other == [None]
+    assert got[0].address == ("127.0.0.1", 45678)
+    assert lookup.port(lambda: 1) is got[0]
+    lookup.close()
+
+
 @pytest.mark.parametrize("held", ["port", "lookup"])
 def test_a_child_forked_while_another_thread_held_a_lock_calls_without_waiting_for_it(peers, held):
     # setup: another thread holds the port's lock at the fork, as one does while it opens a connection,

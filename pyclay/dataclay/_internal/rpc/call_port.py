@@ -193,26 +193,36 @@ class CallPortLookup:
         self._lock = threading.Lock()
         self._port: CallPort | None = None
         self._question = PortQuestion()
+        self._asking = False  # a thread is asking the backend for the port's number
         _LOCKED.add(self)
 
     def _after_fork(self) -> None:
         self._lock = threading.Lock()
+        self._asking = False  # the thread that asked is the parent's
 
     def port(self, ask) -> CallPort | None:
-        """The call port, asking `ask()` (the port number; a DataClayException when it cannot say) the first time."""
+        """The call port, asking `ask()` (the port number; a DataClayException when it cannot say) the first
+        time. One thread asks; the others' calls go over gRPC meanwhile instead of waiting for its answer."""
         port = self._port
         if port is not None or not self._question.may_ask():
             return port
         with self._lock:
-            if self._port is None and self._question.may_ask():
-                try:
-                    number = ask()
-                except DataClayException:
+            if self._port is not None or self._asking or not self._question.may_ask():
+                return self._port
+            self._asking = True
+        number = None
+        try:
+            number = ask()
+        except DataClayException:
+            pass  # asked again after a while
+        finally:
+            with self._lock:
+                self._asking = False
+                if number is None:
                     self._question.failed()
-                    return None
-                if self._question.answered(number):
+                elif self._question.answered(number) and self._question.served:
                     self._port = CallPort(self._host, number, self._tls, self._server_name)
-            return self._port
+        return self._port
 
     def unusable(self, port: CallPort) -> None:
         """`port` could not be reached: calls go over gRPC for RETRY_AFTER_S, then the backend is asked

@@ -20,6 +20,7 @@ final class CallPortLookup implements AutoCloseable {
   private volatile CallPort port;
   private boolean served = true;
   private boolean closed;
+  private boolean asking; // a thread is asking the backend for the port's number
   private long askAfter = System.nanoTime();
 
   /** The OpenTelemetry Java agent's entry class, on the system class path when the agent is attached. */
@@ -49,30 +50,39 @@ final class CallPortLookup implements AutoCloseable {
     this.tls = tls;
   }
 
-  /** The call port, asking {@code ask} for its number (0: not served) the first time; null: use gRPC. */
+  /**
+   * The call port, asking {@code ask} for its number (0: not served) the first time; null: use gRPC.
+   * One thread asks; the others' calls go over gRPC meanwhile instead of waiting for its answer.
+   */
   CallPort port(IntSupplier ask) {
     CallPort p = port;
     if (p != null) {
       return p;
     }
     synchronized (this) {
-      if (port != null || closed || !served || System.nanoTime() - askAfter < 0) {
+      if (port != null || closed || !served || asking || System.nanoTime() - askAfter < 0) {
         return port;
       }
-      int number;
-      try {
-        number = ask.getAsInt();
-      } catch (DataClayException e) {
-        askAfter = System.nanoTime() + RETRY_AFTER_NANOS;
-        return null;
-      }
-      if (number <= 0) {
-        served = false;
-        return null;
-      }
-      port = new CallPort(host, number, tls, Channels.unreachableMs());
-      return port;
+      asking = true;
     }
+    int number = -1;
+    try {
+      number = ask.getAsInt();
+    } catch (DataClayException e) {
+      // asked again after a while
+    } finally {
+      synchronized (this) {
+        asking = false;
+        if (number < 0) {
+          askAfter = System.nanoTime() + RETRY_AFTER_NANOS;
+        } else if (number == 0) {
+          served = false;
+        } else if (!closed) {
+          port = new CallPort(host, number, tls, Channels.unreachableMs());
+        }
+      }
+    }
+    return port;
   }
 
   /** The call port in use now, without asking (null: none). */

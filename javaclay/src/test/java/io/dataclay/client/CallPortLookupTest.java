@@ -13,6 +13,10 @@ import io.dataclay.proto.CallFrame;
 import io.dataclay.rpc.TlsSettings;
 import java.net.ServerSocket;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -59,6 +63,42 @@ class CallPortLookupTest {
       lookup.unusable(port);
       assertNull(lookup.current());
       assertNull(lookup.port(() -> 1)); // left alone for a while after it could not be reached
+    }
+  }
+
+  @Test
+  void whileOneThreadAsksForThePortTheOthersCallsGoOverGrpcWithoutWaiting() throws Exception {
+    CountDownLatch asking = new CountDownLatch(1);
+    CountDownLatch answer = new CountDownLatch(1);
+    try (CallPortLookup lookup = new CallPortLookup("127.0.0.1", TlsSettings.plaintext())) {
+      // setup: a thread asks a backend that is slow to answer
+      CompletableFuture<CallPort> first = CompletableFuture.supplyAsync(() -> lookup.port(() -> {
+        asking.countDown();
+        try {
+          answer.await();
+        } catch (InterruptedException e) {
+          throw new AssertionError(e);
+        }
+        return 45678;
+      }));
+      assertTrue(asking.await(10, TimeUnit.SECONDS));
+      // run: another thread's call meanwhile
+      CompletableFuture<CallPort> other = CompletableFuture.supplyAsync(() -> lookup.port(() -> 1));
+      boolean held;
+      try {
+        other.get(5, TimeUnit.SECONDS);
+        held = false;
+      } catch (TimeoutException e) {
+        held = true;
+      } finally {
+        answer.countDown();
+      }
+      // verify: it was not held (gRPC), and the first thread's answer is the port for everyone after
+      assertFalse(held, "a call waited for another thread's question");
+      assertNull(other.get());
+      CallPort port = first.get(5, TimeUnit.SECONDS);
+      assertEquals(45678, port.port());
+      assertSame(port, lookup.port(() -> 1));
     }
   }
 
