@@ -2,7 +2,8 @@
 figures of each system and operation, the targets, the just-started figures and the concurrency
 runs. The Figure 13 benchmark (wordcount_engines.py) runs at a tiny size and draws its figure.
 InterceptorCost.java compiles against the servers' jar and runs, and so do transport_floor.py and
-first_calls.py. Their figures are benchmarks, not test assertions: this only checks that they run."""
+first_calls.py (also on a Slurm job's cluster). Their figures are benchmarks, not test assertions:
+this only checks that they run."""
 import json
 import os
 import re
@@ -181,3 +182,22 @@ def test_first_calls_benchmark_runs_at_a_tiny_size_after_a_warm_up_and_a_trainin
     assert [row.split()[0] for row in rows] == ["0-49", "50-99", "100-149"], rows
     assert all(re.fullmatch(r"\S+(\s+\d+){3} \|(\s+\d+){8}", row) for row in rows), rows
     assert re.search(r"first 150 calls: p50 \d+ us \(x[\d.]+ of warm; target <= 1.3\), p99 \d+ us", result.stdout)
+
+
+def test_first_calls_benchmark_runs_at_a_tiny_size_on_a_slurm_jobs_cluster():
+    # setup
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
+    # run: a real Slurm runs a one-node job whose program is the benchmark's client
+    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / "first_calls.py"), "--slurm", "--warm-up", "100",
+                             "--blocks", "2", "--block", "50", "--warm", "100"], cwd=REPO / "benchmarks", env=env,
+                            capture_output=True, text=True, timeout=300)
+    # verify: the job's start and warm-up, its start-up times, a row per block, the target's ratios, and its erasure
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert re.search(r"^dataclay slurm: warmed up in [\d.]+ s: 100 calls on each of 1 backend", out, re.M), out
+    assert re.search(r"^batch script to the first update answered: [\d.]+ s$", out, re.M), out
+    rows = [line for line in out.splitlines() if re.match(r"\d+-\d+ ", line)]
+    assert [row.split()[0] for row in rows] == ["0-49", "50-99"], rows
+    assert all(re.fullmatch(r"\S+(\s+\d+){3} \|(\s+\d+){8}", row) for row in rows), rows
+    assert re.search(r"first 100 calls: p50 \d+ us \(x[\d.]+ of warm; target <= 1.3\), p99 \d+ us", out), out
+    assert "erased" in out
