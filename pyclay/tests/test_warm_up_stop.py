@@ -1,6 +1,5 @@
 """How a warm-up pass past its time is stopped: it and its workers (one process group) are killed,
 and the launcher goes on only once none of them runs, even a worker slow to exit."""
-import pathlib
 import subprocess
 import sys
 
@@ -31,7 +30,7 @@ def test_a_stopped_pass_returns_once_its_slow_to_exit_worker_has_exited():
     # verify: neither runs any more (an exited worker is a zombie until init reaps it, or gone)
     assert process.returncode is not None
     assert warm_up._group_members(process.pid) == []
-    assert _exited(worker)
+    assert warm_up._exited(worker)
 
 
 def test_the_members_of_a_group_are_its_running_processes():
@@ -45,10 +44,3 @@ def test_the_members_of_a_group_are_its_running_processes():
         process.wait()
     assert warm_up._group_members(process.pid) == []
 
-
-def _exited(pid: int) -> bool:
-    try:
-        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return True
-    return state in "ZX"
