@@ -33,14 +33,14 @@ RETRY_AFTER_S = 10.0
 """How long a call port that could not be reached is left alone (calls go over gRPC meanwhile)."""
 OPEN_WAIT_S = 10.0
 """The longest a connection may take to be made and opened, whatever DATACLAY_UNREACHABLE_MS says."""
-_LOCKED = weakref.WeakSet()
+_RESET_AT_FORK = weakref.WeakSet()
 """Every CallPort and CallPortLookup of this process: a fork's child gets fresh locks for them."""
 
 
 def _after_fork_in_child() -> None:
     # a lock another thread of the parent held at the fork stays held in the child, where that thread
     # does not exist: the child's first call would wait on it for ever
-    for holder in list(_LOCKED):
+    for holder in list(_RESET_AT_FORK):
         holder._after_fork()
 
 
@@ -78,7 +78,7 @@ class CallPort:
         self._lock = threading.Lock()
         self._connections: set[_Connection] = set()
         self._closed = False
-        _LOCKED.add(self)
+        _RESET_AT_FORK.add(self)
 
     def _after_fork(self) -> None:
         """In a fork's child: a lock of its own, and none of the parent's connections (left open for
@@ -194,7 +194,7 @@ class CallPortLookup:
         self._port: CallPort | None = None
         self._question = PortQuestion()
         self._asking = False  # a thread is asking the backend for the port's number
-        _LOCKED.add(self)
+        _RESET_AT_FORK.add(self)
 
     def _after_fork(self) -> None:
         self._lock = threading.Lock()
@@ -206,22 +206,24 @@ class CallPortLookup:
         port = self._port
         if port is not None or not self._question.may_ask():
             return port
-        with self._lock:
-            if self._port is not None or self._asking or not self._question.may_ask():
-                return self._port
-            self._asking = True
-        number = None
+        number, mine = None, False
         try:
+            with self._lock:
+                if self._port is not None or self._asking or not self._question.may_ask():
+                    return self._port
+                mine = True  # before the flag: whatever interrupts from here on, the finally clears it
+                self._asking = True
             number = ask()
         except DataClayException:
             pass  # asked again after a while
         finally:
-            with self._lock:
-                self._asking = False
-                if number is None:
-                    self._question.failed()
-                elif self._question.answered(number) and self._question.served:
-                    self._port = CallPort(self._host, number, self._tls, self._server_name)
+            if mine:
+                with self._lock:
+                    self._asking = False
+                    if number is None:
+                        self._question.failed()
+                    elif self._question.answered(number) and self._question.served:
+                        self._port = CallPort(self._host, number, self._tls, self._server_name)
         return self._port
 
     def unusable(self, port: CallPort) -> None:
