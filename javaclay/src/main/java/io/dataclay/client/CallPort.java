@@ -51,8 +51,9 @@ final class CallPort implements AutoCloseable {
   /** The largest reply read: the server caps values well below this. */
   static final int MAX_REPLY_BYTES = Integer.MAX_VALUE - 8;
   /**
-   * A frame larger than this is sent in steps of this size, each watched for silence: a smaller one
-   * fits the socket's send buffer (nothing else is in it between calls), so its write cannot block.
+   * A frame larger than this is sent in steps of this size, each watched for silence. A smaller one
+   * fits the send buffer a Linux socket starts with (nothing else is in it between calls), so its
+   * write does not wait for the server.
    */
   static final int WATCHED_WRITE_BYTES = 1 << 16;
 
@@ -245,9 +246,11 @@ final class CallPort implements AutoCloseable {
     private long nextId = 1;
     private long lastUsed = System.nanoTime();
     private volatile boolean closed;
-    // when a step of the frame being sent was last taken, and whether the send was given up as silent
+    // when a step of the frame being sent was last taken; whether a watched send is under way, and
+    // whether it was given up as silent (both guarded by this connection)
     private volatile long progress;
-    private volatile boolean stalled;
+    private boolean sending;
+    private boolean stalled;
     // a call of its thread is using it; guarded by the CallPort
     private boolean busy;
 
@@ -305,7 +308,7 @@ final class CallPort implements AutoCloseable {
       try {
         writeFrame(body);
       } catch (IOException e) {
-        if (stalled) {
+        if (gaveUpSending()) {
           close();
           throw new BackendUnavailableException("service unavailable: the call port at " + host + ":" + port
               + " took nothing of the call for " + silenceMs / 1000.0 + " s while it was sent (DATACLAY_UNREACHABLE_MS)",
@@ -371,6 +374,10 @@ final class CallPort implements AutoCloseable {
       // host) is told from a slow one by steps of it taken, and its connection closed after
       // silenceMs without one, as a read gives up
       progress = System.nanoTime();
+      synchronized (this) {
+        sending = true;
+        stalled = false;
+      }
       long period = Math.max(10, silenceMs / 4);
       ScheduledFuture<?> watch = Watch.TIMER.scheduleWithFixedDelay(this::closeIfStalled, period, period,
           TimeUnit.MILLISECONDS);
@@ -381,15 +388,24 @@ final class CallPort implements AutoCloseable {
         }
         out.flush();
       } finally {
+        synchronized (this) {
+          sending = false; // a check already running closes nothing once the send has ended
+        }
         watch.cancel(false);
       }
     }
 
-    private void closeIfStalled() {
-      if (System.nanoTime() - progress > TimeUnit.MILLISECONDS.toNanos(silenceMs)) {
+    // On the timer: ends a send the server has taken nothing of for silenceMs.
+    private synchronized void closeIfStalled() {
+      if (sending && System.nanoTime() - progress > TimeUnit.MILLISECONDS.toNanos(silenceMs)) {
         stalled = true;
+        closed = true;
         closeQuietly(transport);
       }
+    }
+
+    private synchronized boolean gaveUpSending() {
+      return stalled;
     }
 
     private CallReply readOrFail() {

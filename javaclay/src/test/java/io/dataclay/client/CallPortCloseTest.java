@@ -18,6 +18,7 @@ import io.dataclay.rpc.TlsSettings;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.concurrent.CompletableFuture;
@@ -35,13 +36,21 @@ class CallPortCloseTest {
    */
   private static final class FrameServer implements AutoCloseable {
     static final int LIMIT = 1 << 20;
-    final ServerSocket listening = new ServerSocket(0);
+    final ServerSocket listening = listening();
     final CountDownLatch received = new CountDownLatch(1);
     final CountDownLatch release = new CountDownLatch(1);
     final boolean stalls;
 
     FrameServer() throws IOException {
       this(false);
+    }
+
+    // a small receive buffer, whatever the host's defaults: a frame the server stops reading fills it soon
+    private static ServerSocket listening() throws IOException {
+      ServerSocket s = new ServerSocket();
+      s.setReceiveBufferSize(1 << 16);
+      s.bind(new InetSocketAddress("127.0.0.1", 0));
+      return s;
     }
 
     FrameServer(boolean stalls) throws IOException {
