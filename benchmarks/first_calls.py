@@ -24,6 +24,7 @@ import argparse
 import os
 import pathlib
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -123,15 +124,16 @@ def in_slurm(args) -> None:
     from _cluster import REPO, SHIPPED
 
     models = REPO / "tests" / "models"
-    body = JOB.format(warm_up=args.warm_up, models=models, bench=pathlib.Path(__file__).resolve(), blocks=args.blocks,
-                      block=args.block, warm=args.warm)
+    body = JOB.format(warm_up=args.warm_up, models=shlex.quote(str(models)),
+                      bench=shlex.quote(str(pathlib.Path(__file__).resolve())), blocks=args.blocks, block=args.block,
+                      warm=args.warm)
     with slurm_on_hosts(["node1"]) as slurm:
         env = slurm.env({"PATH": f"{pathlib.Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
                          "PYTHONPATH": f"{models}{os.pathsep}{pathlib.Path(__file__).parent}",
                          "DATACLAY_SLURM_DIR": str(slurm.shared / "jobs"), "DATACLAY_HOME": str(slurm.shared / "home"),
                          "DATACLAY_STORE": "kv", **SHIPPED})
         job_id, output = slurm.submit(body, "--nodes=1", env=env)
-        info = slurm.wait(job_id, timeout=600)
+        info = slurm.wait(job_id, timeout=args.job_timeout)
         text = output.read_text()
     if info.state != "COMPLETED":
         raise SystemExit(f"job {job_id} failed ({info.state}):\n{text}")
@@ -175,6 +177,7 @@ def main() -> int:
     parser.add_argument("--train", type=int, default=0, help="updates another client makes before the blocks")
     parser.add_argument("--warm-up", type=int, default=0, help="calls of the start's warm-up pass")
     parser.add_argument("--slurm", action="store_true", help="a Slurm job's cluster (`dataclay slurm run`)")
+    parser.add_argument("--job-timeout", type=float, default=600, help="seconds the --slurm job may take")
     parser.add_argument("--in-job", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--since", type=float, default=0.0, help=argparse.SUPPRESS)
     args = parser.parse_args()
