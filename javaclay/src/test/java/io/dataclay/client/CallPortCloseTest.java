@@ -14,7 +14,12 @@ import io.dataclay.proto.ErrorCode;
 import io.dataclay.proto.ErrorInfo;
 import io.dataclay.proto.GetFieldRequest;
 import io.dataclay.proto.SetFieldRequest;
+import io.dataclay.rpc.TlsFixtures;
 import io.dataclay.rpc.TlsSettings;
+import io.grpc.netty.shaded.io.netty.handler.ssl.JdkSslContext;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslProvider;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -25,6 +30,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import javax.net.ssl.SSLContext;
 import org.junit.jupiter.api.Timeout;
 
 /** Closing a call port, and what a connection makes of a server that ends it, against a server speaking the frames. */
@@ -36,25 +42,27 @@ class CallPortCloseTest {
    */
   private static final class FrameServer implements AutoCloseable {
     static final int LIMIT = 1 << 20;
-    final ServerSocket listening = listening();
+    final ServerSocket listening;
     final CountDownLatch received = new CountDownLatch(1);
     final CountDownLatch release = new CountDownLatch(1);
     final boolean stalls;
 
     FrameServer() throws IOException {
-      this(false);
+      this(false, null);
     }
 
-    // a small receive buffer, whatever the host's defaults: a frame the server stops reading fills it soon
-    private static ServerSocket listening() throws IOException {
-      ServerSocket s = new ServerSocket();
+    // over TLS when {@code tls} is not null; a small receive buffer, whatever the host's defaults, so
+    // that a frame the server stops reading fills it soon
+    private static ServerSocket listening(SSLContext tls) throws IOException {
+      ServerSocket s = tls == null ? new ServerSocket() : tls.getServerSocketFactory().createServerSocket();
       s.setReceiveBufferSize(1 << 16);
       s.bind(new InetSocketAddress("127.0.0.1", 0));
       return s;
     }
 
-    FrameServer(boolean stalls) throws IOException {
+    FrameServer(boolean stalls, SSLContext tls) throws IOException {
       this.stalls = stalls;
+      this.listening = listening(tls);
       Thread t = new Thread(() -> {
         while (!listening.isClosed()) {
           try {
@@ -158,9 +166,24 @@ class CallPortCloseTest {
 
   @Test
   void aSendTheServerStopsTakingIsGivenUpAfterTheSilenceBound() throws Exception {
-    // setup: a server that stops reading a large frame, and a port that gives up after 0.9 s of silence
-    try (FrameServer server = new FrameServer(true);
-        CallPort port = new CallPort("127.0.0.1", server.listening.getLocalPort(), TlsSettings.plaintext(), 900)) {
+    try (FrameServer server = new FrameServer(true, null)) {
+      assertSendGivenUp(server, TlsSettings.plaintext());
+    }
+  }
+
+  @Test
+  void aSendOverTlsTheServerStopsTakingIsGivenUpAfterTheSilenceBound() throws Exception {
+    // the watch closes the TCP socket under the TLS one, which ends the write without its lock
+    SslContext server = SslContextBuilder.forServer(TlsFixtures.file("server.pem").toFile(),
+        TlsFixtures.file("server.key").toFile()).sslProvider(SslProvider.JDK).build();
+    try (FrameServer stalling = new FrameServer(true, ((JdkSslContext) server).context())) {
+      assertSendGivenUp(stalling, TlsFixtures.client("ca.pem"));
+    }
+  }
+
+  // A 32 MiB frame to a server that stops reading it, from a port that gives up after 0.9 s of silence.
+  private static void assertSendGivenUp(FrameServer server, TlsSettings tls) throws Exception {
+    try (CallPort port = new CallPort("127.0.0.1", server.listening.getLocalPort(), tls, 900)) {
       SetFieldRequest big = SetFieldRequest.newBuilder().setField("x")
           .setValue(ByteString.copyFrom(new byte[32 << 20])).build();
       // run
