@@ -3,6 +3,7 @@ and the launcher goes on only once none of them runs, even a worker slow to exit
 import subprocess
 import sys
 
+from dataclay._internal import processes
 from dataclay._internal.cli.local import warm_up
 
 # a pass whose worker holds 1 GiB it has touched: freeing it makes the worker slow to exit after SIGKILL
@@ -29,18 +30,5 @@ def test_a_stopped_pass_returns_once_its_slow_to_exit_worker_has_exited():
     warm_up._stop_group(process)
     # verify: neither runs any more (an exited worker is a zombie until init reaps it, or gone)
     assert process.returncode is not None
-    assert warm_up._group_members(process.pid) == []
-    assert warm_up._exited(worker)
-
-
-def test_the_members_of_a_group_are_its_running_processes():
-    # setup
-    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
-    try:
-        # run / verify
-        assert warm_up._group_members(process.pid) == [process.pid]
-    finally:
-        process.kill()
-        process.wait()
-    assert warm_up._group_members(process.pid) == []
-
+    assert processes.group_members(process.pid) == []
+    assert not processes.runs(worker)

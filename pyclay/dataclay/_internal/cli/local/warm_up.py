@@ -30,6 +30,7 @@ import tempfile
 import time
 
 from dataclay.exceptions import DataClayException, InvalidArgumentError, PermissionDeniedError
+from dataclay._internal import processes
 from dataclay._internal import settings_table as table
 from dataclay._internal.config import DATACLAY4_KEYS, KEYS
 
@@ -117,39 +118,10 @@ def _stop_group(process: subprocess.Popen) -> None:
     SIGKILL is delivered at once but a process takes a moment to exit (each of its threads, and its
     memory), and only the pass is this process's child to wait for (its workers, orphaned, are
     reaped by init)."""
-    members = set(_group_members(process.pid))
+    members = processes.group_members(process.pid)
     os.killpg(process.pid, signal.SIGKILL)
     process.communicate()
-    deadline = time.monotonic() + STOP_SECONDS
-    while time.monotonic() < deadline:
-        members = {pid for pid in members | set(_group_members(process.pid)) if not _exited(pid)}
-        if not members:
-            return
-        time.sleep(0.05)
-
-
-def _group_members(group: int) -> list[int]:
-    """The processes of a process group that have not exited (zombies excluded)."""
-    members = []
-    for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
-        fields = _stat_fields(stat)
-        if fields and fields[0] not in "ZX" and int(fields[2]) == group:
-            members.append(int(stat.parent.name))
-    return members
-
-
-def _exited(pid: int) -> bool:
-    """Whether every thread of process `pid` has exited (a zombie's main thread waits for the others)."""
-    tasks = [_stat_fields(stat) for stat in pathlib.Path(f"/proc/{pid}/task").glob("*/stat")]
-    return all(not fields or fields[0] in "ZX" for fields in tasks)
-
-
-def _stat_fields(stat: pathlib.Path) -> list[str]:
-    """The fields of a /proc stat file after the command's name (state, ppid, pgrp, ...); [] when gone."""
-    try:
-        return stat.read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return []
+    processes.await_exit(members + processes.group_members(process.pid), STOP_SECONDS)
 
 
 def _pass(calls: int) -> dict:
