@@ -189,8 +189,8 @@ def test_first_calls_benchmark_runs_at_a_tiny_size_on_a_slurm_jobs_cluster():
     env = {k: v for k, v in os.environ.items() if not k.startswith("DATACLAY_")}
     # run: a real Slurm runs a one-node job whose program is the benchmark's client
     result = subprocess.run([sys.executable, str(REPO / "benchmarks" / "first_calls.py"), "--slurm", "--warm-up", "100",
-                             "--blocks", "2", "--block", "50", "--warm", "100", "--job-timeout", "200"], cwd=REPO / "benchmarks", env=env,
-                            capture_output=True, text=True, timeout=300)
+                             "--blocks", "2", "--block", "50", "--warm", "100", "--job-timeout", "200"],
+                            cwd=REPO / "benchmarks", env=env, capture_output=True, text=True, timeout=300)
     # verify: the job's start and warm-up, its start-up times, a row per block, the target's ratios, and its erasure
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
